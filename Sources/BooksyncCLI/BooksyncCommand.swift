@@ -1,0 +1,235 @@
+import BooksyncKit
+
+/// What every command gets: where to work, how to talk, how chatty to be.
+struct CommandContext: Sendable {
+    let console: Console
+    /// The directory to work in: `-C DIR`, or the current directory.
+    let directory: String
+    /// The directory paths are shown relative to (the process's current directory).
+    let currentDirectory: String
+    let quiet: Bool
+    let verbose: Bool
+    let environment: [String: String]
+
+    /// A path as the user should see it: relative to where they ran booksync.
+    func display(_ absolutePath: String) -> String {
+        PathDisplay.relative(absolutePath, to: currentDirectory)
+    }
+
+    func openCollection() throws(BooksyncError) -> CollectionDirectory {
+        try CollectionDirectory.open(searchingFrom: directory)
+    }
+}
+
+/// One subcommand: its help and its behaviour.
+protocol Subcommand {
+    static var name: String { get }
+    static var summary: String { get }
+    static var usage: String { get }
+    /// Longer explanation shown by `--help`.
+    static var discussion: String { get }
+    static var options: [OptionSpec] { get }
+    static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode
+}
+
+/// The `booksync` command line: global options, dispatch, error reporting.
+public enum BooksyncCommand {
+    public static let version = "0.1.0"
+
+    static var subcommands: [any Subcommand.Type] {
+        [InitCommand.self, StatusCommand.self, ValidateCommand.self, FormatCommand.self]
+    }
+
+    static let globalOptions: [OptionSpec] = [
+        OptionSpec("-C", value: "DIR", help: "run as if booksync was started in DIR"),
+        OptionSpec("--color", value: "WHEN", help: "colour output: auto (default, only on a terminal), always, never"),
+        OptionSpec("--quiet", short: "q", help: "print only results and errors"),
+        OptionSpec("--verbose", short: "v", help: "explain what booksync is doing, on stderr"),
+        OptionSpec("--help", short: "h", help: "show help"),
+        OptionSpec("--version", help: "print the version"),
+    ]
+
+    /// Runs booksync with `arguments` (without the program name) and returns the exit
+    /// status. Never throws and never crashes on bad input: every failure becomes a
+    /// message and an exit code. `console` is built from `--color` unless given.
+    public static func run(
+        _ arguments: [String], environment: [String: String], currentDirectory: String,
+        console makeConsole: ((ColorChoice) -> Console)? = nil
+    ) async -> Int32 {
+        let (commandIndex, colorValue) = locateCommand(arguments)
+        let color = colorValue.flatMap(ColorChoice.init(rawValue:)) ?? .auto
+        let console = makeConsole?(color) ?? Console.standard(color: color, environment: environment)
+        defer { console.flush() }
+        if let colorValue, ColorChoice(rawValue: colorValue) == nil {
+            return report(UsageError(message: "--color must be auto, always or never, not '\(colorValue)'", command: nil), console)
+        }
+        var rest = arguments
+        var command: (any Subcommand.Type)?
+        if let commandIndex {
+            let name = rest.remove(at: commandIndex)
+            if name == "help" {
+                return help(for: rest.first { !$0.hasPrefix("-") }, console: console)
+            }
+            guard let found = subcommands.first(where: { $0.name == name }) else {
+                return report(UsageError(message: "'\(name)' is not a booksync command", command: nil), console)
+            }
+            command = found
+        }
+        let parsed: ParsedArguments
+        do {
+            parsed = try ArgumentParser.parse(rest, options: globalOptions + (command?.options ?? []), command: command?.name)
+        } catch {
+            return report(error, console)
+        }
+        if parsed.has("--version") {
+            console.out("booksync \(version)")
+            return ExitCode.success.rawValue
+        }
+        guard let command else {
+            console.out(mainHelp)
+            return (parsed.has("--help") ? ExitCode.success : ExitCode.usage).rawValue
+        }
+        if parsed.has("--help") {
+            console.out(help(command))
+            return ExitCode.success.rawValue
+        }
+        let directory = parsed.values["-C"].map { PathDisplay.resolve($0, against: currentDirectory) } ?? currentDirectory
+        let context = CommandContext(
+            console: console, directory: directory, currentDirectory: currentDirectory,
+            quiet: parsed.has("--quiet"), verbose: parsed.has("--verbose"), environment: environment)
+        do {
+            return try await command.run(parsed, context: context).rawValue
+        } catch let error as UsageError {
+            return report(error, console)
+        } catch let error as BooksyncError {
+            console.err("booksync: error: \(error.description)")
+            return error.exitCode.rawValue
+        } catch {
+            console.err("booksync: error: \(command.name) failed: \(String(describing: error))")
+            return ExitCode.failure.rawValue
+        }
+    }
+
+    /// The index of the subcommand name (the first argument that is neither an
+    /// option nor an option's value) and the value of `--color`, which must be
+    /// known before anything is printed.
+    static func locateCommand(_ arguments: [String]) -> (Int?, String?) {
+        var commandIndex: Int?
+        var color: String?
+        var i = 0
+        while i < arguments.count {
+            let a = arguments[i]
+            if a == "--" { break }
+            if a == "--color", i + 1 < arguments.count {
+                color = arguments[i + 1]
+                i += 2
+                continue
+            }
+            if a.hasPrefix("--color=") { color = String(a.dropFirst("--color=".count)) }
+            if a == "-C" {
+                i += 2
+                continue
+            }
+            if commandIndex == nil, !a.hasPrefix("-") { commandIndex = i }
+            i += 1
+        }
+        return (commandIndex, color)
+    }
+
+    static func report(_ error: UsageError, _ console: Console) -> Int32 {
+        let prefix = error.command.map { "booksync \($0)" } ?? "booksync"
+        console.err("\(prefix): \(error.message)")
+        console.err("Run '\(prefix) --help' for usage.")
+        return ExitCode.usage.rawValue
+    }
+
+    static func help(for name: String?, console: Console) -> Int32 {
+        guard let name else {
+            console.out(mainHelp)
+            return ExitCode.success.rawValue
+        }
+        guard let command = subcommands.first(where: { $0.name == name }) else {
+            return report(UsageError(message: "'\(name)' is not a booksync command", command: nil), console)
+        }
+        console.out(help(command))
+        return ExitCode.success.rawValue
+    }
+
+    static var mainHelp: String {
+        var lines = [
+            "booksync \(version): keep a directory of JSON records in sync with a Firestore collection, like git.",
+            "",
+            "usage: booksync [-C DIR] [--color WHEN] [-q|-v] COMMAND [OPTIONS]",
+            "",
+            "commands:",
+        ]
+        for command in subcommands {
+            lines.append("  " + command.name.padding(to: 10) + command.summary)
+        }
+        lines += ["", "global options:"]
+        lines += optionLines(globalOptions)
+        lines += [
+            "",
+            "exit codes: 0 done; 1 done, but something needs attention; 2 usage error or not a",
+            "collection; 3 remote or I/O failure; 4 refused by a safety rail.",
+            "",
+            "Run 'booksync COMMAND --help' for a command's options.",
+        ]
+        return lines.joined(separator: "\n")
+    }
+
+    static func help(_ command: any Subcommand.Type) -> String {
+        var lines = ["usage: " + command.usage, "", command.summary]
+        if !command.discussion.isEmpty { lines += ["", command.discussion] }
+        if !command.options.isEmpty {
+            lines += ["", "options:"]
+            lines += optionLines(command.options)
+        }
+        lines += ["", "global options: -C DIR, --color WHEN, -q/--quiet, -v/--verbose (see 'booksync --help')"]
+        return lines.joined(separator: "\n")
+    }
+
+    static func optionLines(_ options: [OptionSpec]) -> [String] {
+        options.map { option in
+            var left = option.short.map { "-\($0), " } ?? ""
+            left += option.name
+            if let value = option.valueName { left += " " + value }
+            return "  " + left.padding(to: 22) + option.help
+        }
+    }
+}
+
+extension String {
+    func padding(to width: Int) -> String {
+        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
+    }
+}
+
+/// Paths as users see them.
+enum PathDisplay {
+    static func resolve(_ path: String, against directory: String) -> String {
+        path.hasPrefix("/") ? path : directory + "/" + path
+    }
+
+    /// `path` relative to `directory` (with `..` where needed), or absolute when
+    /// the two share nothing but the root.
+    static func relative(_ path: String, to directory: String) -> String {
+        let p = path.split(separator: "/")
+        let d = directory.split(separator: "/")
+        var common = 0
+        while common < p.count, common < d.count, p[common] == d[common] { common += 1 }
+        if common == 0 { return path }
+        let ups = Array(repeating: "..", count: d.count - common)
+        let rest = p[common...].map(String.init)
+        let joined = (ups + rest).joined(separator: "/")
+        return joined.isEmpty ? "." : joined
+    }
+}
+
+extension BooksyncCommand {
+    /// Runs booksync as a process: the real environment, working directory and terminal.
+    public static func main(_ arguments: [String]) async -> Int32 {
+        let environment = ProcessEnvironment.variables()
+        return await run(arguments, environment: environment, currentDirectory: FileSystem.currentDirectory())
+    }
+}

@@ -1,0 +1,96 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where the CLI writes: results to stdout, diagnostics to stderr, buffered so
+/// that 100,000 status lines are a handful of writes, not 100,000.
+public final class Console: Sendable {
+    public typealias Sink = @Sendable ([UInt8]) -> Void
+
+    private let stdoutSink: Sink
+    private let stderrSink: Sink
+    private let buffer = Mutex<[UInt8]>([])
+    /// Whether stdout may carry ANSI colour (decided from --color, the TTY and NO_COLOR).
+    public let colorStdout: Bool
+    public let colorStderr: Bool
+
+    public init(stdout: @escaping Sink, stderr: @escaping Sink, colorStdout: Bool, colorStderr: Bool) {
+        self.stdoutSink = stdout
+        self.stderrSink = stderr
+        self.colorStdout = colorStdout
+        self.colorStderr = colorStderr
+    }
+
+    /// The process's real stdout and stderr.
+    public static func standard(color: ColorChoice, environment: [String: String]) -> Console {
+        Console(
+            stdout: { writeAll(1, $0) }, stderr: { writeAll(2, $0) },
+            colorStdout: color.enabled(isTerminal: isatty(1) != 0, environment: environment),
+            colorStderr: color.enabled(isTerminal: isatty(2) != 0, environment: environment))
+    }
+
+    /// A line on stdout.
+    public func out(_ line: String) {
+        let flushNow: [UInt8]? = buffer.withLock { b in
+            b.append(contentsOf: line.utf8)
+            b.append(0x0A)
+            guard b.count >= 64 * 1024 else { return nil }
+            defer { b.removeAll(keepingCapacity: true) }
+            return b
+        }
+        if let flushNow { stdoutSink(flushNow) }
+    }
+
+    /// A line on stderr; stdout is flushed first so the two interleave sensibly.
+    public func err(_ line: String) {
+        flush()
+        stderrSink(Array((line + "\n").utf8))
+    }
+
+    public func flush() {
+        let pending = buffer.withLock { b in
+            defer { b.removeAll(keepingCapacity: true) }
+            return b
+        }
+        if !pending.isEmpty { stdoutSink(pending) }
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return  // a closed pipe: nothing sensible left to do with the output
+            }
+            offset += n
+        }
+    }
+}
+
+/// `--color auto|always|never`.
+public enum ColorChoice: String, Sendable, CaseIterable {
+    case auto, always, never
+
+    /// Colour on a terminal only, and never when NO_COLOR is set (no-color.org) or TERM is dumb.
+    func enabled(isTerminal: Bool, environment: [String: String]) -> Bool {
+        if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return false }
+        switch self {
+        case .never: return false
+        case .always: return true
+        case .auto: return isTerminal && environment["TERM"] != "dumb"
+        }
+    }
+}
+
+/// ANSI styles, applied only when colour is on.
+enum Style: String {
+    case red = "31", green = "32", yellow = "33", cyan = "36", bold = "1", dim = "2"
+
+    func apply(_ text: String, enabled: Bool) -> String {
+        enabled ? "\u{1B}[\(rawValue)m\(text)\u{1B}[0m" : text
+    }
+}

@@ -1,0 +1,29 @@
+import BooksyncKit
+
+/// booksync's exit codes (DESIGN.md §4), stable for scripts.
+public enum ExitCode: Int32, Sendable {
+    /// Done.
+    case success = 0
+    /// Done, but something needs attention: conflicts, invalid files, differences
+    /// with `--exit-code`, `fmt --check` or `validate` findings.
+    case attention = 1
+    /// Usage error, or not a collection directory.
+    case usage = 2
+    /// Remote or I/O failure after retries.
+    case failure = 3
+    /// Refused by a safety rail (mass delete, lock held by a live process).
+    case refused = 4
+    /// Interrupted by SIGINT, as shells report it.
+    case interrupted = 130
+}
+
+extension BooksyncError {
+    /// The exit code a CLI reports for this error.
+    var exitCode: ExitCode {
+        switch self {
+        case .notACollection, .alreadyInitialized, .invalidArgument: .usage
+        case .damagedStateFile, .io: .failure
+        case .lockHeld: .refused
+        }
+    }
+}

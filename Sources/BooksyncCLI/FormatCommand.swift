@@ -1,0 +1,55 @@
+import BooksyncCore
+import BooksyncKit
+
+/// `booksync fmt`: rewrite record files in canonical form.
+enum FormatCommand: Subcommand {
+    static let name = "fmt"
+    static let summary = "rewrite record files in canonical form"
+    static let usage = "booksync fmt [--check] [FILE...]"
+    static let discussion = """
+        Rewrites the named files, or every record file of the collection, in
+        the canonical form booksync writes and hashes (two-space indent, id and
+        the required fields first, other keys sorted, one final newline). Only
+        the bytes change, never a value, so the content hash is unchanged.
+        Files that do not parse are reported and left untouched. Each file is
+        replaced atomically.
+        """
+    static let options = [
+        OptionSpec("--check", help: "change nothing; list files that are not canonical and exit 1 if any"),
+    ]
+
+    static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
+        let collection = try context.openCollection()
+        let checkOnly = arguments.has("--check")
+        let lock = checkOnly ? nil : try collection.lock { pid in
+            context.console.err("booksync: note: took over a lock left by process \(pid), which is no longer running")
+        }
+        defer { lock?.release() }
+        let files = arguments.positionals.map { PathDisplay.resolve($0, against: context.currentDirectory) }
+        let reports = try await collection.format(files, checkOnly: checkOnly)
+        var failed = 0
+        var changed = 0
+        for report in reports {
+            let path = context.display(report.path)
+            switch report.outcome {
+            case .alreadyCanonical:
+                break
+            case .reformatted:
+                changed += 1
+                if !context.quiet { context.console.out("formatted \(path)") }
+            case .needsFormatting:
+                changed += 1
+                context.console.out(path)
+            case .failed(let diagnostic):
+                failed += 1
+                context.console.err(path + StatusRenderer.located(diagnostic))
+            }
+        }
+        if !context.quiet {
+            let verb = checkOnly ? "need formatting" : "formatted"
+            context.console.err("\(reports.count) files checked, \(changed) \(verb), \(failed) could not be parsed")
+        }
+        if failed > 0 || (checkOnly && changed > 0) { return .attention }
+        return .success
+    }
+}

@@ -1,0 +1,38 @@
+import BooksyncCore
+import BooksyncKit
+
+/// `booksync validate`: check record files against the schema and Firestore's limits.
+enum ValidateCommand: Subcommand {
+    static let name = "validate"
+    static let summary = "check record files against the schema and Firestore's limits"
+    static let usage = "booksync validate [FILE...]"
+    static let discussion = """
+        Checks the named files, or every record file of the collection: JSON
+        syntax (with line:column), the file name encoding, required fields and
+        their types (config.json schema.required), id matching the file name,
+        and Firestore's limits (1 MiB per document, 20 levels of nesting, no
+        array directly inside an array, field names). Prints one line per
+        problem as FILE[:LINE:COLUMN]: MESSAGE and exits 1 if there are any.
+        """
+    static let options: [OptionSpec] = []
+
+    static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
+        let collection = try context.openCollection()
+        let files = arguments.positionals.map { PathDisplay.resolve($0, against: context.currentDirectory) }
+        let reports = try await collection.validate(files)
+        var invalidFiles = 0
+        for report in reports where !report.diagnostics.isEmpty {
+            invalidFiles += 1
+            for diagnostic in report.diagnostics {
+                context.console.out(context.display(report.path) + StatusRenderer.located(diagnostic))
+            }
+        }
+        if !context.quiet {
+            let summary = invalidFiles == 0
+                ? "\(reports.count) file\(reports.count == 1 ? "" : "s") checked, all valid"
+                : "\(reports.count) file\(reports.count == 1 ? "" : "s") checked, \(invalidFiles) invalid"
+            context.console.err(summary)
+        }
+        return invalidFiles == 0 ? .success : .attention
+    }
+}

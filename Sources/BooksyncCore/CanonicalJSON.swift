@@ -1,0 +1,189 @@
+/// The one byte form booksync writes, `fmt` produces and hashes cover
+/// (DESIGN.md §2 "Canonical form").
+///
+/// Two-space indent, `"key": value`, the leading keys (the schema's required
+/// fields, `id` first) in their given order and then all other keys sorted by
+/// their UTF-8 bytes, nested keys sorted, `[]`/`{}` for empty containers,
+/// minimal escaping (`"`, `\`, control characters; lowercase `\u00xx` where no
+/// short escape exists), LF line ends and one final newline. Tagged values are
+/// written on one line. Doubles use the shortest form that round-trips, with
+/// `.0` when there is no fraction or exponent and exponents without `+` or
+/// leading zeros (`1e300`, `1e-7`).
+public enum CanonicalJSON {
+    /// Encodes a record (or any top-level object) in canonical form.
+    public static func encode(_ fields: Fields, leadingKeys: [String] = []) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(512)
+        writeObject(fields, leadingKeys: leadingKeys, indent: 0, into: &out)
+        out.append(0x0A)
+        return out
+    }
+
+    /// Encodes a single value on one line, e.g. for messages, diffs and manifest lines.
+    public static func encodeInline(_ value: Value) -> String {
+        var out = [UInt8]()
+        writeInline(value, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Keys in canonical order: the leading keys present, then the rest by UTF-8 bytes.
+    public static func orderedKeys(_ fields: Fields, leadingKeys: [String]) -> [String] {
+        var keys: [String] = []
+        keys.reserveCapacity(fields.count)
+        for key in leadingKeys where fields[key] != nil { keys.append(key) }
+        let rest = fields.keys.filter { !leadingKeys.contains($0) }.sorted(by: utf8Less)
+        keys.append(contentsOf: rest)
+        return keys
+    }
+
+    /// Byte-wise order of UTF-8 encodings (not Swift's Unicode-aware `<`).
+    public static func utf8Less(_ a: String, _ b: String) -> Bool {
+        a.utf8.lexicographicallyPrecedes(b.utf8)
+    }
+
+    private static func writeObject(_ fields: Fields, leadingKeys: [String], indent: Int, into out: inout [UInt8]) {
+        if fields.isEmpty {
+            out.append(contentsOf: [0x7B, 0x7D])
+            return
+        }
+        out.append(0x7B)
+        var first = true
+        for key in orderedKeys(fields, leadingKeys: leadingKeys) {
+            if !first { out.append(0x2C) }
+            first = false
+            out.append(0x0A)
+            writeIndent(indent + 1, into: &out)
+            writeString(key, into: &out)
+            out.append(contentsOf: [0x3A, 0x20])
+            writeValue(fields[key]!, indent: indent + 1, into: &out)
+        }
+        out.append(0x0A)
+        writeIndent(indent, into: &out)
+        out.append(0x7D)
+    }
+
+    private static func writeValue(_ value: Value, indent: Int, into out: inout [UInt8]) {
+        switch value {
+        case .map(let m):
+            writeObject(m, leadingKeys: [], indent: indent, into: &out)
+        case .array(let items):
+            if items.isEmpty {
+                out.append(contentsOf: [0x5B, 0x5D])
+                return
+            }
+            out.append(0x5B)
+            for (i, item) in items.enumerated() {
+                if i > 0 { out.append(0x2C) }
+                out.append(0x0A)
+                writeIndent(indent + 1, into: &out)
+                writeValue(item, indent: indent + 1, into: &out)
+            }
+            out.append(0x0A)
+            writeIndent(indent, into: &out)
+            out.append(0x5D)
+        default:
+            writeInline(value, into: &out)
+        }
+    }
+
+    /// Scalars and tagged values; containers on one line (used for inline rendering).
+    private static func writeInline(_ value: Value, into out: inout [UInt8]) {
+        switch value {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .integer(let i): out.append(contentsOf: String(i).utf8)
+        case .double(let d):
+            if d.isFinite {
+                out.append(contentsOf: formatDouble(d).utf8)
+            } else {
+                writeTag("$double", into: &out)
+                writeString(d.isNaN ? "NaN" : (d < 0 ? "-Infinity" : "Infinity"), into: &out)
+                out.append(0x7D)
+            }
+        case .string(let s): writeString(s, into: &out)
+        case .timestamp(let t):
+            writeTag("$timestamp", into: &out)
+            writeString(t.rfc3339, into: &out)
+            out.append(0x7D)
+        case .bytes(let b):
+            writeTag("$bytes", into: &out)
+            writeString(Base64.encode(b), into: &out)
+            out.append(0x7D)
+        case .reference(let path):
+            writeTag("$reference", into: &out)
+            writeString(path, into: &out)
+            out.append(0x7D)
+        case .geoPoint(let lat, let lon):
+            writeTag("$geopoint", into: &out)
+            out.append(contentsOf: "{\"latitude\": ".utf8)
+            out.append(contentsOf: formatDouble(lat).utf8)
+            out.append(contentsOf: ", \"longitude\": ".utf8)
+            out.append(contentsOf: formatDouble(lon).utf8)
+            out.append(contentsOf: "}}".utf8)
+        case .array(let items):
+            out.append(0x5B)
+            for (i, item) in items.enumerated() {
+                if i > 0 { out.append(contentsOf: [0x2C, 0x20]) }
+                writeInline(item, into: &out)
+            }
+            out.append(0x5D)
+        case .map(let m):
+            out.append(0x7B)
+            for (i, key) in orderedKeys(m, leadingKeys: []).enumerated() {
+                if i > 0 { out.append(contentsOf: [0x2C, 0x20]) }
+                writeString(key, into: &out)
+                out.append(contentsOf: [0x3A, 0x20])
+                writeInline(m[key]!, into: &out)
+            }
+            out.append(0x7D)
+        }
+    }
+
+    private static func writeTag(_ tag: String, into out: inout [UInt8]) {
+        out.append(0x7B)
+        writeString(tag, into: &out)
+        out.append(contentsOf: [0x3A, 0x20])
+    }
+
+    private static func writeIndent(_ level: Int, into out: inout [UInt8]) {
+        for _ in 0..<(level * 2) { out.append(0x20) }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    static func writeString(_ s: String, into out: inout [UInt8]) {
+        out.append(0x22)
+        for b in s.utf8 {
+            switch b {
+            case 0x22: out.append(contentsOf: [0x5C, 0x22])
+            case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
+            case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+            case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0..<0x20:
+                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigits[Int(b >> 4)], hexDigits[Int(b & 0xF)]])
+            default: out.append(b)
+            }
+        }
+        out.append(0x22)
+    }
+
+    /// Shortest round-trip text of a finite double, always recognisable as a double.
+    public static func formatDouble(_ d: Double) -> String {
+        var s = d.description  // shortest round-trip digits, e.g. "1e+300", "1e-07", "0.1", "100.0"
+        if let e = s.firstIndex(of: "e") {
+            let mantissa = s[..<e]
+            var exponent = s[s.index(after: e)...]
+            var negative = false
+            if exponent.first == "+" { exponent = exponent.dropFirst() }
+            else if exponent.first == "-" { negative = true; exponent = exponent.dropFirst() }
+            while exponent.count > 1, exponent.first == "0" { exponent = exponent.dropFirst() }
+            s = mantissa + "e" + (negative ? "-" : "") + exponent
+        } else if !s.contains(".") {
+            s += ".0"
+        }
+        return s
+    }
+}

@@ -1,0 +1,93 @@
+/// Firestore's documented limits, checked before anything is sent, so a record
+/// the server would reject is reported as invalid with the reason instead of
+/// failing halfway through a push.
+public enum FirestoreLimits {
+    /// Maximum size of a document: 1 MiB, computed as Firestore's storage-size rules.
+    public static let maximumDocumentBytes = 1_048_576
+    /// Maximum depth of maps and arrays inside a document.
+    public static let maximumDepth = 20
+    /// Maximum number of fields, counting fields of nested maps.
+    public static let maximumFieldCount = 20_000
+    /// Maximum size of a field name.
+    public static let maximumFieldNameBytes = 1_500
+
+    /// Every limit `fields` breaks, as sentences naming the field path.
+    public static func problems(in fields: Fields, id: RecordID, collectionPath: String) -> [String] {
+        var problems: [String] = []
+        var fieldCount = 0
+        checkMap(fields, path: "", depth: 0, problems: &problems, fieldCount: &fieldCount)
+        if fieldCount > maximumFieldCount {
+            problems.append("the record has \(fieldCount) fields; Firestore allows at most \(maximumFieldCount)")
+        }
+        let size = documentSize(fields, id: id, collectionPath: collectionPath)
+        if size > maximumDocumentBytes {
+            problems.append("the record is \(size) bytes as a Firestore document; the limit is \(maximumDocumentBytes) (1 MiB)")
+        }
+        return problems
+    }
+
+    /// Storage size per https://firebase.google.com/docs/firestore/storage-size:
+    /// document name + fields + 32 bytes.
+    public static func documentSize(_ fields: Fields, id: RecordID, collectionPath: String) -> Int {
+        var nameSize = 16 + id.rawValue.utf8.count + 1
+        for segment in collectionPath.split(separator: "/") { nameSize += segment.utf8.count + 1 }
+        return nameSize + mapSize(fields) + 32
+    }
+
+    private static func mapSize(_ fields: Fields) -> Int {
+        fields.reduce(0) { $0 + $1.key.utf8.count + 1 + valueSize($1.value) }
+    }
+
+    private static func valueSize(_ value: Value) -> Int {
+        switch value {
+        case .null, .bool: 1
+        case .integer, .double, .timestamp: 8
+        case .geoPoint: 16
+        case .string(let s): s.utf8.count + 1
+        case .bytes(let b): b.count
+        case .reference(let path): path.split(separator: "/").reduce(16) { $0 + $1.utf8.count + 1 }
+        case .array(let items): items.reduce(0) { $0 + valueSize($1) }
+        case .map(let m): mapSize(m)
+        }
+    }
+
+    private static func checkMap(_ fields: Fields, path: String, depth: Int, problems: inout [String], fieldCount: inout Int) {
+        for key in fields.keys.sorted(by: CanonicalJSON.utf8Less) {
+            let fieldPath = path.isEmpty ? key : path + "." + key
+            fieldCount += 1
+            if key.isEmpty {
+                problems.append("field '\(fieldPath)' has an empty name; Firestore field names cannot be empty")
+            } else if key.utf8.count > maximumFieldNameBytes {
+                problems.append("field name '\(key.prefix(40))…' is \(key.utf8.count) bytes; Firestore allows at most \(maximumFieldNameBytes)")
+            } else if key.utf8.count >= 4, key.hasPrefix("__"), key.hasSuffix("__") {
+                problems.append("field '\(fieldPath)': names of the form __name__ are reserved by Firestore")
+            }
+            checkValue(fields[key]!, path: fieldPath, depth: depth, problems: &problems, fieldCount: &fieldCount)
+        }
+    }
+
+    private static func checkValue(_ value: Value, path: String, depth: Int, problems: inout [String], fieldCount: inout Int) {
+        switch value {
+        case .map(let m):
+            if depth + 1 > maximumDepth {
+                problems.append("field '\(path)' is nested more than \(maximumDepth) levels deep; Firestore allows \(maximumDepth)")
+                return
+            }
+            checkMap(m, path: path, depth: depth + 1, problems: &problems, fieldCount: &fieldCount)
+        case .array(let items):
+            if depth + 1 > maximumDepth {
+                problems.append("field '\(path)' is nested more than \(maximumDepth) levels deep; Firestore allows \(maximumDepth)")
+                return
+            }
+            for (i, item) in items.enumerated() {
+                if case .array = item {
+                    problems.append("field '\(path)[\(i)]' is an array inside an array; Firestore does not allow that (wrap it in a map)")
+                    continue
+                }
+                checkValue(item, path: "\(path)[\(i)]", depth: depth + 1, problems: &problems, fieldCount: &fieldCount)
+            }
+        default:
+            break
+        }
+    }
+}

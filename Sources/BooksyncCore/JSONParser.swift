@@ -1,0 +1,471 @@
+/// A position in a text file, 1-based, with the column counted in Unicode
+/// scalars (what editors show).
+public struct SourcePosition: Hashable, Sendable, CustomStringConvertible {
+    public let line: Int
+    public let column: Int
+    public init(line: Int, column: Int) {
+        self.line = line
+        self.column = column
+    }
+    public var description: String { "\(line):\(column)" }
+}
+
+/// A syntax error in a JSON text, with the position an editor can jump to.
+public struct JSONSyntaxError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let position: SourcePosition
+    public let message: String
+    public init(position: SourcePosition, message: String) {
+        self.position = position
+        self.message = message
+    }
+    /// `7:12: expected ',' or '}'`; callers prefix the file name.
+    public var description: String { "\(position): \(message)" }
+}
+
+/// A strict RFC 8259 parser for record files.
+///
+/// It differs from Foundation's on purpose: it keeps integers (int64) and doubles
+/// apart, rejects duplicate keys, reports `line:column` for every error, decodes
+/// the tagged Firestore values (`{"$timestamp": …}`), and bounds nesting so hostile
+/// input cannot overflow the stack. A leading UTF-8 byte order mark is ignored,
+/// as RFC 8259 §8.1 allows; `fmt` removes it.
+public struct JSONParser {
+    /// Deeper documents are rejected; Firestore itself allows 20 levels.
+    public static let maximumDepth = 256
+
+    /// Parses a whole JSON text into a value.
+    public static func parse(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> Value {
+        let array = Array(bytes)
+        return try array.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> Value in
+            var parser = Parser(bytes: buffer)
+            return try parser.parseDocument()
+        }
+    }
+
+    /// Parses a JSON text whose top level must be an object (a record file, config, manifest).
+    public static func parseObject(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> Fields {
+        let array = Array(bytes)
+        return try array.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> Fields in
+            var parser = Parser(bytes: buffer)
+            parser.skipBOM()
+            try parser.skipWhitespaceRejectingComments()
+            guard parser.peek() == UInt8(ascii: "{") else {
+                if parser.index >= buffer.count { throw parser.error("the file is empty; a record is a JSON object") }
+                throw parser.error("expected '{': the top level must be a JSON object")
+            }
+            guard case .map(let fields) = try parser.parseDocument() else {
+                throw parser.error("expected a JSON object")
+            }
+            return fields
+        }
+    }
+}
+
+private struct Parser {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
+    var depth = 0
+
+    init(bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    // MARK: positions and errors
+
+    func position(of offset: Int) -> SourcePosition {
+        var line = 1
+        var lineStart = 0
+        let end = min(offset, bytes.count)
+        for i in 0..<end where bytes[i] == 0x0A {
+            line += 1
+            lineStart = i + 1
+        }
+        var column = 1
+        for i in lineStart..<end where bytes[i] & 0xC0 != 0x80 { column += 1 }
+        return SourcePosition(line: line, column: column)
+    }
+
+    func error(_ message: String, at offset: Int? = nil) -> JSONSyntaxError {
+        JSONSyntaxError(position: position(of: offset ?? index), message: message)
+    }
+
+    func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    mutating func skipBOM() {
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
+    }
+
+    mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
+    }
+
+    /// Whitespace, or a clear error for the comments people try to write.
+    mutating func skipWhitespaceRejectingComments() throws(JSONSyntaxError) {
+        skipWhitespace()
+        if peek() == UInt8(ascii: "/"), index + 1 < bytes.count,
+           bytes[index + 1] == UInt8(ascii: "/") || bytes[index + 1] == UInt8(ascii: "*") {
+            throw error("comments are not allowed in JSON")
+        }
+    }
+
+    // MARK: grammar
+
+    mutating func parseDocument() throws(JSONSyntaxError) -> Value {
+        skipBOM()
+        try skipWhitespaceRejectingComments()
+        guard index < bytes.count else { throw error("the file is empty; expected a JSON value") }
+        let value = try parseValue()
+        try skipWhitespaceRejectingComments()
+        if index < bytes.count {
+            throw error("unexpected '\(describe(at: index))' after the JSON value; a file holds exactly one value")
+        }
+        return value
+    }
+
+    func describe(at offset: Int) -> String {
+        var end = offset + 1
+        while end < bytes.count, bytes[end] & 0xC0 == 0x80 { end += 1 }
+        let s = String(decoding: UnsafeBufferPointer(rebasing: bytes[offset..<end]), as: UTF8.self)
+        switch s {
+        case "\n": return "\\n"
+        case "\t": return "\\t"
+        case "\r": return "\\r"
+        default: return s
+        }
+    }
+
+    mutating func parseValue() throws(JSONSyntaxError) -> Value {
+        guard let c = peek() else { throw error("unexpected end of file; expected a value") }
+        switch c {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "'"): throw error("strings must use double quotes, not single quotes")
+        case UInt8(ascii: "N"), UInt8(ascii: "I"):
+            throw error("NaN and Infinity are not JSON; write {\"$double\": \"NaN\"} or {\"$double\": \"Infinity\"}")
+        case UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: ","):
+            throw error("expected a value before '\(describe(at: index))'")
+        default:
+            if c >= 0x80, !validUTF8Sequence(at: index) { throw error("invalid UTF-8 byte 0x\(hex(c))") }
+            throw error("unexpected '\(describe(at: index))'; expected a value")
+        }
+    }
+
+    mutating func literal(_ word: StaticString) throws(JSONSyntaxError) {
+        let start = index
+        let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+        for b in expected {
+            guard index < bytes.count, bytes[index] == b else {
+                throw error("unexpected '\(describe(at: start))'; expected a value (did you mean '\(word)'?)", at: start)
+            }
+            index += 1
+        }
+        if let n = peek(), isIdentifierByte(n) {
+            throw error("unexpected '\(describe(at: index))' after '\(word)'", at: index)
+        }
+    }
+
+    func isIdentifierByte(_ b: UInt8) -> Bool {
+        (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x30 && b <= 0x39) || b == 0x5F
+    }
+
+    mutating func enter() throws(JSONSyntaxError) {
+        depth += 1
+        if depth > JSONParser.maximumDepth {
+            throw error("nesting deeper than \(JSONParser.maximumDepth) levels")
+        }
+    }
+
+    mutating func parseObject() throws(JSONSyntaxError) -> Value {
+        let start = index
+        try enter()
+        index += 1  // {
+        var fields: Fields = [:]
+        var keyOffsets: [String: Int] = [:]
+        try skipWhitespaceRejectingComments()
+        if peek() == UInt8(ascii: "}") {
+            index += 1
+            depth -= 1
+            return .map(fields)
+        }
+        var firstKey = ""
+        while true {
+            try skipWhitespaceRejectingComments()
+            guard let c = peek() else { throw error("unexpected end of file; expected a key or '}'") }
+            if c == UInt8(ascii: "}") { throw error("trailing comma before '}' is not allowed") }
+            guard c == UInt8(ascii: "\"") else {
+                if c == UInt8(ascii: "'") { throw error("keys must use double quotes, not single quotes") }
+                throw error("expected a key in double quotes, found '\(describe(at: index))'")
+            }
+            let keyStart = index
+            let key = try parseString()
+            if keyOffsets[key] != nil {
+                throw error("duplicate key '\(key)'", at: keyStart)
+            }
+            keyOffsets[key] = keyStart
+            if fields.isEmpty { firstKey = key }
+            try skipWhitespaceRejectingComments()
+            guard peek() == UInt8(ascii: ":") else {
+                if index >= bytes.count { throw error("unexpected end of file; expected ':' after key '\(key)'") }
+                throw error("expected ':' after key '\(key)'")
+            }
+            index += 1
+            try skipWhitespaceRejectingComments()
+            fields[key] = try parseValue()
+            try skipWhitespaceRejectingComments()
+            guard let next = peek() else { throw error("unexpected end of file; expected ',' or '}'") }
+            if next == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if next == UInt8(ascii: "}") {
+                index += 1
+                break
+            }
+            throw error("expected ',' or '}'")
+        }
+        depth -= 1
+        if fields.count == 1, firstKey.utf8.first == UInt8(ascii: "$") {
+            return try decodeTagged(firstKey, fields[firstKey]!, at: start)
+        }
+        return .map(fields)
+    }
+
+    mutating func parseArray() throws(JSONSyntaxError) -> Value {
+        try enter()
+        index += 1  // [
+        var items: [Value] = []
+        try skipWhitespaceRejectingComments()
+        if peek() == UInt8(ascii: "]") {
+            index += 1
+            depth -= 1
+            return .array(items)
+        }
+        while true {
+            try skipWhitespaceRejectingComments()
+            if peek() == UInt8(ascii: "]") { throw error("trailing comma before ']' is not allowed") }
+            items.append(try parseValue())
+            try skipWhitespaceRejectingComments()
+            guard let next = peek() else { throw error("unexpected end of file; expected ',' or ']'") }
+            if next == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if next == UInt8(ascii: "]") {
+                index += 1
+                break
+            }
+            throw error("expected ',' or ']'")
+        }
+        depth -= 1
+        return .array(items)
+    }
+
+    // MARK: strings
+
+    mutating func parseString() throws(JSONSyntaxError) -> String {
+        let open = index
+        index += 1  // opening quote
+        var out = [UInt8]()
+        var runStart = index
+        while true {
+            guard index < bytes.count else { throw error("unterminated string (opened at \(position(of: open)))") }
+            let c = bytes[index]
+            if c == UInt8(ascii: "\"") {
+                if out.isEmpty {
+                    let s = String(decoding: UnsafeBufferPointer(rebasing: bytes[runStart..<index]), as: UTF8.self)
+                    index += 1
+                    return s
+                }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                index += 1
+                return String(decoding: out, as: UTF8.self)
+            }
+            if c == UInt8(ascii: "\\") {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                try parseEscape(into: &out)
+                runStart = index
+                continue
+            }
+            if c < 0x20 {
+                if c == 0x0A { throw error("unterminated string (opened at \(position(of: open)))") }
+                throw error("control character U+00\(hex(c)) must be escaped in a string")
+            }
+            if c < 0x80 {
+                index += 1
+            } else {
+                let length = utf8SequenceLength(at: index)
+                guard length > 0 else { throw error("invalid UTF-8 byte 0x\(hex(c)) in a string") }
+                index += length
+            }
+        }
+    }
+
+    mutating func parseEscape(into out: inout [UInt8]) throws(JSONSyntaxError) {
+        let start = index
+        index += 1  // backslash
+        guard let e = peek() else { throw error("unexpected end of file in an escape sequence") }
+        index += 1
+        switch e {
+        case UInt8(ascii: "\""): out.append(0x22)
+        case UInt8(ascii: "\\"): out.append(0x5C)
+        case UInt8(ascii: "/"): out.append(0x2F)
+        case UInt8(ascii: "b"): out.append(0x08)
+        case UInt8(ascii: "f"): out.append(0x0C)
+        case UInt8(ascii: "n"): out.append(0x0A)
+        case UInt8(ascii: "r"): out.append(0x0D)
+        case UInt8(ascii: "t"): out.append(0x09)
+        case UInt8(ascii: "u"):
+            var scalar = try hex4(escapeStart: start)
+            if (0xD800...0xDBFF).contains(scalar) {
+                guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                    throw error("unpaired surrogate \\u\(hex16(scalar)); a high surrogate must be followed by a low one", at: start)
+                }
+                let lowStart = index
+                index += 2  // backslash and u
+                let low = try hex4(escapeStart: lowStart)
+                guard (0xDC00...0xDFFF).contains(low) else {
+                    throw error("unpaired surrogate \\u\(hex16(scalar)); a high surrogate must be followed by a low one", at: start)
+                }
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+            } else if (0xDC00...0xDFFF).contains(scalar) {
+                throw error("unpaired surrogate \\u\(hex16(scalar))", at: start)
+            }
+            appendUTF8(scalar, to: &out)
+        default:
+            throw error("invalid escape '\\\(describe(at: index - 1))'; valid escapes are \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX", at: start)
+        }
+    }
+
+    /// Four hex digits at the current index (just after `\u`).
+    mutating func hex4(escapeStart: Int) throws(JSONSyntaxError) -> UInt32 {
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            guard index < bytes.count else { throw error("unexpected end of file in a \\u escape") }
+            let c = bytes[index]
+            let d: UInt32
+            switch c {
+            case 0x30...0x39: d = UInt32(c - 0x30)
+            case 0x41...0x46: d = UInt32(c - 0x41 + 10)
+            case 0x61...0x66: d = UInt32(c - 0x61 + 10)
+            default: throw error("invalid \\u escape; expected four hex digits", at: escapeStart)
+            }
+            v = v << 4 | d
+            index += 1
+        }
+        return v
+    }
+
+    func appendUTF8(_ scalar: UInt32, to out: inout [UInt8]) {
+        switch scalar {
+        case 0..<0x80:
+            out.append(UInt8(scalar))
+        case 0x80..<0x800:
+            out.append(UInt8(0xC0 | scalar >> 6)); out.append(UInt8(0x80 | scalar & 0x3F))
+        case 0x800..<0x10000:
+            out.append(UInt8(0xE0 | scalar >> 12)); out.append(UInt8(0x80 | scalar >> 6 & 0x3F))
+            out.append(UInt8(0x80 | scalar & 0x3F))
+        default:
+            out.append(UInt8(0xF0 | scalar >> 18)); out.append(UInt8(0x80 | scalar >> 12 & 0x3F))
+            out.append(UInt8(0x80 | scalar >> 6 & 0x3F)); out.append(UInt8(0x80 | scalar & 0x3F))
+        }
+    }
+
+    func validUTF8Sequence(at offset: Int) -> Bool { utf8SequenceLength(at: offset) > 0 }
+
+    /// Length of the well-formed UTF-8 sequence at `offset` (RFC 3629: no overlongs,
+    /// no surrogates, nothing above U+10FFFF), or 0 if it is malformed.
+    func utf8SequenceLength(at offset: Int) -> Int {
+        let b0 = bytes[offset]
+        func cont(_ i: Int, _ range: ClosedRange<UInt8> = 0x80...0xBF) -> Bool {
+            offset + i < bytes.count && range.contains(bytes[offset + i])
+        }
+        switch b0 {
+        case 0xC2...0xDF: return cont(1) ? 2 : 0
+        case 0xE0: return cont(1, 0xA0...0xBF) && cont(2) ? 3 : 0
+        case 0xE1...0xEC, 0xEE...0xEF: return cont(1) && cont(2) ? 3 : 0
+        case 0xED: return cont(1, 0x80...0x9F) && cont(2) ? 3 : 0
+        case 0xF0: return cont(1, 0x90...0xBF) && cont(2) && cont(3) ? 4 : 0
+        case 0xF1...0xF3: return cont(1) && cont(2) && cont(3) ? 4 : 0
+        case 0xF4: return cont(1, 0x80...0x8F) && cont(2) && cont(3) ? 4 : 0
+        default: return 0
+        }
+    }
+
+    // MARK: numbers
+
+    mutating func parseNumber() throws(JSONSyntaxError) -> Value {
+        let start = index
+        var isInteger = true
+        if peek() == UInt8(ascii: "-") { index += 1 }
+        guard let first = peek(), first >= 0x30, first <= 0x39 else {
+            if peek() == UInt8(ascii: "I") { throw error("-Infinity is not JSON; write {\"$double\": \"-Infinity\"}", at: start) }
+            throw error("expected a digit after '-'")
+        }
+        if first == 0x30 {
+            index += 1
+            if let d = peek(), d >= 0x30, d <= 0x39 { throw error("leading zeros are not allowed in numbers", at: start) }
+        } else {
+            skipDigits()
+        }
+        if peek() == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            guard let d = peek(), d >= 0x30, d <= 0x39 else { throw error("expected a digit after '.'") }
+            skipDigits()
+        }
+        if let e = peek(), e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if let s = peek(), s == UInt8(ascii: "+") || s == UInt8(ascii: "-") { index += 1 }
+            guard let d = peek(), d >= 0x30, d <= 0x39 else { throw error("expected a digit in the exponent") }
+            skipDigits()
+        }
+        if let n = peek(), isIdentifierByte(n) || n == UInt8(ascii: ".") {
+            throw error("unexpected '\(describe(at: index))' in a number")
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        if isInteger {
+            guard let v = Int64(text) else {
+                throw error("integer \(text) does not fit in 64 bits; write it as a double (\(text).0) or a string", at: start)
+            }
+            return .integer(v)
+        }
+        guard let v = Double(text), v.isFinite else {
+            throw error("number \(text) is too large for a double", at: start)
+        }
+        return .double(v)
+    }
+
+    mutating func skipDigits() {
+        while let d = peek(), d >= 0x30, d <= 0x39 { index += 1 }
+    }
+
+    // MARK: tagged values
+
+    func decodeTagged(_ tag: String, _ payload: Value, at offset: Int) throws(JSONSyntaxError) -> Value {
+        do {
+            return try TaggedValue.decode(tag: tag, payload: payload)
+        } catch {
+            throw self.error(error.message, at: offset)
+        }
+    }
+}
+
+func hex(_ b: UInt8) -> String {
+    let digits = Array("0123456789ABCDEF")
+    return String([digits[Int(b >> 4)], digits[Int(b & 0xF)]])
+}
+
+func hex16(_ v: UInt32) -> String {
+    hex(UInt8(v >> 8 & 0xFF)) + hex(UInt8(v & 0xFF))
+}

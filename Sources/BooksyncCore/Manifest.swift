@@ -1,0 +1,92 @@
+/// What the last sync saw of one record: the content hash both sides agreed on
+/// and the remote revision (Firestore `updateTime`) it had then.
+public struct BaseEntry: Sendable, Equatable {
+    public let hash: String
+    public let revision: String
+
+    public init(hash: String, revision: String) {
+        self.hash = hash
+        self.revision = revision
+    }
+}
+
+/// The base state of a collection directory (`.booksync/manifest.json`).
+///
+/// Written deterministically: sorted by id (UTF-8 bytes), one record per line,
+/// so a git diff of the manifest shows exactly which records a sync touched.
+public struct Manifest: Sendable, Equatable {
+    public static let currentVersion: Int64 = 1
+
+    public var entries: [RecordID: BaseEntry]
+
+    public init(entries: [RecordID: BaseEntry] = [:]) {
+        self.entries = entries
+    }
+
+    public func encoded() -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(64 + entries.count * 140)
+        out.append(contentsOf: "{\n  \"version\": \(Self.currentVersion),\n  \"records\": {".utf8)
+        let ids = entries.keys.sorted()
+        for (i, id) in ids.enumerated() {
+            let entry = entries[id]!
+            out.append(contentsOf: (i == 0 ? "\n    " : ",\n    ").utf8)
+            CanonicalJSON.writeString(id.rawValue, into: &out)
+            out.append(contentsOf: ": {\"hash\": ".utf8)
+            CanonicalJSON.writeString(entry.hash, into: &out)
+            out.append(contentsOf: ", \"revision\": ".utf8)
+            CanonicalJSON.writeString(entry.revision, into: &out)
+            out.append(0x7D)
+        }
+        out.append(contentsOf: (ids.isEmpty ? "}\n}\n" : "\n  }\n}\n").utf8)
+        return out
+    }
+
+    /// Decodes manifest bytes; errors name the problem and, for syntax, the position.
+    public static func decode(_ bytes: [UInt8]) throws(StateFileError) -> Manifest {
+        let top: Fields
+        do {
+            top = try JSONParser.parseObject(bytes)
+        } catch {
+            throw StateFileError(position: error.position, message: error.message)
+        }
+        guard case .integer(let version)? = top["version"] else {
+            throw StateFileError(message: "missing \"version\"")
+        }
+        guard version == currentVersion else {
+            throw StateFileError(message: "version \(version) is not supported by this booksync (it reads version \(currentVersion)); upgrade booksync")
+        }
+        guard case .map(let records)? = top["records"] else {
+            throw StateFileError(message: "missing \"records\" object")
+        }
+        var entries: [RecordID: BaseEntry] = [:]
+        entries.reserveCapacity(records.count)
+        for (raw, value) in records {
+            let id: RecordID
+            do {
+                id = try RecordID(raw)
+            } catch {
+                throw StateFileError(message: "record '\(raw)': \(error.message)")
+            }
+            guard case .map(let m) = value, case .string(let hash)? = m["hash"], case .string(let revision)? = m["revision"],
+                  hash.hasPrefix("sha256:")
+            else {
+                throw StateFileError(message: "record '\(raw)' needs {\"hash\": \"sha256:…\", \"revision\": \"…\"}")
+            }
+            entries[id] = BaseEntry(hash: hash, revision: revision)
+        }
+        return Manifest(entries: entries)
+    }
+}
+
+/// A problem in one of booksync's own state files (config, manifest, index).
+/// The layer above adds the file name.
+public struct StateFileError: Error, Sendable, Equatable {
+    public let position: SourcePosition?
+    public let message: String
+
+    public init(position: SourcePosition? = nil, message: String) {
+        self.position = position
+        self.message = message
+    }
+}

@@ -1,0 +1,83 @@
+/// A valid record: its id, its fields, and the canonical bytes its hash covers.
+public struct Record: Sendable, Equatable {
+    public let id: RecordID
+    public let fields: Fields
+    /// The bytes booksync writes for this record and hashes.
+    public let canonicalBytes: [UInt8]
+    /// `sha256:<hex>` of `canonicalBytes`; equals `sha256sum` of a canonical file.
+    public let hash: String
+
+    public init(id: RecordID, fields: Fields, leadingKeys: [String]) {
+        self.id = id
+        self.fields = fields
+        self.canonicalBytes = CanonicalJSON.encode(fields, leadingKeys: leadingKeys)
+        self.hash = SHA256.contentHash(canonicalBytes)
+    }
+}
+
+/// One thing wrong with a record file, with a position when it is a syntax error.
+public struct RecordDiagnostic: Error, Sendable, Equatable, CustomStringConvertible {
+    public let position: SourcePosition?
+    public let message: String
+
+    public init(position: SourcePosition? = nil, message: String) {
+        self.position = position
+        self.message = message
+    }
+
+    /// `7:12: expected ',' or '}'` or just the message; callers prefix the file.
+    public var description: String {
+        if let position { return "\(position): \(message)" }
+        return message
+    }
+}
+
+/// The rules that turn the bytes of one record file into a `Record`.
+public struct RecordRules: Sendable, Equatable {
+    public let schema: RecordSchema
+    /// The remote collection path, for Firestore's document-size rule.
+    public let collectionPath: String
+
+    public init(schema: RecordSchema = .books, collectionPath: String = "books") {
+        self.schema = schema
+        self.collectionPath = collectionPath
+    }
+
+    /// Parses a file; syntax errors stop at the first problem.
+    public func parse(_ bytes: [UInt8]) -> Result<Fields, RecordDiagnostic> {
+        do {
+            return .success(try JSONParser.parseObject(bytes))
+        } catch {
+            return .failure(RecordDiagnostic(position: error.position, message: error.message))
+        }
+    }
+
+    /// Schema and Firestore-limit problems of parsed fields; empty when valid.
+    public func problems(in fields: Fields, id: RecordID) -> [RecordDiagnostic] {
+        (schema.problems(in: fields, id: id) + FirestoreLimits.problems(in: fields, id: id, collectionPath: collectionPath))
+            .map { RecordDiagnostic(message: $0) }
+    }
+
+    /// The record in a file, or everything wrong with it.
+    public func load(_ bytes: [UInt8], id: RecordID) -> Result<Record, RecordFileProblems> {
+        switch parse(bytes) {
+        case .failure(let diagnostic):
+            return .failure(RecordFileProblems(diagnostics: [diagnostic]))
+        case .success(let fields):
+            let problems = problems(in: fields, id: id)
+            if !problems.isEmpty { return .failure(RecordFileProblems(diagnostics: problems)) }
+            return .success(Record(id: id, fields: fields, leadingKeys: schema.leadingKeys))
+        }
+    }
+
+    /// Canonical bytes for a file's content, whether or not it meets the schema
+    /// (formatting is about syntax; `validate` reports the schema).
+    public func canonicalBytes(_ fields: Fields) -> [UInt8] {
+        CanonicalJSON.encode(fields, leadingKeys: schema.leadingKeys)
+    }
+}
+
+/// The diagnostics of an invalid record file.
+public struct RecordFileProblems: Error, Sendable, Equatable {
+    public let diagnostics: [RecordDiagnostic]
+}

@@ -1,0 +1,127 @@
+/// A record id (the Firestore document id) and its file name.
+///
+/// File name = encoded id + `.json`. Bytes outside `[A-Za-z0-9_.-]`, and a leading
+/// `.`, are written as `%XX` (uppercase hex of the UTF-8 bytes); decoding is the
+/// exact inverse and rejects every other spelling, so each id has exactly one file
+/// name and no id can name a path outside the collection directory.
+public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    /// Firestore's limit on a document id.
+    public static let maximumBytes = 1_500
+    /// Longest encoded id that still fits a file name (255 bytes) with `.json`.
+    public static let maximumEncodedBytes = 250
+
+    /// Validates an id from either side (a file name or a remote document).
+    public init(_ rawValue: String) throws(RecordIDError) {
+        let bytes = Array(rawValue.utf8)
+        if bytes.isEmpty { throw .empty }
+        if rawValue == "." || rawValue == ".." { throw .dots(rawValue) }
+        if bytes.contains(UInt8(ascii: "/")) { throw .slash(rawValue) }
+        if bytes.count > Self.maximumBytes { throw .tooLong(rawValue, bytes.count) }
+        if bytes.count >= 4, bytes.starts(with: [0x5F, 0x5F]), bytes.reversed().starts(with: [0x5F, 0x5F]) {
+            throw .reserved(rawValue)
+        }
+        let encoded = Self.encode(bytes)
+        if encoded.utf8.count > Self.maximumEncodedBytes { throw .fileNameTooLong(rawValue, encoded.utf8.count) }
+        self.rawValue = rawValue
+        self.encodedName = encoded
+    }
+
+    /// The id as it appears in the file name, without `.json`.
+    public let encodedName: String
+
+    public var fileName: String { encodedName + ".json" }
+    public var description: String { rawValue }
+
+    public static func < (lhs: RecordID, rhs: RecordID) -> Bool {
+        lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
+    }
+
+    /// The id a record file name stands for; nil for names that are not record
+    /// files at all (no `.json`, hidden files), an error for names that look like
+    /// records but do not decode to a valid id.
+    public static func fromFileName(_ name: String) throws(RecordIDError) -> RecordID? {
+        guard name.hasSuffix(".json"), !name.hasPrefix(".") else { return nil }
+        let stem = String(name.dropLast(5))
+        guard let raw = decode(stem) else { throw .badFileName(name) }
+        let id = try RecordID(raw)
+        guard id.encodedName == stem else { throw .nonCanonicalFileName(name, id.fileName) }
+        return id
+    }
+
+    static func isPlain(_ b: UInt8) -> Bool {
+        (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x30 && b <= 0x39)
+            || b == 0x5F || b == 0x2E || b == 0x2D
+    }
+
+    static func encode(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789ABCDEF".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count)
+        for (i, b) in bytes.enumerated() {
+            if isPlain(b), !(i == 0 && b == 0x2E) {
+                out.append(b)
+            } else {
+                out.append(0x25)
+                out.append(digits[Int(b >> 4)])
+                out.append(digits[Int(b & 0xF)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Percent-decoding; nil when an escape is malformed or the bytes are not UTF-8.
+    static func decode(_ stem: String) -> String? {
+        let bytes = Array(stem.utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        func hexValue(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: c - 0x30
+            case 0x41...0x46: c - 0x41 + 10
+            default: nil  // lowercase hex is not canonical and is rejected
+            }
+        }
+        while i < bytes.count {
+            if bytes[i] == 0x25 {
+                guard i + 2 < bytes.count, let hi = hexValue(bytes[i + 1]), let lo = hexValue(bytes[i + 2]) else { return nil }
+                out.append(hi << 4 | lo)
+                i += 3
+            } else {
+                out.append(bytes[i])
+                i += 1
+            }
+        }
+        let text = String(decoding: out, as: UTF8.self)
+        return Array(text.utf8) == out ? text : nil
+    }
+}
+
+/// Why an id or a record file name was rejected.
+public enum RecordIDError: Error, Equatable, Sendable {
+    case empty
+    case dots(String)
+    case slash(String)
+    case tooLong(String, Int)
+    case reserved(String)
+    case fileNameTooLong(String, Int)
+    case badFileName(String)
+    case nonCanonicalFileName(String, String)
+
+    public var message: String {
+        switch self {
+        case .empty: "a record id cannot be empty"
+        case .dots(let id): "'\(id)' is not a valid record id ('.' and '..' are reserved)"
+        case .slash(let id): "'\(id)' is not a valid record id: it contains '/'"
+        case .tooLong(let id, let n): "record id '\(id.prefix(40))…' is \(n) bytes; Firestore allows at most 1500"
+        case .reserved(let id): "'\(id)' is not a valid record id: ids of the form __name__ are reserved by Firestore"
+        case .fileNameTooLong(let id, let n):
+            "record id '\(id.prefix(40))…' encodes to a \(n)-byte file name; file systems allow 255 bytes with '.json'"
+        case .badFileName(let name): "\(name): file name is not a percent-encoded record id (use %XX with uppercase hex)"
+        case .nonCanonicalFileName(let name, let canonical):
+            "\(name): file name is not the canonical encoding of its id; rename it to \(canonical)"
+        }
+    }
+}

@@ -1,0 +1,68 @@
+/// A field value of a record: everything JSON can say, plus the Firestore types
+/// that JSON cannot express (written on disk as single-key tagged objects).
+///
+/// Integers and doubles are distinct kinds, so `42` and `42.0` never merge into
+/// one another, and every value survives a round trip through Firestore.
+public enum Value: Sendable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    /// Any IEEE double, including NaN, the infinities and -0.0.
+    case double(Double)
+    case string(String)
+    case timestamp(Timestamp)
+    case bytes([UInt8])
+    /// A document path relative to the database's documents root, e.g. `authors/frank-herbert`.
+    case reference(String)
+    case geoPoint(latitude: Double, longitude: Double)
+    case array([Value])
+    case map([String: Value])
+}
+
+extension Value: Equatable {
+    /// Structural equality where doubles compare by bit pattern (so NaN equals
+    /// NaN and -0.0 differs from 0.0): two values are equal exactly when their
+    /// canonical forms are equal.
+    public static func == (lhs: Value, rhs: Value) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case let (.bool(a), .bool(b)): return a == b
+        case let (.integer(a), .integer(b)): return a == b
+        case let (.double(a), .double(b)): return sameDouble(a, b)
+        case let (.string(a), .string(b)): return a == b
+        case let (.timestamp(a), .timestamp(b)): return a == b
+        case let (.bytes(a), .bytes(b)): return a == b
+        case let (.reference(a), .reference(b)): return a == b
+        case let (.geoPoint(la, lo), .geoPoint(lb, mb)): return sameDouble(la, lb) && sameDouble(lo, mb)
+        case let (.array(a), .array(b)): return a == b
+        case let (.map(a), .map(b)): return a == b
+        default: return false
+        }
+    }
+
+    private static func sameDouble(_ a: Double, _ b: Double) -> Bool {
+        (a.isNaN && b.isNaN) || a.bitPattern == b.bitPattern
+    }
+}
+
+extension Value {
+    /// The name of the value's kind as users see it in messages and in config.json.
+    public var kindName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "boolean"
+        case .integer: "integer"
+        case .double: "double"
+        case .string: "string"
+        case .timestamp: "timestamp"
+        case .bytes: "bytes"
+        case .reference: "reference"
+        case .geoPoint: "geopoint"
+        case .array: "array"
+        case .map: "map"
+        }
+    }
+}
+
+/// A record: the top-level map of one record file.
+public typealias Fields = [String: Value]

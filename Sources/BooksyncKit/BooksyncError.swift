@@ -1,0 +1,38 @@
+import BooksyncCore
+
+/// Every failure of a booksync operation, each a sentence a user can act on.
+public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No `.booksync/` in the directory or any parent.
+    case notACollection(String)
+    /// `init` in a directory that already has `.booksync/`.
+    case alreadyInitialized(String)
+    /// A bad argument the caller can fix (a collection path, a file outside the collection).
+    case invalidArgument(String)
+    /// A state file of booksync's own (config, manifest) is damaged.
+    case damagedStateFile(path: String, StateFileError)
+    /// Reading or writing a file failed.
+    case io(FileSystemError)
+    /// Another booksync process holds the lock.
+    case lockHeld(path: String, pid: Int32)
+
+    public var description: String {
+        switch self {
+        case .notACollection(let dir):
+            "not a booksync collection (or any parent up to /): \(dir); run 'booksync init --collection PATH' first"
+        case .alreadyInitialized(let dir):
+            "\(dir) is already a booksync collection (it has .booksync/); edit .booksync/config.json to change it"
+        case .invalidArgument(let message):
+            message
+        case .damagedStateFile(let path, let error):
+            if let position = error.position {
+                "\(path):\(position): \(error.message)"
+            } else {
+                "\(path): \(error.message)"
+            }
+        case .io(let error):
+            error.description
+        case .lockHeld(let path, let pid):
+            "another booksync (pid \(pid)) is working in this collection; wait for it or, if it is gone, remove \(path)"
+        }
+    }
+}

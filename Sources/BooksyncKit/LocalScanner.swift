@@ -1,0 +1,128 @@
+import BooksyncCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A file in the collection directory that looks like a record but cannot be one
+/// (its name does not decode to a valid id, or it is not a regular file).
+public struct UnusableFile: Sendable, Equatable {
+    public let fileName: String
+    public let message: String
+}
+
+/// What a scan of the collection directory found.
+public struct LocalScan: Sendable {
+    /// Every record file, valid or not, by id.
+    public var files: [RecordID: LocalFileState]
+    public var unusableFiles: [UnusableFile]
+    /// How many record files had to be read (the rest were proven unchanged by the stat cache).
+    public var filesRead: Int
+}
+
+/// Scans the record files of a collection directory, reading only the files
+/// whose stat differs from the stat cache, on several threads.
+struct LocalScanner: Sendable {
+    let paths: CollectionPaths
+    let rules: RecordRules
+    let fingerprint: String
+
+    private enum Outcome: Sendable {
+        case valid(hash: String, entry: StatCache.Entry?, read: Bool)
+        case invalid([RecordDiagnostic], read: Bool)
+        case vanished
+    }
+
+    func scan() throws(BooksyncError) -> LocalScan {
+        let names: [String]
+        do {
+            names = try FileSystem.listDirectory(paths.root)
+        } catch {
+            throw .io(error)
+        }
+        var candidates: [(String, RecordID)] = []
+        var unusable: [UnusableFile] = []
+        for name in names {
+            do {
+                if let id = try RecordID.fromFileName(name) { candidates.append((name, id)) }
+            } catch {
+                unusable.append(UnusableFile(fileName: name, message: error.message))
+            }
+        }
+        let previous = (try? FileSystem.readFile(paths.index)).flatMap { StatCache.decode($0, fingerprint: fingerprint) }
+        let scanStartedAt = WallClock.nowNanoseconds()
+        let root = paths.root
+        let rules = self.rules
+        let outcomes = ParallelMap.map(candidates) { (name, id) -> Outcome in
+            Self.examine(path: root + "/" + name, fileName: name, id: id, cache: previous, rules: rules)
+        }
+
+        var files: [RecordID: LocalFileState] = [:]
+        files.reserveCapacity(candidates.count)
+        var cacheEntries: [String: StatCache.Entry] = [:]
+        cacheEntries.reserveCapacity(candidates.count)
+        var filesRead = 0
+        for ((name, id), outcome) in zip(candidates, outcomes) {
+            switch outcome {
+            case .valid(let hash, let entry, let read):
+                files[id] = .valid(hash: hash)
+                if let entry { cacheEntries[name] = entry }
+                if read { filesRead += 1 }
+            case .invalid(let diagnostics, let read):
+                files[id] = .invalid(diagnostics)
+                if read { filesRead += 1 }
+            case .vanished:
+                break
+            }
+        }
+        let cache = StatCache(scanStartedAt: scanStartedAt, fingerprint: fingerprint, entries: cacheEntries)
+        if previous?.entries != cacheEntries || cache.hasRacyEntries {
+            // Best effort: a read-only directory still gets a correct status, only slower.
+            try? FileSystem.writeAtomically(cache.encoded(), to: paths.index)
+        }
+        unusable.sort { CanonicalJSON.utf8Less($0.fileName, $1.fileName) }
+        return LocalScan(files: files, unusableFiles: unusable, filesRead: filesRead)
+    }
+
+    private static func examine(path: String, fileName: String, id: RecordID, cache: StatCache?, rules: RecordRules) -> Outcome {
+        let stat: FileStat
+        do {
+            stat = try FileSystem.stat(path)
+        } catch {
+            if error.isNotFound { return .vanished }
+            return .invalid([RecordDiagnostic(message: error.description)], read: false)
+        }
+        guard stat.isRegularFile else {
+            return .invalid([RecordDiagnostic(message: "\(fileName) is not a regular file (records must be plain files, not links or directories)")], read: false)
+        }
+        if let hash = cache?.trustedHash(fileName: fileName, stat: stat) {
+            return .valid(hash: hash, entry: StatCache.Entry(size: stat.size, mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: hash), read: false)
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try FileSystem.readFile(path)
+        } catch {
+            if error.isNotFound { return .vanished }
+            return .invalid([RecordDiagnostic(message: error.description)], read: true)
+        }
+        switch rules.load(bytes, id: id) {
+        case .success(let record):
+            // Cache under the stat taken before reading: if the file changed
+            // while we read it, the next scan sees a different stat and re-reads.
+            let entry = StatCache.Entry(size: stat.size, mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: record.hash)
+            return .valid(hash: record.hash, entry: entry, read: true)
+        case .failure(let problems):
+            return .invalid(problems.diagnostics, read: true)
+        }
+    }
+}
+
+/// The wall clock, for the stat cache's racy-file rule (file times are wall-clock times).
+enum WallClock {
+    static func nowNanoseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+}

@@ -1,0 +1,106 @@
+import BooksyncCore
+
+/// What `validate` found in one file.
+public struct ValidationReport: Sendable, Equatable {
+    /// Absolute path of the file.
+    public let path: String
+    /// Empty when the file is a valid record.
+    public let diagnostics: [RecordDiagnostic]
+}
+
+/// What `fmt` did, or would do, to one file.
+public struct FormatReport: Sendable, Equatable {
+    public enum Outcome: Sendable, Equatable {
+        case alreadyCanonical
+        case reformatted
+        /// `--check`: the file is not in canonical form.
+        case needsFormatting
+        /// The file cannot be parsed; it was left untouched.
+        case failed(RecordDiagnostic)
+    }
+
+    public let path: String
+    public let outcome: Outcome
+}
+
+extension CollectionDirectory {
+    /// Absolute paths of the files named, or of every record-like file in the
+    /// collection directory when none are named.
+    public func recordFilePaths(_ arguments: [String]) throws(BooksyncError) -> [String] {
+        if !arguments.isEmpty { return arguments.map(FileSystem.absolute) }
+        do {
+            return try FileSystem.listDirectory(paths.root)
+                .filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
+                .sorted(by: CanonicalJSON.utf8Less)
+                .map(paths.recordFile)
+        } catch {
+            throw .io(error)
+        }
+    }
+
+    /// Checks files against the schema and Firestore's limits (`booksync validate`).
+    public func validate(_ arguments: [String]) async throws(BooksyncError) -> [ValidationReport] {
+        let files = try recordFilePaths(arguments)
+        let rules = self.rules
+        return ParallelMap.map(files, chunkSize: 64) { path in
+            ValidationReport(path: path, diagnostics: Self.diagnose(path: path, rules: rules))
+        }
+    }
+
+    static func diagnose(path: String, rules: RecordRules) -> [RecordDiagnostic] {
+        let name = FileSystem.split(path).name
+        let id: RecordID
+        do {
+            guard let decoded = try RecordID.fromFileName(name) else {
+                return [RecordDiagnostic(message: "not a record file name (records are <id>.json and not hidden)")]
+            }
+            id = decoded
+        } catch {
+            return [RecordDiagnostic(message: error.message)]
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try FileSystem.readFile(path)
+        } catch {
+            return [RecordDiagnostic(message: error.description)]
+        }
+        switch rules.load(bytes, id: id) {
+        case .success: return []
+        case .failure(let problems): return problems.diagnostics
+        }
+    }
+
+    /// Rewrites files in canonical form, or with `checkOnly` reports which are not
+    /// (`booksync fmt [--check]`). Files that do not parse are never touched.
+    /// Only syntax matters here; schema problems are `validate`'s business.
+    public func format(_ arguments: [String], checkOnly: Bool) async throws(BooksyncError) -> [FormatReport] {
+        let files = try recordFilePaths(arguments)
+        let rules = self.rules
+        return ParallelMap.map(files, chunkSize: 64) { path in
+            FormatReport(path: path, outcome: Self.format(path: path, rules: rules, checkOnly: checkOnly))
+        }
+    }
+
+    static func format(path: String, rules: RecordRules, checkOnly: Bool) -> FormatReport.Outcome {
+        let bytes: [UInt8]
+        do {
+            bytes = try FileSystem.readFile(path)
+        } catch {
+            return .failed(RecordDiagnostic(message: error.description))
+        }
+        switch rules.parse(bytes) {
+        case .failure(let diagnostic):
+            return .failed(diagnostic)
+        case .success(let fields):
+            let canonical = rules.canonicalBytes(fields)
+            if canonical == bytes { return .alreadyCanonical }
+            if checkOnly { return .needsFormatting }
+            do {
+                try FileSystem.writeAtomically(canonical, to: path)
+            } catch {
+                return .failed(RecordDiagnostic(message: error.description))
+            }
+            return .reformatted
+        }
+    }
+}
