@@ -94,3 +94,8 @@ enum Style: String {
         enabled ? "\u{1B}[\(rawValue)m\(text)\u{1B}[0m" : text
     }
 }
+
+/// "1 file", "2 files".
+func plural(_ count: Int, _ noun: String) -> String {
+    "\(count) \(noun)\(count == 1 ? "" : "s")"
+}

@@ -47,7 +47,7 @@ enum FormatCommand: Subcommand {
         }
         if !context.quiet {
             let verb = checkOnly ? "need formatting" : "formatted"
-            context.console.err("\(reports.count) files checked, \(changed) \(verb), \(failed) could not be parsed")
+            context.console.err("\(plural(reports.count, "file")) checked, \(changed) \(verb), \(failed) could not be parsed")
         }
         if failed > 0 || (checkOnly && changed > 0) { return .attention }
         return .success

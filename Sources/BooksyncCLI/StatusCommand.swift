@@ -101,7 +101,8 @@ struct StatusRenderer {
             lines.append("Invalid record files (booksync neither sends nor overwrites them):")
             if !context.quiet { lines.append("  (fix them; booksync validate lists every problem)") }
             for entry in invalid {
-                let first = entry.diagnostics.first.map(Self.located) ?? ""
+                var first = entry.diagnostics.first.map(Self.located) ?? ""
+                if entry.diagnostics.count > 1 { first += " (and \(entry.diagnostics.count - 1) more)" }
                 lines.append("\t" + Style.apply(.red, path(entry.id) + first, color))
             }
             for file in status.unusableFiles {
@@ -110,13 +111,13 @@ struct StatusRenderer {
             lines.append("")
         }
         if status.isClean {
-            lines.append("\(status.recordCount) records, nothing changed since the last sync")
+            lines.append("\(plural(status.recordCount, "record")), nothing changed since the last sync")
         } else if !context.quiet {
             var parts: [String] = []
-            if !changes.isEmpty { parts.append("\(changes.count) local change\(changes.count == 1 ? "" : "s")") }
+            if !changes.isEmpty { parts.append(plural(changes.count, "local change")) }
             let invalidCount = invalid.count + status.unusableFiles.count
             if invalidCount > 0 { parts.append("\(invalidCount) invalid") }
-            lines.append("\(status.recordCount) records: " + parts.joined(separator: ", "))
+            lines.append("\(plural(status.recordCount, "record")): " + parts.joined(separator: ", "))
         }
         return lines
     }

@@ -29,8 +29,8 @@ enum ValidateCommand: Subcommand {
         }
         if !context.quiet {
             let summary = invalidFiles == 0
-                ? "\(reports.count) file\(reports.count == 1 ? "" : "s") checked, all valid"
-                : "\(reports.count) file\(reports.count == 1 ? "" : "s") checked, \(invalidFiles) invalid"
+                ? "\(plural(reports.count, "file")) checked, all valid"
+                : "\(plural(reports.count, "file")) checked, \(invalidFiles) invalid"
             context.console.err(summary)
         }
         return invalidFiles == 0 ? .success : .attention

@@ -15,7 +15,8 @@ public enum FirestoreLimits {
     public static func problems(in fields: Fields, id: RecordID, collectionPath: String) -> [String] {
         var problems: [String] = []
         var fieldCount = 0
-        checkMap(fields, path: "", depth: 0, problems: &problems, fieldCount: &fieldCount)
+        // Top-level fields are at depth 1; each map or array adds a level.
+        checkMap(fields, path: "", depth: 1, problems: &problems, fieldCount: &fieldCount)
         if fieldCount > maximumFieldCount {
             problems.append("the record has \(fieldCount) fields; Firestore allows at most \(maximumFieldCount)")
         }

@@ -119,9 +119,9 @@ public enum RecordIDError: Error, Equatable, Sendable {
         case .reserved(let id): "'\(id)' is not a valid record id: ids of the form __name__ are reserved by Firestore"
         case .fileNameTooLong(let id, let n):
             "record id '\(id.prefix(40))…' encodes to a \(n)-byte file name; file systems allow 255 bytes with '.json'"
-        case .badFileName(let name): "\(name): file name is not a percent-encoded record id (use %XX with uppercase hex)"
-        case .nonCanonicalFileName(let name, let canonical):
-            "\(name): file name is not the canonical encoding of its id; rename it to \(canonical)"
+        case .badFileName: "file name is not a percent-encoded record id (write other bytes as %XX, uppercase hex, of their UTF-8)"
+        case .nonCanonicalFileName(_, let canonical):
+            "file name is not the canonical encoding of its id; rename it to \(canonical)"
         }
     }
 }

@@ -63,12 +63,16 @@ struct LocalScanner: Sendable {
         var cacheEntries: [String: StatCache.Entry] = [:]
         cacheEntries.reserveCapacity(candidates.count)
         var filesRead = 0
+        var validFilesHashed = 0
         for ((name, id), outcome) in zip(candidates, outcomes) {
             switch outcome {
             case .valid(let hash, let entry, let read):
                 files[id] = .valid(hash: hash)
                 if let entry { cacheEntries[name] = entry }
-                if read { filesRead += 1 }
+                if read {
+                    filesRead += 1
+                    validFilesHashed += 1
+                }
             case .invalid(let diagnostics, let read):
                 files[id] = .invalid(diagnostics)
                 if read { filesRead += 1 }
@@ -77,7 +81,9 @@ struct LocalScanner: Sendable {
             }
         }
         let cache = StatCache(scanStartedAt: scanStartedAt, fingerprint: fingerprint, entries: cacheEntries)
-        if previous?.entries != cacheEntries || cache.hasRacyEntries {
+        // Rewrite when anything was hashed, even to the same result: the new scan
+        // start time is what lets a formerly racy entry be trusted next time.
+        if validFilesHashed > 0 || previous?.entries != cacheEntries {
             // Best effort: a read-only directory still gets a correct status, only slower.
             try? FileSystem.writeAtomically(cache.encoded(), to: paths.index)
         }

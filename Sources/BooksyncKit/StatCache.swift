@@ -14,7 +14,8 @@ import BooksyncCore
 /// so a file changed in the same tick as it was hashed keeps an identical stat.
 /// An entry is trusted only if the file's mtime and ctime are older than the
 /// start of the scan that wrote it, less a safety margin; otherwise it is
-/// re-hashed, and the index is rewritten so it settles once the file is old.
+/// re-hashed, and the index is rewritten with the new scan's start time, so the
+/// entry settles once the file is older than the margin.
 struct StatCache: Sendable {
     static let header = "booksync-index"
     static let version = "1"
@@ -48,8 +49,6 @@ struct StatCache: Sendable {
     func isRacy(_ entry: Entry) -> Bool {
         max(entry.mtime, entry.ctime) >= scanStartedAt - Self.racyMarginNanoseconds
     }
-
-    var hasRacyEntries: Bool { entries.values.contains(where: isRacy) }
 
     func encoded() -> [UInt8] {
         var out = [UInt8]()

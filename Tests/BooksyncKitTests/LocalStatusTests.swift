@@ -1,0 +1,205 @@
+import Foundation
+import Testing
+@testable import BooksyncCore
+@testable import BooksyncKit
+
+@Suite struct LocalStatusTests {
+    static func id(_ s: String) -> RecordID { try! RecordID(s) }
+
+    @Test func sampleCollectionShowsEveryLocalClass() async throws {
+        let scratch = try ScratchDirectory()
+        let root = try scratch.copyFixture("sample")
+        let collection = try CollectionDirectory.open(searchingFrom: root + "/notes")
+        #expect(collection.paths.root == root)
+        let status = try await collection.localStatus()
+        #expect(status.changes.map(\.id.rawValue) == ["broken", "foundation", "hyperion", "nogenre", "solaris"])
+        #expect(status.changes.map(\.change) == [.invalid, .modified, .added, .invalid, .deleted])
+        #expect(status.changes[0].diagnostics == [RecordDiagnostic(position: SourcePosition(line: 4, column: 3), message: "expected ',' or '}'")])
+        #expect(status.changes[3].diagnostics.map(\.message) == [
+            "field 'author' must be string, found integer", "missing required field 'genre' (string)",
+        ])
+        #expect(status.unusableFiles.map(\.fileName) == ["bad%zz.json"])
+        // neuromancer.json is minified by hand: same values, so not a change; README.md and notes/ are ignored.
+        #expect(!status.changes.contains { $0.id.rawValue == "neuromancer" || $0.id.rawValue == "dune" })
+        #expect(status.recordCount == 6)
+        #expect(status.needsAttention)
+    }
+
+    @Test func notACollection() throws {
+        let scratch = try ScratchDirectory()
+        #expect(throws: BooksyncError.notACollection(scratch.path)) { try CollectionDirectory.open(searchingFrom: scratch.path) }
+    }
+
+    @Test func unchangedTreeIsNotReadAgain() async throws {
+        let scratch = try ScratchDirectory()
+        let collection = try CollectionDirectory.initialize(at: scratch.path, config: CollectionConfig(remote: FirestoreTarget(project: "p", collectionPath: "books")))
+        for i in 0..<600 {  // more than one ParallelMap chunk
+            try scratch.write("b\(i).json", #"{"id": "b\#(i)", "title": "T", "author": "A", "genre": "g", "n": \#(i)}"#)
+        }
+        try await Task.sleep(for: .milliseconds(250))  // older than the racy window
+        let first = try await collection.localStatus()
+        #expect(first.filesRead == 600)
+        #expect(first.changes.count == 600)
+        let second = try await collection.localStatus()
+        #expect(second.filesRead == 0)
+        #expect(second.changes.map(\.id) == first.changes.map(\.id))
+
+        try scratch.write("b7.json", #"{"id": "b7", "title": "T", "author": "A", "genre": "g", "n": 8}"#)
+        try FileManager.default.removeItem(atPath: scratch.path + "/b8.json")
+        let third = try await collection.localStatus()
+        #expect(third.filesRead == 1)
+        #expect(third.recordCount == 599)
+    }
+
+    @Test func racilyCleanFileIsRehashedUntilItIsOld() async throws {
+        let scratch = try ScratchDirectory()
+        let collection = try CollectionDirectory.initialize(at: scratch.path, config: CollectionConfig(remote: FirestoreTarget(project: "p", collectionPath: "books")))
+        let file = scratch.path + "/r.json"
+        try scratch.write("r.json", #"{"id": "r", "title": "1", "author": "A", "genre": "g"}"#)
+        // Scanned in the same moment it was written: its entry is racy.
+        let first = try await collection.scanLocal()
+        #expect(first.filesRead == 1)
+        // Same size, and the old mtime restored: only the racy rule can notice this edit.
+        let mtime = try FileManager.default.attributesOfItem(atPath: file)[.modificationDate] as! Date
+        try scratch.write("r.json", #"{"id": "r", "title": "2", "author": "A", "genre": "g"}"#)
+        try FileManager.default.setAttributes([.modificationDate: mtime], ofItemAtPath: file)
+        let second = try await collection.scanLocal()
+        #expect(second.filesRead == 1)
+        let expected = RecordRules().load(Array(#"{"id": "r", "title": "2", "author": "A", "genre": "g"}"#.utf8), id: try RecordID("r"))
+        guard case .success(let record) = expected else { Issue.record("fixture record invalid"); return }
+        #expect(second.files[try RecordID("r")] == .valid(hash: record.hash))
+        // Once the file is older than the window, the rewritten index vouches for it.
+        try await Task.sleep(for: .milliseconds(250))
+        _ = try await collection.scanLocal()
+        let settled = try await collection.scanLocal()
+        #expect(settled.filesRead == 0)
+    }
+
+    @Test func racyRuleComparesAgainstScanStart() {
+        let entry = { (age: Int64) in StatCache.Entry(size: 1, mtime: 1_000_000_000_000 - age, ctime: 1_000_000_000_000 - age, inode: 1, hash: "sha256:x") }
+        let cache = StatCache(scanStartedAt: 1_000_000_000_000, fingerprint: "f", entries: [:])
+        #expect(cache.isRacy(entry(0)))
+        #expect(cache.isRacy(entry(50_000_000)))
+        #expect(!cache.isRacy(entry(200_000_000)))
+    }
+
+    @Test func changingTheSchemaInvalidatesTheCache() async throws {
+        let scratch = try ScratchDirectory()
+        let root = try scratch.copyFixture("sample")
+        try await Task.sleep(for: .milliseconds(250))
+        _ = try await CollectionDirectory.open(searchingFrom: root).localStatus()
+        let configPath = root + "/.booksync/config.json"
+        let config = try String(contentsOfFile: configPath, encoding: .utf8)
+        try config.replacingOccurrences(of: "\"genre\"", with: "\"year\"").write(toFile: configPath, atomically: true, encoding: .utf8)
+        let status = try await CollectionDirectory.open(searchingFrom: root).localStatus()
+        let hyperion = status.changes.first { $0.id.rawValue == "hyperion" }
+        #expect(hyperion?.change == .invalid)
+        #expect(hyperion?.diagnostics.map(\.message) == ["missing required field 'year' (string)"])
+    }
+
+    @Test func damagedManifestIsReportedWithPosition() async throws {
+        let scratch = try ScratchDirectory()
+        let root = try scratch.copyFixture("sample")
+        try "{\n  \"version\": 1,\n  \"records\": {\n    \"dune\": {\"hash\": \"sha256:x\"\n}".write(toFile: root + "/.booksync/manifest.json", atomically: true, encoding: .utf8)
+        await #expect(throws: BooksyncError.damagedStateFile(path: root + "/.booksync/manifest.json", StateFileError(position: SourcePosition(line: 5, column: 2), message: "unexpected end of file; expected ',' or '}'"))) {
+            _ = try await CollectionDirectory.open(searchingFrom: root).localStatus()
+        }
+    }
+}
+
+@Suite struct InitTests {
+    @Test func createsStateFilesAndRefusesTwice() throws {
+        let scratch = try ScratchDirectory()
+        let config = CollectionConfig(remote: FirestoreTarget(project: "demo", collectionPath: "users/u1/books"))
+        let collection = try CollectionDirectory.initialize(at: scratch.path, config: config)
+        #expect(collection.config == config)
+        for file in [".booksync/config.json", ".booksync/manifest.json", ".booksync/.gitignore"] {
+            #expect(FileManager.default.fileExists(atPath: scratch.path + "/" + file), "\(file)")
+        }
+        #expect(try scratch.read(".booksync/.gitignore").contains("/index"))
+        #expect(throws: BooksyncError.alreadyInitialized(scratch.path)) { try CollectionDirectory.initialize(at: scratch.path, config: config) }
+    }
+
+    @Test func rejectsADocumentPathAsCollection() throws {
+        let scratch = try ScratchDirectory()
+        let config = CollectionConfig(remote: FirestoreTarget(project: "demo", collectionPath: "users/u1"))
+        #expect(throws: BooksyncError.self) { try CollectionDirectory.initialize(at: scratch.path, config: config) }
+        #expect(!FileManager.default.fileExists(atPath: scratch.path + "/.booksync"))
+    }
+}
+
+@Suite struct FormatTests {
+    @Test func formattingTwiceIsByteIdenticalAndLeavesBrokenFilesAlone() async throws {
+        let scratch = try ScratchDirectory()
+        let root = try scratch.copyFixture("sample")
+        let collection = try CollectionDirectory.open(searchingFrom: root)
+        let broken = try Data(contentsOf: URL(fileURLWithPath: root + "/broken.json"))
+        let first = try await collection.format([], checkOnly: false)
+        let outcomes = Dictionary(uniqueKeysWithValues: first.map { (URL(fileURLWithPath: $0.path).lastPathComponent, $0.outcome) })
+        #expect(outcomes["neuromancer.json"] == .reformatted)
+        #expect(outcomes["dune.json"] == .alreadyCanonical)
+        #expect(outcomes["broken.json"] == .failed(RecordDiagnostic(position: SourcePosition(line: 4, column: 3), message: "expected ',' or '}'")))
+        let afterFirst = try snapshot(root)
+        let second = try await collection.format([], checkOnly: false)
+        #expect(second.allSatisfy { $0.outcome != .reformatted })
+        #expect(try snapshot(root) == afterFirst)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: root + "/broken.json")) == broken)
+        // Canonical bytes hash to the manifest's base hash: sha256sum of the file is the content hash.
+        let neuromancer = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/neuromancer.json")))
+        #expect(try collection.loadManifest().entries[try RecordID("neuromancer")]?.hash == SHA256.contentHash(neuromancer))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root).filter { $0.contains("booksync-tmp") }.isEmpty)
+    }
+
+    @Test func checkChangesNothing() async throws {
+        let scratch = try ScratchDirectory()
+        let root = try scratch.copyFixture("sample")
+        let before = try snapshot(root)
+        let reports = try await CollectionDirectory.open(searchingFrom: root).format([], checkOnly: true)
+        #expect(reports.filter { $0.outcome == .needsFormatting }.map { URL(fileURLWithPath: $0.path).lastPathComponent } == ["bad%zz.json", "neuromancer.json"])
+        #expect(try snapshot(root) == before)
+    }
+
+    func snapshot(_ root: String) throws -> [String: Data] {
+        var result: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: root) where name.hasSuffix(".json") {
+            result[name] = try Data(contentsOf: URL(fileURLWithPath: root + "/" + name))
+        }
+        return result
+    }
+}
+
+@Suite struct LockTests {
+    @Test func secondHolderIsRefusedAndStaleLockIsTakenOver() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path + "/lock"
+        let lock = try CollectionLock.acquire(at: path)
+        #expect(throws: BooksyncError.lockHeld(path: path, pid: getpid())) { try CollectionLock.acquire(at: path) }
+        lock.release()
+        #expect(!FileManager.default.fileExists(atPath: path))
+
+        try scratch.write("lock", "2147483646\n")  // no such process
+        var staleHolder: Int32?
+        let taken = try CollectionLock.acquire(at: path) { staleHolder = $0 }
+        #expect(staleHolder == 2_147_483_646)
+        #expect(try scratch.read("lock") == "\(getpid())\n")
+        taken.release()
+    }
+}
+
+@Suite struct FileSystemTests {
+    @Test func atomicWriteReplacesAndLeavesNoTemporaryFile() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path + "/a.json"
+        try FileSystem.writeAtomically(Array("old".utf8), to: path)
+        try FileSystem.writeAtomically(Array("new content".utf8), to: path, durable: true)
+        #expect(try FileSystem.readFile(path) == Array("new content".utf8))
+        #expect(try FileSystem.listDirectory(scratch.path) == ["a.json"])
+    }
+
+    @Test func writeIntoMissingDirectoryFailsWithPath() {
+        #expect(throws: FileSystemError.self) { try FileSystem.writeAtomically([1], to: "/nonexistent-dir/x.json") }
+        do { try FileSystem.writeAtomically([1], to: "/nonexistent-dir/x.json") } catch {
+            #expect(error.description == "/nonexistent-dir/x.json: cannot create a temporary file: No such file or directory")
+        }
+    }
+}
