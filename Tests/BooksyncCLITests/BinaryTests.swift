@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+
+/// Runs the built `booksync` executable as users do: real process, real exit status.
+@Suite struct BinaryTests {
+    /// The booksync executable built next to the test bundle.
+    static let executable: String = {
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            let candidate = url.path + "/booksync"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return ""
+    }()
+
+    struct Output {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    static func run(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test func executableWasBuilt() {
+        #expect(!Self.executable.isEmpty, "booksync executable not found near \(CommandLine.arguments[0])")
+    }
+
+    @Test func versionAndExitCodes() throws {
+        let scratch = try ScratchDirectory()
+        let version = try Self.run(["--version"], in: scratch.path)
+        #expect(version.status == 0)
+        #expect(version.stdout.hasPrefix("booksync "))
+
+        let notCollection = try Self.run(["status", "--offline"], in: scratch.path)
+        #expect(notCollection.status == 2)
+        #expect(notCollection.stdout.isEmpty)
+        #expect(notCollection.stderr.contains("not a booksync collection"))
+
+        let root = try scratch.copyFixture("sample")
+        let status = try Self.run(["status", "--offline", "--short"], in: root, environment: ["NO_COLOR": ""])
+        #expect(status.status == 1)
+        #expect(status.stdout.split(separator: "\n").count == 6)
+        #expect(!status.stdout.contains("\u{1B}["), "no colour when stdout is a pipe")
+
+        let forced = try Self.run(["--color", "always", "status", "--offline", "--short"], in: root, environment: ["NO_COLOR": ""])
+        #expect(forced.stdout.contains("\u{1B}[31m!\u{1B}[0m  broken"))
+        let noColor = try Self.run(["--color", "always", "status", "--offline", "--short"], in: root, environment: ["NO_COLOR": "1"])
+        #expect(!noColor.stdout.contains("\u{1B}["))
+    }
+}
