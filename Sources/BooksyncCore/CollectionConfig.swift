@@ -11,6 +11,9 @@ public struct FirestoreTarget: Sendable, Equatable {
         self.collectionPath = collectionPath
     }
 
+    /// `projects/P/databases/D/documents`, the root that document names and references hang from.
+    public var documentsRoot: String { "projects/\(project)/databases/\(database)/documents" }
+
     /// Checks a collection path: an odd number of non-empty segments, no `.`/`..`.
     public static func validateCollectionPath(_ path: String) -> String? {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
@@ -38,7 +41,9 @@ public struct CollectionConfig: Sendable, Equatable {
         self.tokenCommand = tokenCommand
     }
 
-    public var rules: RecordRules { RecordRules(schema: schema, collectionPath: remote.collectionPath) }
+    public var rules: RecordRules {
+        RecordRules(schema: schema, collectionPath: remote.collectionPath, documentsRoot: remote.documentsRoot)
+    }
 
     public func encoded() -> [UInt8] {
         var remoteFields: Fields = [

@@ -33,11 +33,14 @@ public struct JSONParser {
     /// Deeper documents are rejected; Firestore itself allows 20 levels.
     public static let maximumDepth = 256
 
-    /// Parses a whole JSON text into a value.
-    public static func parse(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> Value {
+    /// Parses a whole JSON text into a value. With `decodeTags: false` objects
+    /// with a single `$` key stay maps: for wire formats, where such keys are
+    /// ordinary field names.
+    public static func parse(_ bytes: some Collection<UInt8>, decodeTags: Bool = true) throws(JSONSyntaxError) -> Value {
         let array = Array(bytes)
         return try array.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> Value in
             var parser = Parser(bytes: buffer)
+            parser.decodeTags = decodeTags
             return try parser.parseDocument()
         }
     }
@@ -65,6 +68,7 @@ private struct Parser {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
     var depth = 0
+    var decodeTags = true
 
     init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -234,7 +238,7 @@ private struct Parser {
             throw error("expected ',' or '}'")
         }
         depth -= 1
-        if fields.count == 1, firstKey.utf8.first == UInt8(ascii: "$") {
+        if decodeTags, fields.count == 1, firstKey.utf8.first == UInt8(ascii: "$") {
             return try decodeTagged(firstKey, fields[firstKey]!, at: start)
         }
         return .map(fields)

@@ -37,16 +37,22 @@ public struct RecordRules: Sendable, Equatable {
     public let schema: RecordSchema
     /// The remote collection path, for Firestore's document-size rule.
     public let collectionPath: String
+    /// `projects/P/databases/D/documents`: references written as full names under
+    /// it are shortened to the canonical relative form.
+    public let documentsRoot: String?
 
-    public init(schema: RecordSchema = .books, collectionPath: String = "books") {
+    public init(schema: RecordSchema = .books, collectionPath: String = "books", documentsRoot: String? = nil) {
         self.schema = schema
         self.collectionPath = collectionPath
+        self.documentsRoot = documentsRoot
     }
 
     /// Parses a file; syntax errors stop at the first problem.
     public func parse(_ bytes: [UInt8]) -> Result<Fields, RecordDiagnostic> {
         do {
-            return .success(try JSONParser.parseObject(bytes))
+            let fields = try JSONParser.parseObject(bytes)
+            guard let documentsRoot else { return .success(fields) }
+            return .success(fields.mapValues { $0.shorteningReferences(under: documentsRoot) })
         } catch {
             return .failure(RecordDiagnostic(position: error.position, message: error.message))
         }
@@ -80,4 +86,16 @@ public struct RecordRules: Sendable, Equatable {
 /// The diagnostics of an invalid record file.
 public struct RecordFileProblems: Error, Sendable, Equatable {
     public let diagnostics: [RecordDiagnostic]
+}
+
+extension Value {
+    /// The value with full reference names under `documentsRoot` shortened.
+    public func shorteningReferences(under documentsRoot: String) -> Value {
+        switch self {
+        case .reference(let path): .reference(ReferencePath.shorten(path, documentsRoot: documentsRoot))
+        case .array(let items): .array(items.map { $0.shorteningReferences(under: documentsRoot) })
+        case .map(let fields): .map(fields.mapValues { $0.shorteningReferences(under: documentsRoot) })
+        default: self
+        }
+    }
 }

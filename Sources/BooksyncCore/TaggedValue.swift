@@ -68,15 +68,28 @@ public enum TaggedValue {
 
 /// Firestore document references as written in record files.
 public enum ReferencePath {
-    /// Shortens full resource names (`projects/p/databases/d/documents/a/b`) to the
-    /// path below the documents root and checks it names a document: an even,
-    /// non-zero number of non-empty segments.
+    /// Checks that `text` names a document, either below the documents root
+    /// (`authors/frank-herbert`: an even, non-zero number of non-empty segments)
+    /// or as a full resource name (`projects/p/databases/d/documents/authors/x`).
+    /// Returns it unchanged, or nil.
     public static func normalize(_ text: String) -> String? {
-        var segments = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        if segments.count > 5, segments[0] == "projects", segments[2] == "databases", segments[4] == "documents" {
-            segments.removeFirst(5)
-        }
+        var segments = text.split(separator: "/", omittingEmptySubsequences: false)
+        if isFullName(text) { segments.removeFirst(5) }
         guard !segments.isEmpty, segments.count % 2 == 0, segments.allSatisfy({ !$0.isEmpty }) else { return nil }
-        return segments.joined(separator: "/")
+        return text
+    }
+
+    /// `projects/P/databases/D/documents/…`
+    public static func isFullName(_ text: String) -> Bool {
+        let segments = text.split(separator: "/", maxSplits: 5, omittingEmptySubsequences: false)
+        return segments.count > 5 && segments[0] == "projects" && segments[2] == "databases" && segments[4] == "documents"
+    }
+
+    /// Shortens a full resource name under `documentsRoot`
+    /// (`projects/P/databases/D/documents`); other references are kept as they are,
+    /// because shortening a reference to another database would change its meaning.
+    public static func shorten(_ path: String, documentsRoot: String) -> String {
+        let prefix = documentsRoot + "/"
+        return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
     }
 }

@@ -130,7 +130,7 @@ import Testing
         let fields = try JSONParser.parseObject(Array(text.utf8))
         #expect(fields["t"] == .timestamp(try Timestamp(rfc3339: "2024-05-01T12:00:00.500000Z")))
         #expect(fields["b"] == .bytes([0, 1, 2]))
-        #expect(fields["r"] == .reference("authors/frank"))
+        #expect(fields["r"] == .reference("projects/p/databases/(default)/documents/authors/frank"))
         #expect(fields["g"] == .geoPoint(latitude: 1, longitude: -3.25))
         #expect(fields["n"] == .double(-.infinity))
         #expect(fields["notTag"] == .map(["$a": .integer(1), "$b": .integer(2)]))

@@ -155,3 +155,19 @@ import Testing
         }
     }
 }
+
+@Suite struct ReferenceTests {
+    @Test func fullNamesUnderOurDatabaseAreShortenedOthersKept() throws {
+        let rules = RecordRules(documentsRoot: "projects/p/databases/(default)/documents")
+        let text = """
+            {"id": "x", "title": "t", "author": "a", "genre": "g",
+             "own": {"$reference": "projects/p/databases/(default)/documents/authors/frank"},
+             "other": {"$reference": "projects/q/databases/(default)/documents/authors/frank"},
+             "list": [{"$reference": "projects/p/databases/(default)/documents/a/b"}]}
+            """
+        guard case .success(let fields) = rules.parse(Array(text.utf8)) else { Issue.record("parse failed"); return }
+        #expect(fields["own"] == .reference("authors/frank"))
+        #expect(fields["other"] == .reference("projects/q/databases/(default)/documents/authors/frank"))
+        #expect(fields["list"] == .array([.reference("a/b")]))
+    }
+}

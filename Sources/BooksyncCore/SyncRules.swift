@@ -1,0 +1,133 @@
+/// The local file of a record, as far as the sync rules care.
+public enum LocalVersion: Sendable, Equatable {
+    case absent
+    case invalid([RecordDiagnostic])
+    case present(hash: String)
+}
+
+/// The remote document of a record, as far as the sync rules care.
+public enum RemoteVersion: Sendable, Equatable {
+    /// `--offline`: the remote was not asked, so it counts as unchanged.
+    case notChecked
+    case absent
+    /// `hash` is the content hash of the document as a record file; nil when
+    /// only its revision was listed (enough unless the local side changed too).
+    case present(revision: String, hash: String?)
+    /// A document that cannot become a record file (see the diagnostics).
+    case invalid(revision: String, [RecordDiagnostic])
+}
+
+/// How one side changed since the base.
+public enum ChangeKind: String, Sendable, Equatable, CaseIterable {
+    case added, modified, deleted
+}
+
+/// Why a record is a conflict.
+public enum ConflictKind: Sendable, Equatable {
+    /// Both sides modified these fields differently.
+    case bothModified(fields: [String])
+    /// Both sides created the record with different content.
+    case bothAdded
+    /// Modified here, deleted remotely.
+    case modifiedLocallyDeletedRemotely
+    /// Deleted here, modified remotely.
+    case deletedLocallyModifiedRemotely
+    /// Both sides changed but the remote content was not fetched; treated as a
+    /// conflict so nothing is overwritten on a guess.
+    case remoteContentUnknown
+}
+
+/// The class of a record in the three-way comparison (DESIGN.md §3).
+public enum SyncState: Sendable, Equatable {
+    case clean
+    case localChange(ChangeKind)
+    case remoteChange(ChangeKind)
+    /// Both sides changed to the same content (or both deleted).
+    case converged
+    /// Both sides modified different fields; `merged` is the field-level merge.
+    case mergeable(merged: Fields)
+    case conflict(ConflictKind)
+    /// The local file cannot be used; it is never sent and never overwritten.
+    case invalidLocal([RecordDiagnostic])
+    /// The remote document cannot become a record file; it is never pulled.
+    case invalidRemote([RecordDiagnostic])
+}
+
+/// The three-way sync rules: one exhaustive switch that mirrors DESIGN.md §3.
+public enum SyncRules {
+    /// Classifies a record from its base entry and both sides. `merge` computes
+    /// the field-level merge on demand (it needs the base, local and remote
+    /// fields, which only the caller can load); it is only called when both
+    /// sides modified the record to different content.
+    public static func classify(
+        base: BaseEntry?, local: LocalVersion, remote: RemoteVersion,
+        merge: () -> FieldMerge.Outcome?
+    ) -> SyncState {
+        if case .invalid(let diagnostics) = local { return .invalidLocal(diagnostics) }
+        let remoteSide: Side
+        switch remote {
+        case .invalid(let revision, let diagnostics):
+            // An invalid document the base already knows at this revision has not changed.
+            if base?.revision == revision { remoteSide = .unchanged } else { return .invalidRemote(diagnostics) }
+        case .notChecked:
+            remoteSide = base == nil ? .none : .unchanged
+        case .absent:
+            remoteSide = base == nil ? .none : .deleted
+        case .present(let revision, let hash):
+            if let base { remoteSide = base.revision == revision ? .unchanged : .changed(hash) } else { remoteSide = .changed(hash) }
+        }
+        let localSide: Side
+        switch local {
+        case .invalid: return .invalidLocal([])  // handled above; kept for exhaustiveness
+        case .absent: localSide = base == nil ? .none : .deleted
+        case .present(let hash):
+            if let base { localSide = base.hash == hash ? .unchanged : .changed(hash) } else { localSide = .changed(hash) }
+        }
+
+        let isNew = base == nil
+        switch (localSide, remoteSide) {
+        // same | same
+        case (.unchanged, .unchanged), (.none, .none), (.unchanged, .none), (.none, .unchanged):
+            return .clean
+        // added/modified/deleted | same
+        case (.changed, .unchanged), (.changed, .none):
+            return .localChange(isNew ? .added : .modified)
+        case (.deleted, .unchanged), (.deleted, .none):
+            return .localChange(.deleted)
+        // same | added/modified/deleted
+        case (.unchanged, .changed), (.none, .changed):
+            return .remoteChange(isNew ? .added : .modified)
+        case (.unchanged, .deleted), (.none, .deleted):
+            return .remoteChange(.deleted)
+        // changed | changed, same content
+        case (.deleted, .deleted):
+            return .converged
+        case (.changed(let localHash), .changed(let remoteHash)):
+            guard let remoteHash else { return .conflict(.remoteContentUnknown) }
+            if localHash == remoteHash { return .converged }
+            // added | added, different content
+            if isNew { return .conflict(.bothAdded) }
+            // modified | modified: field by field
+            switch merge() {
+            case .merged(let fields)?: return .mergeable(merged: fields)
+            case .conflicts(let fields)?: return .conflict(.bothModified(fields: fields))
+            case nil: return .conflict(.remoteContentUnknown)
+            }
+        // modified | deleted, and the reverse
+        case (.changed, .deleted):
+            return .conflict(.modifiedLocallyDeletedRemotely)
+        case (.deleted, .changed):
+            return .conflict(.deletedLocallyModifiedRemotely)
+        }
+    }
+
+    /// One side relative to the base.
+    private enum Side {
+        /// No base and nothing on this side.
+        case none
+        case unchanged
+        /// Added (no base) or modified; the content hash when known.
+        case changed(String?)
+        case deleted
+    }
+}
