@@ -37,7 +37,7 @@ public enum BooksyncCommand {
     public static let version = "0.1.0"
 
     static var subcommands: [any Subcommand.Type] {
-        [InitCommand.self, StatusCommand.self, ValidateCommand.self, FormatCommand.self]
+        [InitCommand.self, StatusCommand.self, PullCommand.self, PushCommand.self, SyncCommand.self, ValidateCommand.self, FormatCommand.self]
     }
 
     static let globalOptions: [OptionSpec] = [

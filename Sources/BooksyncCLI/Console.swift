@@ -50,6 +50,11 @@ public final class Console: Sendable {
         stderrSink(Array((line + "\n").utf8))
     }
 
+    /// Text on stderr without a newline (progress bars).
+    func errRaw(_ text: String) {
+        stderrSink(Array(text.utf8))
+    }
+
     public func flush() {
         let pending = buffer.withLock { b in
             defer { b.removeAll(keepingCapacity: true) }

@@ -22,8 +22,8 @@ extension BooksyncError {
     var exitCode: ExitCode {
         switch self {
         case .notACollection, .alreadyInitialized, .invalidArgument: .usage
-        case .damagedStateFile, .io: .failure
-        case .lockHeld: .refused
+        case .damagedStateFile, .io, .remote: .failure
+        case .lockHeld, .massDelete: .refused
         }
     }
 }

@@ -1,25 +1,27 @@
 import BooksyncCore
 import BooksyncKit
 
-/// `booksync status`: how the records differ from the last sync.
+/// `booksync status`: how the records differ from the last sync, on both sides.
 enum StatusCommand: Subcommand {
     static let name = "status"
-    static let summary = "show how the records differ from the last sync"
+    static let summary = "show how the records differ from the last sync, locally and remotely"
     static let usage = "booksync status [--offline] [--short] [--json] [--exit-code]"
     static let discussion = """
-        Compares each record file with the base (what the last sync saw). Record
-        files are only read when their size, times or inode changed since booksync
-        last hashed them, so status on an unchanged tree reads no record file.
+        Compares each record across the local file, the base (what the last sync
+        saw) and the remote document. Record files are only read when their size,
+        times or inode changed since booksync last hashed them; the remote is
+        listed without document bodies, which are fetched only for records that
+        changed on both sides.
 
-        --short prints two columns and the id per line: the first is the local
-        side (A added, M modified, D deleted, ! invalid), the second the remote
-        side (blank when not checked). Files whose name is not a valid record id
-        are listed with '!' and their file name.
+        --short prints two columns and the id per line: the local side, then the
+        remote side (A added, M modified, D deleted, ! invalid). Records changed
+        on both sides show == (converged: same content), MM (mergeable field by
+        field), or a conflict as git writes them: UU (both modified), AA (both
+        added), UD (modified here, deleted remotely), DU (deleted here, modified
+        remotely). Files whose name is not a valid record id are listed with '!'
+        and their file name.
 
         --json prints a stable document, described in README.md.
-
-        The Firestore side is not compared yet: status currently reports local
-        changes only, as with --offline.
         """
     static let options = [
         OptionSpec("--offline", help: "do not contact the remote; report local changes only"),
@@ -36,10 +38,10 @@ enum StatusCommand: Subcommand {
             throw UsageError(message: "--short and --json cannot be combined", command: name)
         }
         let collection = try context.openCollection()
-        if !arguments.has("--offline"), !context.quiet {
-            context.console.err("booksync: note: this version does not compare with Firestore yet; showing local changes only (as --offline)")
-        }
-        let status = try await collection.localStatus()
+        let remote = arguments.has("--offline") ? nil : try context.makeRemote(collection)
+        let progress = ProgressBar(console: context.console, enabled: !context.quiet)
+        let status = try await collection.status(remote: remote, progress: progress.update)
+        progress.finish()
         if context.verbose {
             context.console.err("scanned \(status.recordCount) record files, read \(status.filesRead) (the rest unchanged since last hashed)")
         }
@@ -49,7 +51,7 @@ enum StatusCommand: Subcommand {
         } else if arguments.has("--short") {
             renderer.short(status).forEach(context.console.out)
         } else {
-            renderer.text(status).forEach(context.console.out)
+            renderer.text(status, remoteName: remote?.displayName).forEach(context.console.out)
         }
         if status.needsAttention { return .attention }
         if arguments.has("--exit-code"), !status.isClean { return .attention }
@@ -67,59 +69,72 @@ struct StatusRenderer {
     func path(_ id: RecordID) -> String { context.display(root + "/" + id.fileName) }
     func path(_ fileName: String) -> String { context.display(root + "/" + fileName) }
 
-    static func letter(_ change: LocalChange) -> String {
-        switch change {
-        case .added: "A"
-        case .modified: "M"
-        case .deleted: "D"
-        case .invalid: "!"
+    /// A group of the text output: heading, hint, and the records it takes.
+    private struct Group {
+        let heading: String
+        let hint: String
+        let style: Style
+        let line: (RecordStatus) -> String?
+    }
+
+    private var groups: [Group] {
+        [
+            Group(heading: "Local changes not yet pushed:", hint: "(booksync push publishes them)", style: .green) { status in
+                if case .localChange(let kind) = status.state { return Self.label(kind.rawValue) + path(status.id) }
+                return nil
+            },
+            Group(heading: "Remote changes not yet pulled:", hint: "(booksync pull applies them)", style: .cyan) { status in
+                if case .remoteChange(let kind) = status.state { return Self.label(kind.rawValue) + path(status.id) }
+                return nil
+            },
+            Group(heading: "Changed the same way on both sides:", hint: "(the next pull or push records them)", style: .green) { status in
+                if case .converged = status.state { return Self.label("converged") + path(status.id) }
+                return nil
+            },
+            Group(heading: "Changed on both sides, mergeable field by field:", hint: "(booksync pull merges them, then push publishes the merge)", style: .yellow) { status in
+                if case .mergeable = status.state { return Self.label("mergeable") + path(status.id) }
+                return nil
+            },
+            Group(heading: "Conflicts:", hint: "(booksync pull --ours or --theirs settles them one way)", style: .red) { status in
+                if case .conflict(let kind) = status.state { return Self.describe(kind) + path(status.id) + Self.fieldList(kind) }
+                return nil
+            },
+            Group(heading: "Invalid records (booksync neither sends nor overwrites them):", hint: "(fix them; booksync validate lists every problem)", style: .red) { status in
+                switch status.state {
+                case .invalidLocal(let diagnostics):
+                    return path(status.id) + Self.firstProblem(diagnostics)
+                case .invalidRemote(let diagnostics):
+                    return "remote " + status.id.rawValue + Self.firstProblem(diagnostics)
+                default:
+                    return nil
+                }
+            },
+        ]
+    }
+
+    static func label(_ text: String) -> String { (text + ":").padding(to: 11) }
+
+    static func describe(_ kind: ConflictKind) -> String {
+        switch kind {
+        case .bothModified: label("both modified")
+        case .bothAdded: label("both added")
+        case .modifiedLocallyDeletedRemotely: "modified here, deleted remotely: "
+        case .deletedLocallyModifiedRemotely: "deleted here, modified remotely: "
+        case .remoteContentUnknown: label("both changed")
         }
     }
 
-    func style(_ change: LocalChange) -> Style {
-        switch change {
-        case .added: .green
-        case .modified: .yellow
-        case .deleted, .invalid: .red
+    static func fieldList(_ kind: ConflictKind) -> String {
+        if case .bothModified(let fields) = kind, !fields.isEmpty {
+            return " (field\(fields.count == 1 ? "" : "s") " + fields.map { "'\($0)'" }.joined(separator: ", ") + ")"
         }
+        return ""
     }
 
-    func text(_ status: LocalStatus) -> [String] {
-        var lines: [String] = []
-        let changes = status.changes.filter { $0.change != .invalid }
-        let invalid = status.changes.filter { $0.change == .invalid }
-        if !changes.isEmpty {
-            lines.append("Local changes not yet pushed:")
-            if !context.quiet { lines.append("  (booksync push publishes them)") }
-            for entry in changes {
-                let label = (entry.change.rawValue + ":").padding(to: 10)
-                lines.append("\t" + Style.apply(style(entry.change), label + path(entry.id), color))
-            }
-            lines.append("")
-        }
-        if !invalid.isEmpty || !status.unusableFiles.isEmpty {
-            lines.append("Invalid record files (booksync neither sends nor overwrites them):")
-            if !context.quiet { lines.append("  (fix them; booksync validate lists every problem)") }
-            for entry in invalid {
-                var first = entry.diagnostics.first.map(Self.located) ?? ""
-                if entry.diagnostics.count > 1 { first += " (and \(entry.diagnostics.count - 1) more)" }
-                lines.append("\t" + Style.apply(.red, path(entry.id) + first, color))
-            }
-            for file in status.unusableFiles {
-                lines.append("\t" + Style.apply(.red, path(file.fileName) + ": " + file.message, color))
-            }
-            lines.append("")
-        }
-        if status.isClean {
-            lines.append("\(plural(status.recordCount, "record")), nothing changed since the last sync")
-        } else if !context.quiet {
-            var parts: [String] = []
-            if !changes.isEmpty { parts.append(plural(changes.count, "local change")) }
-            let invalidCount = invalid.count + status.unusableFiles.count
-            if invalidCount > 0 { parts.append("\(invalidCount) invalid") }
-            lines.append("\(plural(status.recordCount, "record")): " + parts.joined(separator: ", "))
-        }
-        return lines
+    static func firstProblem(_ diagnostics: [RecordDiagnostic]) -> String {
+        var text = diagnostics.first.map(located) ?? ""
+        if diagnostics.count > 1 { text += " (and \(diagnostics.count - 1) more)" }
+        return text
     }
 
     /// `:7:12: message` or `: message`, to follow a file path.
@@ -127,50 +142,152 @@ struct StatusRenderer {
         (diagnostic.position.map { ":\($0)" } ?? "") + ": " + diagnostic.message
     }
 
-    func short(_ status: LocalStatus) -> [String] {
-        var lines = status.changes.map { entry in
-            Style.apply(style(entry.change), Self.letter(entry.change), color) + "  " + entry.id.rawValue
+    func text(_ status: SyncStatus, remoteName: String?) -> [String] {
+        var lines: [String] = []
+        if let remoteName, !context.quiet { lines += ["Comparing with \(remoteName)", ""] }
+        for group in groups {
+            let entries = status.records.compactMap(group.line)
+            var extra: [String] = []
+            if group.heading.hasPrefix("Invalid") {
+                extra = status.unusableFiles.map { path($0.fileName) + ": " + $0.message }
+                    + status.unusableRemote.map { "remote document '\($0.name)': " + $0.message }
+            }
+            guard !(entries + extra).isEmpty else { continue }
+            lines.append(group.heading)
+            if !context.quiet { lines.append("  " + group.hint) }
+            for entry in entries + extra { lines.append("\t" + group.style.apply(entry, enabled: color)) }
+            lines.append("")
         }
-        lines += status.unusableFiles.map { Style.apply(.red, "!", color) + "  " + $0.fileName }
+        let remoteNote = status.remoteChecked ? "" : " (remote not checked)"
+        if status.isClean {
+            lines.append("\(plural(status.recordCount, "record")), nothing changed since the last sync\(remoteNote)")
+        } else if !context.quiet {
+            lines.append(summary(status) + remoteNote)
+        }
         return lines
     }
 
-    /// The `--json` document (version 1). Stable: fields are only ever added.
-    func json(_ status: LocalStatus) -> String {
-        let records: [Value] = status.changes.map { entry in
-            var fields: Fields = [
-                "id": .string(entry.id.rawValue),
-                "file": .string(entry.id.fileName),
-                "local": .string(entry.change.rawValue),
-                "remote": .null,
-                "class": .string(entry.change == .invalid ? "invalid" : "local-change"),
-            ]
-            if entry.change == .invalid {
-                fields["problems"] = .array(entry.diagnostics.map { .string($0.description) })
+    func summary(_ status: SyncStatus) -> String {
+        var counts: [String: Int] = [:]
+        for record in status.records {
+            let key: String
+            switch record.state {
+            case .clean: continue
+            case .localChange: key = "local change"
+            case .remoteChange: key = "remote change"
+            case .converged: key = "converged"
+            case .mergeable: key = "mergeable"
+            case .conflict: key = "conflict"
+            case .invalidLocal, .invalidRemote: key = "invalid"
             }
+            counts[key, default: 0] += 1
+        }
+        counts["invalid", default: 0] += status.unusableFiles.count + status.unusableRemote.count
+        let order = ["local change", "remote change", "converged", "mergeable", "conflict", "invalid"]
+        let parts = order.compactMap { key in counts[key].flatMap { $0 > 0 ? (key == "invalid" || key == "converged" || key == "mergeable" ? "\($0) \(key)" : plural($0, key)) : nil } }
+        return "\(plural(status.recordCount, "record")): " + parts.joined(separator: ", ")
+    }
+
+    static func letter(_ kind: ChangeKind) -> String {
+        switch kind {
+        case .added: "A"
+        case .modified: "M"
+        case .deleted: "D"
+        }
+    }
+
+    /// The two `--short` columns for a state.
+    static func columns(_ state: SyncState) -> String {
+        switch state {
+        case .clean: "  "
+        case .localChange(let kind): letter(kind) + " "
+        case .remoteChange(let kind): " " + letter(kind)
+        case .converged: "=="
+        case .mergeable: "MM"
+        case .conflict(.bothAdded): "AA"
+        case .conflict(.modifiedLocallyDeletedRemotely): "UD"
+        case .conflict(.deletedLocallyModifiedRemotely): "DU"
+        case .conflict(.bothModified), .conflict(.remoteContentUnknown): "UU"
+        case .invalidLocal: "! "
+        case .invalidRemote: " !"
+        }
+    }
+
+    static func style(_ state: SyncState) -> Style {
+        switch state {
+        case .clean, .localChange, .converged: .green
+        case .remoteChange: .cyan
+        case .mergeable: .yellow
+        case .conflict, .invalidLocal, .invalidRemote: .red
+        }
+    }
+
+    func short(_ status: SyncStatus) -> [String] {
+        var lines = status.records.map { record in
+            Self.style(record.state).apply(Self.columns(record.state), enabled: color) + " " + record.id.rawValue
+        }
+        lines += status.unusableFiles.map { Style.red.apply("! ", enabled: color) + " " + $0.fileName }
+        lines += status.unusableRemote.map { Style.red.apply(" !", enabled: color) + " " + $0.name }
+        return lines
+    }
+
+    /// `local`, `remote` and `class` of a state for `--json`.
+    static func jsonSides(_ state: SyncState) -> (local: String?, remote: String?, kind: String) {
+        switch state {
+        case .clean: (nil, nil, "clean")
+        case .localChange(let k): (k.rawValue, nil, "local-change")
+        case .remoteChange(let k): (nil, k.rawValue, "remote-change")
+        case .converged: ("changed", "changed", "converged")
+        case .mergeable: ("modified", "modified", "mergeable")
+        case .conflict(.bothModified): ("modified", "modified", "conflict")
+        case .conflict(.bothAdded): ("added", "added", "conflict")
+        case .conflict(.modifiedLocallyDeletedRemotely): ("modified", "deleted", "conflict")
+        case .conflict(.deletedLocallyModifiedRemotely): ("deleted", "modified", "conflict")
+        case .conflict(.remoteContentUnknown): ("changed", "changed", "conflict")
+        case .invalidLocal: ("invalid", nil, "invalid")
+        case .invalidRemote: (nil, "invalid", "invalid")
+        }
+    }
+
+    /// The `--json` document (version 1). Stable: fields are only ever added.
+    func json(_ status: SyncStatus) -> String {
+        var counts: Fields = [:]
+        for name in ["local-change", "remote-change", "converged", "mergeable", "conflict", "invalid"] { counts[name] = .integer(0) }
+        let records: [Value] = status.records.map { record in
+            let sides = Self.jsonSides(record.state)
+            var fields: Fields = [
+                "id": .string(record.id.rawValue),
+                "file": .string(record.id.fileName),
+                "class": .string(sides.kind),
+                "local": sides.local.map(Value.string) ?? .null,
+                "remote": sides.remote.map(Value.string) ?? .null,
+            ]
+            switch record.state {
+            case .invalidLocal(let diagnostics), .invalidRemote(let diagnostics):
+                fields["problems"] = .array(diagnostics.map { .string($0.description) })
+            case .conflict(.bothModified(let names)):
+                fields["conflictFields"] = .array(names.map(Value.string))
+            default:
+                break
+            }
+            if case .integer(let n)? = counts[sides.kind] { counts[sides.kind] = .integer(n + 1) }
             return .map(fields)
         }
-        let unusable: [Value] = status.unusableFiles.map { .map(["file": .string($0.fileName), "problem": .string($0.message)]) }
-        var counts: Fields = [:]
-        for change in LocalChange.allCases {
-            counts[change.rawValue] = .integer(Int64(status.changes.filter { $0.change == change }.count))
-        }
         counts["unusableFiles"] = .integer(Int64(status.unusableFiles.count))
+        counts["unusableRemote"] = .integer(Int64(status.unusableRemote.count))
         let document: Fields = [
             "version": .integer(1),
             "collection": .string(root),
-            "remoteChecked": .bool(false),
+            "remoteChecked": .bool(status.remoteChecked),
             "recordFiles": .integer(Int64(status.recordCount)),
+            "remoteDocuments": status.remoteCount.map { .integer(Int64($0)) } ?? .null,
             "records": .array(records),
-            "unusableFiles": .array(unusable),
+            "unusableFiles": .array(status.unusableFiles.map { .map(["file": .string($0.fileName), "problem": .string($0.message)]) }),
+            "unusableRemote": .array(status.unusableRemote.map { .map(["id": .string($0.name), "problem": .string($0.message)]) }),
             "counts": .map(counts),
             "clean": .bool(status.isClean),
         ]
         let bytes = CanonicalJSON.encode(document, leadingKeys: ["version"])
         return String(decoding: bytes.dropLast(), as: UTF8.self)
     }
-}
-
-extension Style {
-    static func apply(_ style: Style, _ text: String, _ enabled: Bool) -> String { style.apply(text, enabled: enabled) }
 }

@@ -1,3 +1,11 @@
+/// What a scan found in one record file.
+public enum LocalFileState: Sendable, Equatable {
+    /// A valid record with this content hash.
+    case valid(hash: String)
+    /// A file that cannot be used as a record, with every reason.
+    case invalid([RecordDiagnostic])
+}
+
 /// The local file of a record, as far as the sync rules care.
 public enum LocalVersion: Sendable, Equatable {
     case absent

@@ -14,6 +14,10 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case io(FileSystemError)
     /// Another booksync process holds the lock.
     case lockHeld(path: String, pid: Int32)
+    /// The remote failed after retries.
+    case remote(RemoteError)
+    /// A pull or push would delete too many records (`--max-delete`).
+    case massDelete(command: String, deletes: Int, baseCount: Int, maximumPercent: Double)
 
     public var description: String {
         switch self {
@@ -33,6 +37,15 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
             error.description
         case .lockHeld(let path, let pid):
             "another booksync (pid \(pid)) is working in this collection; wait for it or, if it is gone, remove \(path)"
+        case .remote(let error):
+            error.description
+        case .massDelete(let command, let deletes, let baseCount, let percent):
+            "\(command) would delete \(deletes) of \(baseCount) records, more than --max-delete \(Self.format(percent))%; "
+                + "check what happened, then run 'booksync \(command) --force' (or raise --max-delete) if it is intended"
         }
+    }
+
+    private static func format(_ percent: Double) -> String {
+        percent == percent.rounded() ? String(Int(percent)) : String(percent)
     }
 }

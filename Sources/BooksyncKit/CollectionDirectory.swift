@@ -81,37 +81,8 @@ public struct CollectionDirectory: Sendable {
         try LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint).scan()
     }
 
-    /// Local changes against the base, without contacting the remote (`status --offline`).
-    public func localStatus() async throws(BooksyncError) -> LocalStatus {
-        let manifest = try loadManifest()
-        let scan = try await scanLocal()
-        return LocalStatus(
-            changes: LocalComparison.changes(files: scan.files, base: manifest.entries),
-            unusableFiles: scan.unusableFiles,
-            recordCount: scan.files.count,
-            filesRead: scan.filesRead)
-    }
-
     /// Takes the collection lock for a writing command.
     public func lock(onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> CollectionLock {
         try CollectionLock.acquire(at: paths.lock, onStaleLock: onStaleLock)
-    }
-}
-
-/// The result of `status --offline`.
-public struct LocalStatus: Sendable {
-    /// Records whose file differs from the base, sorted by id.
-    public let changes: [LocalChangeEntry]
-    /// Files that look like records but cannot be (bad names, not regular files).
-    public let unusableFiles: [UnusableFile]
-    /// Record files present in the directory.
-    public let recordCount: Int
-    /// Record files read during the scan (0 for an unchanged tree with a warm cache).
-    public let filesRead: Int
-
-    /// True when nothing differs from the base and nothing needs attention.
-    public var isClean: Bool { changes.isEmpty && unusableFiles.isEmpty }
-    public var needsAttention: Bool {
-        !unusableFiles.isEmpty || changes.contains { $0.change == .invalid }
     }
 }

@@ -27,6 +27,8 @@ struct LocalScanner: Sendable {
     let paths: CollectionPaths
     let rules: RecordRules
     let fingerprint: String
+    /// False for `--dry-run`, which must not write anything, not even the cache.
+    var writeIndex = true
 
     private enum Outcome: Sendable {
         case valid(hash: String, entry: StatCache.Entry?, read: Bool)
@@ -83,7 +85,7 @@ struct LocalScanner: Sendable {
         let cache = StatCache(scanStartedAt: scanStartedAt, fingerprint: fingerprint, entries: cacheEntries)
         // Rewrite when anything was hashed, even to the same result: the new scan
         // start time is what lets a formerly racy entry be trusted next time.
-        if validFilesHashed > 0 || previous?.entries != cacheEntries {
+        if writeIndex, validFilesHashed > 0 || previous?.entries != cacheEntries {
             // Best effort: a read-only directory still gets a correct status, only slower.
             try? FileSystem.writeAtomically(cache.encoded(), to: paths.index)
         }

@@ -1,0 +1,34 @@
+import BooksyncCore
+import BooksyncKit
+
+extension CommandContext {
+    /// The live Firestore remote for a collection: endpoint and credentials from
+    /// the environment and config.json, URLSession underneath, and request
+    /// logging on stderr with `--verbose` (method, path, status, time; never tokens).
+    func makeRemote(_ collection: CollectionDirectory) throws(BooksyncError) -> FirestoreRemote {
+        let endpoint: FirestoreEndpoint
+        do {
+            endpoint = try FirestoreEndpoint.resolve(environment: environment, tokenCommand: collection.config.tokenCommand)
+        } catch {
+            throw .remote(error)
+        }
+        let console = self.console
+        let verbose = self.verbose
+        return FirestoreRemote(
+            target: collection.config.remote, endpoint: endpoint, rules: collection.rules,
+            transport: URLSessionTransport.make(),
+            retry: RetryPolicy.fromEnvironment(environment),
+            log: { line in if verbose { console.err("booksync: " + line) } })
+    }
+}
+
+extension RetryPolicy {
+    /// The default policy; `BOOKSYNC_REQUEST_TIMEOUT` and `BOOKSYNC_RETRY_DEADLINE`
+    /// (seconds) shorten it, e.g. for fault-injection tests.
+    static func fromEnvironment(_ environment: [String: String]) -> RetryPolicy {
+        var policy = RetryPolicy()
+        if let timeout = environment["BOOKSYNC_REQUEST_TIMEOUT"].flatMap(Double.init), timeout > 0 { policy.requestTimeout = timeout }
+        if let deadline = environment["BOOKSYNC_RETRY_DEADLINE"].flatMap(Double.init), deadline > 0 { policy.totalDeadline = deadline }
+        return policy
+    }
+}

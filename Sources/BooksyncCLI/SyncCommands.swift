@@ -1,0 +1,221 @@
+import BooksyncCore
+import BooksyncKit
+
+/// `booksync pull`: apply remote changes locally.
+enum PullCommand: Subcommand {
+    static let name = "pull"
+    static let summary = "apply remote changes to the record files"
+    static let usage = "booksync pull [--dry-run] [--ours|--theirs] [--max-delete N%] [--force]"
+    static let discussion = """
+        Lists the remote collection (names and revisions only), downloads the
+        documents that changed since the last sync, and applies them: new and
+        changed documents are written, deleted ones removed. Records changed on
+        both sides are merged field by field when the changes touch different
+        fields (the merge is then a local change for push); real conflicts leave
+        the local file alone and store the remote side in .booksync/conflicts/.
+        Invalid local files are never overwritten.
+        """
+    static let options = SyncCommandSupport.pullOptions
+
+    static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
+        let options = try SyncCommandSupport.options(arguments, command: name)
+        let collection = try context.openCollection()
+        let remote = try context.makeRemote(collection)
+        let report = try await SyncCommandSupport.pull(collection, remote: remote, options: options, context: context)
+        SyncCommandSupport.render([report], context: context, root: collection.paths.root)
+        return report.needsAttention ? .attention : .success
+    }
+}
+
+/// `booksync push`: publish local changes.
+enum PushCommand: Subcommand {
+    static let name = "push"
+    static let summary = "publish local changes to the remote collection"
+    static let usage = "booksync push [--dry-run] [--atomic] [--max-delete N%] [--force]"
+    static let discussion = """
+        Sends only the records that changed locally since the last sync, each
+        write guarded by a precondition (create: the document must not exist;
+        update and delete: its revision must still be the base revision), so a
+        concurrent change on the server is never overwritten. When a
+        precondition fails, booksync fetches that document: if it already holds
+        the same content the record is recorded as synced, otherwise it is
+        reported ("run booksync pull") and left alone. Invalid files are never sent.
+        """
+    static let options = SyncCommandSupport.pushOptions
+
+    static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
+        let options = try SyncCommandSupport.options(arguments, command: name)
+        let collection = try context.openCollection()
+        let remote = try context.makeRemote(collection)
+        let report = try await SyncCommandSupport.push(collection, remote: remote, options: options, context: context)
+        SyncCommandSupport.render([report], context: context, root: collection.paths.root)
+        return report.needsAttention ? .attention : .success
+    }
+}
+
+/// `booksync sync`: pull, then push.
+enum SyncCommand: Subcommand {
+    static let name = "sync"
+    static let summary = "pull, then push"
+    static let usage = "booksync sync [--dry-run] [--ours|--theirs] [--atomic] [--max-delete N%] [--force]"
+    static let discussion = "Runs pull and then push with the same options; see their help."
+    static let options = SyncCommandSupport.pullOptions + [SyncCommandSupport.atomicOption]
+
+    static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
+        let options = try SyncCommandSupport.options(arguments, command: name)
+        let collection = try context.openCollection()
+        let remote = try context.makeRemote(collection)
+        let pulled = try await SyncCommandSupport.pull(collection, remote: remote, options: options, context: context)
+        var reports = [pulled]
+        if !options.dryRun {
+            reports.append(try await SyncCommandSupport.push(collection, remote: remote, options: options, context: context))
+        } else if !context.quiet {
+            context.console.err("booksync: note: --dry-run shows the pull; push is planned from the files as they are after a real pull")
+        }
+        SyncCommandSupport.render(reports, context: context, root: collection.paths.root)
+        return reports.contains { $0.needsAttention } ? .attention : .success
+    }
+}
+
+/// Options, execution and rendering shared by pull, push and sync.
+enum SyncCommandSupport {
+    static let dryRunOption = OptionSpec("--dry-run", short: "n", help: "print the plan; write nothing, locally or remotely")
+    static let maxDeleteOption = OptionSpec("--max-delete", value: "N%", help: "refuse to delete more than N% of the synced records (default 50%)")
+    static let forceOption = OptionSpec("--force", help: "skip the mass-delete guard")
+    static let atomicOption = OptionSpec("--atomic", help: "push all changes in one transaction, or none (at most 500)")
+    static let pullOptions = [
+        dryRunOption,
+        OptionSpec("--ours", help: "settle conflicts by keeping the local side (push then publishes it)"),
+        OptionSpec("--theirs", help: "settle conflicts by taking the remote side"),
+        maxDeleteOption, forceOption,
+    ]
+    static let pushOptions = [dryRunOption, atomicOption, maxDeleteOption, forceOption]
+
+    static func options(_ arguments: ParsedArguments, command: String) throws(UsageError) -> SyncOptions {
+        guard arguments.positionals.isEmpty else {
+            throw UsageError(message: "unexpected argument '\(arguments.positionals[0])'", command: command)
+        }
+        var options = SyncOptions()
+        options.dryRun = arguments.has("--dry-run")
+        options.force = arguments.has("--force")
+        options.atomic = arguments.has("--atomic")
+        if arguments.has("--ours"), arguments.has("--theirs") {
+            throw UsageError(message: "--ours and --theirs cannot be combined", command: command)
+        }
+        if arguments.has("--ours") { options.conflictChoice = .ours }
+        if arguments.has("--theirs") { options.conflictChoice = .theirs }
+        if let text = arguments.values["--max-delete"] {
+            guard let percent = DeleteGuard.parsePercent(text) else {
+                throw UsageError(message: "--max-delete takes a percentage from 0 to 100, like 25%", command: command)
+            }
+            options.deleteGuard.maximumPercent = percent
+        }
+        return options
+    }
+
+    static func staleLockNotice(_ context: CommandContext) -> (Int32) -> Void {
+        { pid in context.console.err("booksync: note: took over a lock left by process \(pid), which is no longer running") }
+    }
+
+    static func pull(_ collection: CollectionDirectory, remote: FirestoreRemote, options: SyncOptions, context: CommandContext) async throws(BooksyncError) -> SyncReport {
+        let progress = ProgressBar(console: context.console, enabled: !context.quiet)
+        defer { progress.finish() }
+        return try await collection.pull(remote: remote, options: options, progress: progress.update, onStaleLock: staleLockNotice(context))
+    }
+
+    static func push(_ collection: CollectionDirectory, remote: FirestoreRemote, options: SyncOptions, context: CommandContext) async throws(BooksyncError) -> SyncReport {
+        let progress = ProgressBar(console: context.console, enabled: !context.quiet)
+        defer { progress.finish() }
+        return try await collection.push(remote: remote, options: options, progress: progress.update, onStaleLock: staleLockNotice(context))
+    }
+
+    /// One line per record, then a summary such as `pulled 3, pushed 2, 1 conflict`.
+    static func render(_ reports: [SyncReport], context: CommandContext, root: String) {
+        let color = context.console.colorStdout
+        func path(_ id: RecordID) -> String { context.display(root + "/" + id.fileName) }
+        var counts: [String: Int] = [:]
+        for report in reports {
+            let would = report.dryRun ? "would " : ""
+            for event in report.events {
+                let (line, style, key) = describe(event, path: path(event.id), would: would, command: report.command)
+                counts[key, default: 0] += 1
+                if !context.quiet || style == .red { context.console.out(style.apply(line, enabled: color)) }
+            }
+            for file in report.unusableFiles where report.command == "push" || reports.count == 1 {
+                context.console.out(Style.red.apply("invalid  \(context.display(root + "/" + file.fileName)): \(file.message)", enabled: color))
+                counts["invalid", default: 0] += 1
+            }
+            for document in report.unusableRemote {
+                context.console.out(Style.red.apply("invalid  remote document '\(document.name)': \(document.message) (not pulled)", enabled: color))
+                counts["invalid", default: 0] += 1
+            }
+        }
+        let order: [(String, String, String)] = [
+            ("pulled", "pulled", "pulled"), ("pushed", "pushed", "pushed"), ("merged", "merged", "merged"),
+            ("recorded", "recorded", "recorded"), ("conflict", "conflict", "conflicts"), ("stale", "remote changed", "remote changed"),
+            ("invalid", "invalid", "invalid"), ("rejected", "rejected", "rejected"), ("skipped", "skipped", "skipped"),
+        ]
+        let parts = order.compactMap { key, one, many -> String? in
+            guard let n = counts[key], n > 0 else { return nil }
+            if ["pulled", "pushed", "merged", "recorded"].contains(key) { return "\(one) \(n)" }
+            return "\(n) \(n == 1 ? one : many)"
+        }
+        let prefix = reports.first?.dryRun == true ? "dry run: nothing written; " : ""
+        context.console.out(prefix + (parts.isEmpty ? "nothing to do" : parts.joined(separator: ", ")))
+    }
+
+    /// The line, colour and summary key for one event.
+    static func describe(_ event: SyncEvent, path: String, would: String, command: String) -> (String, Style, String) {
+        switch event.kind {
+        case .pulled(let action):
+            switch action {
+            case .write: return ("\(would)pull     \(path)", .cyan, "pulled")
+            case .delete: return ("\(would)delete   \(path) (deleted remotely)", .cyan, "pulled")
+            case .adopt: return ("\(would)record   \(path) (same content on both sides)", .green, "recorded")
+            case .forget: return ("\(would)forget   \(event.id.rawValue) (deleted on both sides)", .green, "recorded")
+            case .merge: return ("\(would)merge    \(path) (fields changed on both sides; push publishes the merge)", .yellow, "merged")
+            case .keepLocal: return ("\(would)keep     \(path) (ours; push publishes it)", .yellow, "recorded")
+            case .conflict(let kind): return conflictLine(kind, path: path, id: event.id, would: would)
+            }
+        case .pushed(let action):
+            switch action {
+            case .create: return ("\(would)create   \(event.id.rawValue)", .green, "pushed")
+            case .update: return ("\(would)update   \(event.id.rawValue)", .green, "pushed")
+            case .delete: return ("\(would)delete   \(event.id.rawValue)", .green, "pushed")
+            case .adopt: return ("\(would)record   \(event.id.rawValue) (the remote already had this content)", .green, "recorded")
+            case .forget: return ("\(would)forget   \(event.id.rawValue) (already deleted remotely)", .green, "recorded")
+            }
+        case .conflict(let kind):
+            return conflictLine(kind, path: path, id: event.id, would: would)
+        case .remoteChangedSincePull:
+            return ("remote changed '\(event.id.rawValue)' since your last pull; run 'booksync pull'", .red, "stale")
+        case .invalidLocal(let diagnostics):
+            return ("invalid  \(path)\(StatusRenderer.firstProblem(diagnostics)) (not \(command == "push" ? "sent" : "overwritten"))", .red, "invalid")
+        case .invalidRemote(let diagnostics):
+            return ("invalid  remote \(event.id.rawValue)\(StatusRenderer.firstProblem(diagnostics)) (not pulled)", .red, "invalid")
+        case .rejected(let message):
+            return ("rejected \(event.id.rawValue): \(message)", .red, "rejected")
+        case .changedDuringSync:
+            return ("skipped  \(path): it changed while booksync was working; run the command again", .red, "skipped")
+        }
+    }
+
+    static func conflictLine(_ kind: ConflictKind, path: String, id: RecordID, would: String) -> (String, Style, String) {
+        let what = StatusRenderer.describe(kind).trimmingWhitespace.trimmingSuffix(":")
+        let saved = would.isEmpty && kind != .modifiedLocallyDeletedRemotely ? "; remote side in .booksync/conflicts/\(id.fileName)" : ""
+        return ("conflict \(path): \(what)\(StatusRenderer.fieldList(kind))\(saved)", .red, "conflict")
+    }
+}
+
+extension String {
+    var trimmingWhitespace: String {
+        var s = Substring(self)
+        while s.first?.isWhitespace == true { s.removeFirst() }
+        while s.last?.isWhitespace == true { s.removeLast() }
+        return String(s)
+    }
+
+    func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
+    }
+}

@@ -1,0 +1,59 @@
+import BooksyncCore
+
+/// The base state being updated by a pull or push: the manifest in memory plus
+/// the base copies on disk, saved as batches complete.
+///
+/// Order of writes for one record: record file (if any), then base copy, then —
+/// once per batch — the manifest (fsynced). A crash between them leaves the
+/// manifest behind the files, never ahead; the next run sees "both changed to
+/// the same content" and records it (converged) instead of redoing or losing
+/// anything.
+struct BaseState {
+    let paths: CollectionPaths
+    var manifest: Manifest
+    private var dirty = false
+
+    init(paths: CollectionPaths, manifest: Manifest) {
+        self.paths = paths
+        self.manifest = manifest
+    }
+
+    /// Records `record` at `revision` as what both sides now hold.
+    mutating func record(_ record: Record, revision: String) throws(BooksyncError) {
+        do {
+            try FileSystem.writeAtomically(record.canonicalBytes, to: paths.baseFile(record.id.fileName))
+        } catch {
+            throw .io(error)
+        }
+        manifest.entries[record.id] = BaseEntry(hash: record.hash, revision: revision)
+        dirty = true
+    }
+
+    /// Forgets a record both sides no longer have.
+    mutating func forget(_ id: RecordID) throws(BooksyncError) {
+        do {
+            try FileSystem.remove(paths.baseFile(id.fileName))
+        } catch {
+            throw .io(error)
+        }
+        manifest.entries[id] = nil
+        dirty = true
+    }
+
+    /// Writes the manifest if anything changed since the last save.
+    mutating func save() throws(BooksyncError) {
+        guard dirty else { return }
+        do {
+            try FileSystem.writeAtomically(manifest.encoded(), to: paths.manifest, durable: true)
+        } catch {
+            throw .io(error)
+        }
+        dirty = false
+    }
+
+    /// The fields of the base copy of a record, for field-level merges; nil if missing or unreadable.
+    static func baseFields(_ id: RecordID, paths: CollectionPaths) -> Fields? {
+        guard let bytes = try? FileSystem.readFile(paths.baseFile(id.fileName)) else { return nil }
+        return try? JSONParser.parseObject(bytes)
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Where Firestore's REST API is and how to authenticate to it.
+public struct FirestoreEndpoint: Sendable {
+    /// `https://firestore.googleapis.com/v1/` or `http://HOST:PORT/v1/` for the emulator.
+    public let baseURL: String
+    public let isEmulator: Bool
+    public let tokens: AccessTokens
+
+    public init(baseURL: String, isEmulator: Bool, tokens: AccessTokens) {
+        self.baseURL = baseURL
+        self.isEmulator = isEmulator
+        self.tokens = tokens
+    }
+
+    public static let productionURL = "https://firestore.googleapis.com/v1/"
+
+    /// The endpoint the environment asks for: the emulator when
+    /// `FIRESTORE_EMULATOR_HOST=host:port` is set (plain HTTP, `Bearer owner`),
+    /// else production over HTTPS with a token from `BOOKSYNC_ACCESS_TOKEN` or
+    /// the config's token command.
+    public static func resolve(environment: [String: String], tokenCommand: String?) throws(RemoteError) -> FirestoreEndpoint {
+        if let host = environment["FIRESTORE_EMULATOR_HOST"], !host.isEmpty {
+            guard isHostPort(host) else {
+                throw .configuration("FIRESTORE_EMULATOR_HOST must be host:port (e.g. 127.0.0.1:8080), not '\(host)'")
+            }
+            return FirestoreEndpoint(baseURL: "http://\(host)/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("owner")))
+        }
+        if let token = environment["BOOKSYNC_ACCESS_TOKEN"], !token.isEmpty {
+            return FirestoreEndpoint(baseURL: productionURL, isEmulator: false, tokens: AccessTokens(source: .fixed(token)))
+        }
+        if let tokenCommand, !tokenCommand.isEmpty {
+            return FirestoreEndpoint(baseURL: productionURL, isEmulator: false, tokens: AccessTokens(source: .command(tokenCommand)))
+        }
+        throw .authentication(
+            "no Firestore credentials: set BOOKSYNC_ACCESS_TOKEN, or remote.tokenCommand in .booksync/config.json "
+                + "(e.g. \"gcloud auth print-access-token\"), or FIRESTORE_EMULATOR_HOST for the emulator")
+    }
+
+    /// An explicit base URL (tests, other deployments). Plain HTTP is accepted only
+    /// for loopback hosts, so a token is never sent in the clear over a network.
+    public static func custom(baseURL: String, tokens: AccessTokens) throws(RemoteError) -> FirestoreEndpoint {
+        guard let url = URL(string: baseURL), let scheme = url.scheme, let host = url.host else {
+            throw .configuration("'\(baseURL)' is not a URL")
+        }
+        if scheme == "http", !isLoopback(host) {
+            throw .configuration("refusing plain HTTP to \(host): only loopback hosts and the emulator may be reached without TLS")
+        }
+        let normalized = baseURL.hasSuffix("/") ? baseURL : baseURL + "/"
+        return FirestoreEndpoint(baseURL: normalized, isEmulator: scheme == "http", tokens: tokens)
+    }
+
+    static func isHostPort(_ text: String) -> Bool {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else {
+            return false
+        }
+        return !text[..<colon].isEmpty && !text.contains("/")
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
+}
+
+/// Access tokens for Firestore, fetched once and refreshed once on 401.
+/// Tokens are never printed: not in errors, not with `--verbose`.
+public actor AccessTokens {
+    public enum Source: Sendable {
+        /// A token that cannot be refreshed (the emulator's `owner`, `BOOKSYNC_ACCESS_TOKEN`).
+        case fixed(String)
+        /// A shell command that prints a token (`gcloud auth print-access-token`).
+        case command(String)
+    }
+
+    private let source: Source
+    private var cached: String?
+
+    public init(source: Source) {
+        self.source = source
+    }
+
+    /// The current token; `refresh` forces a new one from a command source.
+    /// Returns nil when a refresh is asked of a fixed token (nothing new to try).
+    public func token(refresh: Bool = false) throws(RemoteError) -> String? {
+        switch source {
+        case .fixed(let token):
+            return refresh ? nil : token
+        case .command(let command):
+            if let cached, !refresh { return cached }
+            let token = try Self.run(command)
+            cached = token
+            return token
+        }
+    }
+
+    private static func run(_ command: String) throws(RemoteError) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            throw .authentication("cannot run the token command '\(command)': \(error.localizedDescription)")
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let token = String(decoding: data, as: UTF8.self).trimmingWhitespace
+        guard process.terminationStatus == 0, !token.isEmpty, !token.contains(where: { $0.isWhitespace }) else {
+            throw .authentication("the token command '\(command)' failed (exit \(process.terminationStatus)) or printed no token")
+        }
+        return token
+    }
+}

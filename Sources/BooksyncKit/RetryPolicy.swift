@@ -1,0 +1,51 @@
+/// How often and how long remote requests are retried.
+///
+/// Exponential backoff with full jitter, bounded in attempts and in total time,
+/// and every request has its own timeout, so a command always ends.
+public struct RetryPolicy: Sendable {
+    public var maximumAttempts: Int
+    /// Delay before the second attempt; doubles each time up to `maximumDelay`.
+    public var initialDelay: Double
+    public var maximumDelay: Double
+    /// Seconds a single request may take.
+    public var requestTimeout: Double
+    /// Seconds all attempts of one request may take together.
+    public var totalDeadline: Double
+    /// Waits between attempts; tests replace it so they need not sleep.
+    public var sleep: @Sendable (Double) async -> Void
+    /// A number in 0..<1 for jitter; tests make it deterministic.
+    public var random: @Sendable () -> Double
+
+    public init(
+        maximumAttempts: Int = 6, initialDelay: Double = 0.2, maximumDelay: Double = 5, requestTimeout: Double = 30,
+        totalDeadline: Double = 120,
+        sleep: @escaping @Sendable (Double) async -> Void = { seconds in try? await Task.sleep(for: .milliseconds(Int(seconds * 1000))) },
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
+        self.maximumAttempts = maximumAttempts
+        self.initialDelay = initialDelay
+        self.maximumDelay = maximumDelay
+        self.requestTimeout = requestTimeout
+        self.totalDeadline = totalDeadline
+        self.sleep = sleep
+        self.random = random
+    }
+
+    /// The wait before attempt `attempt + 1` (attempt counts from 1), honouring a
+    /// server's Retry-After when it asks for longer.
+    func delay(afterAttempt attempt: Int, retryAfter: Double?) -> Double {
+        let ceiling = min(maximumDelay, initialDelay * Double(1 << min(attempt - 1, 20)))
+        let jittered = ceiling / 2 + random() * ceiling / 2
+        if let retryAfter { return min(max(jittered, retryAfter), maximumDelay * 2) }
+        return jittered
+    }
+
+    /// HTTP statuses worth another attempt: rate limits and transient server errors.
+    static func isRetryable(status: Int, code: String) -> Bool {
+        switch status {
+        case 429, 500, 502, 503, 504: true
+        case 409: code == "ABORTED"
+        default: false
+        }
+    }
+}

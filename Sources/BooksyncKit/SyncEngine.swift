@@ -1,0 +1,469 @@
+import Synchronization
+import BooksyncCore
+
+/// Options of the writing commands.
+public struct SyncOptions: Sendable {
+    /// Print the plan, write nothing anywhere.
+    public var dryRun = false
+    /// `--ours` / `--theirs` for pull's conflicts.
+    public var conflictChoice: ConflictChoice = .ask
+    public var deleteGuard = DeleteGuard()
+    /// `--force`: skip the mass-delete guard.
+    public var force = false
+    /// `--atomic`: push all writes in one commit, or none.
+    public var atomic = false
+
+    public init() {}
+}
+
+/// Progress of a long transfer, for a progress bar.
+public struct SyncProgress: Sendable {
+    public let phase: String
+    public let done: Int
+    public let total: Int?
+}
+
+/// One record's three-way state.
+public struct RecordStatus: Sendable, Equatable {
+    public let id: RecordID
+    public let state: SyncState
+}
+
+/// The result of `status`.
+public struct SyncStatus: Sendable {
+    /// Records that are not clean, sorted by id.
+    public let records: [RecordStatus]
+    public let unusableFiles: [UnusableFile]
+    public let unusableRemote: [UnusableRemoteDocument]
+    /// Record files in the directory.
+    public let recordCount: Int
+    /// Documents in the remote collection; nil when the remote was not checked.
+    public let remoteCount: Int?
+    /// Record files read during the scan (0 for an unchanged tree with a warm cache).
+    public let filesRead: Int
+
+    public var remoteChecked: Bool { remoteCount != nil }
+    public var isClean: Bool { records.isEmpty && unusableFiles.isEmpty && unusableRemote.isEmpty }
+
+    /// Conflicts, invalid files or unusable documents: exit status 1.
+    public var needsAttention: Bool {
+        !unusableFiles.isEmpty || !unusableRemote.isEmpty || records.contains {
+            switch $0.state {
+            case .conflict, .invalidLocal, .invalidRemote: true
+            default: false
+            }
+        }
+    }
+}
+
+/// What a pull or push did (or, with `--dry-run`, would do) to one record.
+public enum SyncEventKind: Sendable, Equatable {
+    case pulled(PullAction)
+    case pushed(PushAction)
+    /// Left alone: both sides changed it (pull).
+    case conflict(ConflictKind)
+    /// Push found the remote changed since the base and the content differs.
+    case remoteChangedSincePull
+    case invalidLocal([RecordDiagnostic])
+    case invalidRemote([RecordDiagnostic])
+    /// The server refused the write for a reason other than a precondition.
+    case rejected(String)
+    /// The local file changed while booksync was working; it was left alone.
+    case changedDuringSync
+}
+
+public struct SyncEvent: Sendable, Equatable {
+    public let id: RecordID
+    public let kind: SyncEventKind
+}
+
+/// The result of `pull` or `push`.
+public struct SyncReport: Sendable {
+    public let command: String
+    public let dryRun: Bool
+    public var events: [SyncEvent]
+    public var unusableFiles: [UnusableFile]
+    public var unusableRemote: [UnusableRemoteDocument]
+
+    public var needsAttention: Bool {
+        !unusableFiles.isEmpty || !unusableRemote.isEmpty || events.contains {
+            switch $0.kind {
+            case .pulled, .pushed: false
+            default: true
+            }
+        }
+    }
+}
+
+extension CollectionDirectory {
+    // MARK: status
+
+    /// The three-way status (DESIGN.md §3). Without a remote (`--offline`) the
+    /// remote side counts as unchanged.
+    public func status(remote: (any RemoteCollection)?, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> SyncStatus {
+        let manifest = try loadManifest()
+        let scan = try await scanLocal()
+        var listing: RemoteListing?
+        var bodies: [RecordID: RemoteDocument] = [:]
+        if let remote {
+            let fetched = try await listRemote(remote, progress: progress)
+            listing = fetched
+            // Bodies only where both sides changed: enough to tell converged, mergeable and conflict apart.
+            let needed = fetched.revisions.keys.filter { id in
+                let base = manifest.entries[id]
+                return base?.revision != fetched.revisions[id] && localChanged(scan.files[id], base: base)
+            }
+            bodies = try await fetchBodies(remote, ids: needed, progress: progress)
+        }
+        let states = classify(scan: scan, manifest: manifest, listing: listing, bodies: bodies)
+        return SyncStatus(
+            records: states.filter { $0.state != .clean },
+            unusableFiles: scan.unusableFiles, unusableRemote: listing?.unusable ?? [],
+            recordCount: scan.files.count, remoteCount: listing.map { $0.revisions.count + $0.unusable.count },
+            filesRead: scan.filesRead)
+    }
+
+    private func localChanged(_ file: LocalFileState?, base: BaseEntry?) -> Bool {
+        switch file {
+        case nil: base != nil
+        case .invalid: false
+        case .valid(let hash)?: hash != base?.hash
+        }
+    }
+
+    private func listRemote(_ remote: any RemoteCollection, progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteListing {
+        let counter = ProgressCounter(phase: "listing", total: nil, report: progress)
+        do {
+            return try await remote.listRevisions { counter.add($0) }
+        } catch {
+            throw .remote(error)
+        }
+    }
+
+    private func fetchBodies(_ remote: any RemoteCollection, ids: [RecordID], progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> [RecordID: RemoteDocument] {
+        guard !ids.isEmpty else { return [:] }
+        let counter = ProgressCounter(phase: "downloading", total: ids.count, report: progress)
+        do {
+            return try await remote.fetch(ids.sorted()) { counter.add($0) }
+        } catch {
+            throw .remote(error)
+        }
+    }
+
+    /// Classifies every record known to any side. `bodies` holds the fetched
+    /// documents; a listed document whose body was asked for but not returned
+    /// was deleted in between and counts as absent.
+    func classify(scan: LocalScan, manifest: Manifest, listing: RemoteListing?, bodies: [RecordID: RemoteDocument]) -> [RecordStatus] {
+        var ids = Set(scan.files.keys).union(manifest.entries.keys)
+        if let listing { ids.formUnion(listing.revisions.keys) }
+        return ids.sorted().map { id in
+            let base = manifest.entries[id]
+            let local: LocalVersion
+            switch scan.files[id] {
+            case nil: local = .absent
+            case .invalid(let diagnostics)?: local = .invalid(diagnostics)
+            case .valid(let hash)?: local = .present(hash: hash)
+            }
+            let remote = remoteVersion(id, listing: listing, bodies: bodies)
+            let state = SyncRules.classify(base: base, local: local, remote: remote) {
+                guard let remoteFields = bodies[id]?.record?.fields, let localFields = loadLocalFields(id) else { return nil }
+                return FieldMerge.merge(base: BaseState.baseFields(id, paths: paths), local: localFields, remote: remoteFields)
+            }
+            return RecordStatus(id: id, state: state)
+        }
+    }
+
+    func remoteVersion(_ id: RecordID, listing: RemoteListing?, bodies: [RecordID: RemoteDocument]) -> RemoteVersion {
+        guard let listing else { return .notChecked }
+        guard let revision = listing.revisions[id] else { return .absent }
+        guard let document = bodies[id] else { return .present(revision: revision, hash: nil) }
+        switch document.content {
+        case .record(let record): return .present(revision: document.revision, hash: record.hash)
+        case .invalid(let diagnostics): return .invalid(revision: document.revision, diagnostics)
+        }
+    }
+
+    func loadLocalFields(_ id: RecordID) -> Fields? {
+        guard let bytes = try? FileSystem.readFile(paths.recordFile(id.fileName)), case .success(let fields) = rules.parse(bytes) else { return nil }
+        return fields
+    }
+
+    // MARK: pull
+
+    /// Applies remote changes locally (DESIGN.md §3, `pull` column).
+    public func pull(remote: any RemoteCollection, options: SyncOptions = SyncOptions(),
+                     progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
+                     onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
+        let lock = options.dryRun ? nil : try self.lock(onStaleLock: onStaleLock)
+        defer { lock?.release() }
+        let manifest = try loadManifest()
+        var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
+        scanner.writeIndex = !options.dryRun
+        let scan = try scanner.scan()
+        let listing = try await listRemote(remote, progress: progress)
+        let needed = listing.revisions.keys.filter { id in
+            if case .invalid? = scan.files[id] { return false }
+            return manifest.entries[id]?.revision != listing.revisions[id]
+        }
+        let bodies = try await fetchBodies(remote, ids: needed, progress: progress)
+        // A document listed but gone when its body was fetched was deleted meanwhile.
+        var current = listing
+        for id in needed where bodies[id] == nil { current.revisions[id] = nil }
+        let states = classify(scan: scan, manifest: manifest, listing: current, bodies: bodies)
+
+        var report = SyncReport(command: "pull", dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: listing.unusable)
+        var steps: [(RecordID, PullAction)] = []
+        for status in states {
+            switch status.state {
+            case .invalidLocal(let diagnostics):
+                // Reported only when the remote changed it: otherwise status covers it.
+                if current.revisions[status.id] != manifest.entries[status.id]?.revision {
+                    report.events.append(SyncEvent(id: status.id, kind: .invalidLocal(diagnostics)))
+                }
+            case .invalidRemote(let diagnostics):
+                report.events.append(SyncEvent(id: status.id, kind: .invalidRemote(diagnostics)))
+            default:
+                let exists = current.revisions[status.id] != nil
+                guard let action = SyncPlanner.pullAction(for: status.state, choice: options.conflictChoice, remoteExists: exists) else { continue }
+                steps.append((status.id, action))
+            }
+        }
+        let deletes = steps.filter { $0.1 == .delete }.count
+        if !options.force, options.deleteGuard.refuses(deletes: deletes, baseCount: manifest.entries.count) {
+            throw .massDelete(command: "pull", deletes: deletes, baseCount: manifest.entries.count, maximumPercent: options.deleteGuard.maximumPercent)
+        }
+        if options.dryRun {
+            report.events += steps.map { step in
+                if case .conflict(let kind) = step.1 { return SyncEvent(id: step.0, kind: .conflict(kind)) }
+                return SyncEvent(id: step.0, kind: .pulled(step.1))
+            }
+            return report
+        }
+
+        var base = BaseState(paths: paths, manifest: manifest)
+        let counter = ProgressCounter(phase: "applying", total: steps.count, report: progress)
+        for batch in steps.chunked(into: 500) {
+            for (id, action) in batch {
+                let kind = try applyPull(action, id: id, scanned: scan.files[id], document: bodies[id], revision: current.revisions[id], base: &base)
+                report.events.append(SyncEvent(id: id, kind: kind))
+            }
+            try base.save()
+            counter.add(batch.count)
+        }
+        return report
+    }
+
+    /// Carries out one pull step; returns what happened.
+    private func applyPull(_ action: PullAction, id: RecordID, scanned: LocalFileState?, document: RemoteDocument?, revision: String?, base: inout BaseState) throws(BooksyncError) -> SyncEventKind {
+        let file = paths.recordFile(id.fileName)
+        // The file must still be what the scan saw, or a concurrent edit would be lost.
+        guard localFileUnchanged(file, since: scanned) else { return .changedDuringSync }
+        do {
+            switch action {
+            case .write:
+                guard let record = document?.record, let revision else { return .conflict(.remoteContentUnknown) }
+                try FileSystem.writeAtomically(record.canonicalBytes, to: file)
+                try base.record(record, revision: revision)
+            case .delete:
+                try FileSystem.remove(file)
+                try base.forget(id)
+            case .adopt:
+                guard let record = document?.record, let revision else { return .conflict(.remoteContentUnknown) }
+                try base.record(record, revision: revision)
+            case .forget:
+                try base.forget(id)
+            case .merge(let fields):
+                guard let record = document?.record, let revision else { return .conflict(.remoteContentUnknown) }
+                try FileSystem.writeAtomically(rules.canonicalBytes(fields), to: file)
+                try base.record(record, revision: revision)
+            case .keepLocal:
+                if let record = document?.record, let revision {
+                    try base.record(record, revision: revision)
+                } else {
+                    try base.forget(id)
+                }
+            case .conflict(let kind):
+                if let record = document?.record {
+                    try FileSystem.createDirectory(paths.conflicts)
+                    try FileSystem.writeAtomically(record.canonicalBytes, to: paths.conflicts + "/" + id.fileName)
+                }
+                return .conflict(kind)
+            }
+        } catch let error as FileSystemError {
+            throw .io(error)
+        } catch let error as BooksyncError {
+            throw error
+        } catch {
+            throw .invalidArgument("\(error)")
+        }
+        return .pulled(action)
+    }
+
+    /// True if the file still has the content (or absence) the scan recorded.
+    private func localFileUnchanged(_ path: String, since scanned: LocalFileState?) -> Bool {
+        let bytes = try? FileSystem.readFile(path)
+        switch (scanned, bytes) {
+        case (nil, nil): return true
+        case (nil, _?), (_?, nil): return false
+        case (.invalid?, _?): return false
+        case (.valid(let hash)?, let bytes?):
+            guard case .success(let fields) = rules.parse(bytes) else { return false }
+            return SHA256.contentHash(rules.canonicalBytes(fields)) == hash
+        }
+    }
+
+    // MARK: push
+
+    /// Publishes local changes (DESIGN.md §3, `push` column). Sends only what
+    /// changed, every write guarded by a precondition; a failed precondition is
+    /// settled by fetching that document: same content → recorded, else reported.
+    public func push(remote: any RemoteCollection, options: SyncOptions = SyncOptions(),
+                     progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
+                     onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
+        let lock = options.dryRun ? nil : try self.lock(onStaleLock: onStaleLock)
+        defer { lock?.release() }
+        let manifest = try loadManifest()
+        var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
+        scanner.writeIndex = !options.dryRun
+        let scan = try scanner.scan()
+        let states = classify(scan: scan, manifest: manifest, listing: nil, bodies: [:])
+
+        var report = SyncReport(command: "push", dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: [])
+        var planned: [(RecordID, PushAction)] = []
+        for status in states {
+            if case .invalidLocal(let diagnostics) = status.state {
+                report.events.append(SyncEvent(id: status.id, kind: .invalidLocal(diagnostics)))
+            } else if let action = SyncPlanner.pushAction(for: status.state, base: manifest.entries[status.id]) {
+                planned.append((status.id, action))
+            }
+        }
+        let deletes = planned.filter { if case .delete = $0.1 { return true } else { return false } }.count
+        if !options.force, options.deleteGuard.refuses(deletes: deletes, baseCount: manifest.entries.count) {
+            throw .massDelete(command: "push", deletes: deletes, baseCount: manifest.entries.count, maximumPercent: options.deleteGuard.maximumPercent)
+        }
+        if options.dryRun {
+            report.events += planned.map { SyncEvent(id: $0.0, kind: .pushed($0.1)) }
+            return report
+        }
+
+        // Load the records to send; a file edited since the scan is sent as it is now.
+        var writes: [RemoteWrite] = []
+        var sentRecords: [RecordID: Record] = [:]
+        for (id, action) in planned {
+            switch action {
+            case .create, .update:
+                guard let bytes = try? FileSystem.readFile(paths.recordFile(id.fileName)) else {
+                    report.events.append(SyncEvent(id: id, kind: .changedDuringSync))
+                    continue
+                }
+                switch rules.load(bytes, id: id) {
+                case .failure(let problems):
+                    report.events.append(SyncEvent(id: id, kind: .invalidLocal(problems.diagnostics)))
+                case .success(let record):
+                    sentRecords[id] = record
+                    if case .update(let revision) = action {
+                        writes.append(.update(record, baseRevision: revision))
+                    } else {
+                        writes.append(.create(record))
+                    }
+                }
+            case .delete(let revision):
+                writes.append(.delete(id, baseRevision: revision))
+            case .adopt, .forget:
+                break
+            }
+        }
+
+        var base = BaseState(paths: paths, manifest: manifest)
+        let counter = ProgressCounter(phase: "uploading", total: writes.count, report: progress)
+        let chunkSize = options.atomic ? max(writes.count, 1) : 500
+        for chunk in writes.chunked(into: chunkSize) {
+            let outcomes: [RecordID: WriteOutcome]
+            do throws(RemoteError) {
+                outcomes = try await remote.write(Array(chunk), atomic: options.atomic) { counter.add($0) }
+            } catch {
+                try base.save()
+                throw .remote(error)
+            }
+            var stale: [RecordID] = []
+            for write in chunk {
+                switch outcomes[write.id] {
+                case .written(let revision)?:
+                    if write.isDelete {
+                        try base.forget(write.id)
+                        report.events.append(SyncEvent(id: write.id, kind: .pushed(.delete(baseRevision: manifest.entries[write.id]?.revision ?? ""))))
+                    } else if let record = sentRecords[write.id], let revision {
+                        try base.record(record, revision: revision)
+                        let kind: PushAction = manifest.entries[write.id].map { .update(baseRevision: $0.revision) } ?? .create
+                        report.events.append(SyncEvent(id: write.id, kind: .pushed(kind)))
+                    } else {
+                        report.events.append(SyncEvent(id: write.id, kind: .rejected("the server did not return the new revision")))
+                    }
+                case .preconditionFailed?:
+                    stale.append(write.id)
+                case .rejected(let message)?:
+                    report.events.append(SyncEvent(id: write.id, kind: .rejected(message)))
+                case nil:
+                    report.events.append(SyncEvent(id: write.id, kind: .rejected("no answer for this write")))
+                }
+            }
+            if !stale.isEmpty {
+                report.events += try await settleStaleWrites(stale, sent: sentRecords, remote: remote, base: &base, progress: progress)
+            }
+            try base.save()
+        }
+        report.events.sort { $0.id < $1.id }
+        return report
+    }
+
+    /// A write whose precondition failed: the remote changed since the base, or
+    /// an earlier attempt of this very write succeeded but its answer was lost.
+    /// Fetch the document; the same content as ours (or both gone) is adopted.
+    private func settleStaleWrites(_ ids: [RecordID], sent: [RecordID: Record], remote: any RemoteCollection,
+                                   base: inout BaseState, progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> [SyncEvent] {
+        let documents = try await fetchBodies(remote, ids: ids, progress: progress)
+        var events: [SyncEvent] = []
+        for id in ids {
+            let ours = sent[id]
+            switch (ours, documents[id]) {
+            case (let record?, let document?) where document.record?.hash == record.hash:
+                try base.record(record, revision: document.revision)
+                events.append(SyncEvent(id: id, kind: .pushed(.adopt)))
+            case (nil, nil):
+                try base.forget(id)
+                events.append(SyncEvent(id: id, kind: .pushed(.forget)))
+            default:
+                events.append(SyncEvent(id: id, kind: .remoteChangedSincePull))
+            }
+        }
+        return events
+    }
+}
+
+/// Counts progress from concurrent callbacks and reports totals.
+final class ProgressCounter: Sendable {
+    private let phase: String
+    private let total: Int?
+    private let report: @Sendable (SyncProgress) -> Void
+    private let done = Mutex(0)
+
+    init(phase: String, total: Int?, report: @escaping @Sendable (SyncProgress) -> Void) {
+        self.phase = phase
+        self.total = total
+        self.report = report
+    }
+
+    func add(_ count: Int) {
+        let now = done.withLock { value in
+            value += count
+            return value
+        }
+        report(SyncProgress(phase: phase, done: now, total: total))
+    }
+}
+
+extension Array {
+    func chunked(into size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
+    }
+}
