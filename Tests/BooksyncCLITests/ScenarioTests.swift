@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import BooksyncCLI
+@testable import BooksyncKit
+@testable import BooksyncCore
 
 /// Golden scenarios: each folder under fixtures/scenarios runs one booksync
 /// command line on a copy of a fixture collection and compares stdout, stderr,

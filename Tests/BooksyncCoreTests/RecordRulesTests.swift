@@ -69,35 +69,6 @@ import Testing
     }
 }
 
-@Suite struct LocalComparisonTests {
-    static func id(_ s: String) -> RecordID { try! RecordID(s) }
-    static let base: [RecordID: BaseEntry] = [
-        id("same"): BaseEntry(hash: "sha256:1", revision: "r1"),
-        id("changed"): BaseEntry(hash: "sha256:2", revision: "r2"),
-        id("gone"): BaseEntry(hash: "sha256:3", revision: "r3"),
-        id("broken"): BaseEntry(hash: "sha256:4", revision: "r4"),
-    ]
-
-    @Test func classifiesEveryLocalState() {
-        let problem = RecordDiagnostic(position: SourcePosition(line: 1, column: 2), message: "bad")
-        let files: [RecordID: LocalFileState] = [
-            Self.id("same"): .valid(hash: "sha256:1"),
-            Self.id("changed"): .valid(hash: "sha256:9"),
-            Self.id("new"): .valid(hash: "sha256:5"),
-            Self.id("broken"): .invalid([problem]),
-            Self.id("newbroken"): .invalid([problem]),
-        ]
-        let changes = LocalComparison.changes(files: files, base: Self.base)
-        #expect(changes == [
-            LocalChangeEntry(id: Self.id("broken"), change: .invalid, diagnostics: [problem]),
-            LocalChangeEntry(id: Self.id("changed"), change: .modified),
-            LocalChangeEntry(id: Self.id("gone"), change: .deleted),
-            LocalChangeEntry(id: Self.id("new"), change: .added),
-            LocalChangeEntry(id: Self.id("newbroken"), change: .invalid, diagnostics: [problem]),
-        ])
-    }
-}
-
 @Suite struct StateFileTests {
     @Test func manifestRoundTripsOneRecordPerLine() throws {
         var manifest = Manifest()

@@ -11,16 +11,20 @@ import Testing
         let root = try scratch.copyFixture("sample")
         let collection = try CollectionDirectory.open(searchingFrom: root + "/notes")
         #expect(collection.paths.root == root)
-        let status = try await collection.localStatus()
-        #expect(status.changes.map(\.id.rawValue) == ["broken", "foundation", "hyperion", "nogenre", "solaris"])
-        #expect(status.changes.map(\.change) == [.invalid, .modified, .added, .invalid, .deleted])
-        #expect(status.changes[0].diagnostics == [RecordDiagnostic(position: SourcePosition(line: 4, column: 3), message: "expected ',' or '}'")])
-        #expect(status.changes[3].diagnostics.map(\.message) == [
-            "field 'author' must be string, found integer", "missing required field 'genre' (string)",
+        let status = try await collection.status(remote: nil)
+        #expect(status.records.map(\.id.rawValue) == ["broken", "foundation", "hyperion", "nogenre", "solaris"])
+        #expect(status.records.map(\.state) == [
+            .invalidLocal([RecordDiagnostic(position: SourcePosition(line: 4, column: 3), message: "expected ',' or '}'")]),
+            .localChange(.modified), .localChange(.added),
+            .invalidLocal([
+                RecordDiagnostic(message: "field 'author' must be string, found integer"),
+                RecordDiagnostic(message: "missing required field 'genre' (string)"),
+            ]),
+            .localChange(.deleted),
         ])
         #expect(status.unusableFiles.map(\.fileName) == ["bad%zz.json"])
         // neuromancer.json is minified by hand: same values, so not a change; README.md and notes/ are ignored.
-        #expect(!status.changes.contains { $0.id.rawValue == "neuromancer" || $0.id.rawValue == "dune" })
+        #expect(!status.records.contains { $0.id.rawValue == "neuromancer" || $0.id.rawValue == "dune" })
         #expect(status.recordCount == 6)
         #expect(status.needsAttention)
     }
@@ -37,16 +41,16 @@ import Testing
             try scratch.write("b\(i).json", #"{"id": "b\#(i)", "title": "T", "author": "A", "genre": "g", "n": \#(i)}"#)
         }
         try await Task.sleep(for: .milliseconds(250))  // older than the racy window
-        let first = try await collection.localStatus()
+        let first = try await collection.status(remote: nil)
         #expect(first.filesRead == 600)
-        #expect(first.changes.count == 600)
-        let second = try await collection.localStatus()
+        #expect(first.records.count == 600)
+        let second = try await collection.status(remote: nil)
         #expect(second.filesRead == 0)
-        #expect(second.changes.map(\.id) == first.changes.map(\.id))
+        #expect(second.records.map(\.id) == first.records.map(\.id))
 
         try scratch.write("b7.json", #"{"id": "b7", "title": "T", "author": "A", "genre": "g", "n": 8}"#)
         try FileManager.default.removeItem(atPath: scratch.path + "/b8.json")
-        let third = try await collection.localStatus()
+        let third = try await collection.status(remote: nil)
         #expect(third.filesRead == 1)
         #expect(third.recordCount == 599)
     }
@@ -87,14 +91,13 @@ import Testing
         let scratch = try ScratchDirectory()
         let root = try scratch.copyFixture("sample")
         try await Task.sleep(for: .milliseconds(250))
-        _ = try await CollectionDirectory.open(searchingFrom: root).localStatus()
+        _ = try await CollectionDirectory.open(searchingFrom: root).status(remote: nil)
         let configPath = root + "/.booksync/config.json"
         let config = try String(contentsOfFile: configPath, encoding: .utf8)
         try config.replacingOccurrences(of: "\"genre\"", with: "\"year\"").write(toFile: configPath, atomically: true, encoding: .utf8)
-        let status = try await CollectionDirectory.open(searchingFrom: root).localStatus()
-        let hyperion = status.changes.first { $0.id.rawValue == "hyperion" }
-        #expect(hyperion?.change == .invalid)
-        #expect(hyperion?.diagnostics.map(\.message) == ["missing required field 'year' (string)"])
+        let status = try await CollectionDirectory.open(searchingFrom: root).status(remote: nil)
+        let hyperion = status.records.first { $0.id.rawValue == "hyperion" }
+        #expect(hyperion?.state == .invalidLocal([RecordDiagnostic(message: "missing required field 'year' (string)")]))
     }
 
     @Test func damagedManifestIsReportedWithPosition() async throws {
@@ -102,7 +105,7 @@ import Testing
         let root = try scratch.copyFixture("sample")
         try "{\n  \"version\": 1,\n  \"records\": {\n    \"dune\": {\"hash\": \"sha256:x\"\n}".write(toFile: root + "/.booksync/manifest.json", atomically: true, encoding: .utf8)
         await #expect(throws: BooksyncError.damagedStateFile(path: root + "/.booksync/manifest.json", StateFileError(position: SourcePosition(line: 5, column: 2), message: "unexpected end of file; expected ',' or '}'"))) {
-            _ = try await CollectionDirectory.open(searchingFrom: root).localStatus()
+            _ = try await CollectionDirectory.open(searchingFrom: root).status(remote: nil)
         }
     }
 }
