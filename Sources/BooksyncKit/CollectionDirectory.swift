@@ -4,7 +4,7 @@ import BooksyncCore
 /// that the CLI, apps and server-side Swift programs share.
 ///
 ///     let collection = try CollectionDirectory.open(searchingFrom: ".")
-///     let status = try await collection.localStatus()
+///     let status = try await collection.status(remote: nil)   // or a FirestoreRemote
 public struct CollectionDirectory: Sendable {
     public let paths: CollectionPaths
     public let config: CollectionConfig

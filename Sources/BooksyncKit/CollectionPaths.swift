@@ -20,6 +20,8 @@ public struct CollectionPaths: Sendable, Equatable {
 
     public func recordFile(_ fileName: String) -> String { root + "/" + fileName }
     public func baseFile(_ fileName: String) -> String { base + "/" + fileName }
+    /// The remote side of an unresolved conflict.
+    public func conflictFile(_ fileName: String) -> String { conflicts + "/" + fileName }
 
     /// The nearest directory at or above `start` that has `.booksync/`, like git.
     public static func locate(from start: String) -> CollectionPaths? {

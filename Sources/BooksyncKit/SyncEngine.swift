@@ -285,10 +285,12 @@ extension CollectionDirectory {
             case .conflict(let kind):
                 if let record = document?.record {
                     try FileSystem.createDirectory(paths.conflicts)
-                    try FileSystem.writeAtomically(record.canonicalBytes, to: paths.conflicts + "/" + id.fileName)
+                    try FileSystem.writeAtomically(record.canonicalBytes, to: paths.conflictFile(id.fileName))
                 }
                 return .conflict(kind)
             }
+            // Any earlier conflict of this record is settled now.
+            try FileSystem.remove(paths.conflictFile(id.fileName))
         } catch let error as FileSystemError {
             throw .io(error)
         } catch let error as BooksyncError {

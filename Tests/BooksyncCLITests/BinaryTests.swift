@@ -59,7 +59,7 @@ import Testing
         #expect(!status.stdout.contains("\u{1B}["), "no colour when stdout is a pipe")
 
         let forced = try Self.run(["--color", "always", "status", "--offline", "--short"], in: root, environment: ["NO_COLOR": ""])
-        #expect(forced.stdout.contains("\u{1B}[31m!\u{1B}[0m  broken"))
+        #expect(forced.stdout.contains("\u{1B}[31m! \u{1B}[0m broken"))
         let noColor = try Self.run(["--color", "always", "status", "--offline", "--short"], in: root, environment: ["NO_COLOR": "1"])
         #expect(!noColor.stdout.contains("\u{1B}["))
     }

@@ -68,9 +68,13 @@ import Testing
         try ws.write("new.json", bookFile("new", extra: ["year": .integer(2024)]))
         let short = try ws.run("status", "--short")
         #expect(short.stdout == "M  edit\nD  gone\nA  new\n")
-        let push = try ws.run("push")
+        let push = try ws.run("-v", "push")
         #expect(push.status == 0)
         #expect(push.stdout.hasSuffix("pushed 3\n"))
+        // O(changes): one batchWrite, no listing.
+        let requests = push.stderr.split(separator: "\n").filter { $0.hasPrefix("booksync: GET ") || $0.hasPrefix("booksync: POST ") }
+        #expect(requests.count == 1, "\(requests)")
+        #expect(requests.first?.contains(":batchWrite → 200") == true)
         let remote = try await ws.rest.all()
         #expect(Set(remote.keys) == ["keep", "edit", "new"])
         #expect(remote["edit"]?.fields["title"] == .string("Edited"))

@@ -205,6 +205,35 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
     }
 }
 
+@Suite struct FirestoreEndpointTests {
+    @Test func emulatorHostMeansPlainHTTPAndOwnerToken() async throws {
+        let endpoint = try FirestoreEndpoint.resolve(environment: ["FIRESTORE_EMULATOR_HOST": "127.0.0.1:8085"], tokenCommand: nil)
+        #expect(endpoint.baseURL == "http://127.0.0.1:8085/v1/")
+        #expect(try await endpoint.tokens.token() == "owner")
+    }
+
+    @Test func productionNeedsCredentials() async throws {
+        #expect(throws: RemoteError.self) { try FirestoreEndpoint.resolve(environment: [:], tokenCommand: nil) }
+        let endpoint = try FirestoreEndpoint.resolve(environment: ["BOOKSYNC_ACCESS_TOKEN": "t0k"], tokenCommand: nil)
+        #expect(endpoint.baseURL == "https://firestore.googleapis.com/v1/")
+        #expect(try await endpoint.tokens.token() == "t0k")
+    }
+
+    @Test(arguments: ["localhost:1", "127.0.0.1:x", "host", "a/b:1"])
+    func emulatorHostIsValidated(host: String) {
+        let valid = host == "localhost:1"
+        let resolved = (try? FirestoreEndpoint.resolve(environment: ["FIRESTORE_EMULATOR_HOST": host], tokenCommand: nil)) != nil
+        #expect(resolved == valid)
+    }
+
+    @Test func plainHTTPOnlyToLoopback() {
+        #expect(throws: RemoteError.configuration("refusing plain HTTP to example.com: only loopback hosts and the emulator may be reached without TLS")) {
+            try FirestoreEndpoint.custom(baseURL: "http://example.com/v1", tokens: AccessTokens(source: .fixed("x")))
+        }
+        #expect((try? FirestoreEndpoint.custom(baseURL: "http://127.0.0.1:9/v1", tokens: AccessTokens(source: .fixed("x"))))?.baseURL == "http://127.0.0.1:9/v1/")
+    }
+}
+
 /// Record values → Firestore JSON → record values, for every type.
 @Suite struct FirestoreValueCodecTests {
     static let root = "projects/p/databases/(default)/documents"
