@@ -37,7 +37,10 @@ public enum BooksyncCommand {
     public static let version = "0.1.0"
 
     static var subcommands: [any Subcommand.Type] {
-        [InitCommand.self, StatusCommand.self, PullCommand.self, PushCommand.self, SyncCommand.self, ValidateCommand.self, FormatCommand.self]
+        [
+            InitCommand.self, StatusCommand.self, DiffCommand.self, PullCommand.self, PushCommand.self, SyncCommand.self,
+            ResolveCommand.self, ValidateCommand.self, FormatCommand.self, MergeFileCommand.self,
+        ]
     }
 
     static let globalOptions: [OptionSpec] = [
@@ -164,7 +167,7 @@ public enum BooksyncCommand {
             "commands:",
         ]
         for command in subcommands {
-            lines.append("  " + command.name.padding(to: 10) + command.summary)
+            lines.append("  " + command.name.padding(to: 12) + command.summary)
         }
         lines += ["", "global options:"]
         lines += optionLines(globalOptions)

@@ -85,8 +85,8 @@ enum SyncCommandSupport {
     static let atomicOption = OptionSpec("--atomic", help: "push all changes in one transaction, or none (at most 500)")
     static let pullOptions = [
         dryRunOption,
-        OptionSpec("--ours", help: "settle conflicts by keeping the local side (push then publishes it)"),
-        OptionSpec("--theirs", help: "settle conflicts by taking the remote side"),
+        OptionSpec("--ours", help: "settle conflicts with our value of each conflicting field (push publishes it)"),
+        OptionSpec("--theirs", help: "settle conflicts with their value of each conflicting field"),
         maxDeleteOption, forceOption,
     ]
     static let pushOptions = [dryRunOption, atomicOption, maxDeleteOption, forceOption]
@@ -208,13 +208,6 @@ enum SyncCommandSupport {
 }
 
 extension String {
-    var trimmingWhitespace: String {
-        var s = Substring(self)
-        while s.first?.isWhitespace == true { s.removeFirst() }
-        while s.last?.isWhitespace == true { s.removeLast() }
-        return String(s)
-    }
-
     func trimmingSuffix(_ suffix: String) -> String {
         hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }

@@ -13,32 +13,35 @@ public enum FieldMerge {
     }
 
     /// Merges `local` and `remote` against their common `base`. Without a base
-    /// (its copy is missing) nothing is known to be one-sided, so every field
-    /// that differs between the sides conflicts.
+    /// (its copy is missing, or the record is new on both sides) nothing is known
+    /// to be one-sided, so every field that differs between the sides conflicts.
     public static func merge(base: Fields?, local: Fields, remote: Fields) -> Outcome {
+        let (merged, conflicts) = mergeKeepingLocal(base: base, local: local, remote: remote)
+        return conflicts.isEmpty ? .merged(merged) : .conflicts(conflicts)
+    }
+
+    /// The merge with every conflicting field set to the local value, and the
+    /// conflicting field names (sorted): what a git merge driver writes.
+    public static func mergeKeepingLocal(base: Fields?, local: Fields, remote: Fields) -> (merged: Fields, conflicts: [String]) {
         var merged: Fields = [:]
         var conflicts: [String] = []
         let keys = Set(local.keys).union(remote.keys).union(base?.keys ?? [:].keys)
         for key in keys {
             let l = local[key], r = remote[key]
+            let b = base?[key]
+            let chosen: Value?
             if l == r {
-                if let l { merged[key] = l }
-                continue
-            }
-            guard let base else {
-                conflicts.append(key)
-                continue
-            }
-            let b = base[key]
-            if l == b {
-                if let r { merged[key] = r }
-            } else if r == b {
-                if let l { merged[key] = l }
+                chosen = l
+            } else if base != nil, l == b {
+                chosen = r
+            } else if base != nil, r == b {
+                chosen = l
             } else {
                 conflicts.append(key)
+                chosen = l
             }
+            if let chosen { merged[key] = chosen }
         }
-        if conflicts.isEmpty { return .merged(merged) }
-        return .conflicts(conflicts.sorted(by: CanonicalJSON.utf8Less))
+        return (merged, conflicts.sorted(by: CanonicalJSON.utf8Less))
     }
 }

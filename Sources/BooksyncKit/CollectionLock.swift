@@ -47,7 +47,8 @@ public final class CollectionLock: Sendable {
 }
 
 extension String {
-    var trimmingWhitespace: String {
+    /// The string without leading and trailing white space.
+    public var trimmingWhitespace: String {
         var s = Substring(self)
         while let c = s.first, c.isWhitespace { s.removeFirst() }
         while let c = s.last, c.isWhitespace { s.removeLast() }

@@ -164,7 +164,8 @@ public enum FileSystem {
         return "/" + parts.joined(separator: "/")
     }
 
-    static func split(_ path: String) -> (directory: String, name: String) {
+    /// The directory and the last component of a path.
+    public static func split(_ path: String) -> (directory: String, name: String) {
         guard let slash = path.lastIndex(of: "/") else { return (".", path) }
         let directory = String(path[..<slash])
         return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))

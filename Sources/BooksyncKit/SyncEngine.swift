@@ -106,14 +106,14 @@ extension CollectionDirectory {
         var listing: RemoteListing?
         var bodies: [RecordID: RemoteDocument] = [:]
         if let remote {
-            let fetched = try await listRemote(remote, progress: progress)
+            let fetched = try await listRemoteRevisions(remote, progress: progress)
             listing = fetched
             // Bodies only where both sides changed: enough to tell converged, mergeable and conflict apart.
             let needed = fetched.revisions.keys.filter { id in
                 let base = manifest.entries[id]
                 return base?.revision != fetched.revisions[id] && localChanged(scan.files[id], base: base)
             }
-            bodies = try await fetchBodies(remote, ids: needed, progress: progress)
+            bodies = try await fetchRemoteBodies(remote, ids: needed, progress: progress)
         }
         let states = classify(scan: scan, manifest: manifest, listing: listing, bodies: bodies)
         return SyncStatus(
@@ -131,7 +131,7 @@ extension CollectionDirectory {
         }
     }
 
-    private func listRemote(_ remote: any RemoteCollection, progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteListing {
+    func listRemoteRevisions(_ remote: any RemoteCollection, progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteListing {
         let counter = ProgressCounter(phase: "listing", total: nil, report: progress)
         do {
             return try await remote.listRevisions { counter.add($0) }
@@ -140,7 +140,7 @@ extension CollectionDirectory {
         }
     }
 
-    private func fetchBodies(_ remote: any RemoteCollection, ids: [RecordID], progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> [RecordID: RemoteDocument] {
+    func fetchRemoteBodies(_ remote: any RemoteCollection, ids: [RecordID], progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> [RecordID: RemoteDocument] {
         guard !ids.isEmpty else { return [:] }
         let counter = ProgressCounter(phase: "downloading", total: ids.count, report: progress)
         do {
@@ -183,6 +183,16 @@ extension CollectionDirectory {
         }
     }
 
+    /// The three-way merge of a conflicted record where each conflicting field
+    /// takes the preferred side's value; nil when the local file cannot be read.
+    func preferredMerge(_ id: RecordID, remote: Fields, preferLocal: Bool) -> Fields? {
+        guard let local = loadLocalFields(id) else { return nil }
+        let base = BaseState.baseFields(id, paths: paths)
+        return preferLocal
+            ? FieldMerge.mergeKeepingLocal(base: base, local: local, remote: remote).merged
+            : FieldMerge.mergeKeepingLocal(base: base, local: remote, remote: local).merged
+    }
+
     func loadLocalFields(_ id: RecordID) -> Fields? {
         guard let bytes = try? FileSystem.readFile(paths.recordFile(id.fileName)), case .success(let fields) = rules.parse(bytes) else { return nil }
         return fields
@@ -200,12 +210,12 @@ extension CollectionDirectory {
         var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
         scanner.writeIndex = !options.dryRun
         let scan = try scanner.scan()
-        let listing = try await listRemote(remote, progress: progress)
+        let listing = try await listRemoteRevisions(remote, progress: progress)
         let needed = listing.revisions.keys.filter { id in
             if case .invalid? = scan.files[id] { return false }
             return manifest.entries[id]?.revision != listing.revisions[id]
         }
-        let bodies = try await fetchBodies(remote, ids: needed, progress: progress)
+        let bodies = try await fetchRemoteBodies(remote, ids: needed, progress: progress)
         // A document listed but gone when its body was fetched was deleted meanwhile.
         var current = listing
         for id in needed where bodies[id] == nil { current.revisions[id] = nil }
@@ -224,7 +234,14 @@ extension CollectionDirectory {
                 report.events.append(SyncEvent(id: status.id, kind: .invalidRemote(diagnostics)))
             default:
                 let exists = current.revisions[status.id] != nil
-                guard let action = SyncPlanner.pullAction(for: status.state, choice: options.conflictChoice, remoteExists: exists) else { continue }
+                guard var action = SyncPlanner.pullAction(for: status.state, choice: options.conflictChoice, remoteExists: exists) else { continue }
+                // --ours / --theirs decide only the fields that really conflict:
+                // one-sided changes from either side are kept.
+                if options.conflictChoice != .ask, case .conflict(.bothModified) = status.state,
+                   let remoteFields = bodies[status.id]?.record?.fields,
+                   let merged = preferredMerge(status.id, remote: remoteFields, preferLocal: options.conflictChoice == .ours) {
+                    action = .merge(merged)
+                }
                 steps.append((status.id, action))
             }
         }
@@ -283,14 +300,12 @@ extension CollectionDirectory {
                     try base.forget(id)
                 }
             case .conflict(let kind):
-                if let record = document?.record {
-                    try FileSystem.createDirectory(paths.conflicts)
-                    try FileSystem.writeAtomically(record.canonicalBytes, to: paths.conflictFile(id.fileName))
-                }
+                guard kind != .remoteContentUnknown else { return .conflict(kind) }
+                try ConflictStore(paths: paths).save(id, record: document?.record, revision: document == nil ? nil : revision)
                 return .conflict(kind)
             }
             // Any earlier conflict of this record is settled now.
-            try FileSystem.remove(paths.conflictFile(id.fileName))
+            try ConflictStore(paths: paths).clear(id)
         } catch let error as FileSystemError {
             throw .io(error)
         } catch let error as BooksyncError {
@@ -423,7 +438,7 @@ extension CollectionDirectory {
     /// Fetch the document; the same content as ours (or both gone) is adopted.
     private func settleStaleWrites(_ ids: [RecordID], sent: [RecordID: Record], remote: any RemoteCollection,
                                    base: inout BaseState, progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> [SyncEvent] {
-        let documents = try await fetchBodies(remote, ids: ids, progress: progress)
+        let documents = try await fetchRemoteBodies(remote, ids: ids, progress: progress)
         var events: [SyncEvent] = []
         for id in ids {
             let ours = sent[id]

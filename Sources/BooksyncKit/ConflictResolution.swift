@@ -1,0 +1,167 @@
+import BooksyncCore
+
+/// The three versions of one record, field by field (`booksync diff`).
+public struct RecordDiff: Sendable, Equatable {
+    public let id: RecordID
+    public let state: SyncState
+    /// Fields that are not the same in base, local and remote.
+    public let fields: [FieldDifference]
+    /// Whether each side has the record at all (a deleted side has no fields).
+    public let inBase: Bool
+    public let inLocal: Bool
+    public let inRemote: Bool
+}
+
+/// How `resolve` settles a conflict.
+public enum ResolveChoice: Sendable, Equatable {
+    /// Our value for each conflicting field; every one-sided change, from
+    /// either side, is kept. Push publishes the result.
+    case ours
+    /// Their value for each conflicting field; one-sided changes are kept.
+    /// A record deleted remotely is deleted.
+    case theirs
+    /// Accept the local file as edited by hand (it must be valid); the same as
+    /// `ours` once the user has merged the conflict into the file.
+    case edited
+}
+
+/// What `resolve` did for one record.
+public enum ResolveOutcome: Sendable, Equatable {
+    /// Settled; push publishes the result (guarded by the remote revision pull saw).
+    case keptLocal
+    /// Settled by taking the remote version locally.
+    case tookRemote
+    /// There is no unresolved conflict for this record (pull detects and stores them).
+    case noConflict
+    /// The local file cannot be published; fix it and resolve again.
+    case invalidLocal([RecordDiagnostic])
+}
+
+extension CollectionDirectory {
+    /// Parses command-line record names: an id, or a file name (`dune.json`,
+    /// `books/%C3%BCber.json`) whose encoded name decodes to one.
+    public func recordIDs(_ arguments: [String]) throws(BooksyncError) -> [RecordID] {
+        var ids: [RecordID] = []
+        for argument in arguments {
+            let name = FileSystem.split(argument).name
+            if name.hasSuffix(".json"), let id = try? RecordID.fromFileName(name) {
+                ids.append(id)
+                continue
+            }
+            do {
+                ids.append(try RecordID(argument))
+            } catch {
+                throw .invalidArgument("'\(argument)': \(error.message)")
+            }
+        }
+        return ids
+    }
+
+    // MARK: diff
+
+    /// The field-level differences of the named records (all changed records
+    /// when none are named). Without a remote, the remote side is the base.
+    public func diff(_ ids: [RecordID], remote: (any RemoteCollection)?, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> [RecordDiff] {
+        let manifest = try loadManifest()
+        let scan = try await scanLocal()
+        var listing: RemoteListing?
+        var bodies: [RecordID: RemoteDocument] = [:]
+        if let remote {
+            let fetched = try await listRemoteRevisions(remote, progress: progress)
+            listing = fetched
+            let candidates = ids.isEmpty ? Array(fetched.revisions.keys) : ids
+            let changed = candidates.filter { id in
+                guard let revision = fetched.revisions[id] else { return false }
+                return manifest.entries[id]?.revision != revision
+            }
+            bodies = try await fetchRemoteBodies(remote, ids: changed, progress: progress)
+        }
+        let states = Dictionary(uniqueKeysWithValues: classify(scan: scan, manifest: manifest, listing: listing, bodies: bodies).map { ($0.id, $0.state) })
+        let targets = ids.isEmpty ? states.filter { $0.value != .clean }.keys.sorted() : ids
+        var diffs: [RecordDiff] = []
+        for id in targets {
+            guard let state = states[id] else {
+                throw .invalidArgument("no record '\(id.rawValue)' here, in the base or remotely")
+            }
+            let base = manifest.entries[id] == nil ? nil : BaseState.baseFields(id, paths: paths)
+            let local = scan.files[id] == nil ? nil : loadLocalFields(id)
+            let remoteFields: Fields?
+            if let listing, let revision = listing.revisions[id] {
+                remoteFields = revision == manifest.entries[id]?.revision ? base : bodies[id]?.record?.fields
+            } else if listing != nil {
+                remoteFields = nil
+            } else {
+                remoteFields = base
+            }
+            diffs.append(RecordDiff(
+                id: id, state: state, fields: FieldDiff.compare(base: base, local: local, remote: remoteFields),
+                inBase: base != nil, inLocal: local != nil, inRemote: remoteFields != nil))
+        }
+        return diffs
+    }
+
+    // MARK: resolve
+
+    /// Settles conflicts that pull stored, without contacting the remote: the
+    /// base becomes the remote version pull saw, so the next push is guarded by
+    /// that revision and a remote that moved again is never overwritten.
+    public func resolve(_ ids: [RecordID], choice: ResolveChoice, onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> [(RecordID, ResolveOutcome)] {
+        let lock = try self.lock(onStaleLock: onStaleLock)
+        defer { lock.release() }
+        let store = ConflictStore(paths: paths)
+        var base = BaseState(paths: paths, manifest: try loadManifest())
+        var outcomes: [(RecordID, ResolveOutcome)] = []
+        for id in ids {
+            guard let remote = store.load(id, rules: rules) else {
+                outcomes.append((id, .noConflict))
+                continue
+            }
+            let file = paths.recordFile(id.fileName)
+            do {
+                switch choice {
+                case .theirs:
+                    if let record = remote.record, let revision = remote.revision {
+                        // Theirs for conflicting fields; one-sided local changes are kept.
+                        let fields = preferredMerge(id, remote: record.fields, preferLocal: false) ?? record.fields
+                        try FileSystem.writeAtomically(rules.canonicalBytes(fields), to: file)
+                        try base.record(record, revision: revision)
+                    } else {
+                        try FileSystem.remove(file)
+                        try base.forget(id)
+                    }
+                    outcomes.append((id, .tookRemote))
+                case .ours, .edited:
+                    if FileSystem.exists(file) {
+                        let bytes = try FileSystem.readFile(file)
+                        if case .failure(let problems) = rules.load(bytes, id: id) {
+                            outcomes.append((id, .invalidLocal(problems.diagnostics)))
+                            continue
+                        }
+                        // --ours: ours for conflicting fields; one-sided remote changes are kept.
+                        // Without a flag the file as edited is the resolution, exactly.
+                        if choice == .ours, let record = remote.record,
+                           let merged = preferredMerge(id, remote: record.fields, preferLocal: true) {
+                            try FileSystem.writeAtomically(rules.canonicalBytes(merged), to: file)
+                        }
+                    }
+                    if let record = remote.record, let revision = remote.revision {
+                        try base.record(record, revision: revision)
+                    } else {
+                        try base.forget(id)
+                    }
+                    outcomes.append((id, .keptLocal))
+                }
+                try store.clear(id)
+            } catch let error as FileSystemError {
+                try base.save()
+                throw .io(error)
+            } catch let error as BooksyncError {
+                throw error
+            } catch {
+                throw .invalidArgument("\(error)")
+            }
+        }
+        try base.save()
+        return outcomes
+    }
+}

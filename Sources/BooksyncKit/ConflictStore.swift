@@ -1,0 +1,50 @@
+import BooksyncCore
+
+/// The remote side of unresolved conflicts (`.booksync/conflicts/`, local only).
+///
+/// For each conflicted record: `ID.json` holds the remote document as a record
+/// file (absent when the remote deleted it) and `ID.json.revision` the
+/// revision that pull saw. `resolve` settles against exactly that revision, so
+/// if the remote moves again before the push, the push's precondition fails
+/// and the record becomes a conflict again instead of being overwritten.
+struct ConflictStore {
+    let paths: CollectionPaths
+
+    /// What pull saw of the remote side of a conflict.
+    struct RemoteSide: Sendable, Equatable {
+        /// nil when the remote deleted the record.
+        let record: Record?
+        /// The document's revision, nil when it was deleted.
+        let revision: String?
+    }
+
+    static let deletedMarker = "deleted"
+
+    func save(_ id: RecordID, record: Record?, revision: String?) throws(FileSystemError) {
+        try FileSystem.createDirectory(paths.conflicts)
+        if let record {
+            try FileSystem.writeAtomically(record.canonicalBytes, to: paths.conflictFile(id.fileName))
+        } else {
+            try FileSystem.remove(paths.conflictFile(id.fileName))
+        }
+        try FileSystem.writeAtomically(Array((revision ?? Self.deletedMarker).utf8), to: revisionFile(id))
+    }
+
+    func clear(_ id: RecordID) throws(FileSystemError) {
+        try FileSystem.remove(paths.conflictFile(id.fileName))
+        try FileSystem.remove(revisionFile(id))
+    }
+
+    /// The stored remote side, nil when there is no unresolved conflict for `id`.
+    func load(_ id: RecordID, rules: RecordRules) -> RemoteSide? {
+        guard let bytes = try? FileSystem.readFile(revisionFile(id)) else { return nil }
+        let revision = String(decoding: bytes, as: UTF8.self).trimmingWhitespace
+        if revision == Self.deletedMarker { return RemoteSide(record: nil, revision: nil) }
+        guard let content = try? FileSystem.readFile(paths.conflictFile(id.fileName)),
+              case .success(let record) = rules.load(content, id: id)
+        else { return nil }
+        return RemoteSide(record: record, revision: revision)
+    }
+
+    private func revisionFile(_ id: RecordID) -> String { paths.conflictFile(id.fileName) + ".revision" }
+}
