@@ -38,7 +38,19 @@ public enum CanonicalJSON {
 
     /// Byte-wise order of UTF-8 encodings (not Swift's Unicode-aware `<`).
     public static func utf8Less(_ a: String, _ b: String) -> Bool {
-        a.utf8.lexicographicallyPrecedes(b.utf8)
+        var a = a, b = b
+        return a.withUTF8 { pa in
+            b.withUTF8 { pb in
+                let n = min(pa.count, pb.count)
+                var i = 0
+                while i < n {
+                    let x = pa[i], y = pb[i]
+                    if x != y { return x < y }
+                    i += 1
+                }
+                return pa.count < pb.count
+            }
+        }
     }
 
     private static func writeObject(_ fields: Fields, leadingKeys: [String], indent: Int, into out: inout [UInt8]) {

@@ -44,6 +44,7 @@ public struct Manifest: Sendable, Equatable {
 
     /// Decodes manifest bytes; errors name the problem and, for syntax, the position.
     public static func decode(_ bytes: [UInt8]) throws(StateFileError) -> Manifest {
+        if let manifest = decodeCanonical(bytes) { return manifest }
         let top: Fields
         do {
             top = try JSONParser.parseObject(bytes)
@@ -76,6 +77,57 @@ public struct Manifest: Sendable, Equatable {
             entries[id] = BaseEntry(hash: hash, revision: revision)
         }
         return Manifest(entries: entries)
+    }
+}
+
+extension Manifest {
+    /// Fast path for a manifest exactly as `encoded()` writes it: one record per
+    /// line and no escapes. Anything else (hand edits, escaped ids, damage)
+    /// returns nil and goes through the full JSON parser, which explains errors.
+    /// 100,000 records decode in tens of milliseconds instead of hundreds.
+    static func decodeCanonical(_ bytes: [UInt8]) -> Manifest? {
+        let head = Array("{\n  \"version\": 1,\n  \"records\": {".utf8)
+        let emptyTail = Array("}\n}\n".utf8)
+        let tail = Array("\n  }\n}\n".utf8)
+        guard bytes.starts(with: head) else { return nil }
+        if Array(bytes[head.count...]) == emptyTail { return Manifest() }
+        guard bytes.count > head.count + tail.count, Array(bytes.suffix(tail.count)) == tail else { return nil }
+        let hashKey = Array("\": {\"hash\": \"".utf8)
+        let revisionKey = Array("\", \"revision\": \"".utf8)
+        var entries: [RecordID: BaseEntry] = [:]
+        let ok = bytes.withUnsafeBufferPointer { b -> Bool in
+            var i = head.count
+            let end = b.count - tail.count
+            func expect(_ token: [UInt8]) -> Bool {
+                guard i + token.count <= end else { return false }
+                for (k, t) in token.enumerated() where b[i + k] != t { return false }
+                i += token.count
+                return true
+            }
+            /// A string up to the next quote; nil if it holds a backslash or control byte.
+            func string() -> String? {
+                let start = i
+                while i < end, b[i] != 0x22 {
+                    if b[i] == 0x5C || b[i] < 0x20 { return nil }
+                    i += 1
+                }
+                guard i < end else { return nil }
+                return String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self)
+            }
+            let firstLine = Array("\n    \"".utf8), nextLine = Array(",\n    \"".utf8), close: [UInt8] = [0x22, 0x7D]
+            var first = true
+            while i < end {
+                guard expect(first ? firstLine : nextLine) else { return false }
+                first = false
+                guard let raw = string(), expect(hashKey), let hash = string(), expect(revisionKey),
+                      let revision = string(), expect(close), hash.hasPrefix("sha256:"),
+                      let id = RecordID(plain: raw) ?? (try? RecordID(raw)), entries[id] == nil
+                else { return false }
+                entries[id] = BaseEntry(hash: hash, revision: revision)
+            }
+            return i == end
+        }
+        return ok ? Manifest(entries: entries) : nil
     }
 }
 

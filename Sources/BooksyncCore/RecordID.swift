@@ -35,7 +35,26 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
     public var description: String { rawValue }
 
     public static func < (lhs: RecordID, rhs: RecordID) -> Bool {
-        lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
+        CanonicalJSON.utf8Less(lhs.rawValue, rhs.rawValue)
+    }
+
+    // Identity is the raw id; the encoded name follows from it.
+    public static func == (lhs: RecordID, rhs: RecordID) -> Bool { lhs.rawValue == rhs.rawValue }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+
+    /// An id whose bytes are all plain (`[A-Za-z0-9_.-]`, not starting with `.`):
+    /// it is its own file name, so validation is a few length checks.
+    init?(plain text: String) {
+        var bytes = text
+        let ok = bytes.withUTF8 { b -> Bool in
+            guard !b.isEmpty, b.count <= Self.maximumEncodedBytes, b[0] != 0x2E else { return false }
+            for c in b where !Self.isPlain(c) { return false }
+            if b.count >= 4, b[0] == 0x5F, b[1] == 0x5F, b[b.count - 1] == 0x5F, b[b.count - 2] == 0x5F { return false }
+            return true
+        }
+        guard ok else { return nil }
+        self.rawValue = text
+        self.encodedName = text
     }
 
     /// The id a record file name stands for; nil for names that are not record
@@ -43,7 +62,8 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
     /// records but do not decode to a valid id.
     public static func fromFileName(_ name: String) throws(RecordIDError) -> RecordID? {
         guard name.hasSuffix(".json"), !name.hasPrefix(".") else { return nil }
-        let stem = String(name.dropLast(5))
+        let stem = String(name.utf8.dropLast(5))!
+        if let plain = RecordID(plain: stem) { return plain }
         guard let raw = decode(stem) else { throw .badFileName(name) }
         let id = try RecordID(raw)
         guard id.encodedName == stem else { throw .nonCanonicalFileName(name, id.fileName) }

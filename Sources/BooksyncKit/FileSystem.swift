@@ -47,6 +47,26 @@ public enum FileSystem {
         return FileStat(s)
     }
 
+    /// `lstat` of `name` inside an open directory: no path walk per file.
+    public static func stat(directory: Int32, name: String) throws(FileSystemError) -> FileStat {
+        var s = CStat()
+        guard fstatat(directory, name, &s, AT_SYMLINK_NOFOLLOW) == 0 else {
+            throw FileSystemError(path: name, operation: "read file status", code: errno)
+        }
+        return FileStat(s)
+    }
+
+    /// Opens a directory for `stat(directory:name:)`; close it with `closeDirectory`.
+    public static func openDirectory(_ path: String) throws(FileSystemError) -> Int32 {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileSystemError(path: path, operation: "open directory", code: errno) }
+        return fd
+    }
+
+    public static func closeDirectory(_ fd: Int32) {
+        close(fd)
+    }
+
     public static func exists(_ path: String) -> Bool {
         var s = CStat()
         return lstat(path, &s) == 0

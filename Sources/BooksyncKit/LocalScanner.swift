@@ -56,8 +56,15 @@ struct LocalScanner: Sendable {
         let scanStartedAt = WallClock.nowNanoseconds()
         let root = paths.root
         let rules = self.rules
+        let directory: Int32
+        do {
+            directory = try FileSystem.openDirectory(root)
+        } catch {
+            throw .io(error)
+        }
+        defer { FileSystem.closeDirectory(directory) }
         let outcomes = ParallelMap.map(candidates) { (name, id) -> Outcome in
-            Self.examine(path: root + "/" + name, fileName: name, id: id, cache: previous, rules: rules)
+            Self.examine(directory: directory, root: root, fileName: name, id: id, cache: previous, rules: rules)
         }
 
         var files: [RecordID: LocalFileState] = [:]
@@ -66,6 +73,7 @@ struct LocalScanner: Sendable {
         cacheEntries.reserveCapacity(candidates.count)
         var filesRead = 0
         var validFilesHashed = 0
+        var reusedEntries = 0
         for ((name, id), outcome) in zip(candidates, outcomes) {
             switch outcome {
             case .valid(let hash, let entry, let read):
@@ -74,6 +82,8 @@ struct LocalScanner: Sendable {
                 if read {
                     filesRead += 1
                     validFilesHashed += 1
+                } else {
+                    reusedEntries += 1
                 }
             case .invalid(let diagnostics, let read):
                 files[id] = .invalid(diagnostics)
@@ -85,7 +95,10 @@ struct LocalScanner: Sendable {
         let cache = StatCache(scanStartedAt: scanStartedAt, fingerprint: fingerprint, entries: cacheEntries)
         // Rewrite when anything was hashed, even to the same result: the new scan
         // start time is what lets a formerly racy entry be trusted next time.
-        if writeIndex, validFilesHashed > 0 || previous?.entries != cacheEntries {
+        // Every trusted entry was reused unchanged; anything else (a file hashed,
+        // an entry dropped) changes the index.
+        let unchanged = validFilesHashed == 0 && reusedEntries == (previous?.entries.count ?? -1)
+        if writeIndex, !unchanged {
             // Best effort: a read-only directory still gets a correct status, only slower.
             try? FileSystem.writeAtomically(cache.encoded(), to: paths.index)
         }
@@ -93,18 +106,19 @@ struct LocalScanner: Sendable {
         return LocalScan(files: files, unusableFiles: unusable, filesRead: filesRead)
     }
 
-    private static func examine(path: String, fileName: String, id: RecordID, cache: StatCache?, rules: RecordRules) -> Outcome {
+    private static func examine(directory: Int32, root: String, fileName: String, id: RecordID, cache: StatCache?, rules: RecordRules) -> Outcome {
+        let path = root + "/" + fileName
         let stat: FileStat
         do {
-            stat = try FileSystem.stat(path)
+            stat = try FileSystem.stat(directory: directory, name: fileName)
         } catch {
             if error.isNotFound { return .vanished }
-            return .invalid([RecordDiagnostic(message: error.description)], read: false)
+            return .invalid([RecordDiagnostic(message: "\(path): cannot read file status")], read: false)
         }
         guard stat.isRegularFile else {
             return .invalid([RecordDiagnostic(message: "\(fileName) is not a regular file (records must be plain files, not links or directories)")], read: false)
         }
-        if let hash = cache?.trustedHash(fileName: fileName, stat: stat) {
+        if let cache, let hash = cache.trustedHash(fileName: fileName, stat: stat) {
             return .valid(hash: hash, entry: StatCache.Entry(size: stat.size, mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: hash), read: false)
         }
         let bytes: [UInt8]

@@ -63,28 +63,43 @@ struct StatCache: Sendable {
 
     /// Decodes an index; nil when it is missing, damaged or from other rules.
     /// The index is only a cache, so a bad one is rebuilt rather than reported.
+    /// Parsed from bytes without intermediate strings: it is read by every status.
     static func decode(_ bytes: [UInt8], fingerprint: String) -> StatCache? {
-        var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: true)[...]
-        guard let first = lines.popFirst() else { return nil }
-        let head = first.split(separator: 0x09, omittingEmptySubsequences: false)
-        guard head.count == 4, String(decoding: head[0], as: UTF8.self) == header,
-              String(decoding: head[1], as: UTF8.self) == version,
-              let started = Int64(String(decoding: head[2], as: UTF8.self)),
-              String(decoding: head[3], as: UTF8.self) == fingerprint
-        else { return nil }
-        var entries: [String: Entry] = [:]
-        entries.reserveCapacity(lines.count)
-        for line in lines {
-            let f = line.split(separator: 0x09, omittingEmptySubsequences: false)
-            guard f.count == 6,
-                  let size = Int64(String(decoding: f[1], as: UTF8.self)),
-                  let mtime = Int64(String(decoding: f[2], as: UTF8.self)),
-                  let ctime = Int64(String(decoding: f[3], as: UTF8.self)),
-                  let inode = UInt64(String(decoding: f[4], as: UTF8.self))
+        bytes.withUnsafeBufferPointer { b -> StatCache? in
+            var i = 0
+            /// The bytes up to the next tab or newline (consumed).
+            func field() -> UnsafeBufferPointer<UInt8>? {
+                let start = i
+                while i < b.count, b[i] != 0x09, b[i] != 0x0A { i += 1 }
+                guard i < b.count else { return nil }
+                let slice = UnsafeBufferPointer(rebasing: b[start..<i])
+                i += 1
+                return slice
+            }
+            func text(_ f: UnsafeBufferPointer<UInt8>) -> String { String(decoding: f, as: UTF8.self) }
+            func number(_ f: UnsafeBufferPointer<UInt8>) -> Int64? {
+                guard !f.isEmpty, f.count <= 19 else { return nil }
+                var n: Int64 = 0
+                for c in f {
+                    guard c >= 0x30, c <= 0x39 else { return nil }
+                    n = n * 10 + Int64(c - 0x30)
+                }
+                return n
+            }
+            guard let h = field(), text(h) == header, let v = field(), text(v) == version,
+                  let startField = field(), let started = number(startField), let fp = field(), text(fp) == fingerprint,
+                  b[i - 1] == 0x0A
             else { return nil }
-            entries[String(decoding: f[0], as: UTF8.self)] = Entry(
-                size: size, mtime: mtime, ctime: ctime, inode: inode, hash: String(decoding: f[5], as: UTF8.self))
+            var entries: [String: Entry] = [:]
+            entries.reserveCapacity(b.count / 100)
+            while i < b.count {
+                guard let name = field(), let sizeField = field(), let size = number(sizeField),
+                      let mtimeField = field(), let mtime = number(mtimeField), let ctimeField = field(), let ctime = number(ctimeField),
+                      let inodeField = field(), let inode = number(inodeField), let hash = field(), b[i - 1] == 0x0A
+                else { return nil }
+                entries[text(name)] = Entry(size: size, mtime: mtime, ctime: ctime, inode: UInt64(inode), hash: text(hash))
+            }
+            return StatCache(scanStartedAt: started, fingerprint: fingerprint, entries: entries)
         }
-        return StatCache(scanStartedAt: started, fingerprint: fingerprint, entries: entries)
     }
 }

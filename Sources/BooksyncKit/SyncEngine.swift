@@ -115,9 +115,9 @@ extension CollectionDirectory {
             }
             bodies = try await fetchRemoteBodies(remote, ids: needed, progress: progress)
         }
-        let states = classify(scan: scan, manifest: manifest, listing: listing, bodies: bodies)
+        let states = classify(scan: scan, manifest: manifest, listing: listing, bodies: bodies, includeClean: false)
         return SyncStatus(
-            records: states.filter { $0.state != .clean },
+            records: states,
             unusableFiles: scan.unusableFiles, unusableRemote: listing?.unusable ?? [],
             recordCount: scan.files.count, remoteCount: listing.map { $0.revisions.count + $0.unusable.count },
             filesRead: scan.filesRead)
@@ -150,13 +150,14 @@ extension CollectionDirectory {
         }
     }
 
-    /// Classifies every record known to any side. `bodies` holds the fetched
-    /// documents; a listed document whose body was asked for but not returned
-    /// was deleted in between and counts as absent.
-    func classify(scan: LocalScan, manifest: Manifest, listing: RemoteListing?, bodies: [RecordID: RemoteDocument]) -> [RecordStatus] {
-        var ids = Set(scan.files.keys).union(manifest.entries.keys)
-        if let listing { ids.formUnion(listing.revisions.keys) }
-        return ids.sorted().map { id in
+    /// Classifies every record known to any side, sorted by id. `bodies` holds
+    /// the fetched documents; a listed document whose body was asked for but not
+    /// returned was deleted in between and counts as absent. With `includeClean`
+    /// false only the records that differ are returned (what status lists), which
+    /// spares sorting the whole collection.
+    func classify(scan: LocalScan, manifest: Manifest, listing: RemoteListing?, bodies: [RecordID: RemoteDocument], includeClean: Bool = true) -> [RecordStatus] {
+        var result: [RecordStatus] = []
+        func visit(_ id: RecordID) {
             let base = manifest.entries[id]
             let local: LocalVersion
             switch scan.files[id] {
@@ -169,8 +170,14 @@ extension CollectionDirectory {
                 guard let remoteFields = bodies[id]?.record?.fields, let localFields = loadLocalFields(id) else { return nil }
                 return FieldMerge.merge(base: BaseState.baseFields(id, paths: paths), local: localFields, remote: remoteFields)
             }
-            return RecordStatus(id: id, state: state)
+            if includeClean || state != .clean { result.append(RecordStatus(id: id, state: state)) }
         }
+        for id in scan.files.keys { visit(id) }
+        for id in manifest.entries.keys where scan.files[id] == nil { visit(id) }
+        if let listing {
+            for id in listing.revisions.keys where scan.files[id] == nil && manifest.entries[id] == nil { visit(id) }
+        }
+        return result.sorted { $0.id < $1.id }
     }
 
     func remoteVersion(_ id: RecordID, listing: RemoteListing?, bodies: [RecordID: RemoteDocument]) -> RemoteVersion {
