@@ -108,6 +108,10 @@ public struct CollectionConfig: Sendable, Equatable {
                     let known = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
                     throw StateFileError(message: "schema field '\(name)': unknown type '\(typeName)' (known: \(known))")
                 }
+                if name == "id" { continue }  // always required
+                guard !fields.contains(where: { $0.name == name }) else {
+                    throw StateFileError(message: "schema.required lists '\(name)' twice")
+                }
                 fields.append(FieldRequirement(name: name, type: type))
             }
             schema = RecordSchema(requiredFields: fields)

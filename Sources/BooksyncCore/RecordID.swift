@@ -38,9 +38,14 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
         CanonicalJSON.utf8Less(lhs.rawValue, rhs.rawValue)
     }
 
-    // Identity is the raw id; the encoded name follows from it.
-    public static func == (lhs: RecordID, rhs: RecordID) -> Bool { lhs.rawValue == rhs.rawValue }
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+    // Identity is the raw id's bytes. Not Swift's String equality, which treats
+    // "café" (é) and "café" (e + combining accent) as equal: Firestore and file
+    // names treat them as two different ids.
+    public static func == (lhs: RecordID, rhs: RecordID) -> Bool { lhs.rawValue.utf8.elementsEqual(rhs.rawValue.utf8) }
+    public func hash(into hasher: inout Hasher) {
+        var text = rawValue
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
 
     /// An id whose bytes are all plain (`[A-Za-z0-9_.-]`, not starting with `.`):
     /// it is its own file name, so validation is a few length checks.

@@ -21,18 +21,20 @@ public enum Value: Sendable {
 
 extension Value: Equatable {
     /// Structural equality where doubles compare by bit pattern (so NaN equals
-    /// NaN and -0.0 differs from 0.0): two values are equal exactly when their
-    /// canonical forms are equal.
+    /// NaN and -0.0 differs from 0.0) and strings by their UTF-8 bytes (not by
+    /// Unicode canonical equivalence): two values are equal exactly when their
+    /// canonical forms are equal. (Map keys are Swift strings; two field names
+    /// that differ only by Unicode normalization are one key — a known limit.)
     public static func == (lhs: Value, rhs: Value) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
         case let (.bool(a), .bool(b)): return a == b
         case let (.integer(a), .integer(b)): return a == b
         case let (.double(a), .double(b)): return sameDouble(a, b)
-        case let (.string(a), .string(b)): return a == b
+        case let (.string(a), .string(b)): return a.utf8.elementsEqual(b.utf8)
         case let (.timestamp(a), .timestamp(b)): return a == b
         case let (.bytes(a), .bytes(b)): return a == b
-        case let (.reference(a), .reference(b)): return a == b
+        case let (.reference(a), .reference(b)): return a.utf8.elementsEqual(b.utf8)
         case let (.geoPoint(la, lo), .geoPoint(lb, mb)): return sameDouble(la, lb) && sameDouble(lo, mb)
         case let (.array(a), .array(b)): return a == b
         case let (.map(a), .map(b)): return a == b

@@ -4,10 +4,12 @@ import BooksyncCore
 /// the base copies on disk, saved as batches complete.
 ///
 /// Order of writes for one record: record file (if any), then base copy, then —
-/// once per batch — the manifest (fsynced). A crash between them leaves the
-/// manifest behind the files, never ahead; the next run sees "both changed to
-/// the same content" and records it (converged) instead of redoing or losing
-/// anything.
+/// once per batch — the manifest (fsynced). If booksync is killed between them,
+/// the manifest is behind the files, never ahead; the next run sees "both
+/// changed to the same content" and records it (converged) instead of redoing
+/// or losing anything. Record files and base copies are not fsynced, so this
+/// holds for crashes of booksync, not for a power loss of the machine (see
+/// README, "Writes and durability").
 struct BaseState {
     let paths: CollectionPaths
     var manifest: Manifest
@@ -21,6 +23,8 @@ struct BaseState {
     /// Records `record` at `revision` as what both sides now hold.
     mutating func record(_ record: Record, revision: String) throws(BooksyncError) {
         do {
+            // base/ may be missing: git does not keep empty directories.
+            try FileSystem.createDirectory(paths.base)
             try FileSystem.writeAtomically(record.canonicalBytes, to: paths.baseFile(record.id.fileName))
         } catch {
             throw .io(error)

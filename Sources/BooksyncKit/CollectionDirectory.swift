@@ -81,8 +81,13 @@ public struct CollectionDirectory: Sendable {
         try LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint).scan()
     }
 
-    /// Takes the collection lock for a writing command.
+    /// Takes the collection lock for a writing command, then removes temporary
+    /// files left by a booksync that was killed mid-write.
     public func lock(onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> CollectionLock {
-        try CollectionLock.acquire(at: paths.lock, onStaleLock: onStaleLock)
+        let lock = try CollectionLock.acquire(at: paths.lock, onStaleLock: onStaleLock)
+        for directory in [paths.root, paths.state, paths.base, paths.conflicts, paths.conflicts + "/revisions"] {
+            FileSystem.removeStaleTemporaries(in: directory)
+        }
+        return lock
     }
 }

@@ -6,43 +6,51 @@ import Darwin
 
 /// One writing command at a time per collection directory.
 ///
-/// The lock is a file created with O_EXCL that names the holder's pid. A lock
-/// whose pid is no longer alive (a killed booksync) is taken over, and the
-/// caller is told so it can print a notice.
+/// The lock is an advisory `flock` on `.booksync/lock`, which holds the PID of
+/// the holder. The kernel releases it when the process ends, however it ends,
+/// so a lock left by a killed booksync is simply taken over (the PID still in
+/// the file tells whose it was, for the notice). The file itself is never
+/// removed: removing it would let two processes lock two different files.
 public final class CollectionLock: Sendable {
     public let path: String
+    private let descriptor: Int32
 
-    private init(path: String) {
+    private init(path: String, descriptor: Int32) {
         self.path = path
+        self.descriptor = descriptor
     }
 
     /// Takes the lock, or throws `lockHeld` naming the live holder.
-    /// `onStaleLock` is called with the dead holder's pid when a stale lock is taken over.
+    /// `onStaleLock` is called with the PID of a holder that died without releasing it.
     public static func acquire(at path: String, onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> CollectionLock {
-        let me = Array("\(getpid())\n".utf8)
-        for _ in 0..<3 {
-            do {
-                if try FileSystem.createExclusively(path, contents: me) { return CollectionLock(path: path) }
-            } catch {
-                throw .io(error)
-            }
-            let holder = (try? FileSystem.readFile(path)).flatMap { Int32(String(decoding: $0, as: UTF8.self).trimmingWhitespace) }
-            if let holder, isAlive(holder) { throw .lockHeld(path: path, pid: holder) }
-            // Dead holder or unreadable lock: take it over. Removing and retrying
-            // through O_EXCL keeps two racing takeovers from both winning.
-            onStaleLock(holder ?? 0)
-            try? FileSystem.remove(path)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .io(FileSystemError(path: path, operation: "open the lock file", code: errno)) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let holder = readPID(fd)
+            close(fd)
+            throw .lockHeld(path: path, pid: holder ?? 0)
         }
-        throw .lockHeld(path: path, pid: 0)
+        if let previous = readPID(fd), previous != getpid() {
+            // Released locks are emptied, so a PID here means its holder was killed.
+            onStaleLock(previous)
+        }
+        let me = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = me.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        return CollectionLock(path: path, descriptor: fd)
     }
 
+    /// Empties the file (a clean release) and drops the lock.
     public func release() {
-        try? FileSystem.remove(path)
+        _ = ftruncate(descriptor, 0)
+        close(descriptor)
     }
 
-    static func isAlive(_ pid: Int32) -> Bool {
-        guard pid > 0 else { return false }
-        return kill(pid, 0) == 0 || errno == EPERM
+    private static func readPID(_ fd: Int32) -> Int32? {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard n > 0 else { return nil }
+        return Int32(String(decoding: buffer[0..<n], as: UTF8.self).trimmingWhitespace)
     }
 }
 

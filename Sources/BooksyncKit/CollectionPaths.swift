@@ -40,7 +40,7 @@ public struct CollectionPaths: Sendable, Equatable {
         /lock
         /conflicts/
         /journal
-        .*.booksync-tmp-*
+        .booksync-tmp-*
 
         """
 }

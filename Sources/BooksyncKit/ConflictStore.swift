@@ -3,8 +3,8 @@ import BooksyncCore
 /// The remote side of unresolved conflicts (`.booksync/conflicts/`, local only).
 ///
 /// For each conflicted record: `ID.json` holds the remote document as a record
-/// file (absent when the remote deleted it) and `ID.json.revision` the
-/// revision that pull saw. `resolve` settles against exactly that revision, so
+/// file (absent when the remote deleted it) and `revisions/ID.json` the
+/// revision that pull saw (a file of its own, so names stay within 255 bytes). `resolve` settles against exactly that revision, so
 /// if the remote moves again before the push, the push's precondition fails
 /// and the record becomes a conflict again instead of being overwritten.
 struct ConflictStore {
@@ -22,6 +22,7 @@ struct ConflictStore {
 
     func save(_ id: RecordID, record: Record?, revision: String?) throws(FileSystemError) {
         try FileSystem.createDirectory(paths.conflicts)
+        try FileSystem.createDirectory(paths.conflicts + "/revisions")
         if let record {
             try FileSystem.writeAtomically(record.canonicalBytes, to: paths.conflictFile(id.fileName))
         } else {
@@ -46,5 +47,5 @@ struct ConflictStore {
         return RemoteSide(record: record, revision: revision)
     }
 
-    private func revisionFile(_ id: RecordID) -> String { paths.conflictFile(id.fileName) + ".revision" }
+    private func revisionFile(_ id: RecordID) -> String { paths.conflicts + "/revisions/" + id.fileName }
 }

@@ -13,6 +13,8 @@ public struct FileStat: Sendable, Equatable {
     public let inode: UInt64
     public let isRegularFile: Bool
     public let isDirectory: Bool
+    /// Permission bits.
+    public let mode: UInt32
 }
 
 /// An I/O failure with the path and the operation, phrased for users.
@@ -37,8 +39,8 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
 /// leaves a half-written record. Record files are not fsynced (3–4× slower);
 /// state files that describe what happened remotely are (`durable: true`).
 public enum FileSystem {
-    /// Files booksync writes carry this marker in their temporary name, so stale
-    /// ones left by a killed process can be recognised and removed.
+    /// Temporary files are named `.booksync-tmp-PID-N`, so stale ones left by a
+    /// killed process can be recognised (hidden, so never taken for records) and removed.
     public static let temporaryMarker = ".booksync-tmp-"
 
     public static func stat(_ path: String) throws(FileSystemError) -> FileStat {
@@ -116,10 +118,16 @@ public enum FileSystem {
 
     /// Replaces `path` atomically: readers see the old or the new content, never a mix.
     public static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = false) throws(FileSystemError) {
-        let (directory, name) = split(path)
-        let temporary = directory + "/." + name + temporaryMarker + String(getpid()) + "-" + String(nextTemporaryNumber())
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let (directory, _) = split(path)
+        // Short, hidden, and unique per process: the target's own name could be
+        // 255 bytes already, so it is not part of the temporary name.
+        let temporary = directory + "/" + temporaryMarker + String(getpid()) + "-" + String(nextTemporaryNumber())
+        // Keep the mode of the file being replaced (a 0600 record stays 0600).
+        var existing = CStat()
+        let mode: mode_t = lstat(path, &existing) == 0 ? existing.st_mode & 0o7777 : 0o644
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw FileSystemError(path: path, operation: "create a temporary file", code: errno) }
+        if mode != 0o644 { fchmod(fd, mode) }
         var written = 0
         var failure: Int32 = 0
         while written < bytes.count {
@@ -138,6 +146,22 @@ public enum FileSystem {
             unlink(temporary)
             throw FileSystemError(path: path, operation: "write", code: failure)
         }
+    }
+
+    /// Removes temporary files that a killed booksync left in `directory`
+    /// (`.booksync-tmp-PID-N` whose PID is no longer running). Returns how
+    /// many were removed. Called while holding the collection lock.
+    @discardableResult
+    public static func removeStaleTemporaries(in directory: String) -> Int {
+        guard let names = try? listDirectory(directory) else { return 0 }
+        var removed = 0
+        for name in names where name.hasPrefix(temporaryMarker) {
+            let rest = name.dropFirst(temporaryMarker.count)
+            guard let pid = Int32(rest.prefix { $0 != "-" }) else { continue }
+            if pid == getpid() || (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM)) { continue }
+            if unlink(directory + "/" + name) == 0 { removed += 1 }
+        }
+        return removed
     }
 
     public static func createDirectory(_ path: String) throws(FileSystemError) {
@@ -215,6 +239,7 @@ extension FileStat {
         #endif
         self.init(
             size: Int64(s.st_size), mtimeNanoseconds: mtime, ctimeNanoseconds: ctime, inode: UInt64(s.st_ino),
-            isRegularFile: (s.st_mode & S_IFMT) == S_IFREG, isDirectory: (s.st_mode & S_IFMT) == S_IFDIR)
+            isRegularFile: (s.st_mode & S_IFMT) == S_IFREG, isDirectory: (s.st_mode & S_IFMT) == S_IFDIR,
+            mode: UInt32(s.st_mode & 0o7777))
     }
 }

@@ -77,14 +77,26 @@ struct StatCache: Sendable {
                 return slice
             }
             func text(_ f: UnsafeBufferPointer<UInt8>) -> String { String(decoding: f, as: UTF8.self) }
-            func number(_ f: UnsafeBufferPointer<UInt8>) -> Int64? {
-                guard !f.isEmpty, f.count <= 19 else { return nil }
-                var n: Int64 = 0
+            func unsigned(_ f: UnsafeBufferPointer<UInt8>) -> UInt64? {
+                guard !f.isEmpty, f.count <= 20 else { return nil }
+                var n: UInt64 = 0
                 for c in f {
                     guard c >= 0x30, c <= 0x39 else { return nil }
-                    n = n * 10 + Int64(c - 0x30)
+                    let (times10, o1) = n.multipliedReportingOverflow(by: 10)
+                    let (sum, o2) = times10.addingReportingOverflow(UInt64(c - 0x30))
+                    guard !o1, !o2 else { return nil }
+                    n = sum
                 }
                 return n
+            }
+            /// Signed: file times before 1970 are negative.
+            func number(_ f: UnsafeBufferPointer<UInt8>) -> Int64? {
+                if let first = f.first, first == 0x2D {
+                    guard let magnitude = unsigned(UnsafeBufferPointer(rebasing: f.dropFirst())), magnitude <= UInt64(Int64.max) else { return nil }
+                    return -Int64(magnitude)
+                }
+                guard let magnitude = unsigned(f), magnitude <= UInt64(Int64.max) else { return nil }
+                return Int64(magnitude)
             }
             guard let h = field(), text(h) == header, let v = field(), text(v) == version,
                   let startField = field(), let started = number(startField), let fp = field(), text(fp) == fingerprint,
@@ -95,9 +107,9 @@ struct StatCache: Sendable {
             while i < b.count {
                 guard let name = field(), let sizeField = field(), let size = number(sizeField),
                       let mtimeField = field(), let mtime = number(mtimeField), let ctimeField = field(), let ctime = number(ctimeField),
-                      let inodeField = field(), let inode = number(inodeField), let hash = field(), b[i - 1] == 0x0A
+                      let inodeField = field(), let inode = unsigned(inodeField), let hash = field(), b[i - 1] == 0x0A
                 else { return nil }
-                entries[text(name)] = Entry(size: size, mtime: mtime, ctime: ctime, inode: UInt64(inode), hash: text(hash))
+                entries[text(name)] = Entry(size: size, mtime: mtime, ctime: ctime, inode: inode, hash: text(hash))
             }
             return StatCache(scanStartedAt: started, fingerprint: fingerprint, entries: entries)
         }

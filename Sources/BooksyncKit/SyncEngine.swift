@@ -268,7 +268,15 @@ extension CollectionDirectory {
         let counter = ProgressCounter(phase: "applying", total: steps.count, report: progress)
         for batch in steps.chunked(into: 500) {
             for (id, action) in batch {
-                let kind = try applyPull(action, id: id, scanned: scan.files[id], document: bodies[id], revision: current.revisions[id], base: &base)
+                let kind: SyncEventKind
+                do {
+                    // The fetched body's own revision: the document may have moved since it was listed.
+                    kind = try applyPull(action, id: id, scanned: scan.files[id], document: bodies[id],
+                                         revision: bodies[id]?.revision ?? current.revisions[id], base: &base)
+                } catch {
+                    try base.save()  // keep what was done before the failure
+                    throw error
+                }
                 report.events.append(SyncEvent(id: id, kind: kind))
             }
             try base.save()
@@ -410,29 +418,36 @@ extension CollectionDirectory {
                 throw .remote(error)
             }
             var stale: [RecordID] = []
-            for write in chunk {
-                switch outcomes[write.id] {
-                case .written(let revision)?:
-                    if write.isDelete {
-                        try base.forget(write.id)
-                        report.events.append(SyncEvent(id: write.id, kind: .pushed(.delete(baseRevision: manifest.entries[write.id]?.revision ?? ""))))
-                    } else if let record = sentRecords[write.id], let revision {
-                        try base.record(record, revision: revision)
-                        let kind: PushAction = manifest.entries[write.id].map { .update(baseRevision: $0.revision) } ?? .create
-                        report.events.append(SyncEvent(id: write.id, kind: .pushed(kind)))
-                    } else {
-                        report.events.append(SyncEvent(id: write.id, kind: .rejected("the server did not return the new revision")))
+            do {
+                for write in chunk {
+                    switch outcomes[write.id] {
+                    case .written(let revision)?:
+                        if write.isDelete {
+                            try base.forget(write.id)
+                            report.events.append(SyncEvent(id: write.id, kind: .pushed(.delete(baseRevision: manifest.entries[write.id]?.revision ?? ""))))
+                        } else if let record = sentRecords[write.id], let revision {
+                            try base.record(record, revision: revision)
+                            let kind: PushAction = manifest.entries[write.id].map { .update(baseRevision: $0.revision) } ?? .create
+                            report.events.append(SyncEvent(id: write.id, kind: .pushed(kind)))
+                        } else {
+                            report.events.append(SyncEvent(id: write.id, kind: .rejected("the server did not return the new revision")))
+                        }
+                    case .preconditionFailed?:
+                        stale.append(write.id)
+                    case .rejected(let message)?:
+                        report.events.append(SyncEvent(id: write.id, kind: .rejected(message)))
+                    case nil:
+                        report.events.append(SyncEvent(id: write.id, kind: .rejected("no answer for this write")))
                     }
-                case .preconditionFailed?:
-                    stale.append(write.id)
-                case .rejected(let message)?:
-                    report.events.append(SyncEvent(id: write.id, kind: .rejected(message)))
-                case nil:
-                    report.events.append(SyncEvent(id: write.id, kind: .rejected("no answer for this write")))
                 }
+            } catch {
+                try base.save()  // keep what was done before the failure
+                throw error
             }
             if !stale.isEmpty {
-                report.events += try await settleStaleWrites(stale, sent: sentRecords, remote: remote, base: &base, progress: progress)
+                let preconditions = Dictionary(uniqueKeysWithValues: chunk.map { ($0.id, $0) })
+                report.events += try await settleStaleWrites(stale, sent: sentRecords, writes: preconditions, atomic: options.atomic,
+                                                             remote: remote, base: &base, progress: progress)
             }
             try base.save()
         }
@@ -443,8 +458,13 @@ extension CollectionDirectory {
     /// A write whose precondition failed: the remote changed since the base, or
     /// an earlier attempt of this very write succeeded but its answer was lost.
     /// Fetch the document; the same content as ours (or both gone) is adopted.
-    private func settleStaleWrites(_ ids: [RecordID], sent: [RecordID: Record], remote: any RemoteCollection,
-                                   base: inout BaseState, progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> [SyncEvent] {
+    ///
+    /// After a refused `--atomic` commit every write is reported stale, though
+    /// only some conflicted: those whose precondition still holds were simply
+    /// not applied, and are reported as such.
+    private func settleStaleWrites(_ ids: [RecordID], sent: [RecordID: Record], writes: [RecordID: RemoteWrite], atomic: Bool,
+                                   remote: any RemoteCollection, base: inout BaseState,
+                                   progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> [SyncEvent] {
         let documents = try await fetchRemoteBodies(remote, ids: ids, progress: progress)
         var events: [SyncEvent] = []
         for id in ids {
@@ -457,10 +477,21 @@ extension CollectionDirectory {
                 try base.forget(id)
                 events.append(SyncEvent(id: id, kind: .pushed(.forget)))
             default:
-                events.append(SyncEvent(id: id, kind: .remoteChangedSincePull))
+                if atomic, let write = writes[id], Self.preconditionHolds(write, document: documents[id]) {
+                    events.append(SyncEvent(id: id, kind: .rejected("not written: the --atomic commit was refused because another record in it changed remotely")))
+                } else {
+                    events.append(SyncEvent(id: id, kind: .remoteChangedSincePull))
+                }
             }
         }
         return events
+    }
+
+    private static func preconditionHolds(_ write: RemoteWrite, document: RemoteDocument?) -> Bool {
+        switch write {
+        case .create: document == nil
+        case .update(_, let revision), .delete(_, let revision): document?.revision == revision
+        }
     }
 }
 

@@ -68,9 +68,17 @@ struct RESTClient {
         #expect(status == 200)
     }
 
-    /// Every document: id → (updateTime, fields).
+    /// Every document: id → (updateTime, fields). Swift dictionaries key strings
+    /// by canonical equivalence; `documents()` keeps ids that differ only by
+    /// Unicode normalization apart.
     func all() async throws -> [String: (revision: String, fields: Fields)] {
-        var result: [String: (String, Fields)] = [:]
+        var result: [String: (revision: String, fields: Fields)] = [:]
+        for document in try await documents() { result[document.id] = (document.revision, document.fields) }
+        return result
+    }
+
+    func documents() async throws -> [(id: String, revision: String, fields: Fields)] {
+        var result: [(id: String, revision: String, fields: Fields)] = []
         var token: String?
         repeat {
             var url = base + "/\(collection)?pageSize=300"
@@ -82,7 +90,7 @@ struct RESTClient {
                 for case .map(let d) in docs {
                     guard case .string(let name)? = d["name"], case .string(let time)? = d["updateTime"] else { continue }
                     let id = String(name.split(separator: "/").last!)
-                    result[id] = (time, try FirestoreValueCodec.decodeFields(d["fields"], documentsRoot: root))
+                    result.append((id, time, try FirestoreValueCodec.decodeFields(d["fields"], documentsRoot: root)))
                 }
             }
             if case .string(let next)? = p["nextPageToken"] { token = next } else { token = nil }

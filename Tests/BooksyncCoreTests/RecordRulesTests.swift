@@ -116,6 +116,8 @@ import Testing
          "remote.type must be \"firestore\" (the only remote booksync supports so far)"),
         (#"{"version": 1, "remote": {"type": "firestore", "project": "p", "collection": "a"}, "schema": {"required": [{"name": "x", "type": "text"}]}}"#,
          "schema field 'x': unknown type 'text' (known: string, integer, double, number, boolean, timestamp, bytes, reference, geopoint, array, map, any)"),
+        (#"{"version": 1, "remote": {"type": "firestore", "project": "p", "collection": "a"}, "schema": {"required": [{"name": "t", "type": "string"}, {"name": "t", "type": "string"}]}}"#,
+         "schema.required lists 't' twice"),
     ])
     func badConfigsAreExplained(text: String, message: String) {
         do {

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import BooksyncCore
 @testable import BooksyncKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite struct LocalStatusTests {
     static func id(_ s: String) -> RecordID { try! RecordID(s) }
@@ -178,14 +181,19 @@ import Testing
         let lock = try CollectionLock.acquire(at: path)
         #expect(throws: BooksyncError.lockHeld(path: path, pid: getpid())) { try CollectionLock.acquire(at: path) }
         lock.release()
-        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(try scratch.read("lock").isEmpty, "a released lock is emptied")
 
-        try scratch.write("lock", "2147483646\n")  // no such process
+        // A holder killed without releasing leaves its PID behind; no process holds the flock.
+        try scratch.write("lock", "2147483646\n")
         var staleHolder: Int32?
         let taken = try CollectionLock.acquire(at: path) { staleHolder = $0 }
         #expect(staleHolder == 2_147_483_646)
         #expect(try scratch.read("lock") == "\(getpid())\n")
         taken.release()
+        var noticed = false
+        let again = try CollectionLock.acquire(at: path) { _ in noticed = true }
+        #expect(!noticed, "a cleanly released lock is not reported as stale")
+        again.release()
     }
 }
 
@@ -204,5 +212,30 @@ import Testing
         do { try FileSystem.writeAtomically([1], to: "/nonexistent-dir/x.json") } catch {
             #expect(error.description == "/nonexistent-dir/x.json: cannot create a temporary file: No such file or directory")
         }
+    }
+}
+
+@Suite struct StatCacheFormatTests {
+    @Test func extremeStatValuesRoundTrip() {
+        let entry = StatCache.Entry(size: 5, mtime: -86_400_000_000_000, ctime: Int64.max, inode: UInt64.max, hash: "sha256:ab")
+        let cache = StatCache(scanStartedAt: 1, fingerprint: "f", entries: ["a.json": entry])
+        #expect(StatCache.decode(cache.encoded(), fingerprint: "f")?.entries == ["a.json": entry])
+    }
+
+    @Test(arguments: ["99999999999999999999", "-", "1x", ""])
+    func damagedNumbersInvalidateTheCacheWithoutCrashing(number: String) {
+        let text = "booksync-index\t1\t5\tf\na.json\t1\t\(number)\t1\t1\tsha256:ab\n"
+        #expect(StatCache.decode(Array(text.utf8), fingerprint: "f") == nil)
+    }
+}
+
+@Suite struct FileModeTests {
+    @Test func atomicReplacementKeepsTheFileMode() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path + "/private.json"
+        try FileSystem.writeAtomically(Array("a".utf8), to: path)
+        chmod(path, 0o600)
+        try FileSystem.writeAtomically(Array("b".utf8), to: path)
+        #expect(try FileSystem.stat(path).mode == 0o600)
     }
 }

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+@testable import BooksyncCore
+@testable import BooksyncKit
+
+/// Edge cases that once lost data or blocked syncing, end to end against the emulator.
+@Suite(.serialized) struct ReliabilityTests {
+    func workspace(_ name: String) throws -> Workspace {
+        try Workspace(project: Emulator.uniqueProject(name), host: try Emulator.requireHost())
+    }
+
+    @Test func freshCloneWithoutBaseDirectoryCanPush() async throws {
+        let ws = try workspace("nobase")
+        try ws.initialize()
+        // git keeps no empty directories: a clone of a never-synced collection has no base/.
+        try FileManager.default.removeItem(atPath: ws.root + "/.booksync/base")
+        try ws.write("dune.json", bookFile("dune"))
+        let push = try ws.run("push")
+        #expect(push.status == 0, "\(push.stdout)\(push.stderr)")
+        #expect(try ws.run("status", "--short").stdout.isEmpty)
+    }
+
+    @Test func longIdsSyncBothWays() async throws {
+        let ws = try workspace("longids")
+        let long = String(repeating: "x", count: 240)
+        let longUnicode = String(repeating: "é", count: 41)  // 246 bytes encoded
+        try ws.initialize()
+        for id in [long, longUnicode, "r1", "r2"] { try ws.write(try RecordID(id).fileName, bookFile(id)) }
+        let push = try ws.run("push")
+        #expect(push.status == 0, "\(push.stdout)\(push.stderr)")
+        try await ws.rest.put([(id: long, fields: bookFields(long, title: "Remote"))])
+        let pull = try ws.run("pull")
+        #expect(pull.status == 0, "\(pull.stdout)\(pull.stderr)")
+        #expect(ws.read(long + ".json") == bookFile(long, title: "Remote"))
+        #expect(try ws.run("status", "--short").stdout.isEmpty)
+    }
+
+    @Test func idsDifferingOnlyByNormalizationStayDistinct() async throws {
+        let ws = try workspace("nfc")
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        try await ws.rest.put([(id: composed, fields: bookFields(composed, title: "one")), (id: decomposed, fields: bookFields(decomposed, title: "two"))])
+        try ws.initialize()
+        #expect(try ws.run("pull").status == 0)
+        #expect(Set(try ws.recordFiles().keys) == ["caf%C3%A9.json", "cafe%CC%81.json"])
+        try ws.write("cafe%CC%81.json", bookFile(decomposed, title: "two, edited"))
+        #expect(try ws.run("push").stdout.hasSuffix("pushed 1\n"))
+        let remote = try await ws.rest.documents()
+        #expect(remote.count == 2)
+        #expect(remote.first { $0.id.utf8.elementsEqual(composed.utf8) }?.fields["title"] == .string("one"))
+        #expect(remote.first { $0.id.utf8.elementsEqual(decomposed.utf8) }?.fields["title"] == .string("two, edited"))
+    }
+
+    @Test func refusedAtomicCommitNamesTheConflictAndLeavesTheRestUnwritten() async throws {
+        let ws = try workspace("atomic")
+        try ws.initialize()
+        for id in ["a", "b", "c"] { try ws.write("\(id).json", bookFile(id)) }
+        #expect(try ws.run("push").status == 0)
+        try await ws.rest.put([(id: "b", fields: bookFields("b", title: "Remote"))])
+        for id in ["a", "b", "c"] { try ws.write("\(id).json", bookFile(id, title: "Local")) }
+        let push = try ws.run("push", "--atomic")
+        #expect(push.status == 1)
+        #expect(push.stdout.contains("remote changed 'b' since your last pull"))
+        #expect(push.stdout.contains("rejected a: not written: the --atomic commit was refused"))
+        let remote = try await ws.rest.all()
+        #expect(remote["a"]?.fields["title"] == .string("Title"))
+        #expect(remote["b"]?.fields["title"] == .string("Remote"))
+    }
+
+    @Test func secondCommandIsRefusedWhileTheLockIsHeld() throws {
+        let ws = try workspace("lock")
+        try ws.initialize()
+        // Hold the lock from this process, as a long pull would.
+        let lock = try CollectionLock.acquire(at: ws.root + "/.booksync/lock")
+        let refused = try ws.run("push")
+        #expect(refused.status == 4)
+        #expect(refused.stderr.contains("another booksync (pid \(getpid())) is working in this collection"))
+        lock.release()
+        // A killed holder leaves its PID; the next command takes over with a notice.
+        try "2147483646\n".write(toFile: ws.root + "/.booksync/lock", atomically: false, encoding: .utf8)
+        try ws.write(".booksync-tmp-2147483646-1", "half-written")
+        let push = try ws.run("push")
+        #expect(push.status == 0)
+        #expect(push.stderr.contains("took over a lock left by process 2147483646"))
+        #expect(ws.read(".booksync-tmp-2147483646-1") == nil, "stale temporary files are removed")
+    }
+}

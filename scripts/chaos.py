@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Crash trials: kill -9 booksync at random moments during pull and push, rerun,
+and check that nothing was lost, duplicated, half-written or reported falsely.
+
+Usage: chaos.py --bin BOOKSYNC --host 127.0.0.1:PORT [--trials N] [--records M] [--seed S]
+
+Each trial uses a fresh Firestore project on the emulator at --host:
+  push trial: a directory with M records (plus edits and deletes after a first
+              sync) is pushed; the push is killed with SIGKILL at a random
+              moment, then pushed again to completion.
+  pull trial: the remote holds M records (plus edits and deletes after a first
+              sync); a pull is killed at a random moment, then run again.
+After each trial:
+  - the rerun exits 0 and reports no conflict and no "remote changed" line
+    (a write whose answer was lost must be recognised, not reported);
+  - `status --short` prints nothing;
+  - no booksync temporary file is left anywhere in the directory;
+  - every record file parses (booksync validate), and a fresh pull of the
+    remote into a second directory gives byte-identical files, with the
+    remote document count equal to the number of files;
+  - the manifest lists exactly the files, each with the file's sha256 and
+    the remote document's updateTime.
+Prints one line per trial and a closing line "N passed, M failed".
+Bounded: each booksync run has a timeout, and the whole run a deadline.
+"""
+import argparse
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def rest(host, method, path, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request("http://%s%s" % (host, path), data=data, method=method,
+                                     headers={"Authorization": "Bearer owner", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        text = response.read()
+    return json.loads(text) if text else None
+
+
+def remote_documents(host, project):
+    """id -> updateTime of every document in books."""
+    docs, token = {}, None
+    for _ in range(10_000):
+        path = "/v1/projects/%s/databases/(default)/documents/books?pageSize=300&mask.fieldPaths=__name__" % project
+        if token:
+            path += "&pageToken=" + urllib.request.quote(token, safe="")
+        page = rest(host, "GET", path)
+        for d in page.get("documents", []):
+            docs[d["name"].rsplit("/", 1)[1]] = d["updateTime"]
+        token = page.get("nextPageToken")
+        if not token or not page.get("documents"):
+            break
+    return docs
+
+
+def run(bin_path, directory, args, host, timeout=300):
+    env = dict(os.environ, FIRESTORE_EMULATOR_HOST=host, NO_COLOR="1")
+    return subprocess.run([bin_path, "-C", directory] + args, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def run_and_kill(bin_path, directory, args, host, delay):
+    """Starts booksync and sends SIGKILL after `delay` seconds (if it is still running)."""
+    env = dict(os.environ, FIRESTORE_EMULATOR_HOST=host, NO_COLOR="1")
+    process = subprocess.Popen([bin_path, "-C", directory] + args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        process.wait(timeout=delay)
+        return False
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+        return True
+
+
+def make_records(directory, count, seed):
+    subprocess.run([sys.executable, os.path.join(HERE, "make-collection.py"), directory, str(count), str(seed)], check=True)
+
+
+def edit_some(directory, rng, count):
+    """Modifies, deletes and adds a few records in place (canonical edits via booksync fmt later)."""
+    names = sorted(n for n in os.listdir(directory) if n.endswith(".json"))
+    for name in rng.sample(names, min(len(names), max(1, count // 10))):
+        path = os.path.join(directory, name)
+        text = open(path, encoding="utf-8").read()
+        open(path, "w", encoding="utf-8").write(text.replace('"genre": "', '"genre": "edited ', 1))
+    for name in rng.sample(names, min(len(names), max(1, count // 20))):
+        if os.path.exists(os.path.join(directory, name)):
+            os.remove(os.path.join(directory, name))
+    extra = tempfile.mkdtemp()
+    make_records(extra, max(1, count // 10), rng.randint(1000, 9999))
+    for name in os.listdir(extra):
+        shutil.copy(os.path.join(extra, name), os.path.join(directory, "new-" + name))
+        path = os.path.join(directory, "new-" + name)
+        text = open(path, encoding="utf-8").read()
+        record_id = name[:-5]
+        open(path, "w", encoding="utf-8").write(text.replace('"id": "%s"' % record_id, '"id": "new-%s"' % record_id, 1))
+    shutil.rmtree(extra)
+
+
+def problems_after(bin_path, directory, host, project, scratch):
+    """Everything wrong with a directory that should now equal the remote."""
+    problems = []
+    status = run(bin_path, directory, ["status", "--short"], host)
+    if status.returncode != 0 or status.stdout.strip():
+        problems.append("status not clean (exit %d): %s" % (status.returncode, status.stdout.strip()[:300]))
+    for root, _, files in os.walk(directory):
+        leftovers = [f for f in files if ".booksync-tmp-" in f]
+        if leftovers:
+            problems.append("temporary files left in %s: %s" % (root, leftovers[:3]))
+    validate = run(bin_path, directory, ["-q", "validate"], host)
+    if validate.returncode != 0:
+        problems.append("invalid files: " + validate.stdout.strip()[:300])
+    records = {n[:-5]: open(os.path.join(directory, n), "rb").read() for n in os.listdir(directory) if n.endswith(".json")}
+    remote = remote_documents(host, project)
+    if set(remote) != set(records):
+        problems.append("remote has %d documents, directory %d files (missing remotely: %s, missing locally: %s)" % (
+            len(remote), len(records), sorted(set(records) - set(remote))[:3], sorted(set(remote) - set(records))[:3]))
+    fresh = os.path.join(scratch, "fresh-%d" % random.randint(0, 10**9))
+    os.makedirs(fresh)
+    run(bin_path, fresh, ["-q", "init", "--firestore", project, "--collection", "books"], host)
+    pulled = run(bin_path, fresh, ["-q", "pull"], host)
+    if pulled.returncode != 0:
+        problems.append("fresh pull failed: " + pulled.stdout[-300:] + pulled.stderr[-300:])
+    fresh_records = {n[:-5]: open(os.path.join(fresh, n), "rb").read() for n in os.listdir(fresh) if n.endswith(".json")}
+    differing = [k for k in records if fresh_records.get(k) != records[k]]
+    if differing or set(fresh_records) != set(records):
+        problems.append("directory differs from the remote in %d records, e.g. %s" % (len(differing), differing[:3]))
+    manifest = json.load(open(os.path.join(directory, ".booksync", "manifest.json")))["records"]
+    if set(manifest) != set(records):
+        problems.append("manifest lists %d records, directory has %d" % (len(manifest), len(records)))
+    else:
+        wrong = [k for k, v in manifest.items()
+                 if v["hash"] != "sha256:" + hashlib.sha256(records[k]).hexdigest() or v["revision"] != remote.get(k)]
+        if wrong:
+            problems.append("manifest disagrees for %d records, e.g. %s" % (len(wrong), wrong[:3]))
+    shutil.rmtree(fresh)
+    return problems
+
+
+def trial(index, kind, args, scratch, rng):
+    project = "chaos-%d-%d" % (index, rng.randint(0, 10**9))
+    directory = os.path.join(scratch, "trial-%d" % index)
+    os.makedirs(directory)
+    host, bin_path = args.host, args.bin
+    run(bin_path, directory, ["-q", "init", "--firestore", project, "--collection", "books"], host)
+    if kind == "push":
+        make_records(directory, args.records, rng.randint(0, 10**6))
+        if rng.random() < 0.5:  # start from a synced state with pending edits
+            first = run(bin_path, directory, ["-q", "push"], host)
+            if first.returncode != 0:
+                return ["setup push failed: " + first.stdout[-200:]]
+            edit_some(directory, rng, args.records)
+        command = ["push"]
+    else:
+        source = os.path.join(scratch, "source-%d" % index)
+        os.makedirs(source)
+        run(bin_path, source, ["-q", "init", "--firestore", project, "--collection", "books"], host)
+        make_records(source, args.records, rng.randint(0, 10**6))
+        if run(bin_path, source, ["-q", "push"], host).returncode != 0:
+            return ["setup push failed"]
+        if rng.random() < 0.5:  # pull changes into a synced directory
+            run(bin_path, directory, ["-q", "pull"], host)
+            edit_some(source, rng, args.records)
+            if run(bin_path, source, ["-q", "push", "--force"], host).returncode != 0:
+                return ["setup push of edits failed"]
+        command = ["pull"]
+    delay = rng.uniform(0.0, args.window)
+    killed = run_and_kill(bin_path, directory, command, host, delay)
+    rerun = run(bin_path, directory, command + ["--force"], host)
+    problems = []
+    if rerun.returncode != 0 or "conflict" in rerun.stdout or "remote changed" in rerun.stdout:
+        problems.append("rerun exit %d: %s" % (rerun.returncode, (rerun.stdout + rerun.stderr)[-400:]))
+    problems += problems_after(bin_path, directory, host, project, scratch)
+    print("trial %3d %-4s kill after %.2fs%s: %s" % (
+        index, kind, delay, "" if killed else " (finished first)", "ok" if not problems else "FAILED"), flush=True)
+    for p in problems:
+        print("    " + p, flush=True)
+    shutil.rmtree(directory, ignore_errors=True)
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", required=True, help="the booksync executable")
+    parser.add_argument("--host", required=True, help="FIRESTORE_EMULATOR_HOST of a running emulator")
+    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--records", type=int, default=2000)
+    parser.add_argument("--window", type=float, default=None, help="kill within this many seconds (default: measured)")
+    parser.add_argument("--seed", type=int, default=int(time.time()))
+    parser.add_argument("--deadline", type=float, default=1800, help="stop starting trials after this many seconds")
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    scratch = tempfile.mkdtemp(prefix="booksync-chaos-")
+    started = time.time()
+    try:
+        if args.window is None:
+            # Calibrate: how long an uninterrupted push of this size takes.
+            directory = os.path.join(scratch, "calibrate")
+            os.makedirs(directory)
+            run(args.bin, directory, ["-q", "init", "--firestore", "chaos-calibrate-%d" % args.seed, "--collection", "books"], args.host)
+            make_records(directory, args.records, 1)
+            t = time.time()
+            run(args.bin, directory, ["-q", "push"], args.host)
+            args.window = max(0.2, (time.time() - t) * 1.1)
+            shutil.rmtree(directory)
+        print("chaos: seed %d, %d trials of %d records, kills within %.2fs" % (args.seed, args.trials, args.records, args.window), flush=True)
+        passed = failed = 0
+        for i in range(args.trials):
+            if time.time() - started > args.deadline:
+                print("chaos: deadline reached after %d trials" % i)
+                break
+            kind = "push" if i % 2 == 0 else "pull"
+            if trial(i, kind, args, scratch, rng):
+                failed += 1
+            else:
+                passed += 1
+        print("chaos: %d passed, %d failed" % (passed, failed))
+        return 1 if failed else 0
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
