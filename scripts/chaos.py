@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -148,7 +149,7 @@ def problems_after(bin_path, directory, host, project, scratch):
 
 
 def trial(index, kind, args, scratch, rng):
-    project = "chaos-%d-%d" % (index, rng.randint(0, 10**9))
+    project = "chaos-%d-%s" % (index, uuid.uuid4().hex[:12])  # never reused, even with the same seed
     directory = os.path.join(scratch, "trial-%d" % index)
     os.makedirs(directory)
     host, bin_path = args.host, args.bin
@@ -207,7 +208,7 @@ def main():
             # Calibrate: how long an uninterrupted push of this size takes.
             directory = os.path.join(scratch, "calibrate")
             os.makedirs(directory)
-            run(args.bin, directory, ["-q", "init", "--firestore", "chaos-calibrate-%d" % args.seed, "--collection", "books"], args.host)
+            run(args.bin, directory, ["-q", "init", "--firestore", "chaos-calibrate-" + uuid.uuid4().hex[:12], "--collection", "books"], args.host)
             make_records(directory, args.records, 1)
             t = time.time()
             run(args.bin, directory, ["-q", "push"], args.host)

@@ -14,10 +14,11 @@ extension CommandContext {
         }
         let console = self.console
         let verbose = self.verbose
+        let retry = RetryPolicy.fromEnvironment(environment)
         return FirestoreRemote(
             target: collection.config.remote, endpoint: endpoint, rules: collection.rules,
-            transport: URLSessionTransport.make(),
-            retry: RetryPolicy.fromEnvironment(environment),
+            transport: URLSessionTransport.make(requestTimeout: retry.requestTimeout),
+            retry: retry,
             log: { line in if verbose { console.err("booksync: " + line) } })
     }
 }
