@@ -29,11 +29,19 @@ public struct FirestoreEndpoint: Sendable {
             }
             return FirestoreEndpoint(baseURL: "http://\(host)/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("owner")))
         }
+        var source: AccessTokens.Source?
         if let token = environment["BOOKSYNC_ACCESS_TOKEN"], !token.isEmpty {
-            return FirestoreEndpoint(baseURL: productionURL, isEmulator: false, tokens: AccessTokens(source: .fixed(token)))
+            source = .fixed(token)
+        } else if let tokenCommand, !tokenCommand.isEmpty {
+            source = .command(tokenCommand)
         }
-        if let tokenCommand, !tokenCommand.isEmpty {
-            return FirestoreEndpoint(baseURL: productionURL, isEmulator: false, tokens: AccessTokens(source: .command(tokenCommand)))
+        if let source {
+            // BOOKSYNC_FIRESTORE_URL points at another deployment of the REST API
+            // (a gateway, a test server); plain HTTP only to loopback.
+            if let url = environment["BOOKSYNC_FIRESTORE_URL"], !url.isEmpty {
+                return try custom(baseURL: url, tokens: AccessTokens(source: source))
+            }
+            return FirestoreEndpoint(baseURL: productionURL, isEmulator: false, tokens: AccessTokens(source: source))
         }
         throw .authentication(
             "no Firestore credentials: set BOOKSYNC_ACCESS_TOKEN, or remote.tokenCommand in .booksync/config.json "
@@ -50,7 +58,7 @@ public struct FirestoreEndpoint: Sendable {
             throw .configuration("refusing plain HTTP to \(host): only loopback hosts and the emulator may be reached without TLS")
         }
         let normalized = baseURL.hasSuffix("/") ? baseURL : baseURL + "/"
-        return FirestoreEndpoint(baseURL: normalized, isEmulator: scheme == "http", tokens: tokens)
+        return FirestoreEndpoint(baseURL: normalized, isEmulator: false, tokens: tokens)
     }
 
     static func isHostPort(_ text: String) -> Bool {

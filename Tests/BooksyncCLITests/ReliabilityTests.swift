@@ -83,4 +83,31 @@ import Testing
         #expect(push.stderr.contains("took over a lock left by process 2147483646"))
         #expect(ws.read(".booksync-tmp-2147483646-1") == nil, "stale temporary files are removed")
     }
+
+    @Test func tokensNeverAppearInOutput() async throws {
+        let ws = try workspace("secrets")
+        try ws.initialize()
+        try ws.write("dune.json", bookFile("dune"))
+        let secret = "s3cr3t-token-\(UUID().uuidString)"
+        // The emulator refuses tokens that are not JWTs: every command fails, and says so without the token.
+        let environment = ["FIRESTORE_EMULATOR_HOST": "", "BOOKSYNC_FIRESTORE_URL": "http://\(ws.host)/v1/", "BOOKSYNC_ACCESS_TOKEN": secret]
+        for arguments in [["-v", "status"], ["-v", "push"], ["-v", "pull"], ["diff", "--json"], ["-v", "sync", "--dry-run"]] {
+            let result = try BinaryTests.run(arguments, in: ws.root, environment: environment)
+            #expect(result.status == 3, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("INVALID_ARGUMENT"), "\(arguments): \(result.stderr)")
+            #expect(!(result.stdout + result.stderr).contains(secret), "token printed by \(arguments)")
+        }
+        // A token from the config's command: same.
+        let config = ws.root + "/.booksync/config.json"
+        let text = try String(contentsOfFile: config, encoding: .utf8)
+        try text.replacingOccurrences(of: "\"project\"", with: "\"tokenCommand\": \"echo \(secret)-cmd\",\n    \"project\"")
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let viaCommand = try BinaryTests.run(["-v", "push"], in: ws.root, environment: ["FIRESTORE_EMULATOR_HOST": "", "BOOKSYNC_FIRESTORE_URL": "http://\(ws.host)/v1/"])
+        #expect(viaCommand.status == 3, "\(viaCommand.stderr)")
+        #expect(!(viaCommand.stdout + viaCommand.stderr).contains(secret + "-cmd"))
+        // Plain HTTP to anything but loopback is refused before any request.
+        let remoteHTTP = try BinaryTests.run(["status"], in: ws.root, environment: ["FIRESTORE_EMULATOR_HOST": "", "BOOKSYNC_FIRESTORE_URL": "http://example.com/v1/", "BOOKSYNC_ACCESS_TOKEN": secret])
+        #expect(remoteHTTP.status == 3)
+        #expect(remoteHTTP.stderr.contains("refusing plain HTTP to example.com"))
+    }
 }

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Concurrent writers: two booksync directories and a direct REST writer change
+the same documents at the same time, over many rounds; no update may be lost.
+
+Usage: concurrency.py --bin BOOKSYNC --host 127.0.0.1:PORT [--rounds N] [--records M] [--seed S]
+
+Each writer owns one field of every record (alice: "a", bob: "b", the app's
+REST writer: "r") and only ever increases it, so no change is a true conflict
+and every change must survive: at the end each record holds the last value
+each writer gave it. Alice also creates and deletes records of her own, and
+the app creates records of its own. In every round the app writes (with
+update masks, like an app editing one field) while alice and bob edit their
+files and run `booksync sync` concurrently; a sync that finds the remote moved
+under it reports it and the next sync merges. After the rounds, writers stop
+and alice and bob sync until both are clean (bounded).
+Checks: the remote, alice and bob agree; every last value of every writer is
+there; alice's deleted records are gone; every created record exists.
+Prints per-round counts and "N passed, M failed".
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import chaos  # noqa: E402
+
+
+def canonical(record):
+    lead = ["id", "title", "author", "genre"]
+    keys = lead + sorted((k for k in record if k not in lead), key=lambda k: k.encode())
+    return "{\n" + ",\n".join('  "%s": %s' % (k, json.dumps(record[k], ensure_ascii=False)) for k in keys) + "\n}\n"
+
+
+def read(directory, record_id):
+    with open(os.path.join(directory, record_id + ".json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def write(directory, record):
+    with open(os.path.join(directory, record["id"] + ".json"), "w", encoding="utf-8") as f:
+        f.write(canonical(record))
+
+
+def app_write(host, project, record_id, field, value, create=False):
+    name = "projects/%s/databases/(default)/documents/books/%s" % (project, record_id)
+    if create:
+        fields = {"id": {"stringValue": record_id}, "title": {"stringValue": "App " + record_id},
+                  "author": {"stringValue": "App"}, "genre": {"stringValue": "app"}, field: {"integerValue": str(value)}}
+        body = {"writes": [{"update": {"name": name, "fields": fields}, "currentDocument": {"exists": False}}]}
+    else:
+        body = {"writes": [{"update": {"name": name, "fields": {field: {"integerValue": str(value)}}},
+                            "updateMask": {"fieldPaths": [field]}, "currentDocument": {"exists": True}}]}
+    try:
+        chaos.rest(host, "POST", "/v1/projects/%s/databases/(default)/documents:commit" % project, body)
+        return True
+    except urllib.error.HTTPError:
+        return False  # the record was deleted meanwhile: not a write that happened
+
+
+def sync(bin_path, directory, host):
+    return chaos.run(bin_path, directory, ["sync"], host, timeout=120)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--host", required=True)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--records", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=int(time.time()))
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    scratch = tempfile.mkdtemp(prefix="booksync-concurrency-")
+    project = "concurrency-" + uuid.uuid4().hex[:12]
+    alice, bob = os.path.join(scratch, "alice"), os.path.join(scratch, "bob")
+    try:
+        for d in (alice, bob):
+            os.makedirs(d)
+            chaos.run(args.bin, d, ["-q", "init", "--firestore", project, "--collection", "books"], args.host)
+        ids = ["c%03d" % i for i in range(args.records)]
+        for i in ids:
+            write(alice, {"id": i, "title": "T " + i, "author": "A", "genre": "g", "a": 0, "b": 0, "r": 0})
+        assert sync(args.bin, alice, args.host).returncode == 0
+        assert sync(args.bin, bob, args.host).returncode == 0
+        last = {"a": {i: 0 for i in ids}, "b": {i: 0 for i in ids}, "r": {i: 0 for i in ids}}
+        created, deleted = set(), set()
+        counter_lock = threading.Lock()
+        counter = [0]
+
+        def next_value():
+            with counter_lock:
+                counter[0] += 1
+                return counter[0]
+
+        failures = []
+        print("concurrency: seed %d, %d records, %d rounds" % (args.seed, args.records, args.rounds), flush=True)
+        for round_index in range(args.rounds):
+            live = [i for i in ids if i not in deleted]
+            shared = [i for i in live if i.startswith("c")]  # the app never touches alice's own records
+            stop = threading.Event()
+            app_writes = [0]
+
+            def app():
+                for _ in range(200):
+                    if stop.is_set():
+                        return
+                    record_id = app_rng.choice(shared)
+                    value = next_value()
+                    if app_write(args.host, project, record_id, "r", value):
+                        last["r"][record_id] = value
+                        app_writes[0] += 1
+                    time.sleep(0.01)
+
+            app_rng = random.Random(rng.randint(0, 10**9))
+            thread = threading.Thread(target=app)
+            thread.start()
+            edits = {"alice": 0, "bob": 0}
+            for name, directory, field in (("alice", alice, "a"), ("bob", bob, "b")):
+                for record_id in rng.sample(live, min(len(live), 5)):
+                    if not os.path.exists(os.path.join(directory, record_id + ".json")):
+                        continue  # not pulled yet
+                    record = read(directory, record_id)
+                    value = next_value()
+                    record[field] = value
+                    write(directory, record)
+                    last[field][record_id] = value
+                    edits[name] += 1
+            # Alice creates one record and deletes one of hers; the app creates one.
+            new_id = "alice-%d" % round_index
+            write(alice, {"id": new_id, "title": "New", "author": "A", "genre": "g", "a": 0, "b": 0, "r": 0})
+            created.add(new_id)
+            if round_index > 0 and ("alice-%d" % (round_index - 1)) in created and os.path.exists(os.path.join(alice, "alice-%d.json" % (round_index - 1))):
+                os.remove(os.path.join(alice, "alice-%d.json" % (round_index - 1)))
+                deleted.add("alice-%d" % (round_index - 1))
+                created.discard("alice-%d" % (round_index - 1))
+            app_id = "app-%d" % round_index
+            if app_write(args.host, project, app_id, "r", 0, create=True):
+                created.add(app_id)
+            results = {}
+            workers = [threading.Thread(target=lambda n=n, d=d: results.__setitem__(n, sync(args.bin, d, args.host)))
+                       for n, d in (("alice", alice), ("bob", bob))]
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.join()
+            stop.set()
+            thread.join()
+            codes = {n: r.returncode for n, r in results.items()}
+            bad = {n: r for n, r in results.items() if r.returncode not in (0, 1) or "invalid" in r.stdout}
+            for n, r in bad.items():
+                failures.append("round %d: %s sync exit %d: %s" % (round_index, n, r.returncode, (r.stdout + r.stderr)[-300:]))
+            # Record ids that pull deleted locally stay deleted for the checks.
+            print("round %2d: app %3d writes, alice %d edits, bob %d edits, sync exits %s" % (
+                round_index, app_writes[0], edits["alice"], edits["bob"], codes), flush=True)
+            ids = sorted(set(ids) | {i for i in created if i.startswith("alice-")})
+        # Settle: no more writers; sync until both are clean (bounded).
+        for _ in range(6):
+            ra, rb = sync(args.bin, alice, args.host), sync(args.bin, bob, args.host)
+            sa = chaos.run(args.bin, alice, ["status", "--short"], args.host)
+            sb = chaos.run(args.bin, bob, ["status", "--short"], args.host)
+            if not sa.stdout.strip() and not sb.stdout.strip():
+                break
+        else:
+            failures.append("not settled: alice %r bob %r" % (sa.stdout[-200:], sb.stdout[-200:]))
+        remote = chaos.remote_documents(args.host, project)
+        files_a = {n[:-5] for n in os.listdir(alice) if n.endswith(".json")}
+        files_b = {n[:-5] for n in os.listdir(bob) if n.endswith(".json")}
+        if not (files_a == files_b == set(remote)):
+            failures.append("record sets differ: alice %d, bob %d, remote %d" % (len(files_a), len(files_b), len(remote)))
+        lost = []
+        for field, values in last.items():
+            for record_id, value in values.items():
+                if record_id in deleted or record_id not in files_a:
+                    continue
+                if read(alice, record_id).get(field) != value:
+                    lost.append("%s.%s: expected %s, found %s" % (record_id, field, value, read(alice, record_id).get(field)))
+        for record_id in created:
+            if record_id not in files_a:
+                lost.append("%s was created and is missing" % record_id)
+        for record_id in deleted:
+            if record_id in files_a or record_id in remote:
+                lost.append("%s was deleted and is back" % record_id)
+        for record_id in files_a:
+            if open(os.path.join(alice, record_id + ".json"), "rb").read() != open(os.path.join(bob, record_id + ".json"), "rb").read():
+                lost.append("%s differs between alice and bob" % record_id)
+        if lost:
+            failures.append("%d lost or wrong values, e.g. %s" % (len(lost), lost[:5]))
+        writes = sum(len([v for v in values.values() if v]) for values in last.values())
+        print("concurrency: %d rounds, %d last values of three writers checked, %d lost" % (args.rounds, writes, len(lost)))
+        for f in failures:
+            print("    " + f)
+        print("concurrency: %d passed, %d failed" % (0 if failures else 1, 1 if failures else 0))
+        return 1 if failures else 0
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
