@@ -110,4 +110,18 @@ import Testing
         #expect(remoteHTTP.status == 3)
         #expect(remoteHTTP.stderr.contains("refusing plain HTTP to example.com"))
     }
+
+    @Test func remoteIdsThatCannotBeFilesAreReportedAndTheRestPulled() async throws {
+        let ws = try workspace("badids")
+        let tooLong = String(repeating: "z", count: 300)
+        try await ws.rest.put([(id: tooLong, fields: bookFields(tooLong)), (id: "Dune", fields: bookFields("Dune")), (id: "dune", fields: bookFields("dune"))])
+        try ws.initialize()
+        let pull = try ws.run("pull")
+        #expect(pull.status == 1)
+        #expect(pull.stdout.contains("encodes to a 300-byte file name; file systems allow 255 bytes with '.json' (not pulled)"))
+        // Ids that differ only by case are two records (on a case-sensitive file system).
+        #expect(ws.read("Dune.json") == bookFile("Dune"))
+        #expect(ws.read("dune.json") == bookFile("dune"))
+        #expect(try ws.run("status", "--short").stdout == " ! \(tooLong)\n")
+    }
 }
