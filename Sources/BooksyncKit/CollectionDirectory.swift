@@ -77,8 +77,54 @@ public struct CollectionDirectory: Sendable {
     }
 
     /// Scans the record files, reading only those the stat cache cannot vouch for.
-    public func scanLocal() async throws(BooksyncError) -> LocalScan {
-        try LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint).scan()
+    /// With the base (and the stamp of its manifest, taken before it was read),
+    /// the index also remembers which records were clean.
+    public func scanLocal(base: Manifest? = nil, baseStamp: String = "-") async throws(BooksyncError) -> LocalScan {
+        var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
+        scanner.base = base
+        scanner.baseStamp = baseStamp
+        return try scanner.scan()
+    }
+
+    /// The manifest's stamp for the stat cache (see `StatCache`).
+    func manifestStamp() -> String {
+        guard let stat = try? FileSystem.stat(paths.manifest) else { return "-" }
+        return StatCache.stamp(of: stat, scanStartedAt: WallClock.nowNanoseconds())
+    }
+
+    /// `status --offline` on an unchanged tree, proved from the stat cache alone:
+    /// the manifest is the one the cache was written against, every record file
+    /// is trusted by its stat and was clean, and there are as many as the base
+    /// has records. When the directory itself is unchanged too, not even its
+    /// listing is read. Nil when anything is different (then the full
+    /// comparison runs).
+    func quickCleanStatus() -> SyncStatus? {
+        let stamp = manifestStamp()
+        guard stamp != "-", let bytes = try? FileSystem.readFile(paths.index),
+              let directory = try? FileSystem.openDirectory(paths.root)
+        else { return nil }
+        defer { FileSystem.closeDirectory(directory) }
+        let now = WallClock.nowNanoseconds()
+        if let rootStat = try? FileSystem.stat(paths.root) {
+            let directoryStamp = StatCache.stamp(of: rootStat, scanStartedAt: now)
+            if directoryStamp != "-", let count = StatCache.verifiesClean(
+                bytes, fingerprint: configFingerprint, baseStamp: stamp, directoryStamp: directoryStamp, directory: directory) {
+                return SyncStatus(records: [], unusableFiles: [], unusableRemote: [], recordCount: count, remoteCount: nil, filesRead: 0)
+            }
+        }
+        guard let cache = StatCache.decode(bytes, fingerprint: configFingerprint), cache.baseStamp == stamp,
+              let names = try? FileSystem.listDirectory(paths.root)
+        else { return nil }
+        let records = names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
+        guard records.count == cache.baseCount else { return nil }
+        let verdicts = ParallelMap.map(records, chunkSize: 2048) { name -> Bool in
+            guard let entry = cache.entries[name], entry.clean,
+                  let stat = try? FileSystem.stat(directory: directory, name: name), stat.isRegularFile
+            else { return false }
+            return cache.trusts(entry, stat)
+        }
+        guard !verdicts.contains(false) else { return nil }
+        return SyncStatus(records: [], unusableFiles: [], unusableRemote: [], recordCount: records.count, remoteCount: nil, filesRead: 0)
     }
 
     /// Takes the collection lock for a writing command, then removes temporary

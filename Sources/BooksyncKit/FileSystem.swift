@@ -58,6 +58,13 @@ public enum FileSystem {
         return FileStat(s)
     }
 
+    /// `lstat` of a NUL-terminated name inside an open directory; nil on any error.
+    static func stat(directory: Int32, cName: UnsafePointer<CChar>) -> FileStat? {
+        var s = CStat()
+        guard fstatat(directory, cName, &s, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        return FileStat(s)
+    }
+
     /// Opens a directory for `stat(directory:name:)`; close it with `closeDirectory`.
     public static func openDirectory(_ path: String) throws(FileSystemError) -> Int32 {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

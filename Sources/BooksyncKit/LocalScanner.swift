@@ -29,6 +29,10 @@ struct LocalScanner: Sendable {
     let fingerprint: String
     /// False for `--dry-run`, which must not write anything, not even the cache.
     var writeIndex = true
+    /// The base the scan is compared with, and the stamp of its manifest file,
+    /// so index entries can remember which records were clean.
+    var base: Manifest?
+    var baseStamp = "-"
 
     private enum Outcome: Sendable {
         case valid(hash: String, entry: StatCache.Entry?, read: Bool)
@@ -37,6 +41,9 @@ struct LocalScanner: Sendable {
     }
 
     func scan() throws(BooksyncError) -> LocalScan {
+        // Stamp the directory before listing it: a change after this is seen next time.
+        let scanStartedAt = WallClock.nowNanoseconds()
+        let directoryStamp = (try? FileSystem.stat(paths.root)).map { StatCache.stamp(of: $0, scanStartedAt: scanStartedAt) } ?? "-"
         let names: [String]
         do {
             names = try FileSystem.listDirectory(paths.root)
@@ -53,7 +60,6 @@ struct LocalScanner: Sendable {
             }
         }
         let previous = (try? FileSystem.readFile(paths.index)).flatMap { StatCache.decode($0, fingerprint: fingerprint) }
-        let scanStartedAt = WallClock.nowNanoseconds()
         let root = paths.root
         let rules = self.rules
         let directory: Int32
@@ -74,11 +80,16 @@ struct LocalScanner: Sendable {
         var filesRead = 0
         var validFilesHashed = 0
         var reusedEntries = 0
+        var flagsChanged = false
         for ((name, id), outcome) in zip(candidates, outcomes) {
             switch outcome {
-            case .valid(let hash, let entry, let read):
+            case .valid(let hash, var entry, let read):
                 files[id] = .valid(hash: hash)
-                if let entry { cacheEntries[name] = entry }
+                if entry != nil {
+                    entry!.clean = base?.entries[id]?.hash == hash
+                    if !read, previous?.entries[name]?.clean != entry!.clean { flagsChanged = true }
+                    cacheEntries[name] = entry
+                }
                 if read {
                     filesRead += 1
                     validFilesHashed += 1
@@ -92,12 +103,19 @@ struct LocalScanner: Sendable {
                 break
             }
         }
-        let cache = StatCache(scanStartedAt: scanStartedAt, fingerprint: fingerprint, entries: cacheEntries)
+        let stamp = base == nil ? "-" : baseStamp
+        // The directory stamp only vouches for a directory of clean, cached records.
+        let onlyCleanRecords = unusable.isEmpty && cacheEntries.count == candidates.count && cacheEntries.values.allSatisfy(\.clean)
+        let cache = StatCache(scanStartedAt: scanStartedAt, fingerprint: fingerprint, baseStamp: stamp,
+                              baseCount: base?.entries.count ?? 0, directoryStamp: onlyCleanRecords ? directoryStamp : "-",
+                              entries: cacheEntries)
         // Rewrite when anything was hashed, even to the same result: the new scan
         // start time is what lets a formerly racy entry be trusted next time.
         // Every trusted entry was reused unchanged; anything else (a file hashed,
-        // an entry dropped) changes the index.
-        let unchanged = validFilesHashed == 0 && reusedEntries == (previous?.entries.count ?? -1)
+        // an entry dropped, a new base) changes the index.
+        let unchanged = validFilesHashed == 0 && !flagsChanged && reusedEntries == (previous?.entries.count ?? -1)
+            && previous?.baseStamp == cache.baseStamp && previous?.baseCount == cache.baseCount
+            && previous?.directoryStamp == cache.directoryStamp
         if writeIndex, !unchanged {
             // Best effort: a read-only directory still gets a correct status, only slower.
             try? FileSystem.writeAtomically(cache.encoded(), to: paths.index)

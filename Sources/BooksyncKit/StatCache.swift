@@ -7,8 +7,18 @@ import BooksyncCore
 /// like git's index. The format is line-oriented text because it loads ten
 /// times faster than JSON for 100,000 entries:
 ///
-///     booksync-index<TAB>1<TAB><scan start ns><TAB><config fingerprint>
-///     <file name><TAB><size><TAB><mtime ns><TAB><ctime ns><TAB><inode><TAB><sha256:…>
+///     booksync-index<TAB>3<TAB><scan start ns><TAB><config fingerprint><TAB><manifest stamp><TAB><base count><TAB><directory stamp>
+///     <file name><TAB><size><TAB><mtime ns><TAB><ctime ns><TAB><inode><TAB><sha256:…><TAB><c or ->
+///
+/// The last field says whether the hash equalled the manifest's hash for that
+/// record when the index was written, and the header names the manifest it
+/// was compared with (size, times, inode). While that manifest is unchanged,
+/// `status --offline` on an unchanged tree needs neither the record files nor
+/// the manifest: every file trusted and clean, and as many as the base has,
+/// means nothing changed. The directory stamp (the collection directory's own
+/// times and inode) is written only when the scan found nothing but these
+/// files; while it holds, no file was added, removed or renamed, so even the
+/// directory listing can be skipped (`verifiesClean`).
 ///
 /// Racily clean files: file times are coarse (ticks of several milliseconds),
 /// so a file changed in the same tick as it was hashed keeps an identical stat.
@@ -18,7 +28,7 @@ import BooksyncCore
 /// entry settles once the file is older than the margin.
 struct StatCache: Sendable {
     static let header = "booksync-index"
-    static let version = "1"
+    static let version = "3"
     /// Wider than any file-system clock tick booksync expects (ext4, APFS, tmpfs).
     static let racyMarginNanoseconds: Int64 = 100_000_000
 
@@ -28,6 +38,8 @@ struct StatCache: Sendable {
         let ctime: Int64
         let inode: UInt64
         let hash: String
+        /// The hash equalled the base hash of the record when the index was written.
+        var clean = false
     }
 
     /// When the scan that produced these entries started (CLOCK_REALTIME, ns).
@@ -35,15 +47,33 @@ struct StatCache: Sendable {
     /// Identifies the rules the hashes were computed under (config.json's hash),
     /// so changing the schema invalidates the cache.
     var fingerprint: String
+    /// `size:mtime:ctime:inode` of the manifest the clean flags were computed
+    /// against; "-" when unknown (or too recent to be trusted).
+    var baseStamp = "-"
+    /// How many records that manifest has.
+    var baseCount = 0
+    /// Stamp of the collection directory when the scan listed it, or "-" when
+    /// the scan saw files that are not clean cached records.
+    var directoryStamp = "-"
     var entries: [String: Entry]
 
     /// The cached hash for a file, if its stat proves it unchanged since it was hashed.
     func trustedHash(fileName: String, stat: FileStat) -> String? {
-        guard let entry = entries[fileName], entry.size == stat.size, entry.mtime == stat.mtimeNanoseconds,
-              entry.ctime == stat.ctimeNanoseconds, entry.inode == stat.inode,
-              !isRacy(entry)
-        else { return nil }
+        guard let entry = entries[fileName], trusts(entry, stat) else { return nil }
         return entry.hash
+    }
+
+    /// True if the file's stat proves it unchanged since the entry was written.
+    func trusts(_ entry: Entry, _ stat: FileStat) -> Bool {
+        entry.size == stat.size && entry.mtime == stat.mtimeNanoseconds && entry.ctime == stat.ctimeNanoseconds
+            && entry.inode == stat.inode && !isRacy(entry)
+    }
+
+    /// The stamp of a state file, or "-" if it changed too recently to be told
+    /// apart from a later change in the same clock tick.
+    static func stamp(of stat: FileStat, scanStartedAt: Int64) -> String {
+        if max(stat.mtimeNanoseconds, stat.ctimeNanoseconds) >= scanStartedAt - racyMarginNanoseconds { return "-" }
+        return "\(stat.size):\(stat.mtimeNanoseconds):\(stat.ctimeNanoseconds):\(stat.inode)"
     }
 
     func isRacy(_ entry: Entry) -> Bool {
@@ -53,10 +83,10 @@ struct StatCache: Sendable {
     func encoded() -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(64 + entries.count * 120)
-        out.append(contentsOf: "\(Self.header)\t\(Self.version)\t\(scanStartedAt)\t\(fingerprint)\n".utf8)
+        out.append(contentsOf: "\(Self.header)\t\(Self.version)\t\(scanStartedAt)\t\(fingerprint)\t\(baseStamp)\t\(baseCount)\t\(directoryStamp)\n".utf8)
         for name in entries.keys.sorted(by: CanonicalJSON.utf8Less) {
             let e = entries[name]!
-            out.append(contentsOf: "\(name)\t\(e.size)\t\(e.mtime)\t\(e.ctime)\t\(e.inode)\t\(e.hash)\n".utf8)
+            out.append(contentsOf: "\(name)\t\(e.size)\t\(e.mtime)\t\(e.ctime)\t\(e.inode)\t\(e.hash)\t\(e.clean ? "c" : "-")\n".utf8)
         }
         return out
     }
@@ -100,18 +130,104 @@ struct StatCache: Sendable {
             }
             guard let h = field(), text(h) == header, let v = field(), text(v) == version,
                   let startField = field(), let started = number(startField), let fp = field(), text(fp) == fingerprint,
-                  b[i - 1] == 0x0A
+                  let stampField = field(), let countField = field(), let count = number(countField),
+                  let directoryField = field(), b[i - 1] == 0x0A
             else { return nil }
             var entries: [String: Entry] = [:]
             entries.reserveCapacity(b.count / 100)
             while i < b.count {
                 guard let name = field(), let sizeField = field(), let size = number(sizeField),
                       let mtimeField = field(), let mtime = number(mtimeField), let ctimeField = field(), let ctime = number(ctimeField),
-                      let inodeField = field(), let inode = unsigned(inodeField), let hash = field(), b[i - 1] == 0x0A
+                      let inodeField = field(), let inode = unsigned(inodeField), let hash = field(), let flag = field(),
+                      flag.count == 1, b[i - 1] == 0x0A
                 else { return nil }
-                entries[text(name)] = Entry(size: size, mtime: mtime, ctime: ctime, inode: inode, hash: text(hash))
+                entries[text(name)] = Entry(size: size, mtime: mtime, ctime: ctime, inode: inode, hash: text(hash), clean: flag[0] == 0x63)
             }
-            return StatCache(scanStartedAt: started, fingerprint: fingerprint, entries: entries)
+            return StatCache(scanStartedAt: started, fingerprint: fingerprint, baseStamp: text(stampField), baseCount: Int(count),
+                             directoryStamp: text(directoryField), entries: entries)
+        }
+    }
+
+    /// Proves an unchanged, clean tree straight from the index bytes, without
+    /// building the cache: the header must name `baseStamp` and
+    /// `directoryStamp`, and every entry must be clean and trusted by a fresh
+    /// `fstatat` in `directory`. Returns the number of records, or nil as soon
+    /// as anything differs. Entries are checked on several threads.
+    static func verifiesClean(_ bytes: [UInt8], fingerprint: String, baseStamp: String, directoryStamp: String, directory: Int32) -> Int? {
+        let expectedHeader = Array("\(header)\t\(version)\t".utf8)
+        guard bytes.starts(with: expectedHeader), let newline = bytes.firstIndex(of: 0x0A) else { return nil }
+        let head = bytes[expectedHeader.count..<newline].split(separator: 0x09, omittingEmptySubsequences: false)
+        guard head.count == 5, let started = Int64(String(decoding: head[0], as: UTF8.self)),
+              String(decoding: head[1], as: UTF8.self) == fingerprint, String(decoding: head[2], as: UTF8.self) == baseStamp,
+              let count = Int(String(decoding: head[3], as: UTF8.self)), String(decoding: head[4], as: UTF8.self) == directoryStamp
+        else { return nil }
+        // Line starts, then the lines split among threads.
+        var starts: [Int] = []
+        starts.reserveCapacity(count + 1)
+        var i = newline + 1
+        while i < bytes.count {
+            starts.append(i)
+            guard let end = bytes[i...].firstIndex(of: 0x0A) else { return nil }
+            i = end + 1
+        }
+        guard starts.count == count else { return nil }
+        let lineStarts = starts
+        let chunks = stride(from: 0, to: starts.count, by: 4096).map { ($0, min($0 + 4096, starts.count)) }
+        let verdicts = bytes.withUnsafeBufferPointer { buffer -> [Bool] in
+            nonisolated(unsafe) let b = buffer
+            return ParallelMap.map(chunks, chunkSize: 1) { (from, to) -> Bool in
+                for line in from..<to where !verifyLine(b, at: lineStarts[line], started: started, directory: directory) { return false }
+                return true
+            }
+        }
+        return verdicts.allSatisfy { $0 } ? count : nil
+    }
+
+    /// One index line: clean, and its file's stat unchanged and not racy.
+    private static func verifyLine(_ b: UnsafeBufferPointer<UInt8>, at start: Int, started: Int64, directory: Int32) -> Bool {
+        var i = start
+        var fields: [(Int, Int)] = []
+        fields.reserveCapacity(7)
+        var fieldStart = i
+        while i < b.count, b[i] != 0x0A {
+            if b[i] == 0x09 {
+                fields.append((fieldStart, i))
+                fieldStart = i + 1
+            }
+            i += 1
+        }
+        fields.append((fieldStart, i))
+        guard fields.count == 7, fields[6].1 - fields[6].0 == 1, b[fields[6].0] == 0x63 else { return false }
+        func number(_ f: (Int, Int)) -> Int64? {
+            var n: Int64 = 0
+            var negative = false
+            var j = f.0
+            if j < f.1, b[j] == 0x2D { negative = true; j += 1 }
+            guard j < f.1, f.1 - j <= 18 else { return f.1 - j == 19 || f.1 - j == 20 ? bigNumber(f) : nil }
+            while j < f.1 {
+                let c = b[j]
+                guard c >= 0x30, c <= 0x39 else { return nil }
+                n = n * 10 + Int64(c - 0x30)
+                j += 1
+            }
+            return negative ? -n : n
+        }
+        func bigNumber(_ f: (Int, Int)) -> Int64? {
+            Int64(String(decoding: UnsafeBufferPointer(rebasing: b[f.0..<f.1]), as: UTF8.self))
+        }
+        guard let size = number(fields[1]), let mtime = number(fields[2]), let ctime = number(fields[3]),
+              let inode = UInt64(String(decoding: UnsafeBufferPointer(rebasing: b[fields[4].0..<fields[4].1]), as: UTF8.self)),
+              max(mtime, ctime) < started - racyMarginNanoseconds
+        else { return false }
+        // The name as a C string on the stack: no allocation per file.
+        let nameLength = fields[0].1 - fields[0].0
+        guard nameLength > 0, nameLength < 256 else { return false }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: nameLength + 1) { name in
+            for k in 0..<nameLength { name[k] = CChar(bitPattern: b[fields[0].0 + k]) }
+            name[nameLength] = 0
+            guard let stat = FileSystem.stat(directory: directory, cName: name.baseAddress!) else { return false }
+            return stat.isRegularFile && stat.size == size && stat.mtimeNanoseconds == mtime
+                && stat.ctimeNanoseconds == ctime && stat.inode == inode
         }
     }
 }

@@ -101,8 +101,10 @@ extension CollectionDirectory {
     /// The three-way status (DESIGN.md §3). Without a remote (`--offline`) the
     /// remote side counts as unchanged.
     public func status(remote: (any RemoteCollection)?, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> SyncStatus {
+        if remote == nil, let clean = quickCleanStatus() { return clean }
+        let stamp = manifestStamp()
         let manifest = try loadManifest()
-        let scan = try await scanLocal()
+        let scan = try await scanLocal(base: manifest, baseStamp: stamp)
         var listing: RemoteListing?
         var bodies: [RecordID: RemoteDocument] = [:]
         if let remote {

@@ -239,3 +239,67 @@ import Glibc
         #expect(try FileSystem.stat(path).mode == 0o600)
     }
 }
+
+/// The stat-cache-only proof of a clean tree must fall back whenever anything changed.
+@Suite struct QuickCleanStatusTests {
+    func synced() async throws -> (ScratchDirectory, String, CollectionDirectory) {
+        let scratch = try ScratchDirectory()
+        let root = try scratch.copyFixture("clean")
+        try await Task.sleep(for: .milliseconds(250))  // files and manifest older than the racy window
+        let collection = try CollectionDirectory.open(searchingFrom: root)
+        let first = try await collection.status(remote: nil)
+        #expect(first.isClean)
+        return (scratch, root, collection)
+    }
+
+    @Test func unchangedTreeIsProvedCleanWithoutTheManifest() async throws {
+        let (scratch, _, collection) = try await synced()
+        try withExtendedLifetime(scratch) {
+            let quick = try #require(collection.quickCleanStatus())
+            #expect(quick.isClean && quick.recordCount == 2 && quick.filesRead == 0)
+        }
+    }
+
+    @Test func unchangedDirectoryIsVerifiedFromTheIndexAlone() async throws {
+        let (scratch, root, collection) = try await synced()
+        try withExtendedLifetime(scratch) {
+            let directory = try FileSystem.openDirectory(root)
+            defer { FileSystem.closeDirectory(directory) }
+            let now = WallClock.nowNanoseconds()
+            let directoryStamp = StatCache.stamp(of: try FileSystem.stat(root), scanStartedAt: now)
+            let index = try FileSystem.readFile(root + "/.booksync/index")
+            #expect(StatCache.verifiesClean(index, fingerprint: collection.configFingerprint, baseStamp: collection.manifestStamp(),
+                                            directoryStamp: directoryStamp, directory: directory) == 2)
+            #expect(StatCache.verifiesClean(index, fingerprint: collection.configFingerprint, baseStamp: collection.manifestStamp(),
+                                            directoryStamp: "1:2:3:4", directory: directory) == nil)
+            // A same-size edit in place keeps the directory stamp; the file's own stat catches it.
+            let dune = root + "/dune.json"
+            var bytes = try FileSystem.readFile(dune)
+            bytes[bytes.count - 3] = UInt8(ascii: "7")
+            let fd = open(dune, O_WRONLY)
+            _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+            close(fd)
+            #expect(StatCache.verifiesClean(index, fingerprint: collection.configFingerprint, baseStamp: collection.manifestStamp(),
+                                            directoryStamp: directoryStamp, directory: directory) == nil)
+        }
+    }
+
+    @Test(arguments: ["delete", "add", "modify", "invalid", "manifest"])
+    func anyChangeFallsBackToTheFullComparison(change: String) async throws {
+        let (scratch, root, collection) = try await synced()
+        defer { withExtendedLifetime(scratch) {} }
+        switch change {
+        case "delete": try FileManager.default.removeItem(atPath: root + "/dune.json")
+        case "add": try Data(#"{"id": "new", "title": "t", "author": "a", "genre": "g"}"#.utf8).write(to: URL(fileURLWithPath: root + "/new.json"))
+        case "modify": try Data(#"{"id": "dune", "title": "t", "author": "a", "genre": "g"}"#.utf8).write(to: URL(fileURLWithPath: root + "/dune.json"))
+        case "invalid": try Data("{".utf8).write(to: URL(fileURLWithPath: root + "/dune.json"))
+        default:
+            var manifest = try collection.loadManifest()
+            manifest.entries[try RecordID("dune")] = BaseEntry(hash: "sha256:00", revision: "r")
+            try FileSystem.writeAtomically(manifest.encoded(), to: root + "/.booksync/manifest.json")
+        }
+        #expect(collection.quickCleanStatus() == nil, "\(change)")
+        let status = try await collection.status(remote: nil)
+        #expect(!status.isClean, "\(change)")
+    }
+}
