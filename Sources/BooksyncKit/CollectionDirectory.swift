@@ -107,8 +107,11 @@ public struct CollectionDirectory: Sendable {
         let now = WallClock.nowNanoseconds()
         if let rootStat = try? FileSystem.stat(paths.root) {
             let directoryStamp = StatCache.stamp(of: rootStat, scanStartedAt: now)
-            if directoryStamp != "-", let count = StatCache.verifiesClean(
-                bytes, fingerprint: configFingerprint, baseStamp: stamp, directoryStamp: directoryStamp, directory: directory) {
+            if directoryStamp != "-", StatCache.directoryStamp(of: bytes) == directoryStamp {
+                // Same directory: the index alone decides, and a listing could not do better.
+                guard let count = StatCache.verifiesClean(
+                    bytes, fingerprint: configFingerprint, baseStamp: stamp, directoryStamp: directoryStamp, directory: directory)
+                else { return nil }
                 return SyncStatus(records: [], unusableFiles: [], unusableRemote: [], recordCount: count, remoteCount: nil, filesRead: 0)
             }
         }

@@ -84,8 +84,8 @@ struct StatCache: Sendable {
         var out = [UInt8]()
         out.reserveCapacity(64 + entries.count * 120)
         out.append(contentsOf: "\(Self.header)\t\(Self.version)\t\(scanStartedAt)\t\(fingerprint)\t\(baseStamp)\t\(baseCount)\t\(directoryStamp)\n".utf8)
-        for name in entries.keys.sorted(by: CanonicalJSON.utf8Less) {
-            let e = entries[name]!
+        // Unsorted: the index is local-only and read into a dictionary or streamed.
+        for (name, e) in entries {
             out.append(contentsOf: "\(name)\t\(e.size)\t\(e.mtime)\t\(e.ctime)\t\(e.inode)\t\(e.hash)\t\(e.clean ? "c" : "-")\n".utf8)
         }
         return out
@@ -146,6 +146,13 @@ struct StatCache: Sendable {
             return StatCache(scanStartedAt: started, fingerprint: fingerprint, baseStamp: text(stampField), baseCount: Int(count),
                              directoryStamp: text(directoryField), entries: entries)
         }
+    }
+
+    /// The directory stamp in an index's header, without decoding the rest.
+    static func directoryStamp(of bytes: [UInt8]) -> String? {
+        guard let newline = bytes.firstIndex(of: 0x0A) else { return nil }
+        let head = bytes[..<newline].split(separator: 0x09, omittingEmptySubsequences: false)
+        return head.count == 7 ? String(decoding: head[6], as: UTF8.self) : nil
     }
 
     /// Proves an unchanged, clean tree straight from the index bytes, without
