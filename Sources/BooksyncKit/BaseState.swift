@@ -14,6 +14,7 @@ struct BaseState {
     let paths: CollectionPaths
     var manifest: Manifest
     private var dirty = false
+    private var lastSave = ContinuousClock.now
 
     init(paths: CollectionPaths, manifest: Manifest) {
         self.paths = paths
@@ -53,6 +54,39 @@ struct BaseState {
             throw .io(error)
         }
         dirty = false
+        lastSave = .now
+    }
+
+    /// Saves after a batch when the last save is more than a second old: a
+    /// large pull records progress regularly without rewriting (and fsyncing) a
+    /// multi-megabyte manifest after every 500 records. Work done since the
+    /// last save is recovered as "converged" by the next run.
+    mutating func saveIfDue() throws(BooksyncError) {
+        if ContinuousClock.now - lastSave > .seconds(1) { try save() }
+    }
+
+    /// Writes the base copy of a record; the manifest entry follows via `note`.
+    /// Safe to call for different records at once.
+    static func copy(_ record: Record, revision: String, paths: CollectionPaths) throws(FileSystemError) -> BaseChange {
+        try FileSystem.createDirectory(paths.base)
+        try FileSystem.writeAtomically(record.canonicalBytes, to: paths.baseFile(record.id.fileName))
+        return .recorded(BaseEntry(hash: record.hash, revision: revision), record.id)
+    }
+
+    /// Removes the base copy of a record; the manifest entry goes via `note`.
+    static func removeCopy(_ id: RecordID, paths: CollectionPaths) throws(FileSystemError) -> BaseChange {
+        try FileSystem.remove(paths.baseFile(id.fileName))
+        return .forgotten(id)
+    }
+
+    /// Applies a change prepared by `copy` or `removeCopy` to the manifest.
+    mutating func note(_ change: BaseChange) {
+        switch change {
+        case .none: return
+        case .recorded(let entry, let id): manifest.entries[id] = entry
+        case .forgotten(let id): manifest.entries[id] = nil
+        }
+        dirty = true
     }
 
     /// The fields of the base copy of a record, for field-level merges; nil if missing or unreadable.
@@ -60,4 +94,11 @@ struct BaseState {
         guard let bytes = try? FileSystem.readFile(paths.baseFile(id.fileName)) else { return nil }
         return try? JSONParser.parseObject(bytes)
     }
+}
+
+/// A manifest change whose base copy is already on disk.
+enum BaseChange: Sendable {
+    case none
+    case recorded(BaseEntry, RecordID)
+    case forgotten(RecordID)
 }

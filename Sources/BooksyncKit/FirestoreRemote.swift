@@ -55,29 +55,44 @@ public struct FirestoreRemote: RemoteCollection {
     // MARK: listing
 
     public func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
+        try await list(withBodies: false, progress: progress).listing
+    }
+
+    public func listDocuments(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> (listing: RemoteListing, documents: [RecordID: RemoteDocument]) {
+        try await list(withBodies: true, progress: progress)
+    }
+
+    /// Pages through the collection to the end; names and revisions only
+    /// (`mask.fieldPaths=__name__`) unless `withBodies`.
+    private func list(withBodies: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> (listing: RemoteListing, documents: [RecordID: RemoteDocument]) {
         var listing = RemoteListing()
+        var documents: [RecordID: RemoteDocument] = [:]
         var pageToken: String?
         let collectionURL = endpoint.baseURL + URLPath.encode(collectionName)
+        let during = "list \(target.collectionPath)"
         repeat {
-            var url = collectionURL + "?pageSize=\(Self.pageSize)&mask.fieldPaths=__name__"
+            var url = collectionURL + "?pageSize=\(Self.pageSize)" + (withBodies ? "" : "&mask.fieldPaths=__name__")
             if let pageToken { url += "&pageToken=" + URLPath.encodeQueryValue(pageToken) }
-            let body = try await send(HTTPRequest(method: "GET", url: url), during: "list \(target.collectionPath)")
-            guard case .map(let page) = body else { throw .malformedResponse(during: "list \(target.collectionPath)", detail: "not a JSON object") }
-            if case .array(let documents)? = page["documents"] {
-                for document in documents {
-                    guard case .map(let d) = document, case .string(let name)? = d["name"], case .string(let revision)? = d["updateTime"] else {
-                        throw .malformedResponse(during: "list \(target.collectionPath)", detail: "a document without name or updateTime")
+            let body = try await send(HTTPRequest(method: "GET", url: url), during: during)
+            guard case .map(let page) = body else { throw .malformedResponse(during: during, detail: "not a JSON object") }
+            if case .array(let items)? = page["documents"] {
+                for item in items {
+                    guard case .map(let d) = item, case .string(let name)? = d["name"], case .string(let revision)? = d["updateTime"] else {
+                        throw .malformedResponse(during: during, detail: "a document without name or updateTime")
                     }
                     switch recordID(fromName: name) {
-                    case .success(let id): listing.revisions[id] = revision
-                    case .failure(let problem): listing.unusable.append(problem)
+                    case .success(let id):
+                        listing.revisions[id] = revision
+                        if withBodies { documents[id] = try decodeDocument(d, during: during) }
+                    case .failure(let problem):
+                        listing.unusable.append(problem)
                     }
                 }
-                progress(documents.count)
+                progress(items.count)
             }
             if case .string(let next)? = page["nextPageToken"], !next.isEmpty { pageToken = next } else { pageToken = nil }
         } while pageToken != nil
-        return listing
+        return (listing, documents)
     }
 
     /// The record id of a document name in our collection, or why it cannot be one.

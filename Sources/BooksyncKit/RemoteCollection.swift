@@ -77,6 +77,9 @@ public protocol RemoteCollection: Sendable {
     var displayName: String { get }
     /// Revisions of every document, following pages to the end; no bodies.
     func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing
+    /// Every document with its body: fewer requests than listing and fetching
+    /// when nearly every body is needed anyway (a first pull).
+    func listDocuments(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> (listing: RemoteListing, documents: [RecordID: RemoteDocument])
     /// Bodies of the given documents; ids that do not exist are absent from the result.
     func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument]
     /// Applies guarded writes; `atomic` applies all or none.

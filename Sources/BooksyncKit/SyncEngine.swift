@@ -219,12 +219,26 @@ extension CollectionDirectory {
         var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
         scanner.writeIndex = !options.dryRun
         let scan = try scanner.scan()
-        let listing = try await listRemoteRevisions(remote, progress: progress)
-        let needed = listing.revisions.keys.filter { id in
-            if case .invalid? = scan.files[id] { return false }
-            return manifest.entries[id]?.revision != listing.revisions[id]
+        let listing: RemoteListing
+        let bodies: [RecordID: RemoteDocument]
+        let needed: [RecordID]
+        if manifest.entries.isEmpty {
+            // A first pull needs every body: list them in the pages themselves.
+            let counter = ProgressCounter(phase: "downloading", total: nil, report: progress)
+            do {
+                (listing, bodies) = try await remote.listDocuments { counter.add($0) }
+            } catch {
+                throw .remote(error)
+            }
+            needed = Array(listing.revisions.keys)
+        } else {
+            listing = try await listRemoteRevisions(remote, progress: progress)
+            needed = listing.revisions.keys.filter { id in
+                if case .invalid? = scan.files[id] { return false }
+                return manifest.entries[id]?.revision != listing.revisions[id]
+            }
+            bodies = try await fetchRemoteBodies(remote, ids: needed, progress: progress)
         }
-        let bodies = try await fetchRemoteBodies(remote, ids: needed, progress: progress)
         // A document listed but gone when its body was fetched was deleted meanwhile.
         var current = listing
         for id in needed where bodies[id] == nil { current.revisions[id] = nil }
@@ -268,69 +282,79 @@ extension CollectionDirectory {
 
         var base = BaseState(paths: paths, manifest: manifest)
         let counter = ProgressCounter(phase: "applying", total: steps.count, report: progress)
+        let listed = current
+        let conflictsExist = FileSystem.exists(paths.conflicts)
         for batch in steps.chunked(into: 500) {
-            for (id, action) in batch {
-                let kind: SyncEventKind
-                do {
-                    // The fetched body's own revision: the document may have moved since it was listed.
-                    kind = try applyPull(action, id: id, scanned: scan.files[id], document: bodies[id],
-                                         revision: bodies[id]?.revision ?? current.revisions[id], base: &base)
-                } catch {
-                    try base.save()  // keep what was done before the failure
-                    throw error
-                }
-                report.events.append(SyncEvent(id: id, kind: kind))
+            // File work runs on several threads (each record touches only its own
+            // files); the manifest is updated afterwards, in order.
+            let outcomes = ParallelMap.map(Array(batch), chunkSize: 32) { (id, action) in
+                applyPull(action, id: id, scanned: scan.files[id], document: bodies[id],
+                          revision: bodies[id]?.revision ?? listed.revisions[id], conflictsExist: conflictsExist)
             }
-            try base.save()
+            var failure: BooksyncError?
+            for ((id, _), outcome) in zip(batch, outcomes) {
+                switch outcome {
+                case .success(let (kind, change)):
+                    base.note(change)
+                    report.events.append(SyncEvent(id: id, kind: kind))
+                case .failure(let error):
+                    failure = failure ?? error
+                }
+            }
+            if let failure {
+                try base.save()  // keep what was done before the failure
+                throw failure
+            }
+            try base.saveIfDue()
             counter.add(batch.count)
         }
+        try base.save()
         return report
     }
 
-    /// Carries out one pull step; returns what happened.
-    private func applyPull(_ action: PullAction, id: RecordID, scanned: LocalFileState?, document: RemoteDocument?, revision: String?, base: inout BaseState) throws(BooksyncError) -> SyncEventKind {
+    /// Carries out one pull step on the files; returns what happened and what
+    /// the manifest must now say. Safe to run for different records at once.
+    private func applyPull(_ action: PullAction, id: RecordID, scanned: LocalFileState?, document: RemoteDocument?, revision: String?,
+                           conflictsExist: Bool) -> Result<(SyncEventKind, BaseChange), BooksyncError> {
         let file = paths.recordFile(id.fileName)
         // The file must still be what the scan saw, or a concurrent edit would be lost.
-        guard localFileUnchanged(file, since: scanned) else { return .changedDuringSync }
+        guard localFileUnchanged(file, since: scanned) else { return .success((.changedDuringSync, .none)) }
+        let change: BaseChange
         do {
             switch action {
             case .write:
-                guard let record = document?.record, let revision else { return .conflict(.remoteContentUnknown) }
+                guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
                 try FileSystem.writeAtomically(record.canonicalBytes, to: file)
-                try base.record(record, revision: revision)
+                change = try BaseState.copy(record, revision: revision, paths: paths)
             case .delete:
                 try FileSystem.remove(file)
-                try base.forget(id)
+                change = try BaseState.removeCopy(id, paths: paths)
             case .adopt:
-                guard let record = document?.record, let revision else { return .conflict(.remoteContentUnknown) }
-                try base.record(record, revision: revision)
+                guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
+                change = try BaseState.copy(record, revision: revision, paths: paths)
             case .forget:
-                try base.forget(id)
+                change = try BaseState.removeCopy(id, paths: paths)
             case .merge(let fields):
-                guard let record = document?.record, let revision else { return .conflict(.remoteContentUnknown) }
+                guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
                 try FileSystem.writeAtomically(rules.canonicalBytes(fields), to: file)
-                try base.record(record, revision: revision)
+                change = try BaseState.copy(record, revision: revision, paths: paths)
             case .keepLocal:
                 if let record = document?.record, let revision {
-                    try base.record(record, revision: revision)
+                    change = try BaseState.copy(record, revision: revision, paths: paths)
                 } else {
-                    try base.forget(id)
+                    change = try BaseState.removeCopy(id, paths: paths)
                 }
             case .conflict(let kind):
-                guard kind != .remoteContentUnknown else { return .conflict(kind) }
+                guard kind != .remoteContentUnknown else { return .success((.conflict(kind), .none)) }
                 try ConflictStore(paths: paths).save(id, record: document?.record, revision: document == nil ? nil : revision)
-                return .conflict(kind)
+                return .success((.conflict(kind), .none))
             }
             // Any earlier conflict of this record is settled now.
-            try ConflictStore(paths: paths).clear(id)
-        } catch let error as FileSystemError {
-            throw .io(error)
-        } catch let error as BooksyncError {
-            throw error
+            if conflictsExist { try ConflictStore(paths: paths).clear(id) }
         } catch {
-            throw .invalidArgument("\(error)")
+            return .failure(.io(error))
         }
-        return .pulled(action)
+        return .success((.pulled(action), change))
     }
 
     /// True if the file still has the content (or absence) the scan recorded.
@@ -420,39 +444,56 @@ extension CollectionDirectory {
                 throw .remote(error)
             }
             var stale: [RecordID] = []
-            do {
-                for write in chunk {
-                    switch outcomes[write.id] {
-                    case .written(let revision)?:
-                        if write.isDelete {
-                            try base.forget(write.id)
-                            report.events.append(SyncEvent(id: write.id, kind: .pushed(.delete(baseRevision: manifest.entries[write.id]?.revision ?? ""))))
-                        } else if let record = sentRecords[write.id], let revision {
-                            try base.record(record, revision: revision)
-                            let kind: PushAction = manifest.entries[write.id].map { .update(baseRevision: $0.revision) } ?? .create
-                            report.events.append(SyncEvent(id: write.id, kind: .pushed(kind)))
-                        } else {
-                            report.events.append(SyncEvent(id: write.id, kind: .rejected("the server did not return the new revision")))
-                        }
-                    case .preconditionFailed?:
-                        stale.append(write.id)
-                    case .rejected(let message)?:
-                        report.events.append(SyncEvent(id: write.id, kind: .rejected(message)))
-                    case nil:
-                        report.events.append(SyncEvent(id: write.id, kind: .rejected("no answer for this write")))
+            var applied: [(RemoteWrite, Record?, String?)] = []
+            for write in chunk {
+                switch outcomes[write.id] {
+                case .written(let revision)?:
+                    if write.isDelete {
+                        applied.append((write, nil, nil))
+                    } else if let record = sentRecords[write.id], let revision {
+                        applied.append((write, record, revision))
+                    } else {
+                        report.events.append(SyncEvent(id: write.id, kind: .rejected("the server did not return the new revision")))
                     }
+                case .preconditionFailed?:
+                    stale.append(write.id)
+                case .rejected(let message)?:
+                    report.events.append(SyncEvent(id: write.id, kind: .rejected(message)))
+                case nil:
+                    report.events.append(SyncEvent(id: write.id, kind: .rejected("no answer for this write")))
                 }
-            } catch {
-                try base.save()  // keep what was done before the failure
-                throw error
+            }
+            // Base copies of what the server accepted, on several threads; then the manifest, in order.
+            let paths = self.paths
+            let changes = ParallelMap.map(applied.map { ($0.0.id, $0.1, $0.2) }, chunkSize: 32) { (id, record, revision) -> Result<BaseChange, FileSystemError> in
+                do throws(FileSystemError) {
+                    if let record, let revision { return .success(try BaseState.copy(record, revision: revision, paths: paths)) }
+                    return .success(try BaseState.removeCopy(id, paths: paths))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            for ((write, record, _), change) in zip(applied, changes) {
+                switch change {
+                case .success(let change):
+                    base.note(change)
+                    let kind: PushAction = record == nil
+                        ? .delete(baseRevision: manifest.entries[write.id]?.revision ?? "")
+                        : (manifest.entries[write.id].map { .update(baseRevision: $0.revision) } ?? .create)
+                    report.events.append(SyncEvent(id: write.id, kind: .pushed(kind)))
+                case .failure(let error):
+                    try base.save()  // keep what was done before the failure
+                    throw .io(error)
+                }
             }
             if !stale.isEmpty {
                 let preconditions = Dictionary(uniqueKeysWithValues: chunk.map { ($0.id, $0) })
                 report.events += try await settleStaleWrites(stale, sent: sentRecords, writes: preconditions, atomic: options.atomic,
                                                              remote: remote, base: &base, progress: progress)
             }
-            try base.save()
+            try base.saveIfDue()
         }
+        try base.save()
         report.events.sort { $0.id < $1.id }
         return report
     }

@@ -193,7 +193,7 @@ import Testing
         let pull = try ws.run("-v", "pull")
         #expect(pull.status == 0)
         #expect(try ws.recordFiles().count == 1_234)
-        let listRequests = pull.stderr.split(separator: "\n").filter { $0.contains("GET ") && $0.contains("mask.fieldPaths=__name__") }
+        let listRequests = pull.stderr.split(separator: "\n").filter { $0.contains("GET ") && $0.contains("/books?pageSize=") }
         #expect(listRequests.count >= 5, "expected several listing pages, saw \(listRequests.count)")
         let status = try ws.run("status", "--short")
         #expect(status.stdout.isEmpty)
