@@ -14,9 +14,11 @@ let package = Package(
         .target(name: "BooksyncKit", dependencies: ["BooksyncCore"]),
         .target(name: "BooksyncCLI", dependencies: ["BooksyncKit", "BooksyncCore"]),
         .executableTarget(name: "booksync", dependencies: ["BooksyncCLI"]),
+        // Scratch directories and fixture lookup shared by the test targets.
+        .target(name: "BooksyncTestSupport", path: "Tests/BooksyncTestSupport"),
         .testTarget(name: "BooksyncCoreTests", dependencies: ["BooksyncCore"]),
-        .testTarget(name: "BooksyncKitTests", dependencies: ["BooksyncKit", "BooksyncCore"]),
-        .testTarget(name: "BooksyncCLITests", dependencies: ["BooksyncCLI", "BooksyncKit", "BooksyncCore"]),
+        .testTarget(name: "BooksyncKitTests", dependencies: ["BooksyncKit", "BooksyncCore", "BooksyncTestSupport"]),
+        .testTarget(name: "BooksyncCLITests", dependencies: ["BooksyncCLI", "BooksyncKit", "BooksyncCore", "BooksyncTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,11 @@
 import BooksyncKit
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What every command gets: where to work, how to talk, how chatty to be.
 struct CommandContext: Sendable {
@@ -231,8 +238,27 @@ enum PathDisplay {
 
 extension BooksyncCommand {
     /// Runs booksync as a process: the real environment, working directory and terminal.
+    ///
+    /// Ctrl-C cancels the running command instead of killing the process: the
+    /// command stops at the next record or batch, records what it finished, and
+    /// exits 130. A second Ctrl-C ends the process at once (booksync's files
+    /// are replaced atomically, so even that leaves no partial record).
     public static func main(_ arguments: [String]) async -> Int32 {
         let environment = ProcessEnvironment.variables()
-        return await run(arguments, environment: environment, currentDirectory: FileSystem.currentDirectory())
+        let interrupted = Atomic<Bool>(false)
+        let task = Task {
+            await run(arguments, environment: environment, currentDirectory: FileSystem.currentDirectory())
+        }
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler {
+            interrupted.store(true, ordering: .relaxed)
+            signal(SIGINT, SIG_DFL)
+            task.cancel()
+        }
+        source.resume()
+        let status = await task.value
+        source.cancel()
+        return interrupted.load(ordering: .relaxed) ? ExitCode.interrupted.rawValue : status
     }
 }

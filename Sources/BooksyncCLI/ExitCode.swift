@@ -24,6 +24,7 @@ extension BooksyncError {
         case .notACollection, .alreadyInitialized, .invalidArgument: .usage
         case .damagedStateFile, .io, .remote: .failure
         case .lockHeld, .massDelete: .refused
+        case .interrupted: .interrupted
         }
     }
 }

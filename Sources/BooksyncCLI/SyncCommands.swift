@@ -18,12 +18,7 @@ enum PullCommand: Subcommand {
     static let options = SyncCommandSupport.pullOptions
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        let options = try SyncCommandSupport.options(arguments, command: name)
-        let collection = try context.openCollection()
-        let remote = try context.makeRemote(collection)
-        let report = try await SyncCommandSupport.pull(collection, remote: remote, options: options, context: context)
-        SyncCommandSupport.render([report], context: context, root: collection.paths.root)
-        return report.needsAttention ? .attention : .success
+        try await SyncCommandSupport.run(arguments, command: name, context: context, pull: true, push: false)
     }
 }
 
@@ -44,12 +39,7 @@ enum PushCommand: Subcommand {
     static let options = SyncCommandSupport.pushOptions
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        let options = try SyncCommandSupport.options(arguments, command: name)
-        let collection = try context.openCollection()
-        let remote = try context.makeRemote(collection)
-        let report = try await SyncCommandSupport.push(collection, remote: remote, options: options, context: context)
-        SyncCommandSupport.render([report], context: context, root: collection.paths.root)
-        return report.needsAttention ? .attention : .success
+        try await SyncCommandSupport.run(arguments, command: name, context: context, pull: false, push: true)
     }
 }
 
@@ -62,18 +52,7 @@ enum SyncCommand: Subcommand {
     static let options = SyncCommandSupport.pullOptions + [SyncCommandSupport.atomicOption]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        let options = try SyncCommandSupport.options(arguments, command: name)
-        let collection = try context.openCollection()
-        let remote = try context.makeRemote(collection)
-        let pulled = try await SyncCommandSupport.pull(collection, remote: remote, options: options, context: context)
-        var reports = [pulled]
-        if !options.dryRun {
-            reports.append(try await SyncCommandSupport.push(collection, remote: remote, options: options, context: context))
-        } else if !context.quiet {
-            context.console.err("booksync: note: --dry-run shows the pull; push is planned from the files as they are after a real pull")
-        }
-        SyncCommandSupport.render(reports, context: context, root: collection.paths.root)
-        return reports.contains { $0.needsAttention } ? .attention : .success
+        try await SyncCommandSupport.run(arguments, command: name, context: context, pull: true, push: true)
     }
 }
 
@@ -111,6 +90,27 @@ enum SyncCommandSupport {
             options.deleteGuard.maximumPercent = percent
         }
         return options
+    }
+
+    /// Pull, push, or both (sync): options, the remote, the reports, the exit code.
+    static func run(_ arguments: ParsedArguments, command: String, context: CommandContext, pull: Bool, push: Bool) async throws -> ExitCode {
+        let options = try options(arguments, command: command)
+        let collection = try context.openCollection()
+        let remote = try context.makeRemote(collection)
+        var reports: [SyncReport] = []
+        if pull {
+            reports.append(try await self.pull(collection, remote: remote, options: options, context: context))
+        }
+        if push, pull, options.dryRun {
+            // The push a real sync makes depends on the files after its pull.
+            if !context.quiet {
+                context.console.err("booksync: note: --dry-run shows the pull; push is planned from the files as they are after a real pull")
+            }
+        } else if push {
+            reports.append(try await self.push(collection, remote: remote, options: options, context: context))
+        }
+        render(reports, context: context, root: collection.paths.root)
+        return reports.contains { $0.needsAttention } ? .attention : .success
     }
 
     static func staleLockNotice(_ context: CommandContext) -> (Int32) -> Void {

@@ -16,6 +16,8 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case lockHeld(path: String, pid: Int32)
     /// The remote failed after retries.
     case remote(RemoteError)
+    /// Ctrl-C: the command stopped early; what it finished is recorded.
+    case interrupted
     /// A pull or push would delete too many records (`--max-delete`).
     case massDelete(command: String, deletes: Int, baseCount: Int, maximumPercent: Double)
 
@@ -39,6 +41,8 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
             "another booksync (pid \(pid)) is working in this collection; wait for it or, if it is gone, remove \(path)"
         case .remote(let error):
             error.description
+        case .interrupted:
+            "interrupted; what was finished is recorded, run the command again to complete it"
         case .massDelete(let command, let deletes, let baseCount, let percent):
             "\(command) would delete \(deletes) of \(baseCount) records, more than --max-delete \(Self.format(percent))%; "
                 + "check what happened, then run 'booksync \(command) --force' (or raise --max-delete) if it is intended"

@@ -312,6 +312,7 @@ public struct FirestoreRemote: RemoteCollection {
         var refreshedToken = false
         var lastProblem = ""
         while true {
+            if Task.isCancelled { throw .unreachable(endpoint: endpoint.baseURL, detail: "cancelled", attempts: attempt) }
             guard let token = try await endpoint.tokens.token() else {
                 throw .authentication("no Firestore access token")
             }

@@ -138,7 +138,7 @@ extension CollectionDirectory {
         do {
             return try await remote.listRevisions { counter.add($0) }
         } catch {
-            throw .remote(error)
+            throw Task.isCancelled ? .interrupted : .remote(error)
         }
     }
 
@@ -148,7 +148,7 @@ extension CollectionDirectory {
         do {
             return try await remote.fetch(ids.sorted()) { counter.add($0) }
         } catch {
-            throw .remote(error)
+            throw Task.isCancelled ? .interrupted : .remote(error)
         }
     }
 
@@ -209,16 +209,22 @@ extension CollectionDirectory {
 
     // MARK: pull
 
+    /// The base and a scan of the files, as pull and push start. A dry run
+    /// does not even update the stat cache.
+    private func startSync(_ options: SyncOptions) throws(BooksyncError) -> (Manifest, LocalScan) {
+        let manifest = try loadManifest()
+        var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
+        scanner.writeIndex = !options.dryRun
+        return (manifest, try scanner.scan())
+    }
+
     /// Applies remote changes locally (DESIGN.md §3, `pull` column).
     public func pull(remote: any RemoteCollection, options: SyncOptions = SyncOptions(),
                      progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
         let lock = options.dryRun ? nil : try self.lock(onStaleLock: onStaleLock)
         defer { lock?.release() }
-        let manifest = try loadManifest()
-        var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
-        scanner.writeIndex = !options.dryRun
-        let scan = try scanner.scan()
+        let (manifest, scan) = try startSync(options)
         let listing: RemoteListing
         let bodies: [RecordID: RemoteDocument]
         let needed: [RecordID]
@@ -228,7 +234,7 @@ extension CollectionDirectory {
             do {
                 (listing, bodies) = try await remote.listDocuments { counter.add($0) }
             } catch {
-                throw .remote(error)
+                throw Task.isCancelled ? .interrupted : .remote(error)
             }
             needed = Array(listing.revisions.keys)
         } else {
@@ -285,6 +291,10 @@ extension CollectionDirectory {
         let listed = current
         let conflictsExist = FileSystem.exists(paths.conflicts)
         for batch in steps.chunked(into: 500) {
+            if Task.isCancelled {
+                try base.save()
+                throw .interrupted
+            }
             // File work runs on several threads (each record touches only its own
             // files); the manifest is updated afterwards, in order.
             let outcomes = ParallelMap.map(Array(batch), chunkSize: 32) { (id, action) in
@@ -380,10 +390,7 @@ extension CollectionDirectory {
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
         let lock = options.dryRun ? nil : try self.lock(onStaleLock: onStaleLock)
         defer { lock?.release() }
-        let manifest = try loadManifest()
-        var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
-        scanner.writeIndex = !options.dryRun
-        let scan = try scanner.scan()
+        let (manifest, scan) = try startSync(options)
         let states = classify(scan: scan, manifest: manifest, listing: nil, bodies: [:])
 
         var report = SyncReport(command: "push", dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: [])
@@ -436,12 +443,16 @@ extension CollectionDirectory {
         let counter = ProgressCounter(phase: "uploading", total: writes.count, report: progress)
         let chunkSize = options.atomic ? max(writes.count, 1) : 500
         for chunk in writes.chunked(into: chunkSize) {
+            if Task.isCancelled {
+                try base.save()
+                throw .interrupted
+            }
             let outcomes: [RecordID: WriteOutcome]
             do throws(RemoteError) {
                 outcomes = try await remote.write(Array(chunk), atomic: options.atomic) { counter.add($0) }
             } catch {
                 try base.save()
-                throw .remote(error)
+                throw Task.isCancelled ? .interrupted : .remote(error)
             }
             var stale: [RecordID] = []
             var applied: [(RemoteWrite, Record?, String?)] = []

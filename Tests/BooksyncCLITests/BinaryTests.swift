@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import BooksyncTestSupport
 
 /// Runs the built `booksync` executable as users do: real process, real exit status.
 @Suite struct BinaryTests {

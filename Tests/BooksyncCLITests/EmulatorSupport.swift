@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import BooksyncTestSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import BooksyncTestSupport
 @testable import BooksyncCLI
 @testable import BooksyncKit
 @testable import BooksyncCore

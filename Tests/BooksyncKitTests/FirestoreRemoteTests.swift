@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import BooksyncTestSupport
 @testable import BooksyncCore
 @testable import BooksyncKit
 

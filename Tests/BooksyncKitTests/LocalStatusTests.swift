@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import BooksyncTestSupport
 @testable import BooksyncCore
 @testable import BooksyncKit
 #if canImport(Glibc)
