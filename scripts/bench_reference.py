@@ -1,0 +1,329 @@
+#!/usr/bin/env python3
+"""Reference Firestore clients for scripts/bench (Python standard library only).
+
+Two clients do the same remote work as `booksync pull` / `booksync push` on a
+directory of record files, so that booksync can be measured against them on
+the same data, in the same run, against the same server:
+
+  minimal  the fewest requests the REST API allows:
+             pull = list the collection with full bodies at the maximum page
+                    size (300; the emulator caps it at 150), convert every
+                    document to a canonical record file and write it;
+             push = :commit requests of 500 writes each, every write a
+                    create guarded by currentDocument.exists=false
+                    (--update: an update guarded by exists=true).
+           It stands for the best a client can do against this server.
+  naive    the approach of typical Firebase tutorials, one request per
+           document: pull = list the names, then GET each document;
+           push = one :commit per document.
+
+Both use one keep-alive HTTP/1.1 connection with TCP_NODELAY, sequential
+requests, no retries: they are yardsticks, not sync tools (no base, no
+three-way comparison, no atomic file replacement).
+
+Usage:
+  bench_reference.py pull DIR --host 127.0.0.1:8080 --project P [--collection books] [--naive]
+  bench_reference.py push DIR --host ... --project P [--naive] [--update] [FILE ...]
+
+Only plain HTTP to a loopback emulator is supported (Authorization: Bearer owner).
+"""
+import argparse
+import http.client
+import json
+import os
+import socket
+import time
+import urllib.parse
+
+REQUIRED = ["id", "title", "author", "genre"]  # booksync's default schema: these lead the canonical form
+SAFE = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+MAX_WRITES = 500
+PAGE_SIZE = 300
+MAX_PAGES = 1_000_000  # bound on every listing loop
+TIMEOUT = 60.0  # seconds per request
+
+
+class Client:
+    """One keep-alive connection to the Firestore emulator's REST API."""
+
+    def __init__(self, host, project, database="(default)"):
+        if not host.startswith("127.0.0.1:") and not host.startswith("localhost:"):
+            raise SystemExit("bench_reference.py talks to a loopback emulator only, not %r" % host)
+        self.host = host
+        self.database = "projects/%s/databases/%s" % (project, database)
+        self.root = self.database + "/documents"
+        self.conn = None
+        self.requests = 0
+
+    def _connect(self):
+        hostname, port = self.host.rsplit(":", 1)
+        conn = http.client.HTTPConnection(hostname, int(port), timeout=TIMEOUT)
+        conn.connect()
+        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.conn = conn
+
+    def request(self, method, path, body=None):
+        """Sends one request; returns the decoded JSON answer or raises with the server's text."""
+        if self.conn is None:
+            self._connect()
+        headers = {"Authorization": "Bearer owner"}
+        data = None
+        if body is not None:
+            data = json.dumps(body, separators=(",", ":")).encode()
+            headers["Content-Type"] = "application/json"
+        self.requests += 1
+        self.conn.request(method, "/v1/" + path, body=data, headers=headers)
+        response = self.conn.getresponse()
+        payload = response.read()
+        if response.status != 200:
+            raise RuntimeError("%s %s -> %d: %s" % (method, path, response.status, payload[:300].decode(errors="replace")))
+        return json.loads(payload) if payload else {}
+
+    def list(self, collection, mask_names=False):
+        """Yields every document of the collection, page by page (stops on an empty page or no token)."""
+        token = None
+        for _ in range(MAX_PAGES):
+            query = "pageSize=%d" % PAGE_SIZE
+            if mask_names:
+                query += "&mask.fieldPaths=__name__"
+            if token:
+                query += "&pageToken=" + urllib.parse.quote(token, safe="")
+            page = self.request("GET", "%s/%s?%s" % (self.root, collection, query))
+            docs = page.get("documents", [])
+            yield from docs
+            token = page.get("nextPageToken")
+            if not docs or not token:
+                return
+        raise RuntimeError("listing did not end after %d pages" % MAX_PAGES)
+
+    def commit(self, writes):
+        return self.request("POST", self.root + ":commit", {"writes": writes})
+
+
+# --- record files <-> Firestore values -------------------------------------------------------
+
+def to_value(v, database):
+    """A record-file JSON value as a Firestore REST value."""
+    if v is None:
+        return {"nullValue": None}
+    if isinstance(v, bool):
+        return {"booleanValue": v}
+    if isinstance(v, int):
+        return {"integerValue": str(v)}
+    if isinstance(v, float):
+        return {"doubleValue": v}
+    if isinstance(v, str):
+        return {"stringValue": v}
+    if isinstance(v, list):
+        return {"arrayValue": {"values": [to_value(x, database) for x in v]} if v else {}}
+    if len(v) == 1:
+        (key, inner), = v.items()
+        if key == "$timestamp":
+            return {"timestampValue": inner}
+        if key == "$bytes":
+            return {"bytesValue": inner}
+        if key == "$reference":
+            return {"referenceValue": database + "/documents/" + inner}
+        if key == "$geopoint":
+            return {"geoPointValue": inner}
+        if key == "$double":
+            return {"doubleValue": inner}
+    return {"mapValue": {"fields": {k: to_value(x, database) for k, x in v.items()}} if v else {}}
+
+
+def normalize_timestamp(text):
+    """RFC 3339 from the server (0-9 fraction digits, Z) -> exactly 6 fraction digits, as record files keep it."""
+    stamp = text[:-1] if text.endswith("Z") else text
+    if "." in stamp:
+        whole, frac = stamp.split(".", 1)
+    else:
+        whole, frac = stamp, ""
+    return "%s.%sZ" % (whole, (frac + "000000")[:6])
+
+
+def from_value(v, database):
+    """A Firestore REST value as a record-file JSON value (tagged objects for non-JSON types)."""
+    kind, inner = next(iter(v.items()))
+    if kind == "stringValue" or kind == "booleanValue" or kind == "nullValue":
+        return inner
+    if kind == "integerValue":
+        return int(inner)
+    if kind == "doubleValue":
+        if isinstance(inner, str):
+            return {"$double": inner}
+        return float(inner)
+    if kind == "timestampValue":
+        return {"$timestamp": normalize_timestamp(inner)}
+    if kind == "bytesValue":
+        return {"$bytes": inner}
+    if kind == "referenceValue":
+        prefix = database + "/documents/"
+        return {"$reference": inner[len(prefix):] if inner.startswith(prefix) else inner}
+    if kind == "geoPointValue":
+        return {"$geopoint": {"latitude": float(inner.get("latitude", 0.0)), "longitude": float(inner.get("longitude", 0.0))}}
+    if kind == "arrayValue":
+        return [from_value(x, database) for x in inner.get("values", [])]
+    if kind == "mapValue":
+        return {k: from_value(x, database) for k, x in inner.get("fields", {}).items()}
+    raise ValueError("unknown Firestore value kind %r" % kind)
+
+
+def canonical_double(x):
+    """Shortest round-trip double, '.0' when integral, exponent without '+' or leading zeros."""
+    text = repr(x)
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        sign = "-" if exponent.startswith("-") else ""
+        return "%se%s%s" % (mantissa, sign, exponent.lstrip("+-").lstrip("0") or "0")
+    if "." not in text and "n" not in text:
+        text += ".0"
+    return text
+
+
+def is_tagged(v):
+    return isinstance(v, dict) and len(v) == 1 and next(iter(v)).startswith("$")
+
+
+def write_value(v, indent, out, top=False):
+    """Appends booksync's canonical form of v (see README: Canonical form) to the list out."""
+    if isinstance(v, bool) or v is None:
+        out.append(json.dumps(v))
+    elif isinstance(v, int):
+        out.append(str(v))
+    elif isinstance(v, float):
+        out.append(canonical_double(v))
+    elif isinstance(v, str):
+        out.append(json.dumps(v, ensure_ascii=False))
+    elif is_tagged(v):
+        (key, inner), = v.items()
+        if isinstance(inner, dict):  # $geopoint
+            body = ", ".join('"%s": %s' % (k, canonical_double(float(inner[k]))) for k in ("latitude", "longitude"))
+            out.append('{"%s": {%s}}' % (key, body))
+        else:
+            out.append('{"%s": %s}' % (key, json.dumps(inner, ensure_ascii=False)))
+    elif isinstance(v, list):
+        if not v:
+            out.append("[]")
+            return
+        out.append("[\n")
+        for i, x in enumerate(v):
+            out.append("  " * (indent + 1))
+            write_value(x, indent + 1, out)
+            out.append(",\n" if i < len(v) - 1 else "\n")
+        out.append("  " * indent + "]")
+    else:
+        if not v:
+            out.append("{}")
+            return
+        lead = [k for k in REQUIRED if k in v] if top else []
+        keys = lead + sorted((k for k in v if k not in lead), key=lambda k: k.encode())
+        out.append("{\n")
+        for i, k in enumerate(keys):
+            out.append("  " * (indent + 1) + json.dumps(k, ensure_ascii=False) + ": ")
+            write_value(v[k], indent + 1, out)
+            out.append(",\n" if i < len(keys) - 1 else "\n")
+        out.append("  " * indent + "}")
+
+
+def canonical(record):
+    out = []
+    write_value(record, 0, out, top=True)
+    out.append("\n")
+    return "".join(out).encode()
+
+
+def file_name(doc_id):
+    """The record file name of an id: bytes outside [A-Za-z0-9_.-] and a leading '.' as %XX."""
+    raw = doc_id.encode()
+    parts = []
+    for i, b in enumerate(raw):
+        if b in SAFE and not (i == 0 and b == ord(".")):
+            parts.append(chr(b))
+        else:
+            parts.append("%%%02X" % b)
+    return "".join(parts) + ".json"
+
+
+def id_of(file):
+    from urllib.parse import unquote
+    return unquote(os.path.basename(file)[: -len(".json")])
+
+
+# --- pull and push ---------------------------------------------------------------------------
+
+def write_record(directory, doc, client):
+    doc_id = doc["name"].rsplit("/", 1)[1]
+    record = {k: from_value(v, client.database) for k, v in doc.get("fields", {}).items()}
+    record.setdefault("id", doc_id)
+    with open(os.path.join(directory, file_name(doc_id)), "wb") as f:
+        f.write(canonical(record))
+
+
+def pull(client, directory, collection, naive):
+    os.makedirs(directory, exist_ok=True)
+    count = 0
+    if naive:
+        names = [d["name"] for d in client.list(collection, mask_names=True)]
+        for name in names:
+            doc = client.request("GET", name)
+            write_record(directory, doc, client)
+            count += 1
+    else:
+        for doc in client.list(collection):
+            write_record(directory, doc, client)
+            count += 1
+    return count
+
+
+def record_files(directory):
+    return sorted(os.path.join(directory, n) for n in os.listdir(directory)
+                  if n.endswith(".json") and not n.startswith("."))
+
+
+def push(client, directory, collection, naive, update, files):
+    files = files or record_files(directory)
+    writes = []
+    for path in files:
+        with open(path, "rb") as f:
+            record = json.loads(f.read())
+        doc_id = id_of(path)
+        writes.append({
+            "update": {
+                "name": "%s/%s/%s" % (client.root, collection, doc_id),
+                "fields": {k: to_value(v, client.database) for k, v in record.items()},
+            },
+            "currentDocument": {"exists": bool(update)},
+        })
+    step = 1 if naive else MAX_WRITES
+    for start in range(0, len(writes), step):
+        client.commit(writes[start:start + step])
+    return len(writes)
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description="Reference Firestore clients (minimal and naive) for scripts/bench.",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    parser.add_argument("command", choices=["pull", "push"])
+    parser.add_argument("directory", help="directory of record files")
+    parser.add_argument("files", nargs="*", help="push only these record files (default: all *.json in DIR)")
+    parser.add_argument("--host", default=os.environ.get("FIRESTORE_EMULATOR_HOST"),
+                        help="emulator host:port (default $FIRESTORE_EMULATOR_HOST)")
+    parser.add_argument("--project", required=True)
+    parser.add_argument("--collection", default="books")
+    parser.add_argument("--naive", action="store_true", help="one request per document")
+    parser.add_argument("--update", action="store_true", help="push: update existing documents (exists=true)")
+    args = parser.parse_intermixed_args()
+    if not args.host:
+        parser.error("--host or FIRESTORE_EMULATOR_HOST is required")
+    client = Client(args.host, args.project)
+    started = time.perf_counter()
+    if args.command == "pull":
+        n = pull(client, args.directory, args.collection, args.naive)
+    else:
+        n = push(client, args.directory, args.collection, args.naive, args.update, args.files)
+    print("%s %d documents in %d requests, %.3f s" % (args.command, n, client.requests, time.perf_counter() - started))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""A counting HTTP/1.1 forwarding proxy on 127.0.0.1 for scripts/bench (standard library only).
+
+Point a client's FIRESTORE_EMULATOR_HOST at the proxy; every request is
+forwarded to the upstream (the Firestore emulator) and counted: requests,
+bytes the client sent (request line, headers and body) and bytes it received
+(status line, headers and body, as the proxy writes them: the body is
+forwarded with a Content-Length, so chunk framing is not counted).
+
+  count_proxy.py --upstream 127.0.0.1:8080 [--port 0] [--dump counts.json]
+
+On start it prints `COUNT_PROXY_HOST=127.0.0.1:PORT` on stdout. Counts are read
+and reset through the proxy itself (these requests are not counted):
+
+  GET  /__counts        {"requests", "bytes_sent", "bytes_received", "by_kind", "log"}
+  POST /__reset         zero everything
+
+`log` lists each request: method, path (query included), status, bytes sent and
+received. On SIGTERM or SIGINT the counts are written to --dump (if given) and
+the proxy exits.
+
+Every client connection is served by its own thread with TCP_NODELAY set and its
+own keep-alive connection to the upstream; requests are bounded by timeouts.
+"""
+import argparse
+import http.client
+import http.server
+import json
+import signal
+import socket
+import threading
+
+HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
+              "trailers", "transfer-encoding", "upgrade", "proxy-connection", "expect"}
+UPSTREAM_TIMEOUT = 120.0  # seconds for one upstream answer
+CLIENT_TIMEOUT = 300.0  # idle keep-alive client connections are closed after this
+MAX_LOG = 200_000  # log entries kept (counts are always complete)
+
+
+def kind_of(method, path):
+    """A coarse request kind for the summary: list, get, batchGet, commit, batchWrite, other."""
+    base = path.split("?", 1)[0]
+    for suffix in (":batchGet", ":commit", ":batchWrite", ":runQuery", ":listDocuments"):
+        if base.endswith(suffix):
+            return suffix[1:]
+    if method == "GET":
+        # projects/P/databases/D/documents/COLL  (odd number of segments after documents) = list
+        segments = base.split("/documents/", 1)[-1].strip("/").split("/")
+        return "list" if len(segments) % 2 == 1 else "get"
+    return method.lower()
+
+
+class Counts:
+    """Thread-safe totals and per-request log."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.reset()
+
+    def reset(self):
+        with self.lock:
+            self.requests = 0
+            self.bytes_sent = 0
+            self.bytes_received = 0
+            self.by_kind = {}
+            self.log = []
+
+    def add(self, method, path, status, sent, received):
+        kind = kind_of(method, path)
+        with self.lock:
+            self.requests += 1
+            self.bytes_sent += sent
+            self.bytes_received += received
+            k = self.by_kind.setdefault(kind, {"requests": 0, "bytes_sent": 0, "bytes_received": 0})
+            k["requests"] += 1
+            k["bytes_sent"] += sent
+            k["bytes_received"] += received
+            if len(self.log) < MAX_LOG:
+                self.log.append({"method": method, "path": path, "kind": kind, "status": status,
+                                 "sent": sent, "received": received})
+
+    def snapshot(self):
+        with self.lock:
+            return {"requests": self.requests, "bytes_sent": self.bytes_sent,
+                    "bytes_received": self.bytes_received,
+                    "by_kind": json.loads(json.dumps(self.by_kind)), "log": list(self.log)}
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "count_proxy"
+    timeout = CLIENT_TIMEOUT
+
+    def setup(self):
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.upstream = None
+
+    def finish(self):
+        try:
+            super().finish()
+        finally:
+            if self.upstream is not None:
+                self.upstream.close()
+
+    def log_message(self, fmt, *args):  # quiet
+        pass
+
+    def _reply_local(self, status, payload):
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _upstream(self):
+        if self.upstream is None:
+            host, port = self.server.upstream
+            conn = http.client.HTTPConnection(host, port, timeout=UPSTREAM_TIMEOUT)
+            conn.connect()
+            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.upstream = conn
+        return self.upstream
+
+    def _forward(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if self.path == "/__counts" and self.command == "GET":
+            return self._reply_local(200, self.server.counts.snapshot())
+        if self.path == "/__reset" and self.command == "POST":
+            self.server.counts.reset()
+            return self._reply_local(200, {"ok": True})
+        sent = len(self.raw_requestline) + 2 + len(body)
+        headers = {}
+        for name, value in self.headers.items():
+            sent += len(name) + 2 + len(value) + 2
+            if name.lower() not in HOP_BY_HOP and name.lower() != "host":
+                headers[name] = value
+        headers["Host"] = "%s:%d" % self.server.upstream
+        for attempt in range(2):  # one reconnect if the kept-alive upstream connection was closed
+            try:
+                conn = self._upstream()
+                conn.request(self.command, self.path, body=body or None, headers=headers)
+                response = conn.getresponse()
+                payload = response.read()
+                break
+            except (http.client.HTTPException, ConnectionError, OSError):
+                if self.upstream is not None:
+                    self.upstream.close()
+                    self.upstream = None
+                if attempt == 1:
+                    self.send_error(502, "upstream failed")
+                    return
+        out = [("HTTP/1.1 %d %s\r\n" % (response.status, response.reason)).encode()]
+        for name, value in response.getheaders():
+            if name.lower() not in HOP_BY_HOP and name.lower() != "content-length":
+                out.append(("%s: %s\r\n" % (name, value)).encode())
+        out.append(("Content-Length: %d\r\n\r\n" % len(payload)).encode())
+        head = b"".join(out)
+        self.wfile.write(head + payload)
+        self.wfile.flush()
+        self.server.counts.add(self.command, self.path, response.status, sent, len(head) + len(payload))
+        if response.will_close:
+            self.upstream.close()
+            self.upstream = None
+
+    do_GET = do_POST = do_PATCH = do_DELETE = do_PUT = _forward
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Counting HTTP forwarding proxy on 127.0.0.1 (see module docstring).",
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__.split("\n\n", 1)[1])
+    parser.add_argument("--upstream", required=True, help="host:port to forward to (loopback only)")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (0: a free one)")
+    parser.add_argument("--dump", help="write the counts as JSON here on SIGTERM/SIGINT")
+    args = parser.parse_args()
+    host, port = args.upstream.rsplit(":", 1)
+    if host not in ("127.0.0.1", "localhost"):
+        parser.error("the upstream must be on loopback")
+    server = Server(("127.0.0.1", args.port), Handler)
+    server.upstream = (host, int(port))
+    server.counts = Counts()
+
+    def stop(signum, frame):
+        if args.dump:
+            with open(args.dump, "w") as f:
+                json.dump(server.counts.snapshot(), f)
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    print("COUNT_PROXY_HOST=127.0.0.1:%d" % server.server_address[1], flush=True)
+    server.serve_forever(poll_interval=0.2)
+    server.server_close()
+
+
+if __name__ == "__main__":
+    main()
