@@ -69,8 +69,14 @@ struct LocalScanner: Sendable {
             throw .io(error)
         }
         defer { FileSystem.closeDirectory(directory) }
+        // A fresh clone has no index at all: a file byte-identical to its base
+        // copy (its raw hash is the manifest's content hash) is the content the
+        // last sync validated, so it needs no parsing either. (Not after a
+        // schema change, which leaves an index of other rules behind.)
+        let trustedBase = previous == nil && !FileSystem.exists(paths.index) ? base : nil
         let outcomes = ParallelMap.map(candidates) { (name, id) -> Outcome in
-            Self.examine(directory: directory, root: root, fileName: name, id: id, cache: previous, rules: rules)
+            Self.examine(directory: directory, root: root, fileName: name, id: id, cache: previous,
+                         knownHash: previous?.entries[name]?.hash ?? trustedBase?.entries[id]?.hash, rules: rules)
         }
 
         var files: [RecordID: LocalFileState] = [:]
@@ -124,7 +130,8 @@ struct LocalScanner: Sendable {
         return LocalScan(files: files, unusableFiles: unusable, filesRead: filesRead)
     }
 
-    private static func examine(directory: Int32, root: String, fileName: String, id: RecordID, cache: StatCache?, rules: RecordRules) -> Outcome {
+    private static func examine(directory: Int32, root: String, fileName: String, id: RecordID, cache: StatCache?,
+                                knownHash: String?, rules: RecordRules) -> Outcome {
         let path = root + "/" + fileName
         let stat: FileStat
         do {
@@ -146,12 +153,12 @@ struct LocalScanner: Sendable {
             if error.isNotFound { return .vanished }
             return .invalid([RecordDiagnostic(message: error.description)], read: true)
         }
-        // Touched but unchanged (a checkout, `touch`): bytes that hash to the cached
-        // content hash are that content's canonical bytes, already validated
-        // under these rules, so they need no parsing.
-        if let cached = cache?.entries[fileName], SHA256.contentHash(bytes) == cached.hash {
-            let entry = StatCache.Entry(size: stat.size, mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: cached.hash)
-            return .valid(hash: cached.hash, entry: entry, read: true)
+        // Touched but unchanged (a checkout, `touch`): bytes that hash to the known
+        // content hash are that content's canonical bytes, already validated,
+        // so they need no parsing.
+        if let knownHash, SHA256.contentHash(bytes) == knownHash {
+            let entry = StatCache.Entry(size: stat.size, mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: knownHash)
+            return .valid(hash: knownHash, entry: entry, read: true)
         }
         switch rules.load(bytes, id: id) {
         case .success(let record):
