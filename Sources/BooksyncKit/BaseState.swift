@@ -67,8 +67,8 @@ struct BaseState {
 
     /// Writes the base copy of a record; the manifest entry follows via `note`.
     /// Safe to call for different records at once.
+    /// `base/` must exist (`CollectionDirectory.lock` creates it).
     static func copy(_ record: Record, revision: String, paths: CollectionPaths) throws(FileSystemError) -> BaseChange {
-        try FileSystem.createDirectory(paths.base)
         try FileSystem.writeAtomically(record.canonicalBytes, to: paths.baseFile(record.id.fileName))
         return .recorded(BaseEntry(hash: record.hash, revision: revision), record.id)
     }

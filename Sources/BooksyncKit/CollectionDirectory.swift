@@ -130,12 +130,19 @@ public struct CollectionDirectory: Sendable {
         return SyncStatus(records: [], unusableFiles: [], unusableRemote: [], recordCount: records.count, remoteCount: nil, filesRead: 0)
     }
 
-    /// Takes the collection lock for a writing command, then removes temporary
-    /// files left by a booksync that was killed mid-write.
+    /// Takes the collection lock for a writing command, removes temporary files
+    /// left by a booksync that was killed mid-write, and makes sure `base/` exists.
     public func lock(onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> CollectionLock {
         let lock = try CollectionLock.acquire(at: paths.lock, onStaleLock: onStaleLock)
         for directory in [paths.root, paths.state, paths.base, paths.conflicts, paths.conflicts + "/revisions"] {
             FileSystem.removeStaleTemporaries(in: directory)
+        }
+        do {
+            // base/ may be missing: git keeps no empty directories.
+            try FileSystem.createDirectory(paths.base)
+        } catch {
+            lock.release()
+            throw .io(error)
         }
         return lock
     }
