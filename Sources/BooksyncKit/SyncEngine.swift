@@ -269,7 +269,8 @@ extension CollectionDirectory {
                 if options.conflictChoice != .ask, case .conflict(.bothModified) = status.state,
                    let remoteFields = bodies[status.id]?.record?.fields,
                    let merged = preferredMerge(status.id, remote: remoteFields, preferLocal: options.conflictChoice == .ours) {
-                    action = .merge(merged)
+                    // Nothing of ours survived the merge: that is simply taking theirs.
+                    action = merged == remoteFields ? .write : .merge(merged)
                 }
                 steps.append((status.id, action))
             }
