@@ -105,7 +105,7 @@ public struct CollectionDirectory: Sendable {
         else { return nil }
         defer { FileSystem.closeDirectory(directory) }
         let now = WallClock.nowNanoseconds()
-        if let rootStat = try? FileSystem.stat(paths.root) {
+        if let rootStat = try? FileSystem.stat(descriptor: directory) {
             let directoryStamp = StatCache.stamp(of: rootStat, scanStartedAt: now)
             if directoryStamp != "-", StatCache.directoryStamp(of: bytes) == directoryStamp {
                 // Same directory: the index alone decides, and a listing could not do better.

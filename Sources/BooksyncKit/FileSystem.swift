@@ -65,6 +65,13 @@ public enum FileSystem {
         return FileStat(s)
     }
 
+    /// `fstat` of an open descriptor: the directory itself, even when its path is a symlink.
+    public static func stat(descriptor: Int32) throws(FileSystemError) -> FileStat {
+        var s = CStat()
+        guard fstat(descriptor, &s) == 0 else { throw FileSystemError(path: "descriptor \(descriptor)", operation: "read file status", code: errno) }
+        return FileStat(s)
+    }
+
     /// Opens a directory for `stat(directory:name:)`; close it with `closeDirectory`.
     public static func openDirectory(_ path: String) throws(FileSystemError) -> Int32 {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

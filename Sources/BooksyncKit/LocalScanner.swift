@@ -41,9 +41,17 @@ struct LocalScanner: Sendable {
     }
 
     func scan() throws(BooksyncError) -> LocalScan {
-        // Stamp the directory before listing it: a change after this is seen next time.
         let scanStartedAt = WallClock.nowNanoseconds()
-        let directoryStamp = (try? FileSystem.stat(paths.root)).map { StatCache.stamp(of: $0, scanStartedAt: scanStartedAt) } ?? "-"
+        let directory: Int32
+        do {
+            directory = try FileSystem.openDirectory(paths.root)
+        } catch {
+            throw .io(error)
+        }
+        defer { FileSystem.closeDirectory(directory) }
+        // Stamp the directory (through the descriptor, so a symlinked root stamps the
+        // real directory) before listing it: a change after this is seen next time.
+        let directoryStamp = (try? FileSystem.stat(descriptor: directory)).map { StatCache.stamp(of: $0, scanStartedAt: scanStartedAt) } ?? "-"
         let names: [String]
         do {
             names = try FileSystem.listDirectory(paths.root)
@@ -62,21 +70,12 @@ struct LocalScanner: Sendable {
         let previous = (try? FileSystem.readFile(paths.index)).flatMap { StatCache.decode($0, fingerprint: fingerprint) }
         let root = paths.root
         let rules = self.rules
-        let directory: Int32
-        do {
-            directory = try FileSystem.openDirectory(root)
-        } catch {
-            throw .io(error)
-        }
-        defer { FileSystem.closeDirectory(directory) }
-        // A fresh clone has no index at all: a file byte-identical to its base
-        // copy (its raw hash is the manifest's content hash) is the content the
-        // last sync validated, so it needs no parsing either. (Not after a
-        // schema change, which leaves an index of other rules behind.)
-        let trustedBase = previous == nil && !FileSystem.exists(paths.index) ? base : nil
+        // Only the index vouches for validity: it was written under this very
+        // config (its fingerprint). The manifest's hashes were validated under
+        // whatever config was in force at the last sync, so they do not.
         let outcomes = ParallelMap.map(candidates) { (name, id) -> Outcome in
             Self.examine(directory: directory, root: root, fileName: name, id: id, cache: previous,
-                         knownHash: previous?.entries[name]?.hash ?? trustedBase?.entries[id]?.hash, rules: rules)
+                         knownHash: previous?.entries[name]?.hash, rules: rules)
         }
 
         var files: [RecordID: LocalFileState] = [:]

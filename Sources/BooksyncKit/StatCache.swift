@@ -72,12 +72,22 @@ struct StatCache: Sendable {
     /// The stamp of a state file, or "-" if it changed too recently to be told
     /// apart from a later change in the same clock tick.
     static func stamp(of stat: FileStat, scanStartedAt: Int64) -> String {
-        if max(stat.mtimeNanoseconds, stat.ctimeNanoseconds) >= scanStartedAt - racyMarginNanoseconds { return "-" }
+        if isRacy(mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, scanStartedAt: scanStartedAt) { return "-" }
         return "\(stat.size):\(stat.mtimeNanoseconds):\(stat.ctimeNanoseconds):\(stat.inode)"
     }
 
     func isRacy(_ entry: Entry) -> Bool {
-        max(entry.mtime, entry.ctime) >= scanStartedAt - Self.racyMarginNanoseconds
+        Self.isRacy(mtime: entry.mtime, ctime: entry.ctime, scanStartedAt: scanStartedAt)
+    }
+
+    /// A file time is racy when it is within the file system's clock resolution
+    /// of the scan start. Times without a fraction of a second come from a file
+    /// system that keeps whole seconds (HFS+, FAT, small ext4 inodes, some NFS),
+    /// so the margin there is two seconds instead of 100 ms.
+    static func isRacy(mtime: Int64, ctime: Int64, scanStartedAt: Int64) -> Bool {
+        let coarse = mtime % 1_000_000_000 == 0 && ctime % 1_000_000_000 == 0
+        let margin = coarse ? 2_000_000_000 : racyMarginNanoseconds
+        return max(mtime, ctime) >= scanStartedAt - margin
     }
 
     func encoded() -> [UInt8] {
@@ -224,7 +234,7 @@ struct StatCache: Sendable {
         }
         guard let size = number(fields[1]), let mtime = number(fields[2]), let ctime = number(fields[3]),
               let inode = UInt64(String(decoding: UnsafeBufferPointer(rebasing: b[fields[4].0..<fields[4].1]), as: UTF8.self)),
-              max(mtime, ctime) < started - racyMarginNanoseconds
+              !isRacy(mtime: mtime, ctime: ctime, scanStartedAt: started)
         else { return false }
         // The name as a C string on the stack: no allocation per file.
         let nameLength = fields[0].1 - fields[0].0

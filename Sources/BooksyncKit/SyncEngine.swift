@@ -291,14 +291,21 @@ extension CollectionDirectory {
         let counter = ProgressCounter(phase: "applying", total: steps.count, report: progress)
         let listed = current
         let conflictsExist = FileSystem.exists(paths.conflicts)
-        for batch in steps.chunked(into: 500) {
+        // Records whose file names could be one file on a case-insensitive or
+        // normalizing file system (macOS) go in a batch of their own, one by
+        // one: the second then finds the file "changed" and is left alone.
+        let sharedNames = Dictionary(grouping: steps, by: { $0.0.fileName.lowercased() }).filter { $0.value.count > 1 }
+        let colliding = Set(sharedNames.values.flatMap { $0.map(\.0) })
+        let batches = steps.filter { !colliding.contains($0.0) }.chunked(into: 500).map { ($0, 32) }
+            + steps.filter { colliding.contains($0.0) }.chunked(into: 1).map { ($0, 1) }
+        for (batch, parallelChunk) in batches {
             if Task.isCancelled {
                 try base.save()
                 throw .interrupted
             }
             // File work runs on several threads (each record touches only its own
             // files); the manifest is updated afterwards, in order.
-            let outcomes = ParallelMap.map(Array(batch), chunkSize: 32) { (id, action) in
+            let outcomes = ParallelMap.map(Array(batch), chunkSize: parallelChunk) { (id, action) in
                 applyPull(action, id: id, scanned: scan.files[id], document: bodies[id],
                           revision: bodies[id]?.revision ?? listed.revisions[id], conflictsExist: conflictsExist)
             }
@@ -500,8 +507,13 @@ extension CollectionDirectory {
             }
             if !stale.isEmpty {
                 let preconditions = Dictionary(uniqueKeysWithValues: chunk.map { ($0.id, $0) })
-                report.events += try await settleStaleWrites(stale, sent: sentRecords, writes: preconditions, atomic: options.atomic,
-                                                             remote: remote, base: &base, progress: progress)
+                do {
+                    report.events += try await settleStaleWrites(stale, sent: sentRecords, writes: preconditions, atomic: options.atomic,
+                                                                 remote: remote, base: &base, progress: progress)
+                } catch {
+                    try base.save()  // keep what was done before the failure
+                    throw error
+                }
             }
             try base.saveIfDue()
         }

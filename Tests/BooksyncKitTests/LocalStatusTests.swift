@@ -83,6 +83,29 @@ import Glibc
         #expect(settled.filesRead == 0)
     }
 
+    @Test func wholeSecondTimesGetAWiderRacyMargin() {
+        // A file system that keeps whole seconds: N.00 may stand for any moment up to N.99.
+        let start: Int64 = 1_000_000_270_000_000  // N.27 s
+        #expect(StatCache.isRacy(mtime: 1_000_000_000_000_000, ctime: 1_000_000_000_000_000, scanStartedAt: start))
+        #expect(StatCache.isRacy(mtime: 998_000_000_000_000, ctime: 998_000_000_000_000, scanStartedAt: start) == false)
+        #expect(!StatCache.isRacy(mtime: 1_000_000_000_000_001, ctime: 1_000_000_000_000_001, scanStartedAt: start))
+    }
+
+    @Test func symlinkedCollectionSeesNewFiles() async throws {
+        let scratch = try ScratchDirectory()
+        let root = try scratch.copyFixture("clean")
+        let link = scratch.path + "/link"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: root)
+        try await Task.sleep(for: .milliseconds(250))
+        let collection = try CollectionDirectory.open(searchingFrom: link)
+        #expect(try await collection.status(remote: nil).isClean)
+        try await Task.sleep(for: .milliseconds(250))
+        #expect(try await collection.status(remote: nil).isClean)
+        try scratch.write("clean/new.json", #"{"id": "new", "title": "t", "author": "a", "genre": "g"}"#)
+        let status = try await collection.status(remote: nil)
+        #expect(status.records.map(\.state) == [.localChange(.added)])
+    }
+
     @Test func racyRuleComparesAgainstScanStart() {
         let entry = { (age: Int64) in StatCache.Entry(size: 1, mtime: 1_000_000_000_000 - age, ctime: 1_000_000_000_000 - age, inode: 1, hash: "sha256:x") }
         let cache = StatCache(scanStartedAt: 1_000_000_000_000, fingerprint: "f", entries: [:])
