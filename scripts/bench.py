@@ -199,14 +199,19 @@ def record_files(directory):
 
 
 def write_manifest(directory):
-    """Writes .booksync/manifest.json for a synced state: every file's sha256 as its content hash."""
+    """Writes .booksync/manifest.json for a synced state, as a sync would: every file's
+    sha256 as its content hash, and the config fingerprint."""
     lines = []
     for name in record_files(directory):
         with open(os.path.join(directory, name), "rb") as f:
             digest = hashlib.sha256(f.read()).hexdigest()
         lines.append((name[:-5].encode(), '    "%s": {"hash": "sha256:%s", "revision": "%s"}' % (name[:-5], digest, REVISION)))
     lines.sort()
-    text = '{\n  "version": 1,\n  "records": {\n' + ",\n".join(line for _, line in lines) + "\n  }\n}\n"
+    # As a sync writes it: with the hash of the config.json the records were validated under.
+    with open(os.path.join(directory, ".booksync", "config.json"), "rb") as f:
+        config = "sha256:" + hashlib.sha256(f.read()).hexdigest()
+    text = ('{\n  "version": 1,\n  "config": "%s",\n  "records": {\n' % config
+            + ",\n".join(line for _, line in lines) + "\n  }\n}\n")
     with open(os.path.join(directory, ".booksync", "manifest.json"), "w") as f:
         f.write(text)
 
@@ -794,7 +799,7 @@ Missed targets:
 ### How each scenario is set up
 
 - **status, unchanged**: N records from `scripts/make-collection.py`, a synced state
-  written directly into `.booksync/manifest.json` (hash = sha256 of each file,
+  written directly into `.booksync/manifest.json` as a sync writes it (config fingerprint; hash = sha256 of each file,
   revision {REVISION}), the same directory committed to a git repository. Both
   tools run once, then after {RACY_WAIT} s (older than booksync's 100 ms racy-clean
   window) the measured runs alternate `git status --porcelain` and `booksync status --offline`.

@@ -18,15 +18,25 @@ public struct Manifest: Sendable, Equatable {
     public static let currentVersion: Int64 = 1
 
     public var entries: [RecordID: BaseEntry]
+    /// The content hash of config.json when the base was last written: the rules
+    /// the base's records were validated under.
+    public var configFingerprint: String?
 
-    public init(entries: [RecordID: BaseEntry] = [:]) {
+    public init(entries: [RecordID: BaseEntry] = [:], configFingerprint: String? = nil) {
         self.entries = entries
+        self.configFingerprint = configFingerprint
     }
 
     public func encoded() -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(64 + entries.count * 140)
-        out.append(contentsOf: "{\n  \"version\": \(Self.currentVersion),\n  \"records\": {".utf8)
+        out.append(contentsOf: "{\n  \"version\": \(Self.currentVersion),\n".utf8)
+        if let configFingerprint {
+            out.append(contentsOf: "  \"config\": ".utf8)
+            CanonicalJSON.writeString(configFingerprint, into: &out)
+            out.append(contentsOf: ",\n".utf8)
+        }
+        out.append(contentsOf: "  \"records\": {".utf8)
         let ids = entries.keys.sorted()
         for (i, id) in ids.enumerated() {
             let entry = entries[id]!
@@ -60,6 +70,11 @@ public struct Manifest: Sendable, Equatable {
         guard case .map(let records)? = top["records"] else {
             throw StateFileError(message: "missing \"records\" object")
         }
+        var configFingerprint: String?
+        if let value = top["config"] {
+            guard case .string(let text) = value else { throw StateFileError(message: "\"config\" must be a string") }
+            configFingerprint = text
+        }
         var entries: [RecordID: BaseEntry] = [:]
         entries.reserveCapacity(records.count)
         for (raw, value) in records {
@@ -76,7 +91,7 @@ public struct Manifest: Sendable, Equatable {
             }
             entries[id] = BaseEntry(hash: hash, revision: revision)
         }
-        return Manifest(entries: entries)
+        return Manifest(entries: entries, configFingerprint: configFingerprint)
     }
 }
 
@@ -86,17 +101,31 @@ extension Manifest {
     /// returns nil and goes through the full JSON parser, which explains errors.
     /// 100,000 records decode in tens of milliseconds instead of hundreds.
     static func decodeCanonical(_ bytes: [UInt8]) -> Manifest? {
-        let head = Array("{\n  \"version\": 1,\n  \"records\": {".utf8)
+        let version = Array("{\n  \"version\": 1,\n".utf8)
+        let configKey = Array("  \"config\": \"".utf8)
+        let recordsKey = Array("  \"records\": {".utf8)
         let emptyTail = Array("}\n}\n".utf8)
         let tail = Array("\n  }\n}\n".utf8)
-        guard bytes.starts(with: head) else { return nil }
-        if Array(bytes[head.count...]) == emptyTail { return Manifest() }
-        guard bytes.count > head.count + tail.count, Array(bytes.suffix(tail.count)) == tail else { return nil }
+        guard bytes.starts(with: version) else { return nil }
+        var configFingerprint: String?
+        var start = version.count
+        if bytes[start...].starts(with: configKey) {
+            let valueStart = start + configKey.count
+            guard let quote = bytes[valueStart...].firstIndex(of: 0x22), bytes[valueStart..<quote].allSatisfy({ $0 != 0x5C && $0 >= 0x20 }),
+                  bytes[quote...].starts(with: Array("\",\n".utf8))
+            else { return nil }
+            configFingerprint = String(decoding: bytes[valueStart..<quote], as: UTF8.self)
+            start = quote + 3
+        }
+        guard bytes[start...].starts(with: recordsKey) else { return nil }
+        let head = start + recordsKey.count
+        if Array(bytes[head...]) == emptyTail { return Manifest(configFingerprint: configFingerprint) }
+        guard bytes.count > head + tail.count, Array(bytes.suffix(tail.count)) == tail else { return nil }
         let hashKey = Array("\": {\"hash\": \"".utf8)
         let revisionKey = Array("\", \"revision\": \"".utf8)
         var entries: [RecordID: BaseEntry] = [:]
         let ok = bytes.withUnsafeBufferPointer { b -> Bool in
-            var i = head.count
+            var i = head
             let end = b.count - tail.count
             func expect(_ token: [UInt8]) -> Bool {
                 guard i + token.count <= end else { return false }
@@ -127,7 +156,7 @@ extension Manifest {
             }
             return i == end
         }
-        return ok ? Manifest(entries: entries) : nil
+        return ok ? Manifest(entries: entries, configFingerprint: configFingerprint) : nil
     }
 }
 

@@ -16,9 +16,12 @@ struct BaseState {
     private var dirty = false
     private var lastSave = ContinuousClock.now
 
-    init(paths: CollectionPaths, manifest: Manifest) {
+    /// `configFingerprint`: the config the recorded records were validated under,
+    /// written into the manifest on every save.
+    init(paths: CollectionPaths, manifest: Manifest, configFingerprint: String) {
         self.paths = paths
         self.manifest = manifest
+        self.manifest.configFingerprint = configFingerprint
     }
 
     /// Records `record` at `revision` as what both sides now hold.

@@ -109,7 +109,7 @@ extension CollectionDirectory {
         let lock = try self.lock(onStaleLock: onStaleLock)
         defer { lock.release() }
         let store = ConflictStore(paths: paths)
-        var base = BaseState(paths: paths, manifest: try loadManifest())
+        var base = BaseState(paths: paths, manifest: try loadManifest(), configFingerprint: configFingerprint)
         var outcomes: [(RecordID, ResolveOutcome)] = []
         for id in ids {
             guard let remote = store.load(id, rules: rules) else {

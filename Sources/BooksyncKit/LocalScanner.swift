@@ -70,12 +70,14 @@ struct LocalScanner: Sendable {
         let previous = (try? FileSystem.readFile(paths.index)).flatMap { StatCache.decode($0, fingerprint: fingerprint) }
         let root = paths.root
         let rules = self.rules
-        // Only the index vouches for validity: it was written under this very
-        // config (its fingerprint). The manifest's hashes were validated under
-        // whatever config was in force at the last sync, so they do not.
+        // Hashes known to belong to valid records under this config: the index's
+        // (written under the same fingerprint), or, on a cold scan (a fresh clone),
+        // the manifest's when it was written under the same config.json. A file
+        // whose raw bytes hash to one of them needs no parsing.
+        let trustedBase = previous == nil && base?.configFingerprint == fingerprint ? base : nil
         let outcomes = ParallelMap.map(candidates) { (name, id) -> Outcome in
             Self.examine(directory: directory, root: root, fileName: name, id: id, cache: previous,
-                         knownHash: previous?.entries[name]?.hash, rules: rules)
+                         knownHash: previous?.entries[name]?.hash ?? trustedBase?.entries[id]?.hash, rules: rules)
         }
 
         var files: [RecordID: LocalFileState] = [:]

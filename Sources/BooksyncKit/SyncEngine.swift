@@ -287,7 +287,7 @@ extension CollectionDirectory {
             return report
         }
 
-        var base = BaseState(paths: paths, manifest: manifest)
+        var base = BaseState(paths: paths, manifest: manifest, configFingerprint: configFingerprint)
         let counter = ProgressCounter(phase: "applying", total: steps.count, report: progress)
         let listed = current
         let conflictsExist = FileSystem.exists(paths.conflicts)
@@ -447,7 +447,7 @@ extension CollectionDirectory {
             }
         }
 
-        var base = BaseState(paths: paths, manifest: manifest)
+        var base = BaseState(paths: paths, manifest: manifest, configFingerprint: configFingerprint)
         let counter = ProgressCounter(phase: "uploading", total: writes.count, report: progress)
         let chunkSize = options.atomic ? max(writes.count, 1) : 500
         for chunk in writes.chunked(into: chunkSize) {

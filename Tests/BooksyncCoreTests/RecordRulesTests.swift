@@ -89,6 +89,18 @@ import Testing
         #expect(try Manifest.decode(Manifest().encoded()) == Manifest())
     }
 
+    @Test func manifestKeepsTheConfigFingerprint() throws {
+        var manifest = Manifest(configFingerprint: "sha256:cf")
+        #expect(try Manifest.decode(manifest.encoded()) == manifest)
+        manifest.entries[try RecordID("a")] = BaseEntry(hash: "sha256:aa", revision: "r")
+        let text = String(decoding: manifest.encoded(), as: UTF8.self)
+        #expect(text.hasPrefix("{\n  \"version\": 1,\n  \"config\": \"sha256:cf\",\n  \"records\": {\n"))
+        #expect(Manifest.decodeCanonical(manifest.encoded()) == manifest, "the fast path reads it")
+        // Reformatted by hand: the general parser reads the same.
+        let pretty = Array(#"{"records": {"a": {"revision": "r", "hash": "sha256:aa"}}, "config": "sha256:cf", "version": 1}"#.utf8)
+        #expect(try Manifest.decode(pretty) == manifest)
+    }
+
     @Test(arguments: [
         (#"{"version": 2, "records": {}}"#, "version 2 is not supported by this booksync (it reads version 1); upgrade booksync"),
         (#"{"version": 1}"#, "missing \"records\" object"),

@@ -127,6 +127,25 @@ import Glibc
         #expect(hyperion?.state == .invalidLocal([RecordDiagnostic(message: "missing required field 'year' (string)")]))
     }
 
+    @Test func coldScanTrustsBaseHashesOnlyUnderTheSameConfig() async throws {
+        let scratch = try ScratchDirectory()
+        let root = try scratch.copyFixture("clean")
+        var collection = try CollectionDirectory.open(searchingFrom: root)
+        var manifest = try collection.loadManifest()
+        manifest.configFingerprint = collection.configFingerprint
+        try FileSystem.writeAtomically(manifest.encoded(), to: root + "/.booksync/manifest.json")
+        #expect(try await collection.status(remote: nil).isClean)
+        // The schema changes in a commit; a fresh clone has no index.
+        try FileManager.default.removeItem(atPath: root + "/.booksync/index")
+        let configPath = root + "/.booksync/config.json"
+        let config = try String(contentsOfFile: configPath, encoding: .utf8)
+        try config.replacingOccurrences(of: "\"genre\"", with: "\"year\"").write(toFile: configPath, atomically: true, encoding: .utf8)
+        collection = try CollectionDirectory.open(searchingFrom: root)
+        let status = try await collection.status(remote: nil)
+        #expect(status.records.count == 2)
+        #expect(status.records.allSatisfy { if case .invalidLocal = $0.state { true } else { false } })
+    }
+
     @Test func damagedManifestIsReportedWithPosition() async throws {
         let scratch = try ScratchDirectory()
         let root = try scratch.copyFixture("sample")
