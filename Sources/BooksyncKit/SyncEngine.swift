@@ -419,31 +419,39 @@ extension CollectionDirectory {
             return report
         }
 
-        // Load the records to send; a file edited since the scan is sent as it is now.
-        var writes: [RemoteWrite] = []
-        var sentRecords: [RecordID: Record] = [:]
-        for (id, action) in planned {
+        // Load the records to send, on several threads; a file edited since the
+        // scan is sent as it is now.
+        let loaded = ParallelMap.map(planned, chunkSize: 64) { (id, action) -> PushLoad in
             switch action {
             case .create, .update:
-                guard let bytes = try? FileSystem.readFile(paths.recordFile(id.fileName)) else {
-                    report.events.append(SyncEvent(id: id, kind: .changedDuringSync))
-                    continue
-                }
+                guard let bytes = try? FileSystem.readFile(paths.recordFile(id.fileName)) else { return .event(.changedDuringSync) }
                 switch rules.load(bytes, id: id) {
                 case .failure(let problems):
-                    report.events.append(SyncEvent(id: id, kind: .invalidLocal(problems.diagnostics)))
+                    return .event(.invalidLocal(problems.diagnostics))
                 case .success(let record):
-                    sentRecords[id] = record
-                    if case .update(let revision) = action {
-                        writes.append(.update(record, baseRevision: revision))
-                    } else {
-                        writes.append(.create(record))
-                    }
+                    if case .update(let revision) = action { return .write(.update(record, baseRevision: revision)) }
+                    return .write(.create(record))
                 }
             case .delete(let revision):
-                writes.append(.delete(id, baseRevision: revision))
+                return .write(.delete(id, baseRevision: revision))
             case .adopt, .forget:
+                return .nothing
+            }
+        }
+        var writes: [RemoteWrite] = []
+        var sentRecords: [RecordID: Record] = [:]
+        for ((id, _), outcome) in zip(planned, loaded) {
+            switch outcome {
+            case .write(let write):
+                writes.append(write)
+                switch write {
+                case .create(let record), .update(let record, _): sentRecords[id] = record
+                case .delete: break
+                }
+            case .nothing:
                 break
+            case .event(let kind):
+                report.events.append(SyncEvent(id: id, kind: kind))
             }
         }
 
@@ -560,6 +568,14 @@ extension CollectionDirectory {
         case .update(_, let revision), .delete(_, let revision): document?.revision == revision
         }
     }
+}
+
+/// What loading one planned push step gave.
+private enum PushLoad: Sendable {
+    case write(RemoteWrite)
+    case nothing
+    /// The record cannot be sent (changed away, invalid).
+    case event(SyncEventKind)
 }
 
 /// Counts progress from concurrent callbacks and reports totals.
