@@ -94,10 +94,10 @@ public struct CollectionDirectory: Sendable {
 
     /// `status --offline` on an unchanged tree, proved from the stat cache alone:
     /// the manifest is the one the cache was written against, every record file
-    /// is trusted by its stat and was clean, and there are as many as the base
-    /// has records. When the directory itself is unchanged too, not even its
-    /// listing is read. Nil when anything is different (then the full
-    /// comparison runs).
+    /// is trusted by its stat (or, touched, still hashes to its content hash)
+    /// and was clean, and there are as many as the base has records. When the
+    /// directory itself is unchanged too, not even its listing is read. Nil when
+    /// anything is different (then the full comparison runs).
     func quickCleanStatus() -> SyncStatus? {
         let stamp = manifestStamp()
         guard stamp != "-", let bytes = try? FileSystem.readFile(paths.index),
@@ -109,10 +109,16 @@ public struct CollectionDirectory: Sendable {
             let directoryStamp = StatCache.stamp(of: rootStat, scanStartedAt: now)
             if directoryStamp != "-", StatCache.directoryStamp(of: bytes) == directoryStamp {
                 // Same directory: the index alone decides, and a listing could not do better.
-                guard let count = StatCache.verifiesClean(
-                    bytes, fingerprint: configFingerprint, baseStamp: stamp, directoryStamp: directoryStamp, directory: directory)
+                guard let proof = StatCache.verifiesClean(
+                    bytes, fingerprint: configFingerprint, baseStamp: stamp, directoryStamp: directoryStamp,
+                    directory: directory, scanStartedAt: now)
                 else { return nil }
-                return SyncStatus(records: [], unusableFiles: [], unusableRemote: [], recordCount: count, remoteCount: nil, filesRead: 0)
+                if let refreshed = proof.refreshedIndex {
+                    // Best effort, like every index write.
+                    try? FileSystem.writeAtomically(refreshed, to: paths.index)
+                }
+                return SyncStatus(records: [], unusableFiles: [], unusableRemote: [], recordCount: proof.count, remoteCount: nil,
+                                  filesRead: proof.rehashed)
             }
         }
         guard let cache = StatCache.decode(bytes, fingerprint: configFingerprint), cache.baseStamp == stamp,

@@ -72,6 +72,29 @@ public enum FileSystem {
         return FileStat(s)
     }
 
+    /// The contents of a NUL-terminated name inside an open directory; nil on any error.
+    static func readFile(directory: Int32, cName: UnsafePointer<CChar>) -> [UInt8]? {
+        let fd = openat(directory, cName, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var s = CStat()
+        guard fstat(fd, &s) == 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(s.st_size) + 1)
+        var count = 0
+        while true {
+            if count == bytes.count { bytes.append(contentsOf: [UInt8](repeating: 0, count: max(bytes.count, 4096))) }
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if n == 0 { break }
+            count += n
+        }
+        bytes.removeSubrange(count...)
+        return bytes
+    }
+
     /// Opens a directory for `stat(directory:name:)`; close it with `closeDirectory`.
     public static func openDirectory(_ path: String) throws(FileSystemError) -> Int32 {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

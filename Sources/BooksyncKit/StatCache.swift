@@ -165,12 +165,34 @@ struct StatCache: Sendable {
         return head.count == 7 ? String(decoding: head[6], as: UTF8.self) : nil
     }
 
+    /// What streaming verification proved.
+    struct CleanProof {
+        /// Record files, all clean.
+        let count: Int
+        /// Files that had to be read again.
+        let rehashed: Int
+        /// A refreshed index when some files had to be re-hashed (their stat had
+        /// changed, their bytes had not); nil when the index is current.
+        let refreshedIndex: [UInt8]?
+    }
+
+    /// One line's verdict.
+    private enum LineVerdict {
+        case unchanged
+        /// Stat changed, bytes still hash to the line's content hash: the new line.
+        case rehashed([UInt8])
+        case dirty
+    }
+
     /// Proves an unchanged, clean tree straight from the index bytes, without
     /// building the cache: the header must name `baseStamp` and
-    /// `directoryStamp`, and every entry must be clean and trusted by a fresh
-    /// `fstatat` in `directory`. Returns the number of records, or nil as soon
-    /// as anything differs. Entries are checked on several threads.
-    static func verifiesClean(_ bytes: [UInt8], fingerprint: String, baseStamp: String, directoryStamp: String, directory: Int32) -> Int? {
+    /// `directoryStamp`, and every entry must be clean and either trusted by a
+    /// fresh `fstatat` in `directory` or, if its stat changed (a `touch`, a
+    /// checkout), have bytes that still hash to its content hash. Returns nil
+    /// as soon as anything differs. Entries are checked on several threads.
+    /// `scanStartedAt` (taken before any stat) heads the refreshed index.
+    static func verifiesClean(_ bytes: [UInt8], fingerprint: String, baseStamp: String, directoryStamp: String,
+                              directory: Int32, scanStartedAt: Int64) -> CleanProof? {
         let expectedHeader = Array("\(header)\t\(version)\t".utf8)
         guard bytes.starts(with: expectedHeader), let newline = bytes.firstIndex(of: 0x0A) else { return nil }
         let head = bytes[expectedHeader.count..<newline].split(separator: 0x09, omittingEmptySubsequences: false)
@@ -189,19 +211,44 @@ struct StatCache: Sendable {
         }
         guard starts.count == count else { return nil }
         let lineStarts = starts
-        let chunks = stride(from: 0, to: starts.count, by: 4096).map { ($0, min($0 + 4096, starts.count)) }
-        let verdicts = bytes.withUnsafeBufferPointer { buffer -> [Bool] in
+        let chunks = stride(from: 0, to: starts.count, by: 1024).map { ($0, min($0 + 1024, starts.count)) }
+        // Per chunk: nil if a line is dirty, else the re-hashed lines (index, new bytes).
+        let verdicts = bytes.withUnsafeBufferPointer { buffer -> [[(Int, [UInt8])]?] in
             nonisolated(unsafe) let b = buffer
-            return ParallelMap.map(chunks, chunkSize: 1) { (from, to) -> Bool in
-                for line in from..<to where !verifyLine(b, at: lineStarts[line], started: started, directory: directory) { return false }
-                return true
+            return ParallelMap.map(chunks, chunkSize: 1) { (from, to) -> [(Int, [UInt8])]? in
+                var rehashed: [(Int, [UInt8])] = []
+                for line in from..<to {
+                    switch verifyLine(b, at: lineStarts[line], started: started, directory: directory) {
+                    case .unchanged: continue
+                    case .rehashed(let text): rehashed.append((line, text))
+                    case .dirty: return nil
+                    }
+                }
+                return rehashed
             }
         }
-        return verdicts.allSatisfy { $0 } ? count : nil
+        var replacements: [Int: [UInt8]] = [:]
+        for verdict in verdicts {
+            guard let verdict else { return nil }
+            for (line, text) in verdict { replacements[line] = text }
+        }
+        guard !replacements.isEmpty else { return CleanProof(count: count, rehashed: 0, refreshedIndex: nil) }
+        var out = Array("\(header)\t\(version)\t\(scanStartedAt)\t\(fingerprint)\t\(baseStamp)\t\(count)\t\(directoryStamp)\n".utf8)
+        out.reserveCapacity(bytes.count + 64)
+        for (line, start) in lineStarts.enumerated() {
+            if let text = replacements[line] {
+                out.append(contentsOf: text)
+            } else {
+                let end = line + 1 < lineStarts.count ? lineStarts[line + 1] : bytes.count
+                out.append(contentsOf: bytes[start..<end])
+            }
+        }
+        return CleanProof(count: count, rehashed: replacements.count, refreshedIndex: out)
     }
 
-    /// One index line: clean, and its file's stat unchanged and not racy.
-    private static func verifyLine(_ b: UnsafeBufferPointer<UInt8>, at start: Int, started: Int64, directory: Int32) -> Bool {
+    /// One index line: clean, and its file's stat unchanged and not racy, or
+    /// re-hashed to the same content.
+    private static func verifyLine(_ b: UnsafeBufferPointer<UInt8>, at start: Int, started: Int64, directory: Int32) -> LineVerdict {
         var i = start
         var fields: [(Int, Int)] = []
         fields.reserveCapacity(7)
@@ -214,7 +261,7 @@ struct StatCache: Sendable {
             i += 1
         }
         fields.append((fieldStart, i))
-        guard fields.count == 7, fields[6].1 - fields[6].0 == 1, b[fields[6].0] == 0x63 else { return false }
+        guard fields.count == 7, fields[6].1 - fields[6].0 == 1, b[fields[6].0] == 0x63 else { return .dirty }
         func number(_ f: (Int, Int)) -> Int64? {
             var n: Int64 = 0
             var negative = false
@@ -233,18 +280,27 @@ struct StatCache: Sendable {
             Int64(String(decoding: UnsafeBufferPointer(rebasing: b[f.0..<f.1]), as: UTF8.self))
         }
         guard let size = number(fields[1]), let mtime = number(fields[2]), let ctime = number(fields[3]),
-              let inode = UInt64(String(decoding: UnsafeBufferPointer(rebasing: b[fields[4].0..<fields[4].1]), as: UTF8.self)),
-              !isRacy(mtime: mtime, ctime: ctime, scanStartedAt: started)
-        else { return false }
-        // The name as a C string on the stack: no allocation per file.
+              let inode = UInt64(String(decoding: UnsafeBufferPointer(rebasing: b[fields[4].0..<fields[4].1]), as: UTF8.self))
+        else { return .dirty }
+        // The name as a C string on the stack: no allocation per unchanged file.
         let nameLength = fields[0].1 - fields[0].0
-        guard nameLength > 0, nameLength < 256 else { return false }
-        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: nameLength + 1) { name in
+        guard nameLength > 0, nameLength < 256 else { return .dirty }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: nameLength + 1) { name -> LineVerdict in
             for k in 0..<nameLength { name[k] = CChar(bitPattern: b[fields[0].0 + k]) }
             name[nameLength] = 0
-            guard let stat = FileSystem.stat(directory: directory, cName: name.baseAddress!) else { return false }
-            return stat.isRegularFile && stat.size == size && stat.mtimeNanoseconds == mtime
-                && stat.ctimeNanoseconds == ctime && stat.inode == inode
+            guard let stat = FileSystem.stat(directory: directory, cName: name.baseAddress!), stat.isRegularFile else { return .dirty }
+            if stat.size == size, stat.mtimeNanoseconds == mtime, stat.ctimeNanoseconds == ctime, stat.inode == inode,
+               !isRacy(mtime: mtime, ctime: ctime, scanStartedAt: started) {
+                return .unchanged
+            }
+            // Touched or racy: same bytes as hashed before means same, valid content.
+            guard let content = FileSystem.readFile(directory: directory, cName: name.baseAddress!),
+                  Array(SHA256.contentHash(content).utf8) == Array(b[fields[5].0..<fields[5].1])
+            else { return .dirty }
+            let hash = String(decoding: UnsafeBufferPointer(rebasing: b[fields[5].0..<fields[5].1]), as: UTF8.self)
+            let fileName = String(decoding: UnsafeBufferPointer(rebasing: b[fields[0].0..<fields[0].1]), as: UTF8.self)
+            // The stat taken before reading: a change during the read shows next time.
+            return .rehashed(Array("\(fileName)\t\(stat.size)\t\(stat.mtimeNanoseconds)\t\(stat.ctimeNanoseconds)\t\(stat.inode)\t\(hash)\tc\n".utf8))
         }
     }
 }

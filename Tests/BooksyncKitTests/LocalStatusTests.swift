@@ -311,19 +311,28 @@ import Glibc
             let now = WallClock.nowNanoseconds()
             let directoryStamp = StatCache.stamp(of: try FileSystem.stat(root), scanStartedAt: now)
             let index = try FileSystem.readFile(root + "/.booksync/index")
-            #expect(StatCache.verifiesClean(index, fingerprint: collection.configFingerprint, baseStamp: collection.manifestStamp(),
-                                            directoryStamp: directoryStamp, directory: directory) == 2)
-            #expect(StatCache.verifiesClean(index, fingerprint: collection.configFingerprint, baseStamp: collection.manifestStamp(),
-                                            directoryStamp: "1:2:3:4", directory: directory) == nil)
-            // A same-size edit in place keeps the directory stamp; the file's own stat catches it.
+            let verify = { (stamp: String) in
+                StatCache.verifiesClean(index, fingerprint: collection.configFingerprint, baseStamp: collection.manifestStamp(),
+                                        directoryStamp: stamp, directory: directory, scanStartedAt: now)
+            }
+            #expect(verify(directoryStamp)?.count == 2)
+            #expect(verify(directoryStamp)?.refreshedIndex == nil)
+            #expect(verify("1:2:3:4") == nil)
+            // Touched, same bytes: still clean, with a refreshed index line for that file.
             let dune = root + "/dune.json"
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -60)], ofItemAtPath: dune)
+            let touched = try #require(verify(directoryStamp))
+            #expect(touched.count == 2 && touched.rehashed == 1)
+            let refreshed = try #require(touched.refreshedIndex)
+            #expect(StatCache.decode(refreshed, fingerprint: collection.configFingerprint)?.entries["dune.json"]?.mtime
+                == (try FileSystem.stat(dune)).mtimeNanoseconds)
+            // A same-size edit in place keeps the directory stamp; the file's own stat catches it.
             var bytes = try FileSystem.readFile(dune)
             bytes[bytes.count - 3] = UInt8(ascii: "7")
             let fd = open(dune, O_WRONLY)
             _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
             close(fd)
-            #expect(StatCache.verifiesClean(index, fingerprint: collection.configFingerprint, baseStamp: collection.manifestStamp(),
-                                            directoryStamp: directoryStamp, directory: directory) == nil)
+            #expect(verify(directoryStamp) == nil)
         }
     }
 
