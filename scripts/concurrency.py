@@ -4,11 +4,12 @@ the same documents at the same time, over many rounds; no update may be lost.
 
 Usage: concurrency.py --bin BOOKSYNC --host 127.0.0.1:PORT [--rounds N] [--records M] [--seed S]
 
-Each writer owns one field of every record (alice: "a", bob: "b", the app's
-REST writer: "r") and only ever increases it, so no change is a true conflict
-and every change must survive: at the end each record holds the last value
-each writer gave it. Alice also creates and deletes records of her own, and
-the app creates records of its own. In every round the app writes (with
+Each writer owns one field of every shared record (alice: "a", bob: "b", the
+app's REST writer: "r") and only ever increases it, so no change is a true
+conflict and every change must survive: at the end each record holds the last
+value each writer gave it. Alice also creates and deletes records of her own,
+which nobody else edits (an edit racing her delete would be a real conflict),
+and the app creates records of its own. In every round the app writes (with
 update masks, like an app editing one field) while alice and bob edit their
 files and run `booksync sync` concurrently; a sync that finds the remote moved
 under it reports it and the next sync merges. After the rounds, writers stop
@@ -125,7 +126,7 @@ def main():
             thread.start()
             edits = {"alice": 0, "bob": 0}
             for name, directory, field in (("alice", alice, "a"), ("bob", bob, "b")):
-                for record_id in rng.sample(live, min(len(live), 5)):
+                for record_id in rng.sample(shared, min(len(shared), 5)):  # alice may delete her own records
                     if not os.path.exists(os.path.join(directory, record_id + ".json")):
                         continue  # not pulled yet
                     record = read(directory, record_id)
