@@ -213,19 +213,6 @@ public enum FileSystem {
         }
     }
 
-    /// Creates a file only if it does not exist; false if it does.
-    public static func createExclusively(_ path: String, contents: [UInt8]) throws(FileSystemError) -> Bool {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        if fd < 0 {
-            if errno == EEXIST { return false }
-            throw FileSystemError(path: path, operation: "create", code: errno)
-        }
-        defer { close(fd) }
-        let n = contents.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if n != contents.count { throw FileSystemError(path: path, operation: "write", code: errno) }
-        return true
-    }
-
     /// The current directory, absolute.
     public static func currentDirectory() -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
