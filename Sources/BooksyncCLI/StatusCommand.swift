@@ -184,7 +184,12 @@ struct StatusRenderer {
         }
         counts["invalid", default: 0] += status.unusableFiles.count + status.unusableRemote.count
         let order = ["local change", "remote change", "converged", "mergeable", "conflict", "invalid"]
-        let parts = order.compactMap { key in counts[key].flatMap { $0 > 0 ? (key == "invalid" || key == "converged" || key == "mergeable" ? "\($0) \(key)" : plural($0, key)) : nil } }
+        // Countable nouns get a plural ("2 conflicts"); the adjectives do not ("2 invalid").
+        let adjectives: Set = ["invalid", "converged", "mergeable"]
+        let parts = order.compactMap { key -> String? in
+            guard let n = counts[key], n > 0 else { return nil }
+            return adjectives.contains(key) ? "\(n) \(key)" : plural(n, key)
+        }
         return "\(plural(status.recordCount, "record")): " + parts.joined(separator: ", ")
     }
 

@@ -31,10 +31,10 @@ public enum TaggedValue {
             guard case .string(let text) = payload else {
                 throw DecodeError(message: "$reference needs a document path string like \"authors/frank-herbert\"")
             }
-            guard let path = ReferencePath.normalize(text) else {
+            guard ReferencePath.isDocumentPath(text) else {
                 throw DecodeError(message: "$reference '\(text)' is not a document path (collection/document[/collection/document…])")
             }
-            return .reference(path)
+            return .reference(text)
         case "$geopoint":
             guard case .map(let m) = payload, m.count == 2,
                   let lat = m["latitude"].flatMap(number), let lon = m["longitude"].flatMap(number)
@@ -68,15 +68,13 @@ public enum TaggedValue {
 
 /// Firestore document references as written in record files.
 public enum ReferencePath {
-    /// Checks that `text` names a document, either below the documents root
+    /// True if `text` names a document, either below the documents root
     /// (`authors/frank-herbert`: an even, non-zero number of non-empty segments)
     /// or as a full resource name (`projects/p/databases/d/documents/authors/x`).
-    /// Returns it unchanged, or nil.
-    public static func normalize(_ text: String) -> String? {
+    public static func isDocumentPath(_ text: String) -> Bool {
         var segments = text.split(separator: "/", omittingEmptySubsequences: false)
         if isFullName(text) { segments.removeFirst(5) }
-        guard !segments.isEmpty, segments.count % 2 == 0, segments.allSatisfy({ !$0.isEmpty }) else { return nil }
-        return text
+        return !segments.isEmpty && segments.count % 2 == 0 && segments.allSatisfy { !$0.isEmpty }
     }
 
     /// `projects/P/databases/D/documents/…`

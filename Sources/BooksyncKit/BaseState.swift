@@ -27,25 +27,19 @@ struct BaseState {
     /// Records `record` at `revision` as what both sides now hold.
     mutating func record(_ record: Record, revision: String) throws(BooksyncError) {
         do {
-            // base/ may be missing: git does not keep empty directories.
-            try FileSystem.createDirectory(paths.base)
-            try FileSystem.writeAtomically(record.canonicalBytes, to: paths.baseFile(record.id.fileName))
+            note(try Self.copy(record, revision: revision, paths: paths))
         } catch {
             throw .io(error)
         }
-        manifest.entries[record.id] = BaseEntry(hash: record.hash, revision: revision)
-        dirty = true
     }
 
     /// Forgets a record both sides no longer have.
     mutating func forget(_ id: RecordID) throws(BooksyncError) {
         do {
-            try FileSystem.remove(paths.baseFile(id.fileName))
+            note(try Self.removeCopy(id, paths: paths))
         } catch {
             throw .io(error)
         }
-        manifest.entries[id] = nil
-        dirty = true
     }
 
     /// Writes the manifest if anything changed since the last save.

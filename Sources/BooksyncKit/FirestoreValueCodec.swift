@@ -85,7 +85,7 @@ enum FirestoreValueCodec {
             guard let bytes = Base64.decode(s) else { throw DecodeError(message: "\(describe(path)): bytesValue is not base64") }
             return .bytes(bytes)
         case ("referenceValue", .string(let s)):
-            guard ReferencePath.normalize(s) != nil else { throw DecodeError(message: "\(describe(path)): '\(s)' is not a document reference") }
+            guard ReferencePath.isDocumentPath(s) else { throw DecodeError(message: "\(describe(path)): '\(s)' is not a document reference") }
             return .reference(ReferencePath.shorten(s, documentsRoot: documentsRoot))
         case ("geoPointValue", .map(let g)):
             guard let lat = number(g["latitude"]), let lon = number(g["longitude"]) else {
