@@ -10,8 +10,17 @@ public struct CollectionDirectory: Sendable {
     public let config: CollectionConfig
     /// SHA-256 of config.json: hashes in the stat cache are only valid under the same rules.
     let configFingerprint: String
+    /// The base copies, for three-way merges.
+    public let baseCopies: BaseCopyStore
 
     public var rules: RecordRules { config.rules }
+
+    init(paths: CollectionPaths, config: CollectionConfig, configFingerprint: String) {
+        self.paths = paths
+        self.config = config
+        self.configFingerprint = configFingerprint
+        self.baseCopies = BaseCopyStore(paths: paths, rules: config.rules)
+    }
 
     /// Opens the collection at `start` or its nearest parent with `.booksync/`.
     public static func open(searchingFrom start: String) throws(BooksyncError) -> CollectionDirectory {

@@ -83,7 +83,7 @@ extension CollectionDirectory {
             guard let state = states[id] else {
                 throw .invalidArgument("no record '\(id.rawValue)' here, in the base or remotely")
             }
-            let base = manifest.entries[id] == nil ? nil : BaseState.baseFields(id, paths: paths)
+            let base = baseCopies.fields(id, hash: manifest.entries[id]?.hash)
             let local = scan.files[id] == nil ? nil : loadLocalFields(id)
             let remoteFields: Fields?
             if let listing, let revision = listing.revisions[id] {
@@ -109,7 +109,7 @@ extension CollectionDirectory {
         let lock = try self.lock(onStaleLock: onStaleLock)
         defer { lock.release() }
         let store = ConflictStore(paths: paths)
-        var base = BaseState(paths: paths, manifest: try loadManifest(), configFingerprint: configFingerprint)
+        var base = BaseState(copies: baseCopies, manifest: try loadManifest(), configFingerprint: configFingerprint)
         var outcomes: [(RecordID, ResolveOutcome)] = []
         for id in ids {
             guard let remote = store.load(id, rules: rules) else {
@@ -117,17 +117,17 @@ extension CollectionDirectory {
                 continue
             }
             let file = paths.recordFile(id.fileName)
-            do {
+            do throws(FileSystemError) {
                 switch choice {
                 case .theirs:
                     if let record = remote.record, let revision = remote.revision {
                         // Theirs for conflicting fields; one-sided local changes are kept.
-                        let fields = preferredMerge(id, remote: record.fields, preferLocal: false) ?? record.fields
+                        let fields = preferredMerge(id, baseHash: base.manifest.entries[id]?.hash, remote: record.fields, preferLocal: false) ?? record.fields
                         try FileSystem.writeAtomically(rules.canonicalBytes(fields), to: file)
-                        try base.record(record, revision: revision)
+                        base.record(record, revision: revision)
                     } else {
                         try FileSystem.remove(file)
-                        try base.forget(id)
+                        base.forget(id)
                     }
                     outcomes.append((id, .tookRemote))
                 case .ours, .edited:
@@ -140,28 +140,24 @@ extension CollectionDirectory {
                         // --ours: ours for conflicting fields; one-sided remote changes are kept.
                         // Without a flag the file as edited is the resolution, exactly.
                         if choice == .ours, let record = remote.record,
-                           let merged = preferredMerge(id, remote: record.fields, preferLocal: true) {
+                           let merged = preferredMerge(id, baseHash: base.manifest.entries[id]?.hash, remote: record.fields, preferLocal: true) {
                             try FileSystem.writeAtomically(rules.canonicalBytes(merged), to: file)
                         }
                     }
                     if let record = remote.record, let revision = remote.revision {
-                        try base.record(record, revision: revision)
+                        base.record(record, revision: revision)
                     } else {
-                        try base.forget(id)
+                        base.forget(id)
                     }
                     outcomes.append((id, .keptLocal))
                 }
                 try store.clear(id)
-            } catch let error as FileSystemError {
-                try base.save()
-                throw .io(error)
-            } catch let error as BooksyncError {
-                throw error
             } catch {
-                throw .invalidArgument("\(error)")
+                try base.save()  // keep what was settled before the failure
+                throw .io(error)
             }
         }
-        try base.save()
+        try base.finish()
         return outcomes
     }
 }

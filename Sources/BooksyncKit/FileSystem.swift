@@ -165,17 +165,7 @@ public enum FileSystem {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw FileSystemError(path: path, operation: "create a temporary file", code: errno) }
         if mode != 0o644 { fchmod(fd, mode) }
-        var written = 0
-        var failure: Int32 = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                failure = errno
-                break
-            }
-            written += n
-        }
+        var failure = writeAll(bytes, to: fd)
         if failure == 0, durable, fsync(fd) != 0 { failure = errno }
         close(fd)
         if failure == 0, rename(temporary, path) != 0 { failure = errno }
@@ -183,6 +173,20 @@ public enum FileSystem {
             unlink(temporary)
             throw FileSystemError(path: path, operation: "write", code: failure)
         }
+    }
+
+    /// Writes all of `bytes` to `fd`; the errno of a failure, or 0.
+    static func writeAll(_ bytes: [UInt8], to fd: Int32) -> Int32 {
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            written += n
+        }
+        return 0
     }
 
     /// Removes temporary files that a killed booksync left in `directory`

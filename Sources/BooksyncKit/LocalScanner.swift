@@ -19,6 +19,9 @@ public struct LocalScan: Sendable {
     public var unusableFiles: [UnusableFile]
     /// How many record files had to be read (the rest were proven unchanged by the stat cache).
     public var filesRead: Int
+    /// Records parsed during the scan whose content differs from
+    /// `LocalScanner.keepRecordsChangedFrom`: what push sends, without a second read.
+    var changedRecords: [RecordID: Record] = [:]
 }
 
 /// Scans the record files of a collection directory, reading only the files
@@ -33,9 +36,12 @@ struct LocalScanner: Sendable {
     /// so index entries can remember which records were clean.
     var base: Manifest?
     var baseStamp = "-"
+    /// When set, records parsed in the scan whose hash differs from this
+    /// manifest's are kept in `LocalScan.changedRecords` (push sends them).
+    var keepRecordsChangedFrom: Manifest?
 
     private enum Outcome: Sendable {
-        case valid(hash: String, entry: StatCache.Entry?, read: Bool)
+        case valid(hash: String, entry: StatCache.Entry?, read: Bool, record: Record?)
         case invalid([RecordDiagnostic], read: Bool)
         case vanished
     }
@@ -75,9 +81,11 @@ struct LocalScanner: Sendable {
         // the manifest's when it was written under the same config.json. A file
         // whose raw bytes hash to one of them needs no parsing.
         let trustedBase = previous == nil && base?.configFingerprint == fingerprint ? base : nil
+        let keepFrom = keepRecordsChangedFrom
         let outcomes = ParallelMap.map(candidates) { (name, id) -> Outcome in
             Self.examine(directory: directory, root: root, fileName: name, id: id, cache: previous,
-                         knownHash: previous?.entries[name]?.hash ?? trustedBase?.entries[id]?.hash, rules: rules)
+                         knownHash: previous?.entries[name]?.hash ?? trustedBase?.entries[id]?.hash, rules: rules,
+                         keepRecord: { hash in keepFrom.map { $0.entries[id]?.hash != hash } ?? false })
         }
 
         var files: [RecordID: LocalFileState] = [:]
@@ -88,10 +96,12 @@ struct LocalScanner: Sendable {
         var validFilesHashed = 0
         var reusedEntries = 0
         var flagsChanged = false
+        var changedRecords: [RecordID: Record] = [:]
         for ((name, id), outcome) in zip(candidates, outcomes) {
             switch outcome {
-            case .valid(let hash, var entry, let read):
+            case .valid(let hash, var entry, let read, let record):
                 files[id] = .valid(hash: hash)
+                if let record { changedRecords[id] = record }
                 if entry != nil {
                     entry!.clean = base?.entries[id]?.hash == hash
                     if !read, previous?.entries[name]?.clean != entry!.clean { flagsChanged = true }
@@ -128,11 +138,11 @@ struct LocalScanner: Sendable {
             try? FileSystem.writeAtomically(cache.encoded(), to: paths.index)
         }
         unusable.sort { CanonicalJSON.utf8Less($0.fileName, $1.fileName) }
-        return LocalScan(files: files, unusableFiles: unusable, filesRead: filesRead)
+        return LocalScan(files: files, unusableFiles: unusable, filesRead: filesRead, changedRecords: changedRecords)
     }
 
     private static func examine(directory: Int32, root: String, fileName: String, id: RecordID, cache: StatCache?,
-                                knownHash: String?, rules: RecordRules) -> Outcome {
+                                knownHash: String?, rules: RecordRules, keepRecord: (_ hash: String) -> Bool) -> Outcome {
         let path = root + "/" + fileName
         let stat: FileStat
         do {
@@ -145,7 +155,7 @@ struct LocalScanner: Sendable {
             return .invalid([RecordDiagnostic(message: "\(fileName) is not a regular file (records must be plain files, not links or directories)")], read: false)
         }
         if let cache, let hash = cache.trustedHash(fileName: fileName, stat: stat) {
-            return .valid(hash: hash, entry: StatCache.Entry(size: stat.size, mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: hash), read: false)
+            return .valid(hash: hash, entry: StatCache.Entry(size: stat.size, mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: hash), read: false, record: nil)
         }
         let bytes: [UInt8]
         do {
@@ -159,14 +169,14 @@ struct LocalScanner: Sendable {
         // so they need no parsing.
         if let knownHash, SHA256.contentHash(bytes) == knownHash {
             let entry = StatCache.Entry(size: stat.size, mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: knownHash)
-            return .valid(hash: knownHash, entry: entry, read: true)
+            return .valid(hash: knownHash, entry: entry, read: true, record: nil)
         }
         switch rules.load(bytes, id: id) {
         case .success(let record):
             // Cache under the stat taken before reading: if the file changed
             // while we read it, the next scan sees a different stat and re-reads.
             let entry = StatCache.Entry(size: stat.size, mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: record.hash)
-            return .valid(hash: record.hash, entry: entry, read: true)
+            return .valid(hash: record.hash, entry: entry, read: true, record: keepRecord(record.hash) ? record : nil)
         case .failure(let problems):
             return .invalid(problems.diagnostics, read: true)
         }

@@ -170,7 +170,7 @@ extension CollectionDirectory {
             let remote = remoteVersion(id, listing: listing, bodies: bodies)
             let state = SyncRules.classify(base: base, local: local, remote: remote) {
                 guard let remoteFields = bodies[id]?.record?.fields, let localFields = loadLocalFields(id) else { return nil }
-                return FieldMerge.merge(base: BaseState.baseFields(id, paths: paths), local: localFields, remote: remoteFields)
+                return FieldMerge.merge(base: baseCopies.fields(id, hash: base?.hash), local: localFields, remote: remoteFields)
             }
             if includeClean || state != .clean { result.append(RecordStatus(id: id, state: state)) }
         }
@@ -194,9 +194,9 @@ extension CollectionDirectory {
 
     /// The three-way merge of a conflicted record where each conflicting field
     /// takes the preferred side's value; nil when the local file cannot be read.
-    func preferredMerge(_ id: RecordID, remote: Fields, preferLocal: Bool) -> Fields? {
+    func preferredMerge(_ id: RecordID, baseHash: String?, remote: Fields, preferLocal: Bool) -> Fields? {
         guard let local = loadLocalFields(id) else { return nil }
-        let base = BaseState.baseFields(id, paths: paths)
+        let base = baseCopies.fields(id, hash: baseHash)
         return preferLocal
             ? FieldMerge.mergeKeepingLocal(base: base, local: local, remote: remote).merged
             : FieldMerge.mergeKeepingLocal(base: base, local: remote, remote: local).merged
@@ -211,10 +211,13 @@ extension CollectionDirectory {
 
     /// The base and a scan of the files, as pull and push start. A dry run
     /// does not even update the stat cache.
-    private func startSync(_ options: SyncOptions) throws(BooksyncError) -> (Manifest, LocalScan) {
+    /// Loads the base and scans the directory; `keepChangedRecords` keeps the
+    /// records that differ from the base, parsed, for push to send.
+    private func startSync(_ options: SyncOptions, keepChangedRecords: Bool = false) throws(BooksyncError) -> (Manifest, LocalScan) {
         let manifest = try loadManifest()
         var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
         scanner.writeIndex = !options.dryRun
+        if keepChangedRecords { scanner.keepRecordsChangedFrom = manifest }
         return (manifest, try scanner.scan())
     }
 
@@ -268,7 +271,7 @@ extension CollectionDirectory {
                 // one-sided changes from either side are kept.
                 if options.conflictChoice != .ask, case .conflict(.bothModified) = status.state,
                    let remoteFields = bodies[status.id]?.record?.fields,
-                   let merged = preferredMerge(status.id, remote: remoteFields, preferLocal: options.conflictChoice == .ours) {
+                   let merged = preferredMerge(status.id, baseHash: manifest.entries[status.id]?.hash, remote: remoteFields, preferLocal: options.conflictChoice == .ours) {
                     // Nothing of ours survived the merge: that is simply taking theirs.
                     action = merged == remoteFields ? .write : .merge(merged)
                 }
@@ -287,7 +290,7 @@ extension CollectionDirectory {
             return report
         }
 
-        var base = BaseState(paths: paths, manifest: manifest, configFingerprint: configFingerprint)
+        var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint)
         let counter = ProgressCounter(phase: "applying", total: steps.count, report: progress)
         let listed = current
         let conflictsExist = FileSystem.exists(paths.conflicts)
@@ -326,7 +329,7 @@ extension CollectionDirectory {
             try base.saveIfDue()
             counter.add(batch.count)
         }
-        try base.save()
+        try base.finish()
         return report
     }
 
@@ -343,24 +346,24 @@ extension CollectionDirectory {
             case .write:
                 guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
                 try FileSystem.writeAtomically(record.canonicalBytes, to: file)
-                change = try BaseState.copy(record, revision: revision, paths: paths)
+                change = BaseState.copy(record, revision: revision)
             case .delete:
                 try FileSystem.remove(file)
-                change = try BaseState.removeCopy(id, paths: paths)
+                change = .forgotten(id)
             case .adopt:
                 guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
-                change = try BaseState.copy(record, revision: revision, paths: paths)
+                change = BaseState.copy(record, revision: revision)
             case .forget:
-                change = try BaseState.removeCopy(id, paths: paths)
+                change = .forgotten(id)
             case .merge(let fields):
                 guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
                 try FileSystem.writeAtomically(rules.canonicalBytes(fields), to: file)
-                change = try BaseState.copy(record, revision: revision, paths: paths)
+                change = BaseState.copy(record, revision: revision)
             case .keepLocal:
                 if let record = document?.record, let revision {
-                    change = try BaseState.copy(record, revision: revision, paths: paths)
+                    change = BaseState.copy(record, revision: revision)
                 } else {
-                    change = try BaseState.removeCopy(id, paths: paths)
+                    change = .forgotten(id)
                 }
             case .conflict(let kind):
                 guard kind != .remoteContentUnknown else { return .success((.conflict(kind), .none)) }
@@ -398,7 +401,7 @@ extension CollectionDirectory {
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
         let lock = options.dryRun ? nil : try self.lock(onStaleLock: onStaleLock)
         defer { lock?.release() }
-        let (manifest, scan) = try startSync(options)
+        let (manifest, scan) = try startSync(options, keepChangedRecords: !options.dryRun)
         let states = classify(scan: scan, manifest: manifest, listing: nil, bodies: [:])
 
         var report = SyncReport(command: "push", dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: [])
@@ -419,115 +422,135 @@ extension CollectionDirectory {
             return report
         }
 
-        // Load the records to send, on several threads; a file edited since the
-        // scan is sent as it is now.
+        let (writes, sentRecords, loadEvents) = loadWrites(planned, scanned: scan.changedRecords)
+        report.events += loadEvents
+        var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint)
+        let failure = await sendPipelined(writes, sent: sentRecords, manifest: manifest, options: options,
+                                          remote: remote, base: &base, report: &report, progress: progress)
+        if let failure {
+            try base.save()  // keep what was done before the failure
+            throw failure
+        }
+        try base.finish()
+        report.events.sort { $0.id < $1.id }
+        return report
+    }
+
+    /// Writes per request (Firestore's limit for `:batchWrite` and `:commit`).
+    static let pushChunk = 500
+    /// Requests in flight: while the server applies one chunk, the next is
+    /// encoded and sent and the previous one's base copies are written.
+    static let pushRequestsInFlight = 3
+
+    /// The writes for the planned push steps. Records parsed by the scan are
+    /// sent as scanned; the others (proven changed by the stat cache alone) are
+    /// read now, on several threads.
+    private func loadWrites(_ planned: [(RecordID, PushAction)], scanned: [RecordID: Record])
+        -> (writes: [RemoteWrite], records: [RecordID: Record], events: [SyncEvent]) {
+        let rules = self.rules
+        let paths = self.paths
         let loaded = ParallelMap.map(planned, chunkSize: 64) { (id, action) -> PushLoad in
+            let record: Record
             switch action {
-            case .create, .update:
-                guard let bytes = try? FileSystem.readFile(paths.recordFile(id.fileName)) else { return .event(.changedDuringSync) }
-                switch rules.load(bytes, id: id) {
-                case .failure(let problems):
-                    return .event(.invalidLocal(problems.diagnostics))
-                case .success(let record):
-                    if case .update(let revision) = action { return .write(.update(record, baseRevision: revision)) }
-                    return .write(.create(record))
-                }
             case .delete(let revision):
                 return .write(.delete(id, baseRevision: revision))
             case .adopt, .forget:
                 return .nothing
+            case .create, .update:
+                if let scannedRecord = scanned[id] {
+                    record = scannedRecord
+                } else {
+                    guard let bytes = try? FileSystem.readFile(paths.recordFile(id.fileName)) else { return .event(.changedDuringSync) }
+                    switch rules.load(bytes, id: id) {
+                    case .failure(let problems): return .event(.invalidLocal(problems.diagnostics))
+                    case .success(let loaded): record = loaded
+                    }
+                }
             }
+            if case .update(let revision) = action { return .write(.update(record, baseRevision: revision)) }
+            return .write(.create(record))
         }
         var writes: [RemoteWrite] = []
-        var sentRecords: [RecordID: Record] = [:]
+        var records: [RecordID: Record] = [:]
+        var events: [SyncEvent] = []
         for ((id, _), outcome) in zip(planned, loaded) {
             switch outcome {
             case .write(let write):
                 writes.append(write)
                 switch write {
-                case .create(let record), .update(let record, _): sentRecords[id] = record
+                case .create(let record), .update(let record, _): records[id] = record
                 case .delete: break
                 }
             case .nothing:
                 break
             case .event(let kind):
-                report.events.append(SyncEvent(id: id, kind: kind))
+                events.append(SyncEvent(id: id, kind: kind))
             }
         }
+        return (writes, records, events)
+    }
 
-        var base = BaseState(paths: paths, manifest: manifest, configFingerprint: configFingerprint)
+    /// Sends the writes in chunks, a few requests in flight, and records in the
+    /// base what the server accepted as each answer arrives. On a failure or
+    /// cancellation no new chunk starts, the ones in flight are still recorded,
+    /// and the first failure is returned.
+    private func sendPipelined(_ writes: [RemoteWrite], sent: [RecordID: Record], manifest: Manifest, options: SyncOptions,
+                               remote: any RemoteCollection, base: inout BaseState, report: inout SyncReport,
+                               progress: @escaping @Sendable (SyncProgress) -> Void) async -> BooksyncError? {
         let counter = ProgressCounter(phase: "uploading", total: writes.count, report: progress)
-        let chunkSize = options.atomic ? max(writes.count, 1) : 500
-        for chunk in writes.chunked(into: chunkSize) {
-            if Task.isCancelled {
-                try base.save()
-                throw .interrupted
-            }
-            let outcomes: [RecordID: WriteOutcome]
-            do throws(RemoteError) {
-                outcomes = try await remote.write(Array(chunk), atomic: options.atomic) { counter.add($0) }
-            } catch {
-                try base.save()
-                throw Task.isCancelled ? .interrupted : .remote(error)
-            }
-            var stale: [RecordID] = []
-            var applied: [(RemoteWrite, Record?, String?)] = []
-            for write in chunk {
-                switch outcomes[write.id] {
-                case .written(let revision)?:
-                    if write.isDelete {
-                        applied.append((write, nil, nil))
-                    } else if let record = sentRecords[write.id], let revision {
-                        applied.append((write, record, revision))
-                    } else {
-                        report.events.append(SyncEvent(id: write.id, kind: .rejected("the server did not return the new revision")))
+        let chunks = writes.chunked(into: options.atomic ? max(writes.count, 1) : Self.pushChunk)
+        let atomic = options.atomic
+        return await withTaskGroup(of: Result<SentChunk, RemoteError>.self) { group -> BooksyncError? in
+            var failure: BooksyncError?
+            var next = 0
+            func startNext() {
+                guard next < chunks.count, failure == nil, !Task.isCancelled else { return }
+                let chunk = Array(chunks[next])
+                next += 1
+                group.addTask {
+                    do throws(RemoteError) {
+                        let outcomes = try await remote.write(chunk, atomic: atomic) { counter.add($0) }
+                        return .success(SentChunk(chunk, outcomes: outcomes, sent: sent))
+                    } catch {
+                        return .failure(error)
                     }
-                case .preconditionFailed?:
-                    stale.append(write.id)
-                case .rejected(let message)?:
-                    report.events.append(SyncEvent(id: write.id, kind: .rejected(message)))
-                case nil:
-                    report.events.append(SyncEvent(id: write.id, kind: .rejected("no answer for this write")))
                 }
             }
-            // Base copies of what the server accepted, on several threads; then the manifest, in order.
-            let paths = self.paths
-            let changes = ParallelMap.map(applied.map { ($0.0.id, $0.1, $0.2) }, chunkSize: 32) { (id, record, revision) -> Result<BaseChange, FileSystemError> in
-                do throws(FileSystemError) {
-                    if let record, let revision { return .success(try BaseState.copy(record, revision: revision, paths: paths)) }
-                    return .success(try BaseState.removeCopy(id, paths: paths))
-                } catch {
-                    return .failure(error)
-                }
-            }
-            for ((write, record, _), change) in zip(applied, changes) {
-                switch change {
-                case .success(let change):
-                    base.note(change)
-                    let kind: PushAction = record == nil
-                        ? .delete(baseRevision: manifest.entries[write.id]?.revision ?? "")
-                        : (manifest.entries[write.id].map { .update(baseRevision: $0.revision) } ?? .create)
-                    report.events.append(SyncEvent(id: write.id, kind: .pushed(kind)))
+            for _ in 0..<Self.pushRequestsInFlight { startNext() }
+            for await result in group {
+                switch result {
                 case .failure(let error):
-                    try base.save()  // keep what was done before the failure
-                    throw .io(error)
+                    if failure == nil { failure = Task.isCancelled ? .interrupted : .remote(error) }
+                case .success(let done):
+                    report.events += done.events
+                    for (write, change) in done.accepted {
+                        base.note(change)
+                        let kind: PushAction = change.isForgotten
+                            ? .delete(baseRevision: manifest.entries[write.id]?.revision ?? "")
+                            : (manifest.entries[write.id].map { .update(baseRevision: $0.revision) } ?? .create)
+                        report.events.append(SyncEvent(id: write.id, kind: .pushed(kind)))
+                    }
+                    if !done.stale.isEmpty {
+                        let preconditions = Dictionary(uniqueKeysWithValues: done.chunk.map { ($0.id, $0) })
+                        do throws(BooksyncError) {
+                            report.events += try await settleStaleWrites(done.stale, sent: sent, writes: preconditions, atomic: atomic,
+                                                                         remote: remote, base: &base, progress: progress)
+                        } catch {
+                            if failure == nil { failure = error }
+                        }
+                    }
+                    do throws(BooksyncError) {
+                        try base.saveIfDue()
+                    } catch {
+                        if failure == nil { failure = error }
+                    }
                 }
+                startNext()
             }
-            if !stale.isEmpty {
-                let preconditions = Dictionary(uniqueKeysWithValues: chunk.map { ($0.id, $0) })
-                do {
-                    report.events += try await settleStaleWrites(stale, sent: sentRecords, writes: preconditions, atomic: options.atomic,
-                                                                 remote: remote, base: &base, progress: progress)
-                } catch {
-                    try base.save()  // keep what was done before the failure
-                    throw error
-                }
-            }
-            try base.saveIfDue()
+            // Chunks left unsent without a failure: the command was cancelled (Ctrl-C).
+            if failure == nil, next < chunks.count { failure = .interrupted }
+            return failure
         }
-        try base.save()
-        report.events.sort { $0.id < $1.id }
-        return report
     }
 
     /// A write whose precondition failed: the remote changed since the base, or
@@ -546,10 +569,10 @@ extension CollectionDirectory {
             let ours = sent[id]
             switch (ours, documents[id]) {
             case (let record?, let document?) where document.record?.hash == record.hash:
-                try base.record(record, revision: document.revision)
+                base.record(record, revision: document.revision)
                 events.append(SyncEvent(id: id, kind: .pushed(.adopt)))
             case (nil, nil):
-                try base.forget(id)
+                base.forget(id)
                 events.append(SyncEvent(id: id, kind: .pushed(.forget)))
             default:
                 if atomic, let write = writes[id], Self.preconditionHolds(write, document: documents[id]) {
@@ -576,6 +599,39 @@ private enum PushLoad: Sendable {
     case nothing
     /// The record cannot be sent (changed away, invalid).
     case event(SyncEventKind)
+}
+
+/// One chunk of push writes after the server answered: the base changes for
+/// what it accepted, the stale writes to settle, and the refusals.
+private struct SentChunk: Sendable {
+    let chunk: [RemoteWrite]
+    var accepted: [(RemoteWrite, BaseChange)] = []
+    var stale: [RecordID] = []
+    var events: [SyncEvent] = []
+
+    /// Sorts the server's answers; base changes (with their pack lines) are
+    /// prepared here, in the chunk's task, off the task that applies them.
+    init(_ chunk: [RemoteWrite], outcomes: [RecordID: WriteOutcome], sent: [RecordID: Record]) {
+        self.chunk = chunk
+        for write in chunk {
+            switch outcomes[write.id] {
+            case .written(let revision)?:
+                if write.isDelete {
+                    accepted.append((write, .forgotten(write.id)))
+                } else if let record = sent[write.id], let revision {
+                    accepted.append((write, BaseState.copy(record, revision: revision)))
+                } else {
+                    events.append(SyncEvent(id: write.id, kind: .rejected("the server did not return the new revision")))
+                }
+            case .preconditionFailed?:
+                stale.append(write.id)
+            case .rejected(let message)?:
+                events.append(SyncEvent(id: write.id, kind: .rejected(message)))
+            case nil:
+                events.append(SyncEvent(id: write.id, kind: .rejected("no answer for this write")))
+            }
+        }
+    }
 }
 
 /// Counts progress from concurrent callbacks and reports totals.
