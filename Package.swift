@@ -6,19 +6,25 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "booksync", targets: ["booksync"]),
+        .executable(name: "booksync-network", targets: ["booksync-network"]),
         .library(name: "BooksyncKit", targets: ["BooksyncKit"]),
+        .library(name: "BooksyncURLSession", targets: ["BooksyncURLSession"]),
         .library(name: "BooksyncCore", targets: ["BooksyncCore"]),
     ],
     targets: [
         .target(name: "BooksyncCore"),
         .target(name: "BooksyncKit", dependencies: ["BooksyncCore"]),
+        // URLSession, in a module of its own: only booksync-network links it.
+        .target(name: "BooksyncURLSession", dependencies: ["BooksyncKit"]),
         .target(name: "BooksyncCLI", dependencies: ["BooksyncKit", "BooksyncCore"]),
+        // booksync starts without Foundation; remote commands re-run in booksync-network.
         .executableTarget(name: "booksync", dependencies: ["BooksyncCLI"]),
+        .executableTarget(name: "booksync-network", dependencies: ["BooksyncCLI", "BooksyncURLSession"]),
         // Scratch directories and fixture lookup shared by the test targets.
         .target(name: "BooksyncTestSupport", path: "Tests/BooksyncTestSupport"),
         .testTarget(name: "BooksyncCoreTests", dependencies: ["BooksyncCore"]),
         .testTarget(name: "BooksyncKitTests", dependencies: ["BooksyncKit", "BooksyncCore", "BooksyncTestSupport"]),
-        .testTarget(name: "BooksyncCLITests", dependencies: ["BooksyncCLI", "BooksyncKit", "BooksyncCore", "BooksyncTestSupport"]),
+        .testTarget(name: "BooksyncCLITests", dependencies: ["BooksyncCLI", "BooksyncKit", "BooksyncCore", "BooksyncURLSession", "BooksyncTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -17,6 +17,9 @@ struct CommandContext: Sendable {
     let quiet: Bool
     let verbose: Bool
     let environment: [String: String]
+    /// The whole command line (without the program name), for the network helper.
+    let arguments: [String]
+    let network: NetworkAccess
 
     /// A path as the user should see it: relative to where they ran booksync.
     func display(_ absolutePath: String) -> String {
@@ -63,9 +66,10 @@ public enum BooksyncCommand {
     /// status. Never throws and never crashes on bad input: every failure becomes a
     /// message and an exit code. `console` is built from `--color` unless given.
     public static func run(
-        _ arguments: [String], environment: [String: String], currentDirectory: String,
+        _ arguments: [String], environment: [String: String], currentDirectory: String, network: NetworkAccess,
         console makeConsole: ((ColorChoice) -> Console)? = nil
     ) async -> Int32 {
+        let commandLine = arguments
         let (commandIndex, colorValue) = locateCommand(arguments)
         let color = colorValue.flatMap(ColorChoice.init(rawValue:)) ?? .auto
         let console = makeConsole?(color) ?? Console.standard(color: color, environment: environment)
@@ -106,7 +110,8 @@ public enum BooksyncCommand {
         let directory = parsed.values["-C"].map { PathDisplay.resolve($0, against: currentDirectory) } ?? currentDirectory
         let context = CommandContext(
             console: console, directory: directory, currentDirectory: currentDirectory,
-            quiet: parsed.has("--quiet"), verbose: parsed.has("--verbose"), environment: environment)
+            quiet: parsed.has("--quiet"), verbose: parsed.has("--verbose"), environment: environment,
+            arguments: commandLine, network: network)
         do {
             return try await command.run(parsed, context: context).rawValue
         } catch let error as UsageError {
@@ -243,11 +248,11 @@ extension BooksyncCommand {
     /// command stops at the next record or batch, records what it finished, and
     /// exits 130. A second Ctrl-C ends the process at once (booksync's files
     /// are replaced atomically, so even that leaves no partial record).
-    public static func main(_ arguments: [String]) async -> Int32 {
+    public static func main(_ arguments: [String], network: NetworkAccess) async -> Int32 {
         let environment = ProcessEnvironment.variables()
         let interrupted = Atomic<Bool>(false)
         let task = Task {
-            await run(arguments, environment: environment, currentDirectory: FileSystem.currentDirectory())
+            await run(arguments, environment: environment, currentDirectory: FileSystem.currentDirectory(), network: network)
         }
         signal(SIGINT, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())

@@ -1,5 +1,4 @@
 import BooksyncKit
-import Foundation
 
 /// The few git commands booksync runs: setting up the merge driver, and git's
 /// own line merge as the fallback for files that are not valid JSON.
@@ -49,17 +48,6 @@ enum GitCommand {
 
     @discardableResult
     static func run(_ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            return 127
-        }
-        process.waitUntilExit()
-        return process.terminationStatus
+        Subprocess.run(arguments).status
     }
 }

@@ -5,7 +5,17 @@ extension CommandContext {
     /// The live Firestore remote for a collection: endpoint and credentials from
     /// the environment and config.json, URLSession underneath, and request
     /// logging on stderr with `--verbose` (method, path, status, time; never tokens).
+    /// Without a linked transport this hands the whole command to the network
+    /// helper (see `NetworkAccess`) and does not return.
     func makeRemote(_ collection: CollectionDirectory) throws(BooksyncError) -> FirestoreRemote {
+        let makeTransport: @Sendable (Double) -> HTTPTransport
+        switch network {
+        case .linked(let make):
+            makeTransport = make
+        case .helper(let name):
+            console.flush()
+            throw NetworkAccess.execute(helper: name, arguments: arguments, environment: environment)
+        }
         let endpoint: FirestoreEndpoint
         do {
             endpoint = try FirestoreEndpoint.resolve(environment: environment, tokenCommand: collection.config.tokenCommand)
@@ -17,7 +27,7 @@ extension CommandContext {
         let retry = RetryPolicy.fromEnvironment(environment)
         return FirestoreRemote(
             target: collection.config.remote, endpoint: endpoint, rules: collection.rules,
-            transport: URLSessionTransport.make(requestTimeout: retry.requestTimeout),
+            transport: makeTransport(retry.requestTimeout),
             retry: retry,
             log: { line in if verbose { console.err("booksync: " + line) } })
     }

@@ -1,8 +1,3 @@
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// Where Firestore's REST API is and how to authenticate to it.
 public struct FirestoreEndpoint: Sendable {
     /// `https://firestore.googleapis.com/v1/` or `http://HOST:PORT/v1/` for the emulator.
@@ -51,7 +46,7 @@ public struct FirestoreEndpoint: Sendable {
     /// An explicit base URL (tests, other deployments). Plain HTTP is accepted only
     /// for loopback hosts, so a token is never sent in the clear over a network.
     public static func custom(baseURL: String, tokens: AccessTokens) throws(RemoteError) -> FirestoreEndpoint {
-        guard let url = URL(string: baseURL), let scheme = url.scheme, let host = url.host else {
+        guard let (scheme, host) = schemeAndHost(baseURL) else {
             throw .configuration("'\(baseURL)' is not a URL")
         }
         if scheme == "http", !isLoopback(host) {
@@ -59,6 +54,22 @@ public struct FirestoreEndpoint: Sendable {
         }
         let normalized = baseURL.hasSuffix("/") ? baseURL : baseURL + "/"
         return FirestoreEndpoint(baseURL: normalized, isEmulator: false, tokens: tokens)
+    }
+
+    /// `http` and `127.0.0.1` of `http://127.0.0.1:8080/v1/`; `[::1]` keeps its brackets.
+    static func schemeAndHost(_ url: String) -> (scheme: String, host: String)? {
+        guard let separator = url.firstRange(of: "://") else { return nil }
+        let scheme = url[..<separator.lowerBound].lowercased()
+        let authority = url[separator.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let hostAndPort = authority.split(separator: "@").last.map(String.init) ?? ""
+        let host: String
+        if hostAndPort.hasPrefix("["), let close = hostAndPort.firstIndex(of: "]") {
+            host = String(hostAndPort[...close])
+        } else {
+            host = String(hostAndPort.prefix { $0 != ":" })
+        }
+        guard ["http", "https"].contains(scheme), !host.isEmpty else { return nil }
+        return (scheme, host)
     }
 
     static func isHostPort(_ text: String) -> Bool {
@@ -105,22 +116,10 @@ public actor AccessTokens {
     }
 
     private static func run(_ command: String) throws(RemoteError) -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            throw .authentication("cannot run the token command '\(command)': \(error.localizedDescription)")
-        }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let token = String(decoding: data, as: UTF8.self).trimmingWhitespace
-        guard process.terminationStatus == 0, !token.isEmpty, !token.contains(where: { $0.isWhitespace }) else {
-            throw .authentication("the token command '\(command)' failed (exit \(process.terminationStatus)) or printed no token")
+        let (status, output) = Subprocess.run(["/bin/sh", "-c", command], captureOutput: true)
+        let token = String(decoding: output, as: UTF8.self).trimmingWhitespace
+        guard status == 0, !token.isEmpty, !token.contains(where: { $0.isWhitespace }) else {
+            throw .authentication("the token command '\(command)' failed (exit \(status)) or printed no token")
         }
         return token
     }

@@ -461,7 +461,7 @@ enum URLPath {
     /// The URL without the base and without the query's page token, for logs.
     static func displayPath(_ url: String, base: String) -> String {
         var path = url.hasPrefix(base) ? String(url.dropFirst(base.count)) : url
-        if let token = path.range(of: "&pageToken=") { path = String(path[..<token.lowerBound]) + "&pageToken=…" }
+        if let token = path.firstRange(of: "&pageToken=") { path = String(path[..<token.lowerBound]) + "&pageToken=…" }
         return path
     }
 }

@@ -1,8 +1,3 @@
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// An HTTP request as the Firestore remote builds it.
 public struct HTTPRequest: Sendable, Equatable {
     public var method: String
@@ -50,96 +45,7 @@ public struct TransportError: Error, Sendable, Equatable {
     }
 }
 
-/// The HTTP seam: one closure. The live one uses URLSession; tests replay
-/// recorded answers through it without a server.
+/// The HTTP seam: one closure. The live one uses URLSession (module
+/// BooksyncURLSession, kept out of this one so that local commands never load
+/// Foundation's networking stack); tests replay recorded answers through it.
 public typealias HTTPTransport = @Sendable (HTTPRequest) async throws(TransportError) -> HTTPResponse
-
-/// The live transport over URLSession (FoundationNetworking on Linux).
-///
-/// Every request is bounded twice: by URLSession's request timeout, and by a
-/// timer racing the request, because on Linux a request on a connection the
-/// server dropped can otherwise wait far longer than asked.
-public enum URLSessionTransport {
-    public static func make(maximumConnections: Int = 8, requestTimeout: Double = 30) -> HTTPTransport {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.httpMaximumConnectionsPerHost = maximumConnections
-        configuration.httpCookieStorage = nil
-        configuration.timeoutIntervalForRequest = requestTimeout
-        configuration.timeoutIntervalForResource = requestTimeout * 2
-        let session = URLSession(configuration: configuration)
-        return { (request: HTTPRequest) async throws(TransportError) -> HTTPResponse in
-            let outcome = await withTaskGroup(of: Result<HTTPResponse, TransportError>?.self) { group in
-                group.addTask { await perform(request, session: session) }
-                group.addTask {
-                    try? await Task.sleep(for: .milliseconds(Int(request.timeout * 1000) + 500))
-                    return Task.isCancelled ? nil : .failure(TransportError(.timedOut, "no answer within \(format(request.timeout)) s"))
-                }
-                defer { group.cancelAll() }
-                for await result in group {
-                    if let result { return result }
-                }
-                return .failure(TransportError(.cancelled, "cancelled"))
-            }
-            return try outcome.get()
-        }
-    }
-
-    private static func perform(_ request: HTTPRequest, session: URLSession) async -> Result<HTTPResponse, TransportError> {
-        guard let url = URL(string: request.url) else {
-            return .failure(TransportError(.other, "invalid URL \(request.url)"))
-        }
-        let timeout = request.timeout
-        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
-        urlRequest.httpMethod = request.method
-        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        if let body = request.body { urlRequest.httpBody = Data(body) }
-        do {
-            let (data, response) = try await session.data(for: urlRequest)
-            guard let http = response as? HTTPURLResponse else {
-                return .failure(TransportError(.other, "the answer was not HTTP"))
-            }
-            var headers: [String: String] = [:]
-            for (key, value) in http.allHeaderFields {
-                if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
-            }
-            return .success(HTTPResponse(status: http.statusCode, headers: headers, body: Array(data)))
-        } catch let error as URLError {
-            return .failure(TransportError(kind(of: error), describe(error, timeout: timeout)))
-        } catch {
-            return .failure(TransportError(.other, error.localizedDescription))
-        }
-    }
-
-    static func kind(of error: URLError) -> TransportError.Kind {
-        switch error.code {
-        case .timedOut: .timedOut
-        case .cancelled: .cancelled
-        case .cannotConnectToHost, .networkConnectionLost, .notConnectedToInternet, .cannotFindHost, .dnsLookupFailed:
-            .connectionFailed
-        default: .other
-        }
-    }
-
-    /// A sentence for a URLError: Foundation's own texts are often an error-domain dump.
-    static func describe(_ error: URLError, timeout: Double) -> String {
-        switch error.code {
-        case .timedOut: return "no answer within \(format(timeout)) s"
-        case .cannotConnectToHost: return "connection refused"
-        case .networkConnectionLost: return "connection lost"
-        case .cannotFindHost, .dnsLookupFailed: return "host not found"
-        case .notConnectedToInternet: return "no network"
-        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid:
-            return "TLS connection failed"
-        case .cancelled: return "cancelled"
-        default:
-            let text = error.localizedDescription
-            return text.contains("NSURLErrorDomain") ? "network error \(error.code.rawValue)" : text
-        }
-    }
-
-    static func format(_ seconds: Double) -> String {
-        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
-    }
-}

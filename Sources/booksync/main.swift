@@ -5,6 +5,6 @@ import Glibc
 import Darwin
 #endif
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-let status = await BooksyncCommand.main(arguments)
+// Local commands run here; remote ones continue in booksync-network (see NetworkAccess).
+let status = await BooksyncCommand.main(Array(CommandLine.arguments.dropFirst()), network: .networkHelper)
 exit(status)

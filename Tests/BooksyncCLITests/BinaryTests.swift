@@ -64,4 +64,53 @@ import BooksyncTestSupport
         let noColor = try Self.run(["--color", "always", "status", "--offline", "--short"], in: root, environment: ["NO_COLOR": "1"])
         #expect(!noColor.stdout.contains("\u{1B}["))
     }
+
+    /// `booksync` starts without Foundation; remote commands run in
+    /// `booksync-network` beside it (see NetworkAccess).
+    @Test func localCommandsDoNotLoadFoundation() throws {
+        #if os(Linux)
+        let ldd = Process()
+        ldd.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        ldd.arguments = ["ldd", Self.executable]
+        let out = Pipe()
+        ldd.standardOutput = out
+        try ldd.run()
+        let libraries = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        ldd.waitUntilExit()
+        #expect(libraries.contains("libswiftCore"), "ldd output: \(libraries)")
+        #expect(!libraries.contains("Foundation"), "booksync links Foundation:\n\(libraries)")
+        #expect(!libraries.contains("libcurl"))
+        #endif
+        #expect(FileManager.default.isExecutableFile(atPath: Self.executable + "-network"))
+    }
+
+    @Test func aMissingNetworkHelperIsReportedAndLocalCommandsStillWork() throws {
+        let scratch = try ScratchDirectory()
+        let alone = scratch.path + "/bin/booksync"
+        try FileManager.default.createDirectory(atPath: scratch.path + "/bin", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Self.executable, toPath: alone)
+        let root = try scratch.copyFixture("sample")
+        func run(_ arguments: [String]) throws -> Output {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: alone)
+            process.arguments = ["-C", root] + arguments
+            process.environment = ["FIRESTORE_EMULATOR_HOST": "127.0.0.1:9", "PATH": "/usr/bin:/bin"]
+            let out = Pipe()
+            let err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            let stdout = out.fileHandleForReading.readDataToEndOfFile()
+            let stderr = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return Output(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+        }
+        let offline = try run(["status", "--offline", "--short"])
+        #expect(offline.status == 1)
+        #expect(offline.stdout.split(separator: "\n").count == 6)
+        let online = try run(["status"])
+        #expect(online.status == 3)
+        #expect(online.stdout.isEmpty)
+        #expect(online.stderr == "booksync: error: \(scratch.path)/bin/booksync-network is missing: remote commands run through it; install it beside booksync\n", "\(online.stderr)")
+    }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import BooksyncTestSupport
+import BooksyncURLSession
 @testable import BooksyncCLI
 @testable import BooksyncKit
 @testable import BooksyncCore
@@ -82,7 +83,8 @@ struct RunResult {
 func runBooksync(_ args: [String], in directory: String, environment: [String: String] = [:]) async -> RunResult {
     let out = Mutex<[UInt8]>([])
     let err = Mutex<[UInt8]>([])
-    let code = await BooksyncCommand.run(args, environment: environment, currentDirectory: directory) { _ in
+    let network = NetworkAccess.linked(make: { URLSessionTransport.make(requestTimeout: $0) })
+    let code = await BooksyncCommand.run(args, environment: environment, currentDirectory: directory, network: network) { _ in
         Console(stdout: { bytes in out.withLock { $0 += bytes } }, stderr: { bytes in err.withLock { $0 += bytes } },
                 colorStdout: false, colorStderr: false)
     }

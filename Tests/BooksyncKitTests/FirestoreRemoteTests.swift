@@ -272,3 +272,26 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
         do { _ = try FirestoreValueCodec.decode(parsed, documentsRoot: Self.root, path: "v") } catch { #expect(error.message == message) }
     }
 }
+
+/// Programs booksync runs (git, token commands), without Foundation's Process.
+@Suite struct SubprocessTests {
+    @Test(arguments: [
+        (["/bin/sh", "-c", "printf 'tok\\n'; exit 0"], Int32(0), "tok\n"),
+        (["/bin/sh", "-c", "printf partial; exit 3"], Int32(3), "partial"),
+        (["/bin/sh", "-c", "echo to-stderr >&2"], Int32(0), ""),
+        (["/bin/sh", "-c", "kill -9 $$"], Int32(128 + 9), ""),
+        (["booksync-no-such-program-\(UInt32.random(in: 0...UInt32.max))"], Int32(127), ""),
+    ])
+    func exitStatusAndOutput(arguments: [String], status: Int32, output: String) {
+        let result = Subprocess.run(arguments, captureOutput: true)
+        #expect(result.status == status)
+        #expect(String(decoding: result.output, as: UTF8.self) == output)
+    }
+
+    @Test func tokenCommandOutputIsTheToken() async throws {
+        let tokens = AccessTokens(source: .command("printf ' abc.def \\n'"))
+        #expect(try await tokens.token() == "abc.def")
+        let failing = AccessTokens(source: .command("exit 7"))
+        await #expect(throws: RemoteError.authentication("the token command 'exit 7' failed (exit 7) or printed no token")) { try await failing.token() }
+    }
+}

@@ -1,0 +1,70 @@
+import BooksyncKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How this executable reaches Firestore.
+///
+/// `booksync` itself does not link URLSession: on Linux, FoundationNetworking
+/// and the libcurl, TLS and ICU libraries it loads add about 10 ms to every
+/// start, as much as a whole `status --offline` of 10,000 records takes
+/// otherwise. A command that needs the network re-runs the same command line
+/// in `booksync-network`, installed beside it: the same program with URLSession
+/// linked in (git keeps libcurl out of git the same way, in git-remote-https).
+public enum NetworkAccess: Sendable {
+    /// This executable links a transport; `make(requestTimeout)` builds it.
+    case linked(make: @Sendable (_ requestTimeout: Double) -> HTTPTransport)
+    /// This executable has none: hand the command to the named executable
+    /// in the same directory.
+    case helper(name: String)
+
+    /// The helper of the `booksync` executable.
+    public static let networkHelper = NetworkAccess.helper(name: "booksync-network")
+}
+
+extension NetworkAccess {
+    /// Replaces this process with `helper` beside the running executable, same
+    /// arguments and environment. Returns only if that failed, with the reason.
+    static func execute(helper: String, arguments: [String], environment: [String: String]) -> BooksyncError {
+        guard let own = currentExecutable() else {
+            return .remote(.configuration("cannot find the booksync executable to locate \(helper) beside it"))
+        }
+        let path = FileSystem.split(own).directory + "/" + helper
+        guard FileSystem.exists(path) else {
+            return .remote(.configuration("\(path) is missing: remote commands run through it; install it beside booksync"))
+        }
+        // The helper starts as a fresh process would: no signal blocked (this
+        // runs on a worker thread, which blocks some) and Ctrl-C at its default.
+        var nothingBlocked = sigset_t()
+        sigemptyset(&nothingBlocked)
+        pthread_sigmask(SIG_SETMASK, &nothingBlocked, nil)
+        signal(SIGINT, SIG_DFL)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        execve(path, argv, envp)
+        let reason = String(cString: strerror(errno))
+        for pointer in argv + envp { free(pointer) }
+        return .remote(.configuration("cannot run \(path): \(reason)"))
+    }
+
+    /// The absolute path of the running executable, symlinks resolved.
+    static func currentExecutable() -> String? {
+        #if os(Linux)
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        #elseif canImport(Darwin)
+        var size: UInt32 = 0
+        _ = _NSGetExecutablePath(nil, &size)
+        var buffer = [CChar](repeating: 0, count: Int(size) + 1)
+        guard _NSGetExecutablePath(&buffer, &size) == 0, let resolved = realpath(buffer, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+        #else
+        return nil
+        #endif
+    }
+}

@@ -1,0 +1,11 @@
+import BooksyncCLI
+import BooksyncURLSession
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// booksync with URLSession linked in: booksync hands remote commands to it.
+let status = await BooksyncCommand.main(Array(CommandLine.arguments.dropFirst()), network: .linked(make: { URLSessionTransport.make(requestTimeout: $0) }))
+exit(status)
