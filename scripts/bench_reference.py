@@ -6,9 +6,12 @@ directory of record files, so that booksync can be measured against them on
 the same data, in the same run, against the same server:
 
   minimal  the fewest requests the REST API allows:
-             pull = list the collection with full bodies at the maximum page
-                    size (300; the emulator caps it at 150), convert every
-                    document to a canonical record file and write it;
+             pull = one :runQuery of the whole collection (every document
+                    with its body in a single answer; paging through
+                    GET .../books at the maximum page size takes 67 requests
+                    for 10,000 documents and is 4x slower on the emulator),
+                    convert every document to a canonical record file and
+                    write it;
              push = :commit requests of 500 writes each, every write a
                     create guarded by currentDocument.exists=false
                     (--update: an update guarded by exists=true).
@@ -95,6 +98,11 @@ class Client:
             if not docs or not token:
                 return
         raise RuntimeError("listing did not end after %d pages" % MAX_PAGES)
+
+    def query_all(self, collection):
+        """Every document of a top-level collection, with bodies, in one :runQuery."""
+        answer = self.request("POST", self.root + ":runQuery", {"structuredQuery": {"from": [{"collectionId": collection}]}})
+        return [entry["document"] for entry in answer if "document" in entry]
 
     def commit(self, writes):
         return self.request("POST", self.root + ":commit", {"writes": writes})
@@ -269,7 +277,7 @@ def pull(client, directory, collection, naive):
             write_record(directory, doc, client)
             count += 1
     else:
-        for doc in client.list(collection):
+        for doc in client.query_all(collection):
             write_record(directory, doc, client)
             count += 1
     return count

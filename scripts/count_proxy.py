@@ -50,6 +50,20 @@ def kind_of(method, path):
     return method.lower()
 
 
+def names_only(path, body):
+    """True for a listing that asks for document names only, not bodies: a GET with
+    mask.fieldPaths=__name__, or a :runQuery selecting just __name__."""
+    if "mask.fieldPaths=__name__" in path:
+        return True
+    if path.split("?", 1)[0].endswith(":runQuery"):
+        try:
+            select = json.loads(body)["structuredQuery"].get("select", {}).get("fields")
+        except (ValueError, KeyError, AttributeError, TypeError):
+            return False
+        return select == [{"fieldPath": "__name__"}]
+    return False
+
+
 class Counts:
     """Thread-safe totals and per-request log."""
 
@@ -65,7 +79,7 @@ class Counts:
             self.by_kind = {}
             self.log = []
 
-    def add(self, method, path, status, sent, received):
+    def add(self, method, path, status, sent, received, names_only=False):
         kind = kind_of(method, path)
         with self.lock:
             self.requests += 1
@@ -77,7 +91,7 @@ class Counts:
             k["bytes_received"] += received
             if len(self.log) < MAX_LOG:
                 self.log.append({"method": method, "path": path, "kind": kind, "status": status,
-                                 "sent": sent, "received": received})
+                                 "sent": sent, "received": received, "names_only": names_only})
 
     def snapshot(self):
         with self.lock:
@@ -160,7 +174,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         head = b"".join(out)
         self.wfile.write(head + payload)
         self.wfile.flush()
-        self.server.counts.add(self.command, self.path, response.status, sent, len(head) + len(payload))
+        self.server.counts.add(self.command, self.path, response.status, sent, len(head) + len(payload),
+                               names_only(self.path, body))
         if response.will_close:
             self.upstream.close()
             self.upstream = None

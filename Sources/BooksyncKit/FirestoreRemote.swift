@@ -2,8 +2,12 @@ import BooksyncCore
 
 /// A Firestore collection over the REST API v1.
 ///
-/// - Listing asks only for names and revisions (`mask.fieldPaths=__name__`)
-///   and follows `nextPageToken` to the end.
+/// - Listing is a `:runQuery` ordered by name, in batches continued after the
+///   last name seen; it selects only names and revisions (`select __name__`)
+///   unless bodies are wanted. On the emulator this is 4× faster than paging
+///   through `GET …/books` with bodies and 7× faster without (BENCHMARKS.md),
+///   and it needs a request per 2,000 documents (10,000 without bodies)
+///   instead of per 300.
 /// - Bodies come from `:batchGet` (answers in any order: keyed by name).
 /// - Writes go through `:batchWrite` (or `:commit` when atomic), preconditions
 ///   in the JSON body, chunked by count and size, a few requests in flight.
@@ -18,9 +22,14 @@ public struct FirestoreRemote: RemoteCollection {
     /// Called with a one-line description of each request (method, path, status,
     /// duration) for `--verbose`. Never includes headers or tokens.
     let log: @Sendable (String) -> Void
+    /// Documents per listing query, with and without bodies; tests use fewer.
+    var queryBatch = Self.defaultQueryBatch
+    var namesQueryBatch = Self.defaultNamesQueryBatch
 
-    /// Documents per listing page (the emulator caps pages at 150, production at 300).
-    static let pageSize = 300
+    /// Documents per listing query with bodies (a response of a few MB).
+    static let defaultQueryBatch = 2_000
+    /// Documents per listing query of names and revisions only (~200 bytes each).
+    static let defaultNamesQueryBatch = 10_000
     /// Documents per `:batchGet` request.
     static let fetchBatch = 200
     /// Writes per `:batchWrite` / `:commit` request (Firestore's limit).
@@ -62,37 +71,62 @@ public struct FirestoreRemote: RemoteCollection {
         try await list(withBodies: true, progress: progress)
     }
 
-    /// Pages through the collection to the end; names and revisions only
-    /// (`mask.fieldPaths=__name__`) unless `withBodies`.
+    /// Queries the whole collection in batches ordered by name, each continuing
+    /// after the last name of the one before; names and revisions only
+    /// (`select __name__`) unless `withBodies`.
     private func list(withBodies: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> (listing: RemoteListing, documents: [RecordID: RemoteDocument]) {
         var listing = RemoteListing()
         var documents: [RecordID: RemoteDocument] = [:]
-        var pageToken: String?
-        let collectionURL = endpoint.baseURL + URLPath.encode(collectionName)
+        let slash = collectionName.lastIndex(of: "/")!  // documentsRoot has slashes
+        let parent = String(collectionName[..<slash])
+        let collectionID = String(collectionName[collectionName.index(after: slash)...])
+        let url = endpoint.baseURL + URLPath.encode(parent) + ":runQuery"
         let during = "list \(target.collectionPath)"
+        let batch = withBodies ? queryBatch : namesQueryBatch
+        var after: String?
         repeat {
-            var url = collectionURL + "?pageSize=\(Self.pageSize)" + (withBodies ? "" : "&mask.fieldPaths=__name__")
-            if let pageToken { url += "&pageToken=" + URLPath.encodeQueryValue(pageToken) }
-            let body = try await send(HTTPRequest(method: "GET", url: url), during: during)
-            guard case .map(let page) = body else { throw .malformedResponse(during: during, detail: "not a JSON object") }
-            if case .array(let items)? = page["documents"] {
-                for item in items {
-                    guard case .map(let d) = item, case .string(let name)? = d["name"], case .string(let revision)? = d["updateTime"] else {
-                        throw .malformedResponse(during: during, detail: "a document without name or updateTime")
-                    }
-                    switch recordID(fromName: name) {
-                    case .success(let id):
-                        listing.revisions[id] = revision
-                        if withBodies { documents[id] = try decodeDocument(d, during: during) }
-                    case .failure(let problem):
-                        listing.unusable.append(problem)
-                    }
+            let body = try await send(HTTPRequest(method: "POST", url: url, body: Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies)), during: during)
+            guard case .array(let items) = body else { throw .malformedResponse(during: during, detail: "expected a JSON array") }
+            var count = 0
+            var lastName: String?
+            for item in items {
+                guard case .map(let entry) = item else { throw .malformedResponse(during: during, detail: "an entry that is not an object") }
+                if case .map(let error)? = entry["error"] {
+                    let code = error["status"].flatMap { if case .string(let s) = $0 { s } else { nil } } ?? "UNKNOWN"
+                    let message = error["message"].flatMap { if case .string(let s) = $0 { s } else { nil } } ?? ""
+                    throw .rejected(during: during, status: 200, code: code, message: message)
                 }
-                progress(items.count)
+                guard case .map(let d)? = entry["document"] else { continue }  // readTime-only entries
+                guard case .string(let name)? = d["name"], case .string(let revision)? = d["updateTime"] else {
+                    throw .malformedResponse(during: during, detail: "a document without name or updateTime")
+                }
+                count += 1
+                lastName = name
+                switch recordID(fromName: name) {
+                case .success(let id):
+                    listing.revisions[id] = revision
+                    if withBodies { documents[id] = try decodeDocument(d, during: during) }
+                case .failure(let problem):
+                    listing.unusable.append(problem)
+                }
             }
-            if case .string(let next)? = page["nextPageToken"], !next.isEmpty { pageToken = next } else { pageToken = nil }
-        } while pageToken != nil
+            progress(count)
+            after = count >= batch ? lastName : nil
+        } while after != nil
         return (listing, documents)
+    }
+
+    /// The body of one listing query: the collection in name order, `limit`
+    /// documents after the document named `after` (from the start if nil).
+    static func listQuery(_ collectionID: String, after: String?, limit: Int, withBodies: Bool) -> [UInt8] {
+        var query: [String: Value] = [
+            "from": .array([.map(["collectionId": .string(collectionID)])]),
+            "orderBy": .array([.map(["field": .map(["fieldPath": .string("__name__")]), "direction": .string("ASCENDING")])]),
+            "limit": .integer(Int64(limit)),
+        ]
+        if !withBodies { query["select"] = .map(["fields": .array([.map(["fieldPath": .string("__name__")])])]) }
+        if let after { query["startAt"] = .map(["values": .array([.map(["referenceValue": .string(after)])]), "before": .bool(false)]) }
+        return Array(CanonicalJSON.encodeInline(.map(["structuredQuery": .map(query)])).utf8)
     }
 
     /// The record id of a document name in our collection, or why it cannot be one.
@@ -441,10 +475,6 @@ enum URLPath {
         }.joined(separator: "/")
     }
 
-    static func encodeQueryValue(_ value: String) -> String {
-        percentEncode(value, keep: isUnreserved)
-    }
-
     private static func percentEncode(_ text: String, keep: (UInt8) -> Bool) -> String {
         let digits = Array("0123456789ABCDEF".utf8)
         var out = [UInt8]()
@@ -458,10 +488,8 @@ enum URLPath {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// The URL without the base and without the query's page token, for logs.
+    /// The URL without the base, for logs.
     static func displayPath(_ url: String, base: String) -> String {
-        var path = url.hasPrefix(base) ? String(url.dropFirst(base.count)) : url
-        if let token = path.firstRange(of: "&pageToken=") { path = String(path[..<token.lowerBound]) + "&pageToken=…" }
-        return path
+        url.hasPrefix(base) ? String(url.dropFirst(base.count)) : url
     }
 }

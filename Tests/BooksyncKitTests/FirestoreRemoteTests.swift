@@ -55,19 +55,41 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
 
     static func id(_ s: String) -> RecordID { try! RecordID(s) }
 
-    @Test func listingFollowsPagesAndAsksOnlyForNames() async throws {
+    @Test func listingContinuesAfterTheLastNameAndAsksOnlyForNames() async throws {
         let script = ScriptedTransport([
-            .response(200, try recorded("list-page-1.json")),
-            .response(200, try recorded("list-page-2.json")),
-            .response(200, Array("{}".utf8)),
+            .response(200, try recorded("runquery-names-1.json")),
+            .response(200, try recorded("runquery-names-2.json")),
+            .response(200, try recorded("runquery-names-3.json")),
         ])
-        let listing = try await remote(script).listRevisions { _ in }
-        #expect(listing.revisions == [Self.id("dune"): "2026-11-29T12:24:06.157087Z", Self.id("solaris"): "2026-11-29T12:24:06.157087Z"])
-        let urls = script.requests.withLock { $0.map(\.url) }
-        #expect(urls.count == 3)
-        #expect(urls.allSatisfy { $0.contains("mask.fieldPaths=__name__") && $0.contains("/documents/books?pageSize=300") })
-        #expect(urls[1].contains("&pageToken=CjVwcm9qZWN0cy9yZWMvZGF0YWJhc2VzLyhkZWZhdWx0KS9kb2N1bWVudHMvYm9va3MvZHVuZRII5kjcB61HLhM%3D"))
-        #expect(script.requests.withLock { $0.allSatisfy { $0.headers["Authorization"] == "Bearer secret-token-123" } })
+        var remote = self.remote(script)
+        remote.namesQueryBatch = 1
+        let listing = try await remote.listRevisions { _ in }
+        #expect(listing.revisions == [Self.id("dune"): "2026-11-29T14:38:54.974642Z", Self.id("solaris"): "2026-11-29T14:38:54.974642Z"])
+        let requests = script.requests.withLock { $0 }
+        #expect(requests.count == 3)
+        #expect(requests.allSatisfy { $0.method == "POST" && $0.url == "http://127.0.0.1:9/v1/projects/rec/databases/(default)/documents:runQuery" })
+        let bodies = requests.map { String(decoding: $0.body ?? [], as: UTF8.self) }
+        #expect(bodies[0] == #"{"structuredQuery": {"from": [{"collectionId": "books"}], "limit": 1, "orderBy": [{"direction": "ASCENDING", "field": {"fieldPath": "__name__"}}], "select": {"fields": [{"fieldPath": "__name__"}]}}}"#)
+        #expect(bodies[1].contains(#""startAt": {"before": false, "values": [{"referenceValue": "projects/rec/databases/(default)/documents/books/dune"}]}"#))
+        #expect(bodies[2].contains(#""referenceValue": "projects/rec/databases/(default)/documents/books/solaris""#))
+        #expect(requests.allSatisfy { $0.headers["Authorization"] == "Bearer secret-token-123" })
+    }
+
+    @Test func listingWithBodiesSelectsEverythingAndStopsAtAShortBatch() async throws {
+        let script = ScriptedTransport([.response(200, try recorded("runquery-names-1.json"))])
+        let (listing, documents) = try await remote(script).listDocuments { _ in }
+        #expect(listing.revisions.count == 1)
+        #expect(documents.count == 1)
+        let body = String(decoding: script.requests.withLock { $0 }[0].body ?? [], as: UTF8.self)
+        #expect(!body.contains("select"))
+        #expect(body.contains(#""limit": 2000"#))
+    }
+
+    @Test func aQueryErrorInTheStreamIsReported() async throws {
+        let script = ScriptedTransport([.response(200, Array(#"[{"readTime": "2026-11-29T14:38:55Z"}, {"error": {"code": 400, "status": "FAILED_PRECONDITION", "message": "bad query"}}]"#.utf8))])
+        await #expect(throws: RemoteError.rejected(during: "list books", status: 200, code: "FAILED_PRECONDITION", message: "bad query")) {
+            try await remote(script).listRevisions { _ in }
+        }
     }
 
     @Test func batchGetDecodesEveryValueTypeAndSkipsMissing() async throws {
@@ -131,8 +153,7 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
             .response(429, errorBody(429, "RESOURCE_EXHAUSTED", "slow down"), headers: ["retry-after": "0.03"]),
             .response(503, errorBody(503, "UNAVAILABLE")),
             .failure(TransportError(.connectionFailed, "Connection reset by peer")),
-            .response(200, try recorded("list-page-2.json")),
-            .response(200, Array("{}".utf8)),
+            .response(200, try recorded("runquery-names-2.json")),
         ])
         var remote = self.remote(script, attempts: 5)
         remote = FirestoreRemote(target: remote.target, endpoint: remote.endpoint, rules: remote.rules, transport: script.transport,
@@ -178,7 +199,7 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
     @Test func unauthorizedRefreshesACommandTokenOnce() async throws {
         let script = ScriptedTransport([
             .response(401, errorBody(401, "UNAUTHENTICATED")),
-            .response(200, Array("{}".utf8)),
+            .response(200, Array("[]".utf8)),
         ])
         let tokens = AccessTokens(source: .command("echo fresh-token"))
         _ = try await remote(script, tokens: tokens).listRevisions { _ in }
