@@ -26,6 +26,8 @@ public struct FirestoreRemote: RemoteCollection {
     var queryBatch = Self.defaultQueryBatch
     var namesQueryBatch = Self.defaultNamesQueryBatch
 
+    /// Documents per `documents.list` page, when that is used (the emulator caps pages at 150).
+    static let pageSize = 300
     /// Documents per listing query with bodies (a response of a few MB).
     static let defaultQueryBatch = 2_000
     /// Documents per listing query of names and revisions only (~200 bytes each).
@@ -71,12 +73,24 @@ public struct FirestoreRemote: RemoteCollection {
         try await list(withBodies: true, progress: progress)
     }
 
+    /// The whole collection, by `:runQuery`; a server that does not offer it
+    /// (a gateway answering 404 or 501 UNIMPLEMENTED) is paged through
+    /// `documents.list` instead, as DESIGN.md §5 first described.
+    private func list(withBodies: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> (listing: RemoteListing, documents: [RecordID: RemoteDocument]) {
+        do {
+            return try await query(withBodies: withBodies, progress: progress)
+        } catch {
+            guard case .rejected(_, let status, let code, _) = error, status == 404 || status == 501 || code == "UNIMPLEMENTED" else { throw error }
+            log(":runQuery refused (\(status) \(code)): listing page by page")
+            return try await page(withBodies: withBodies, progress: progress)
+        }
+    }
+
     /// Queries the whole collection in batches ordered by name, each continuing
     /// after the last name of the one before; names and revisions only
     /// (`select __name__`) unless `withBodies`.
-    private func list(withBodies: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> (listing: RemoteListing, documents: [RecordID: RemoteDocument]) {
-        var listing = RemoteListing()
-        var documents: [RecordID: RemoteDocument] = [:]
+    private func query(withBodies: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> (listing: RemoteListing, documents: [RecordID: RemoteDocument]) {
+        var found = ListedDocuments(withBodies: withBodies)
         let slash = collectionName.lastIndex(of: "/")!  // documentsRoot has slashes
         let parent = String(collectionName[..<slash])
         let collectionID = String(collectionName[collectionName.index(after: slash)...])
@@ -96,24 +110,38 @@ public struct FirestoreRemote: RemoteCollection {
                     let message = error["message"].flatMap { if case .string(let s) = $0 { s } else { nil } } ?? ""
                     throw .rejected(during: during, status: 200, code: code, message: message)
                 }
-                guard case .map(let d)? = entry["document"] else { continue }  // readTime-only entries
-                guard case .string(let name)? = d["name"], case .string(let revision)? = d["updateTime"] else {
-                    throw .malformedResponse(during: during, detail: "a document without name or updateTime")
-                }
+                guard case .map(let document)? = entry["document"] else { continue }  // readTime-only entries
+                lastName = try found.add(document, remote: self, during: during)
                 count += 1
-                lastName = name
-                switch recordID(fromName: name) {
-                case .success(let id):
-                    listing.revisions[id] = revision
-                    if withBodies { documents[id] = try decodeDocument(d, during: during) }
-                case .failure(let problem):
-                    listing.unusable.append(problem)
-                }
             }
             progress(count)
             after = count >= batch ? lastName : nil
         } while after != nil
-        return (listing, documents)
+        return (found.listing, found.documents)
+    }
+
+    /// Pages through `documents.list` to the end; names and revisions only
+    /// (`mask.fieldPaths=__name__`) unless `withBodies`.
+    private func page(withBodies: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> (listing: RemoteListing, documents: [RecordID: RemoteDocument]) {
+        var found = ListedDocuments(withBodies: withBodies)
+        var pageToken: String?
+        let collectionURL = endpoint.baseURL + URLPath.encode(collectionName)
+        let during = "list \(target.collectionPath)"
+        repeat {
+            var url = collectionURL + "?pageSize=\(Self.pageSize)" + (withBodies ? "" : "&mask.fieldPaths=__name__")
+            if let pageToken { url += "&pageToken=" + URLPath.encodeQueryValue(pageToken) }
+            let body = try await send(HTTPRequest(method: "GET", url: url), during: during)
+            guard case .map(let page) = body else { throw .malformedResponse(during: during, detail: "not a JSON object") }
+            if case .array(let items)? = page["documents"] {
+                for item in items {
+                    guard case .map(let document) = item else { throw .malformedResponse(during: during, detail: "a document that is not an object") }
+                    _ = try found.add(document, remote: self, during: during)
+                }
+                progress(items.count)
+            }
+            if case .string(let next)? = page["nextPageToken"], !next.isEmpty { pageToken = next } else { pageToken = nil }
+        } while pageToken != nil
+        return (found.listing, found.documents)
     }
 
     /// The body of one listing query: the collection in name order, `limit`
@@ -455,6 +483,29 @@ public struct FirestoreRemote: RemoteCollection {
     }
 }
 
+/// What a listing found so far: revisions, bodies when asked for, and the
+/// documents that cannot be records.
+private struct ListedDocuments {
+    let withBodies: Bool
+    var listing = RemoteListing()
+    var documents: [RecordID: RemoteDocument] = [:]
+
+    /// Adds one listed document; returns its name.
+    mutating func add(_ document: [String: Value], remote: FirestoreRemote, during: String) throws(RemoteError) -> String {
+        guard case .string(let name)? = document["name"], case .string(let revision)? = document["updateTime"] else {
+            throw .malformedResponse(during: during, detail: "a document without name or updateTime")
+        }
+        switch remote.recordID(fromName: name) {
+        case .success(let id):
+            listing.revisions[id] = revision
+            if withBodies { documents[id] = try remote.decodeDocument(document, during: during) }
+        case .failure(let problem):
+            listing.unusable.append(problem)
+        }
+        return name
+    }
+}
+
 extension RemoteWrite {
     var isDelete: Bool {
         if case .delete = self { return true }
@@ -475,6 +526,10 @@ enum URLPath {
         }.joined(separator: "/")
     }
 
+    static func encodeQueryValue(_ value: String) -> String {
+        percentEncode(value, keep: isUnreserved)
+    }
+
     private static func percentEncode(_ text: String, keep: (UInt8) -> Bool) -> String {
         let digits = Array("0123456789ABCDEF".utf8)
         var out = [UInt8]()
@@ -488,8 +543,10 @@ enum URLPath {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// The URL without the base, for logs.
+    /// The URL without the base and without a page token, for logs.
     static func displayPath(_ url: String, base: String) -> String {
-        url.hasPrefix(base) ? String(url.dropFirst(base.count)) : url
+        var path = url.hasPrefix(base) ? String(url.dropFirst(base.count)) : url
+        if let token = path.firstRange(of: "&pageToken=") { path = String(path[..<token.lowerBound]) + "&pageToken=…" }
+        return path
     }
 }

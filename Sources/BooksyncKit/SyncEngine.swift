@@ -210,8 +210,7 @@ extension CollectionDirectory {
     // MARK: pull
 
     /// The base and a scan of the files, as pull and push start. A dry run
-    /// does not even update the stat cache.
-    /// Loads the base and scans the directory; `keepChangedRecords` keeps the
+    /// does not even update the stat cache. `keepChangedRecords` keeps the
     /// records that differ from the base, parsed, for push to send.
     private func startSync(_ options: SyncOptions, keepChangedRecords: Bool = false) throws(BooksyncError) -> (Manifest, LocalScan) {
         let manifest = try loadManifest()
@@ -439,7 +438,7 @@ extension CollectionDirectory {
     /// Writes per request (Firestore's limit for `:batchWrite` and `:commit`).
     static let pushChunk = 500
     /// Requests in flight: while the server applies one chunk, the next is
-    /// encoded and sent and the previous one's base copies are written.
+    /// encoded and sent.
     static let pushRequestsInFlight = 3
 
     /// The writes for the planned push steps. Records parsed by the scan are

@@ -85,6 +85,18 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
         #expect(body.contains(#""limit": 2000"#))
     }
 
+    @Test func aServerWithoutRunQueryIsPagedThroughDocumentsList() async throws {
+        let script = ScriptedTransport([
+            .response(501, errorBody(501, "UNIMPLEMENTED", "runQuery is not offered here")),
+            .response(200, try recorded("list-page-last.json")),
+        ])
+        let listing = try await remote(script).listRevisions { _ in }
+        #expect(listing.revisions == [Self.id("solaris"): "2026-11-29T12:24:06.157087Z"])
+        let requests = script.requests.withLock { $0 }
+        #expect(requests.map(\.method) == ["POST", "GET"])
+        #expect(requests[1].url == "http://127.0.0.1:9/v1/projects/rec/databases/(default)/documents/books?pageSize=300&mask.fieldPaths=__name__")
+    }
+
     @Test func aQueryErrorInTheStreamIsReported() async throws {
         let script = ScriptedTransport([.response(200, Array(#"[{"readTime": "2026-11-29T14:38:55Z"}, {"error": {"code": 400, "status": "FAILED_PRECONDITION", "message": "bad query"}}]"#.utf8))])
         await #expect(throws: RemoteError.rejected(during: "list books", status: 200, code: "FAILED_PRECONDITION", message: "bad query")) {
