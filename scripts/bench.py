@@ -165,9 +165,9 @@ def emulator_request(host, method, path, body=None):
 class Proxy:
     """scripts/count_proxy.py as a child process, read and reset over HTTP."""
 
-    def __init__(self, upstream):
-        self.process = subprocess.Popen([PY, PROXY, "--upstream", upstream], stdout=subprocess.PIPE,
-                                        stdin=subprocess.DEVNULL, text=True)
+    def __init__(self, upstream, latency_ms=0):
+        self.process = subprocess.Popen([PY, PROXY, "--upstream", upstream, "--latency-ms", str(latency_ms)],
+                                        stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
         ready, _, _ = select.select([self.process.stdout], [], [], 30)
         line = self.process.stdout.readline().strip() if ready else ""
         if not line.startswith("COUNT_PROXY_HOST="):
@@ -679,6 +679,75 @@ class Bench:
         for p in (bs_project, ref_project, pull_project):
             self.wipe(p)
 
+    # ---- with a simulated network round trip ----
+    def with_latency(self, n, ms):
+        """First pull and push of n documents through count_proxy.py holding every
+        request `ms` milliseconds: a round trip to a real Firestore instead of loopback,
+        which is what "≥ 10× faster than one request per document" is about. One run
+        of each client (the naive ones take n round trips)."""
+        self.log("latency %d ms, %d documents: first pull and push" % (ms, n))
+        base = os.path.join(self.work, "latency-%d" % n)
+        gen = os.path.join(base, "gen")
+        run([PY, MAKE_COLLECTION, gen, str(n), "3"])
+        expected = tree_digest(gen)
+        proxy = Proxy(self.host, latency_ms=ms)
+        try:
+            env = dict(self.remote_env, FIRESTORE_EMULATOR_HOST=proxy.host)
+
+            def measured(row, cmd, cmd_env=None):
+                proxy.reset()
+                r = run(cmd, env=cmd_env, rss=True)
+                row.add(r)
+                row.set_rss(r)
+                row.counts = proxy.counts()
+                return r
+
+            what = "with %d ms per request" % ms
+            pull_project = self.project("lpull")
+            run(self.refcmd("push", gen, pull_project))  # published directly, not timed
+            rows = [Row("first pull, %s" % what, n, "booksync", ""), Row("", n, "minimal client", ""),
+                    Row("", n, "naive client", "")]
+            for warm_up in (True, False):  # booksync and the minimal client once unmeasured, as elsewhere
+                d = self.fresh(os.path.join(base, "bs-pull"))
+                self.init(d, pull_project)
+                if warm_up:
+                    run(self.bs(d, "pull"), env=env)
+                    run(self.refcmd("pull", self.fresh(os.path.join(base, "m-pull")), pull_project, host=proxy.host))
+            measured(rows[0], self.bs(d, "pull"), env)
+            if tree_digest(d) != expected:
+                raise SystemExit("bench: booksync pull through the latency proxy did not reproduce the records")
+            measured(rows[1], self.refcmd("pull", self.fresh(os.path.join(base, "m-pull")), pull_project, host=proxy.host))
+            measured(rows[2], self.refcmd("pull", self.fresh(os.path.join(base, "n-pull")), pull_project, host=proxy.host, naive=True))
+            self.judge_bulk(*rows, "first pull of %s documents %s" % ("{:,}".format(n), what), n == 10_000)
+            self.rows += rows
+            self.wipe(pull_project)
+
+            rows = [Row("push of N new records, %s" % what, n, "booksync", ""), Row("", n, "minimal client", ""),
+                    Row("", n, "naive client", "")]
+            for warm_up in (True, False):
+                push_dir = self.fresh(os.path.join(base, "bs-push"))
+                shutil.copytree(gen, push_dir, dirs_exist_ok=True)
+                project = self.project("lpush")
+                self.init(push_dir, project)
+                if warm_up:
+                    run(self.bs(push_dir, "push"), env=env)
+                    self.wipe(project)
+                    project = self.project("lpush")
+                    run(self.refcmd("push", gen, project, host=proxy.host))
+                    self.wipe(project)
+            r = measured(rows[0], self.bs(push_dir, "push"), env)
+            if "pushed %d" % n not in r.out:
+                raise SystemExit("bench: booksync push through the latency proxy said:\n%s%s" % (r.out[-1000:], r.err[-1000:]))
+            self.wipe(project)
+            for row, naive in ((rows[1], False), (rows[2], True)):
+                project = self.project("lpush")
+                measured(row, self.refcmd("push", gen, project, host=proxy.host, naive=naive))
+                self.wipe(project)
+            self.judge_bulk(*rows, "push of %s new records %s" % ("{:,}".format(n), what), n == 10_000)
+            self.rows += rows
+        finally:
+            proxy.stop()
+
     def judge_bulk(self, b_row, m_row, v_row, what, applies):
         ratio = b_row.wall / m_row.wall
         b_row.ratio = fmt_ratio(ratio) + " minimal"
@@ -740,8 +809,9 @@ class Bench:
 
     def report(self, started):
         args = self.args
-        command = "scripts/bench --local-sizes %s --remote-sizes %s --runs %d --naive-runs %d" % (
-            ",".join(map(str, args.local_sizes)), ",".join(map(str, args.remote_sizes)), args.runs, args.naive_runs)
+        command = "scripts/bench --local-sizes %s --remote-sizes %s --runs %d --naive-runs %d --latency-ms %d --latency-size %d" % (
+            ",".join(map(str, args.local_sizes)), ",".join(map(str, args.remote_sizes)), args.runs, args.naive_runs,
+            args.latency_ms, args.latency_size)
         table = markdown_table(self.rows)
         summary = ["| target | measured | result |", "|---|---|---|"]
         for description, measured, verdict, applies in self.targets:
@@ -822,6 +892,12 @@ Missed targets:
 - **pull of {CHANGED} changed**: `rating` of {CHANGED} remote documents changed by a REST commit
   with an update mask before each run (not timed); its ratio is against the minimal
   client's full pull (a client without a base has to download everything).
+- **with N ms per request**: the first pull and the push of new records again, all
+  three clients talking through `count_proxy.py --latency-ms N`, which holds every
+  request N ms before forwarding it (a round trip to a real Firestore; on loopback a
+  request costs under 1 ms, so one request per document is barely slower than batching
+  there). One measured run each, after one unmeasured run of booksync and the
+  minimal client.
 
 Other observations from this run:
 
@@ -856,6 +932,10 @@ def main():
     parser.add_argument("--runs", type=int, default=3, help="measured runs per command after a warm-up (default 3)")
     parser.add_argument("--naive-runs", type=int, default=1,
                         help="measured runs of the slow naive client, no warm-up (default 1; 0 skips it)")
+    parser.add_argument("--latency-ms", type=int, default=5,
+                        help="simulated round trip for the latency scenario, in ms (default 5; 0 skips it)")
+    parser.add_argument("--latency-size", type=int, default=1_000,
+                        help="documents in the latency scenario (default 1000; 0 skips it)")
     parser.add_argument("--output", default=os.path.join(REPO, "BENCHMARKS.md"),
                         help="markdown file to write (default BENCHMARKS.md in the repository)")
     parser.add_argument("--bin", help="booksync binary (scripts/bench builds and passes it)")
@@ -880,6 +960,8 @@ def main():
             bench.proxy = Proxy(args.emulator_host)
             for n in args.remote_sizes:
                 bench.remote(n)
+        if args.latency_size and args.latency_ms:
+            bench.with_latency(args.latency_size, args.latency_ms)
     finally:
         if bench.proxy:
             bench.proxy.stop()

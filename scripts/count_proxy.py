@@ -7,7 +7,10 @@ bytes the client sent (request line, headers and body) and bytes it received
 (status line, headers and body, as the proxy writes them: the body is
 forwarded with a Content-Length, so chunk framing is not counted).
 
-  count_proxy.py --upstream 127.0.0.1:8080 [--port 0] [--dump counts.json]
+  count_proxy.py --upstream 127.0.0.1:8080 [--port 0] [--dump counts.json] [--latency-ms 0]
+
+--latency-ms holds every request that long before forwarding it: one network
+round trip to a real Firestore, simulated on loopback.
 
 On start it prints `COUNT_PROXY_HOST=127.0.0.1:PORT` on stdout. Counts are read
 and reset through the proxy itself (these requests are not counted):
@@ -29,6 +32,7 @@ import json
 import signal
 import socket
 import threading
+import time
 
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
               "trailers", "transfer-encoding", "upgrade", "proxy-connection", "expect"}
@@ -152,6 +156,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if name.lower() not in HOP_BY_HOP and name.lower() != "host":
                 headers[name] = value
         headers["Host"] = "%s:%d" % self.server.upstream
+        if self.server.latency:
+            time.sleep(self.server.latency)
         for attempt in range(2):  # one reconnect if the kept-alive upstream connection was closed
             try:
                 conn = self._upstream()
@@ -196,6 +202,7 @@ def main():
     parser.add_argument("--upstream", required=True, help="host:port to forward to (loopback only)")
     parser.add_argument("--port", type=int, default=0, help="port to listen on (0: a free one)")
     parser.add_argument("--dump", help="write the counts as JSON here on SIGTERM/SIGINT")
+    parser.add_argument("--latency-ms", type=float, default=0.0, help="delay added to every request (0..1000 ms)")
     args = parser.parse_args()
     host, port = args.upstream.rsplit(":", 1)
     if host not in ("127.0.0.1", "localhost"):
@@ -203,6 +210,9 @@ def main():
     server = Server(("127.0.0.1", args.port), Handler)
     server.upstream = (host, int(port))
     server.counts = Counts()
+    if not 0 <= args.latency_ms <= 1000:
+        parser.error("--latency-ms must be 0..1000")
+    server.latency = args.latency_ms / 1000.0
 
     def stop(signum, frame):
         if args.dump:
