@@ -21,12 +21,15 @@ import BooksyncTestSupport
         let stderr: String
     }
 
-    static func run(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> Output {
+    /// Runs `program` (the built booksync unless given) with this process's
+    /// environment plus `environment`, or with `environment` alone when `cleanEnvironment`.
+    static func run(_ arguments: [String], in directory: String, environment: [String: String] = [:],
+                    program: String = executable, cleanEnvironment: Bool = false) throws -> Output {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
+        process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        process.environment = cleanEnvironment ? environment : ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -91,19 +94,8 @@ import BooksyncTestSupport
         try FileManager.default.copyItem(atPath: Self.executable, toPath: alone)
         let root = try scratch.copyFixture("sample")
         func run(_ arguments: [String]) throws -> Output {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: alone)
-            process.arguments = ["-C", root] + arguments
-            process.environment = ["FIRESTORE_EMULATOR_HOST": "127.0.0.1:9", "PATH": "/usr/bin:/bin"]
-            let out = Pipe()
-            let err = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            try process.run()
-            let stdout = out.fileHandleForReading.readDataToEndOfFile()
-            let stderr = err.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return Output(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+            try Self.run(["-C", root] + arguments, in: scratch.path, environment: ["FIRESTORE_EMULATOR_HOST": "127.0.0.1:9", "PATH": "/usr/bin:/bin"],
+                         program: alone, cleanEnvironment: true)
         }
         let offline = try run(["status", "--offline", "--short"])
         #expect(offline.status == 1)
