@@ -466,7 +466,7 @@ class Bench:
         ref_check(run(ref_cmd, env=ref_env))
         bs_prep()
         bs_check(run(bs_cmd, env=self.local_env))
-        for _ in range(self.args.runs):
+        for _ in range(self.args.local_runs):
             ref_prep()
             r = run(ref_cmd, env=ref_env)
             ref_check(r)
@@ -809,9 +809,10 @@ class Bench:
 
     def report(self, started):
         args = self.args
-        command = "scripts/bench --local-sizes %s --remote-sizes %s --runs %d --naive-runs %d --latency-ms %d --latency-size %d" % (
-            ",".join(map(str, args.local_sizes)), ",".join(map(str, args.remote_sizes)), args.runs, args.naive_runs,
-            args.latency_ms, args.latency_size)
+        command = ("scripts/bench --local-sizes %s --remote-sizes %s --runs %d --local-runs %d --naive-runs %d "
+                   "--latency-ms %d --latency-size %d") % (
+            ",".join(map(str, args.local_sizes)), ",".join(map(str, args.remote_sizes)), args.runs, args.local_runs,
+            args.naive_runs, args.latency_ms, args.latency_size)
         table = markdown_table(self.rows)
         summary = ["| target | measured | result |", "|---|---|---|"]
         for description, measured, verdict, applies in self.targets:
@@ -849,7 +850,7 @@ RSS target for 100,000 records).
 
 ## Results
 
-Medians of `runs` measured runs after one warm-up run of each command (naive
+Medians of `runs` measured runs (`--local-runs` for the local scenarios) after one warm-up run of each command (naive
 client: `--naive-runs`, no warm-up, because it is slow); booksync and its reference
 alternate run by run. Requests and bytes: one separate pass of each command through
 `scripts/count_proxy.py`; "sent" is what the client sent (request lines, headers,
@@ -929,7 +930,10 @@ def main():
                         help="record counts for the status scenarios (default 10000,100000; empty: skip)")
     parser.add_argument("--remote-sizes", type=sizes, default=[1_000, 10_000], metavar="N,N",
                         help="document counts for the pull/push scenarios (default 1000,10000; empty: skip)")
-    parser.add_argument("--runs", type=int, default=3, help="measured runs per command after a warm-up (default 3)")
+    parser.add_argument("--runs", type=int, default=3, help="measured runs per remote command after a warm-up (default 3)")
+    parser.add_argument("--local-runs", type=int, default=9,
+                        help="measured runs per local command after a warm-up (default 9: they take milliseconds, "
+                             "and a 20 ms run is easily disturbed)")
     parser.add_argument("--naive-runs", type=int, default=1,
                         help="measured runs of the slow naive client, no warm-up (default 1; 0 skips it)")
     parser.add_argument("--latency-ms", type=int, default=5,
@@ -945,8 +949,8 @@ def main():
     args = parser.parse_args()
     if not args.bin or not args.emulator_host or not args.workdir:
         parser.error("--bin, --emulator-host and --workdir are required (run scripts/bench, which provides them)")
-    if args.runs < 1 or args.runs > 100 or args.naive_runs < 0 or args.naive_runs > 100:
-        parser.error("--runs must be 1..100 and --naive-runs 0..100")
+    if not 1 <= args.runs <= 100 or not 1 <= args.local_runs <= 100 or not 0 <= args.naive_runs <= 100:
+        parser.error("--runs and --local-runs must be 1..100 and --naive-runs 0..100")
     if not args.emulator_host.startswith("127.0.0.1:"):
         parser.error("the emulator must be on 127.0.0.1")
     started = time.time()

@@ -34,6 +34,8 @@ public final class BaseCopyStore: Sendable {
     }
 
     var packPath: String { paths.base + "/pack" }
+    /// `base/.gitattributes`: git merges the pack by keeping the lines of both sides.
+    static let gitAttributes = "pack merge=union\n"
 
     /// The fields of the base copy with content hash `hash`; nil if there is none.
     public func fields(_ id: RecordID, hash: String?) -> Fields? {
@@ -70,6 +72,9 @@ public final class BaseCopyStore: Sendable {
         guard let size = try? FileSystem.stat(descriptor: fd).size else { throw FileSystemError(path: path, operation: "read the status of", code: errno) }
         var bytes: [UInt8] = []
         if size == 0 {
+            // Two branches that both synced both appended: git's union merge keeps
+            // both sides' lines, which is exactly right for this file.
+            try? FileSystem.writeAtomically(Array(Self.gitAttributes.utf8), to: paths.base + "/.gitattributes")
             bytes = Self.header(compactedSize: Self.header(compactedSize: 0).count + lines.count)
         } else {
             var last: UInt8 = 0

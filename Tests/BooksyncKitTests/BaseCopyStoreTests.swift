@@ -104,4 +104,30 @@ import BooksyncTestSupport
             #expect(collection.baseCopies.fields(record.id, hash: record.hash) == record.fields)
         }
     }
+
+    /// Two branches that both synced both appended to the pack: git merges it
+    /// without a conflict (union), and every copy of both sides is there.
+    @Test func gitMergesPacksOfTwoBranches() throws {
+        let scratch = try ScratchDirectory()
+        let collection = try Self.store(in: scratch)
+        let records = try Self.demoRecords(rules: collection.rules)
+        try collection.baseCopies.append(BasePack.line(for: records[0]))
+        #expect(try scratch.read(".booksync/base/.gitattributes") == BaseCopyStore.gitAttributes)
+        func git(_ arguments: String...) -> Int32 {
+            Subprocess.run(["git", "-C", scratch.path, "-c", "user.name=t", "-c", "user.email=t@t"] + arguments).status
+        }
+        #expect(git("init", "-q", "-b", "main") == 0)
+        #expect(git("add", "-A") == 0)
+        #expect(git("commit", "-qm", "base") == 0)
+        #expect(git("checkout", "-qb", "other") == 0)
+        try collection.baseCopies.append(BasePack.line(for: records[1]))
+        #expect(git("commit", "-qam", "other") == 0)
+        #expect(git("checkout", "-q", "main") == 0)
+        try collection.baseCopies.append(BasePack.line(for: records[2]))
+        #expect(git("commit", "-qam", "main") == 0)
+        #expect(git("merge", "-q", "--no-edit", "other") == 0)
+        for record in records.prefix(3) {
+            #expect(collection.baseCopies.fields(record.id, hash: record.hash) == record.fields)
+        }
+    }
 }
