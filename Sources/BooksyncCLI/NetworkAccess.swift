@@ -28,6 +28,8 @@ extension NetworkAccess {
     /// Replaces this process with `helper` beside the running executable, same
     /// arguments and environment. Returns only if that failed, with the reason.
     static func execute(helper: String, arguments: [String], environment: [String: String]) -> BooksyncError {
+        // Ctrl-C already pressed: do not start the command over in the helper.
+        if Task.isCancelled { return .interrupted }
         guard let own = currentExecutable() else {
             return .remote(.configuration("cannot find the booksync executable to locate \(helper) beside it"))
         }
@@ -54,8 +56,11 @@ extension NetworkAccess {
         #if os(Linux)
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard n > 0 else { return nil }
-        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if n > 0 { return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+        // No /proc (some chroots and sandboxes): the path it was started by, if it has one.
+        guard let started = CommandLine.arguments.first, started.contains("/"), let resolved = realpath(started, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
         #elseif canImport(Darwin)
         var size: UInt32 = 0
         _ = _NSGetExecutablePath(nil, &size)

@@ -4,11 +4,13 @@ import Glibc
 import Darwin
 #endif
 
+import BooksyncKit
+
 /// The process environment as a dictionary, read once at startup.
 enum ProcessEnvironment {
     static func variables() -> [String: String] {
         var result: [String: String] = [:]
-        var pointer = environ
+        var pointer = Subprocess.currentEnvironment
         while let entry = pointer.pointee {
             let text = String(cString: entry)
             if let eq = text.firstIndex(of: "=") {

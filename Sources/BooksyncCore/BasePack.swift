@@ -1,8 +1,9 @@
 /// The format of `.booksync/base/pack`, the append-only file of base copies.
 ///
 /// One line per copy: `<encoded id> TAB <content hash> TAB <record as one-line
-/// JSON> LF`. A sync appends the copies it records, in one write per batch,
-/// instead of creating a file per record: creating 10,000 small files costs
+/// JSON> LF`. A sync appends the copies it records whenever it saves the
+/// manifest (one write each time, at most about once a second), instead of
+/// creating a file per record: creating 10,000 small files costs
 /// seconds on some disks, one append costs milliseconds. The manifest says which
 /// copy is current (by content hash), so older and duplicate lines are harmless
 /// until `compacted` drops them, and a line cut short by a crash (no final LF)

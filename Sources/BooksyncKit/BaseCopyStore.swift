@@ -90,8 +90,10 @@ public final class BaseCopyStore: Sendable {
     /// copies have made it grow enough to be worth it. Call after the manifest
     /// is saved; the rewrite is atomic.
     func compactIfGrown(manifest: Manifest) throws(FileSystemError) {
-        guard let stat = try? FileSystem.stat(packPath), let compactedSize = Self.compactedSize(packPath),
-              stat.size > Int64(Self.compactionGrowth * compactedSize + Self.compactionSlack) else { return }
+        guard let stat = try? FileSystem.stat(packPath) else { return }
+        // A header that cannot be read (its first append was cut short) counts as never compacted.
+        let compactedSize = Self.compactedSize(packPath) ?? 0
+        guard stat.size > Int64(Self.compactionGrowth * compactedSize + Self.compactionSlack) else { return }
         guard let pack = currentPack() else { return }
         let body = BasePack.compacted(pack.bytes, index: pack.index, current: manifest.entries.mapValues(\.hash)).bytes
         let headerSize = Self.header(compactedSize: 0).count

@@ -6,8 +6,8 @@ import BooksyncCore
 ///   last name seen; it selects only names and revisions (`select __name__`)
 ///   unless bodies are wanted. On the emulator this is 4× faster than paging
 ///   through `GET …/books` with bodies and 7× faster without (BENCHMARKS.md),
-///   and it needs a request per 2,000 documents (10,000 without bodies)
-///   instead of per 300.
+///   and it needs a request per up to 2,000 documents (10,000 without
+///   bodies) instead of per 300.
 /// - Bodies come from `:batchGet` (answers in any order: keyed by name).
 /// - Writes go through `:batchWrite` (or `:commit` when atomic), preconditions
 ///   in the JSON body, chunked by count and size, a few requests in flight.
@@ -23,13 +23,19 @@ public struct FirestoreRemote: RemoteCollection {
     /// duration) for `--verbose`. Never includes headers or tokens.
     let log: @Sendable (String) -> Void
     /// Documents per listing query, with and without bodies; tests use fewer.
+    var firstQueryBatch = Self.firstQueryBatch
     var queryBatch = Self.defaultQueryBatch
     var namesQueryBatch = Self.defaultNamesQueryBatch
 
     /// Documents per `documents.list` page, when that is used (the emulator caps pages at 150).
     static let pageSize = 300
-    /// Documents per listing query with bodies (a response of a few MB).
+    /// Documents per listing query with bodies: the first asks for as many as a
+    /// `documents.list` page holds; later ones for as many as fit in about
+    /// `queryTargetBytes` at the size seen so far (documents can be up to 1 MiB),
+    /// at most `defaultQueryBatch`.
+    static let firstQueryBatch = 300
     static let defaultQueryBatch = 2_000
+    static let queryTargetBytes = 4 << 20
     /// Documents per listing query of names and revisions only (~200 bytes each).
     static let defaultNamesQueryBatch = 10_000
     /// Documents per `:batchGet` request.
@@ -96,10 +102,10 @@ public struct FirestoreRemote: RemoteCollection {
         let collectionID = String(collectionName[collectionName.index(after: slash)...])
         let url = endpoint.baseURL + URLPath.encode(parent) + ":runQuery"
         let during = "list \(target.collectionPath)"
-        let batch = withBodies ? queryBatch : namesQueryBatch
+        var batch = withBodies ? firstQueryBatch : namesQueryBatch
         var after: String?
         repeat {
-            let body = try await send(HTTPRequest(method: "POST", url: url, body: Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies)), during: during)
+            let (body, bytes) = try await sendMeasured(HTTPRequest(method: "POST", url: url, body: Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies)), during: during)
             guard case .array(let items) = body else { throw .malformedResponse(during: during, detail: "expected a JSON array") }
             var count = 0
             var lastName: String?
@@ -115,8 +121,11 @@ public struct FirestoreRemote: RemoteCollection {
                 count += 1
             }
             progress(count)
-            after = count >= batch ? lastName : nil
-        } while after != nil
+            guard count >= batch, let lastName else { break }
+            if lastName == after { throw .malformedResponse(during: during, detail: "the query did not move past \(lastName)") }
+            after = lastName
+            if withBodies { batch = min(queryBatch, max(1, Self.queryTargetBytes / max(1, bytes / count))) }
+        } while true
         return (found.listing, found.documents)
     }
 
@@ -366,6 +375,11 @@ public struct FirestoreRemote: RemoteCollection {
 
     /// Sends a request with auth, timeout and retries, and parses the JSON answer.
     func send(_ request: HTTPRequest, during: String) async throws(RemoteError) -> Value {
+        try await sendMeasured(request, during: during).value
+    }
+
+    /// `send`, also returning the size of the answer's body in bytes.
+    func sendMeasured(_ request: HTTPRequest, during: String) async throws(RemoteError) -> (value: Value, bytes: Int) {
         var request = request
         request.timeout = retry.requestTimeout
         if request.body != nil { request.headers["Content-Type"] = "application/json" }
@@ -387,7 +401,7 @@ public struct FirestoreRemote: RemoteCollection {
                 log("\(request.method) \(path) → \(response.status) in \(Self.milliseconds(since: sent)) ms")
                 if (200..<300).contains(response.status) {
                     do {
-                        return try JSONParser.parse(response.body, decodeTags: false)
+                        return (try JSONParser.parse(response.body, decodeTags: false), response.body.count)
                     } catch {
                         lastProblem = "the answer is not valid JSON (\(error))"
                         // A truncated or garbled answer is worth another try.

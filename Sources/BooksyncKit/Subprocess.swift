@@ -15,7 +15,11 @@ public enum Subprocess {
     public static func run(_ arguments: [String], captureOutput: Bool = false) -> (status: Int32, output: [UInt8]) {
         guard !arguments.isEmpty else { return (127, []) }
         var pipeEnds: [Int32] = [-1, -1]
-        if captureOutput, pipe(&pipeEnds) != 0 { return (127, []) }
+        if captureOutput {
+            guard pipe(&pipeEnds) == 0 else { return (127, []) }
+            // Not inherited by programs other threads start meanwhile (they would hold the write end open).
+            for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        }
         #if canImport(Darwin)
         var actions: posix_spawn_file_actions_t? = nil
         #else
@@ -36,7 +40,7 @@ public enum Subprocess {
         var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in cArguments { free(pointer) } }
         var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, arguments[0], &actions, nil, &cArguments, environ)
+        let spawned = posix_spawnp(&pid, arguments[0], &actions, nil, &cArguments, currentEnvironment)
         if captureOutput { close(pipeEnds[1]) }
         guard spawned == 0 else {
             if captureOutput { close(pipeEnds[0]) }
@@ -62,5 +66,14 @@ public enum Subprocess {
         // WIFEXITED / WEXITSTATUS, spelled out: the C macros are not imported.
         let exited = status & 0x7F == 0
         return (exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F), output)
+    }
+
+    /// This process's environment block (`environ`, which Darwin does not declare).
+    public static var currentEnvironment: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?> {
+        #if canImport(Darwin)
+        return _NSGetEnviron()!.pointee!
+        #else
+        return environ
+        #endif
     }
 }

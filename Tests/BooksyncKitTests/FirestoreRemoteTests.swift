@@ -75,14 +75,35 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
         #expect(requests.allSatisfy { $0.headers["Authorization"] == "Bearer secret-token-123" })
     }
 
-    @Test func listingWithBodiesSelectsEverythingAndStopsAtAShortBatch() async throws {
-        let script = ScriptedTransport([.response(200, try recorded("runquery-names-1.json"))])
-        let (listing, documents) = try await remote(script).listDocuments { _ in }
-        #expect(listing.revisions.count == 1)
-        #expect(documents.count == 1)
-        let body = String(decoding: script.requests.withLock { $0 }[0].body ?? [], as: UTF8.self)
-        #expect(!body.contains("select"))
-        #expect(body.contains(#""limit": 2000"#))
+    @Test func listingWithBodiesSizesLaterQueriesByWhatTheFirstReturned() async throws {
+        let script = ScriptedTransport([
+            .response(200, try recorded("runquery-names-1.json")),
+            .response(200, try recorded("runquery-names-2.json")),
+        ])
+        var remote = self.remote(script)
+        remote.firstQueryBatch = 1
+        remote.queryBatch = 5
+        let (listing, documents) = try await remote.listDocuments { _ in }
+        #expect(listing.revisions.count == 2)
+        #expect(documents.count == 2)
+        let bodies = script.requests.withLock { $0 }.map { String(decoding: $0.body ?? [], as: UTF8.self) }
+        #expect(bodies.count == 2)
+        #expect(!bodies[0].contains("select"))
+        #expect(bodies[0].contains(#""limit": 1,"#))
+        // ~250 bytes per document seen: as many as fit in 4 MiB, capped at queryBatch; one came back, so that was the end.
+        #expect(bodies[1].contains(#""limit": 5,"#))
+    }
+
+    @Test func aQueryThatDoesNotMoveOnIsAnError() async throws {
+        let script = ScriptedTransport([
+            .response(200, try recorded("runquery-names-1.json")),
+            .response(200, try recorded("runquery-names-1.json")),
+        ])
+        var remote = self.remote(script)
+        remote.namesQueryBatch = 1
+        await #expect(throws: RemoteError.malformedResponse(during: "list books", detail: "the query did not move past projects/rec/databases/(default)/documents/books/dune")) {
+            try await remote.listRevisions { _ in }
+        }
     }
 
     @Test func aServerWithoutRunQueryIsPagedThroughDocumentsList() async throws {

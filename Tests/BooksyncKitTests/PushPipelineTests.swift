@@ -76,7 +76,9 @@ import BooksyncTestSupport
         let collection = try Self.collection(records: 2_000, in: scratch)
         // Chunks 0 and 2 answer late; chunk 1 is refused at once, before they answer.
         let remote = ScriptedRemote(failing: ["b0500"], delay: .milliseconds(300))
-        await #expect(throws: BooksyncError.self) { try await collection.push(remote: remote) }
+        await #expect(throws: BooksyncError.remote(.rejected(during: "write 500 documents", status: 400, code: "INVALID_ARGUMENT", message: "refused by the test"))) {
+            try await collection.push(remote: remote)
+        }
         let sent = remote.chunks.withLock { $0 }.map { $0.first ?? "" }.sorted()
         #expect(sent == ["b0000", "b0500", "b1000"], "no chunk may start after the refusal")
         let manifest = try collection.loadManifest()
@@ -92,5 +94,19 @@ import BooksyncTestSupport
         #expect(report.events.count == 1_000)
         #expect(retry.chunks.withLock { $0 }.joined().sorted() == (500..<1000).map { String(format: "b%04d", $0) } + (1500..<2000).map { String(format: "b%04d", $0) })
         #expect(try collection.loadManifest().entries.count == 2_000)
+    }
+
+    @Test func cancellingStopsNewChunksAndRecordsThoseInFlight() async throws {
+        let scratch = try ScratchDirectory()
+        let collection = try Self.collection(records: 2_000, in: scratch)
+        let remote = ScriptedRemote(delay: .milliseconds(400))
+        let push = Task { try await collection.push(remote: remote) }
+        // Wait until the first three chunks are in flight, then Ctrl-C.
+        for _ in 0..<200 where remote.chunks.withLock({ $0.count }) < 3 { try await Task.sleep(for: .milliseconds(10)) }
+        push.cancel()
+        await #expect(throws: BooksyncError.interrupted) { try await push.value }
+        #expect(remote.chunks.withLock { $0.count } == 3, "no chunk may start after the cancellation")
+        // The answers of the chunks in flight were recorded (the fake remote applied them).
+        #expect(try collection.loadManifest().entries.count == 1_500)
     }
 }
