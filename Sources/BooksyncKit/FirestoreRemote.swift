@@ -72,31 +72,44 @@ public struct FirestoreRemote: RemoteCollection {
     // MARK: listing
 
     public func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
-        try await list(withBodies: false, progress: progress).listing
+        var all = RemoteListing()
+        try await list(withBodies: false, progress: progress) { listing, _ in
+            all.revisions.merge(listing.revisions) { _, new in new }
+            all.unusable += listing.unusable
+        }
+        return all
     }
 
-    public func listDocuments(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> (listing: RemoteListing, documents: [RecordID: RemoteDocument]) {
-        try await list(withBodies: true, progress: progress)
+    public func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
+                              progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
+        try await list(withBodies: true, progress: progress) { batch($0, $1) }
     }
 
     /// The whole collection, by `:runQuery`; a server that does not offer it
     /// (a gateway answering 404 or 501 UNIMPLEMENTED) is paged through
     /// `documents.list` instead, as DESIGN.md §5 first described.
-    private func list(withBodies: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> (listing: RemoteListing, documents: [RecordID: RemoteDocument]) {
+    /// Each answer's documents go to `each` as it arrives.
+    private func list(withBodies: Bool, progress: @escaping @Sendable (Int) -> Void,
+                      each: (RemoteListing, [RecordID: RemoteDocument]) -> Void) async throws(RemoteError) {
+        var handedOn = false
         do {
-            return try await query(withBodies: withBodies, progress: progress)
+            try await query(withBodies: withBodies, progress: progress) { listing, documents in
+                handedOn = true
+                each(listing, documents)
+            }
         } catch {
-            guard case .rejected(_, let status, let code, _) = error, status == 404 || status == 501 || code == "UNIMPLEMENTED" else { throw error }
+            // Refused before any answer: the server has no :runQuery.
+            guard !handedOn, case .rejected(_, let status, let code, _) = error, status == 404 || status == 501 || code == "UNIMPLEMENTED" else { throw error }
             log(":runQuery refused (\(status) \(code)): listing page by page")
-            return try await page(withBodies: withBodies, progress: progress)
+            try await page(withBodies: withBodies, progress: progress, each: each)
         }
     }
 
     /// Queries the whole collection in batches ordered by name, each continuing
     /// after the last name of the one before; names and revisions only
     /// (`select __name__`) unless `withBodies`.
-    private func query(withBodies: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> (listing: RemoteListing, documents: [RecordID: RemoteDocument]) {
-        var found = ListedDocuments(withBodies: withBodies)
+    private func query(withBodies: Bool, progress: @escaping @Sendable (Int) -> Void,
+                       each: (RemoteListing, [RecordID: RemoteDocument]) -> Void) async throws(RemoteError) {
         let slash = collectionName.lastIndex(of: "/")!  // documentsRoot has slashes
         let parent = String(collectionName[..<slash])
         let collectionID = String(collectionName[collectionName.index(after: slash)...])
@@ -107,6 +120,7 @@ public struct FirestoreRemote: RemoteCollection {
         repeat {
             let (body, bytes) = try await sendMeasured(HTTPRequest(method: "POST", url: url, body: Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies)), during: during)
             guard case .array(let items) = body else { throw .malformedResponse(during: during, detail: "expected a JSON array") }
+            var found = ListedDocuments(withBodies: withBodies)
             var count = 0
             var lastName: String?
             for item in items {
@@ -120,19 +134,19 @@ public struct FirestoreRemote: RemoteCollection {
                 lastName = try found.add(document, remote: self, during: during)
                 count += 1
             }
+            each(found.listing, found.documents)
             progress(count)
             guard count >= batch, let lastName else { break }
             if lastName == after { throw .malformedResponse(during: during, detail: "the query did not move past \(lastName)") }
             after = lastName
             if withBodies { batch = min(queryBatch, max(1, Self.queryTargetBytes / max(1, bytes / count))) }
         } while true
-        return (found.listing, found.documents)
     }
 
     /// Pages through `documents.list` to the end; names and revisions only
     /// (`mask.fieldPaths=__name__`) unless `withBodies`.
-    private func page(withBodies: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> (listing: RemoteListing, documents: [RecordID: RemoteDocument]) {
-        var found = ListedDocuments(withBodies: withBodies)
+    private func page(withBodies: Bool, progress: @escaping @Sendable (Int) -> Void,
+                      each: (RemoteListing, [RecordID: RemoteDocument]) -> Void) async throws(RemoteError) {
         var pageToken: String?
         let collectionURL = endpoint.baseURL + URLPath.encode(collectionName)
         let during = "list \(target.collectionPath)"
@@ -142,15 +156,16 @@ public struct FirestoreRemote: RemoteCollection {
             let body = try await send(HTTPRequest(method: "GET", url: url), during: during)
             guard case .map(let page) = body else { throw .malformedResponse(during: during, detail: "not a JSON object") }
             if case .array(let items)? = page["documents"] {
+                var found = ListedDocuments(withBodies: withBodies)
                 for item in items {
                     guard case .map(let document) = item else { throw .malformedResponse(during: during, detail: "a document that is not an object") }
                     _ = try found.add(document, remote: self, during: during)
                 }
+                each(found.listing, found.documents)
                 progress(items.count)
             }
             if case .string(let next)? = page["nextPageToken"], !next.isEmpty { pageToken = next } else { pageToken = nil }
         } while pageToken != nil
-        return (found.listing, found.documents)
     }
 
     /// The body of one listing query: the collection in name order, `limit`

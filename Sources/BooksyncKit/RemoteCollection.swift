@@ -78,8 +78,11 @@ public protocol RemoteCollection: Sendable {
     /// Revisions of every document, following pages to the end; no bodies.
     func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing
     /// Every document with its body: fewer requests than listing and fetching
-    /// when nearly every body is needed anyway (a first pull).
-    func listDocuments(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> (listing: RemoteListing, documents: [RecordID: RemoteDocument])
+    /// when nearly every body is needed anyway (a first pull). Each answer's
+    /// documents go to `batch` as soon as it arrives, so the caller can write
+    /// them while the next answer is on its way.
+    func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
+                       progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError)
     /// Bodies of the given documents; ids that do not exist are absent from the result.
     func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument]
     /// Applies guarded writes; `atomic` applies all or none.

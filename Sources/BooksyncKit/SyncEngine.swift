@@ -152,12 +152,13 @@ extension CollectionDirectory {
         }
     }
 
-    /// Classifies every record known to any side, sorted by id. `bodies` holds
+    /// Classifies every record known to any side (or just `ids`), sorted by id. `bodies` holds
     /// the fetched documents; a listed document whose body was asked for but not
     /// returned was deleted in between and counts as absent. With `includeClean`
     /// false only the records that differ are returned (what status lists), which
     /// spares sorting the whole collection.
-    func classify(scan: LocalScan, manifest: Manifest, listing: RemoteListing?, bodies: [RecordID: RemoteDocument], includeClean: Bool = true) -> [RecordStatus] {
+    func classify(scan: LocalScan, manifest: Manifest, listing: RemoteListing?, bodies: [RecordID: RemoteDocument], includeClean: Bool = true,
+                  only ids: [RecordID]? = nil) -> [RecordStatus] {
         var result: [RecordStatus] = []
         func visit(_ id: RecordID) {
             let base = manifest.entries[id]
@@ -174,10 +175,14 @@ extension CollectionDirectory {
             }
             if includeClean || state != .clean { result.append(RecordStatus(id: id, state: state)) }
         }
-        for id in scan.files.keys { visit(id) }
-        for id in manifest.entries.keys where scan.files[id] == nil { visit(id) }
-        if let listing {
-            for id in listing.revisions.keys where scan.files[id] == nil && manifest.entries[id] == nil { visit(id) }
+        if let ids {
+            for id in ids { visit(id) }
+        } else {
+            for id in scan.files.keys { visit(id) }
+            for id in manifest.entries.keys where scan.files[id] == nil { visit(id) }
+            if let listing {
+                for id in listing.revisions.keys where scan.files[id] == nil && manifest.entries[id] == nil { visit(id) }
+            }
         }
         return result.sorted { $0.id < $1.id }
     }
@@ -227,32 +232,93 @@ extension CollectionDirectory {
         let lock = options.dryRun ? nil : try self.lock(onStaleLock: onStaleLock)
         defer { lock?.release() }
         let (manifest, scan) = try startSync(options)
-        let listing: RemoteListing
-        let bodies: [RecordID: RemoteDocument]
-        let needed: [RecordID]
+        var report = SyncReport(command: "pull", dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: [])
+        var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint)
+        let applying = PullApplication(scan: scan, conflictsExist: FileSystem.exists(paths.conflicts),
+                                       counter: ProgressCounter(phase: "applying", total: nil, report: progress))
         if manifest.entries.isEmpty {
-            // A first pull needs every body: list them in the pages themselves.
-            let counter = ProgressCounter(phase: "downloading", total: nil, report: progress)
-            do {
-                (listing, bodies) = try await remote.listDocuments { counter.add($0) }
-            } catch {
-                throw Task.isCancelled ? .interrupted : .remote(error)
-            }
-            needed = Array(listing.revisions.keys)
+            try await firstPull(remote, scan: scan, manifest: manifest, options: options, applying: applying,
+                                base: &base, report: &report, progress: progress)
         } else {
-            listing = try await listRemoteRevisions(remote, progress: progress)
-            needed = listing.revisions.keys.filter { id in
+            let listing = try await listRemoteRevisions(remote, progress: progress)
+            let needed = listing.revisions.keys.filter { id in
                 if case .invalid? = scan.files[id] { return false }
                 return manifest.entries[id]?.revision != listing.revisions[id]
             }
-            bodies = try await fetchRemoteBodies(remote, ids: needed, progress: progress)
+            let bodies = try await fetchRemoteBodies(remote, ids: needed, progress: progress)
+            // A document listed but gone when its body was fetched was deleted meanwhile.
+            var current = listing
+            for id in needed where bodies[id] == nil { current.revisions[id] = nil }
+            report.unusableRemote = listing.unusable
+            let steps = planPull(nil, scan: scan, manifest: manifest, listing: current, bodies: bodies, options: options, report: &report)
+            let deletes = steps.filter { $0.1 == .delete }.count
+            if !options.force, options.deleteGuard.refuses(deletes: deletes, baseCount: manifest.entries.count) {
+                throw .massDelete(command: "pull", deletes: deletes, baseCount: manifest.entries.count, maximumPercent: options.deleteGuard.maximumPercent)
+            }
+            if options.dryRun {
+                report.events += Self.dryRunEvents(steps)
+                return report
+            }
+            try applyPullSteps(steps, bodies: bodies, revisions: current.revisions, applying: applying, base: &base, report: &report)
         }
-        // A document listed but gone when its body was fetched was deleted meanwhile.
-        var current = listing
-        for id in needed where bodies[id] == nil { current.revisions[id] = nil }
-        let states = classify(scan: scan, manifest: manifest, listing: current, bodies: bodies)
+        if !options.dryRun { try base.finish() }
+        return report
+    }
 
-        var report = SyncReport(command: "pull", dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: listing.unusable)
+    /// A first pull: every body is needed, so they come in the listing itself,
+    /// and each answer's documents are written while the next answer is on its
+    /// way. Nothing can be deleted (there is no base), so no mass-delete guard.
+    private func firstPull(_ remote: any RemoteCollection, scan: LocalScan, manifest: Manifest, options: SyncOptions,
+                           applying: PullApplication, base: inout BaseState, report: inout SyncReport,
+                           progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) {
+        typealias Batch = (listing: RemoteListing, documents: [RecordID: RemoteDocument])
+        let (batches, continuation) = AsyncStream.makeStream(of: Batch.self)
+        let downloaded = ProgressCounter(phase: "downloading", total: nil, report: progress)
+        let lister = Task { () async -> RemoteError? in
+            defer { continuation.finish() }
+            do throws(RemoteError) {
+                try await remote.listDocuments(batch: { continuation.yield(($0, $1)) }, progress: { downloaded.add($0) })
+                return nil
+            } catch {
+                return error
+            }
+        }
+        var failure: BooksyncError?
+        await withTaskCancellationHandler {
+            for await batch in batches where failure == nil {
+                report.unusableRemote += batch.listing.unusable
+                let steps = planPull(Array(batch.listing.revisions.keys), scan: scan, manifest: manifest, listing: batch.listing,
+                                     bodies: batch.documents, options: options, report: &report)
+                if options.dryRun {
+                    report.events += Self.dryRunEvents(steps)
+                    continue
+                }
+                do throws(BooksyncError) {
+                    try applyPullSteps(steps, bodies: batch.documents, revisions: batch.listing.revisions, applying: applying,
+                                       base: &base, report: &report)
+                } catch {
+                    failure = error
+                    lister.cancel()
+                }
+            }
+        } onCancel: {
+            lister.cancel()
+        }
+        if failure == nil, let error = await lister.value { failure = Task.isCancelled ? .interrupted : .remote(error) }
+        if failure == nil, Task.isCancelled { failure = .interrupted }
+        // Batches arrive in the server's order; report in id order, as for every other pull.
+        report.events.sort { $0.id < $1.id }
+        if let failure {
+            if !options.dryRun { try base.save() }  // keep what was done before the failure
+            throw failure
+        }
+    }
+
+    /// The pull steps for `ids` (every record known to any side when nil), and
+    /// the events of records that get none because they are invalid.
+    private func planPull(_ ids: [RecordID]?, scan: LocalScan, manifest: Manifest, listing current: RemoteListing,
+                          bodies: [RecordID: RemoteDocument], options: SyncOptions, report: inout SyncReport) -> [(RecordID, PullAction)] {
+        let states = classify(scan: scan, manifest: manifest, listing: current, bodies: bodies, only: ids)
         var steps: [(RecordID, PullAction)] = []
         for status in states {
             switch status.state {
@@ -277,22 +343,21 @@ extension CollectionDirectory {
                 steps.append((status.id, action))
             }
         }
-        let deletes = steps.filter { $0.1 == .delete }.count
-        if !options.force, options.deleteGuard.refuses(deletes: deletes, baseCount: manifest.entries.count) {
-            throw .massDelete(command: "pull", deletes: deletes, baseCount: manifest.entries.count, maximumPercent: options.deleteGuard.maximumPercent)
-        }
-        if options.dryRun {
-            report.events += steps.map { step in
-                if case .conflict(let kind) = step.1 { return SyncEvent(id: step.0, kind: .conflict(kind)) }
-                return SyncEvent(id: step.0, kind: .pulled(step.1))
-            }
-            return report
-        }
+        return steps
+    }
 
-        var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint)
-        let counter = ProgressCounter(phase: "applying", total: steps.count, report: progress)
-        let listed = current
-        let conflictsExist = FileSystem.exists(paths.conflicts)
+    private static func dryRunEvents(_ steps: [(RecordID, PullAction)]) -> [SyncEvent] {
+        steps.map { step in
+            if case .conflict(let kind) = step.1 { return SyncEvent(id: step.0, kind: .conflict(kind)) }
+            return SyncEvent(id: step.0, kind: .pulled(step.1))
+        }
+    }
+
+    /// Carries out pull steps: file work on several threads (each record touches
+    /// only its own files), then the base, in order. Stops at the first failure
+    /// or on cancellation, with what was done before recorded in `base`.
+    private func applyPullSteps(_ steps: [(RecordID, PullAction)], bodies: [RecordID: RemoteDocument], revisions: [RecordID: String],
+                                applying: PullApplication, base: inout BaseState, report: inout SyncReport) throws(BooksyncError) {
         // Records whose file names could be one file on a case-insensitive or
         // normalizing file system (macOS) go in a batch of their own, one by
         // one: the second then finds the file "changed" and is left alone.
@@ -300,16 +365,16 @@ extension CollectionDirectory {
         let colliding = Set(sharedNames.values.flatMap { $0.map(\.0) })
         let batches = steps.filter { !colliding.contains($0.0) }.chunked(into: 500).map { ($0, 32) }
             + steps.filter { colliding.contains($0.0) }.chunked(into: 1).map { ($0, 1) }
+        let scan = applying.scan
+        let conflictsExist = applying.conflictsExist
         for (batch, parallelChunk) in batches {
             if Task.isCancelled {
                 try base.save()
                 throw .interrupted
             }
-            // File work runs on several threads (each record touches only its own
-            // files); the manifest is updated afterwards, in order.
             let outcomes = ParallelMap.map(Array(batch), chunkSize: parallelChunk) { (id, action) in
                 applyPull(action, id: id, scanned: scan.files[id], document: bodies[id],
-                          revision: bodies[id]?.revision ?? listed.revisions[id], conflictsExist: conflictsExist)
+                          revision: bodies[id]?.revision ?? revisions[id], conflictsExist: conflictsExist)
             }
             var failure: BooksyncError?
             for ((id, _), outcome) in zip(batch, outcomes) {
@@ -326,10 +391,8 @@ extension CollectionDirectory {
                 throw failure
             }
             try base.saveIfDue()
-            counter.add(batch.count)
+            applying.counter.add(batch.count)
         }
-        try base.finish()
-        return report
     }
 
     /// Carries out one pull step on the files; returns what happened and what
@@ -590,6 +653,14 @@ extension CollectionDirectory {
         case .update(_, let revision), .delete(_, let revision): document?.revision == revision
         }
     }
+}
+
+/// What every batch of one pull's steps shares.
+private struct PullApplication: Sendable {
+    let scan: LocalScan
+    /// Whether `.booksync/conflicts/` exists, so settled conflicts are cleared.
+    let conflictsExist: Bool
+    let counter: ProgressCounter
 }
 
 /// What loading one planned push step gave.

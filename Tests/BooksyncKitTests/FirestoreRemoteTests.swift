@@ -83,9 +83,11 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
         var remote = self.remote(script)
         remote.firstQueryBatch = 1
         remote.queryBatch = 5
-        let (listing, documents) = try await remote.listDocuments { _ in }
-        #expect(listing.revisions.count == 2)
-        #expect(documents.count == 2)
+        let batches = Mutex<[(RemoteListing, [RecordID: RemoteDocument])]>([])
+        try await remote.listDocuments(batch: { listing, documents in batches.withLock { $0.append((listing, documents)) } }, progress: { _ in })
+        // Each answer is handed on by itself, as it arrives.
+        #expect(batches.withLock { $0.map { $0.0.revisions.keys.map(\.rawValue) } } == [["dune"], ["solaris"]])
+        #expect(batches.withLock { $0.map(\.1.count) } == [1, 1])
         let bodies = script.requests.withLock { $0 }.map { String(decoding: $0.body ?? [], as: UTF8.self) }
         #expect(bodies.count == 2)
         #expect(!bodies[0].contains("select"))

@@ -23,9 +23,8 @@ import BooksyncTestSupport
         }
 
         func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing { RemoteListing() }
-        func listDocuments(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> (listing: RemoteListing, documents: [RecordID: RemoteDocument]) {
-            (RemoteListing(), [:])
-        }
+        func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
+                           progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {}
         func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument] { [:] }
 
         func write(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome] {
