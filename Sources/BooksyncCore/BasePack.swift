@@ -75,11 +75,6 @@ public enum BasePack {
         return (out, missing)
     }
 
-    /// How many lines the pack holds in all (current or not).
-    public static func lineCount(_ index: [String: [Entry]]) -> Int {
-        index.values.reduce(0) { $0 + $1.count }
-    }
-
     public static let tab = UInt8(ascii: "\t")
     public static let newline = UInt8(ascii: "\n")
 }

@@ -75,7 +75,7 @@ public final class BaseCopyStore: Sendable {
             // Two branches that both synced both appended: git's union merge keeps
             // both sides' lines, which is exactly right for this file.
             try? FileSystem.writeAtomically(Array(Self.gitAttributes.utf8), to: paths.base + "/.gitattributes")
-            bytes = Self.header(compactedSize: Self.header(compactedSize: 0).count + lines.count)
+            bytes = Self.header(compactedSize: Self.headerLength + lines.count)
         } else {
             var last: UInt8 = 0
             if pread(fd, &last, 1, off_t(size - 1)) == 1, last != BasePack.newline { bytes.append(BasePack.newline) }
@@ -96,8 +96,7 @@ public final class BaseCopyStore: Sendable {
         guard stat.size > Int64(Self.compactionGrowth * compactedSize + Self.compactionSlack) else { return }
         guard let pack = currentPack() else { return }
         let body = BasePack.compacted(pack.bytes, index: pack.index, current: manifest.entries.mapValues(\.hash)).bytes
-        let headerSize = Self.header(compactedSize: 0).count
-        try FileSystem.writeAtomically(Self.header(compactedSize: headerSize + body.count) + body, to: packPath, durable: true)
+        try FileSystem.writeAtomically(Self.header(compactedSize: Self.headerLength + body.count) + body, to: packPath, durable: true)
     }
 
     /// The first line: what the file is, and its size right after the last
@@ -107,6 +106,8 @@ public final class BaseCopyStore: Sendable {
         return Array("# booksync base copies: id<TAB>content hash<TAB>record; size when compacted: \(String(repeating: "0", count: max(0, 12 - digits.count)) + digits)\n".utf8)
     }
 
+    static let headerLength = header(compactedSize: 0).count
+
     static func compactedSize(_ path: String) -> Int? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
@@ -115,10 +116,6 @@ public final class BaseCopyStore: Sendable {
         let n = read(fd, &buffer, buffer.count)
         guard n > 0, let end = buffer[..<n].firstIndex(of: BasePack.newline),
               let colon = buffer[..<end].lastIndex(of: UInt8(ascii: ":")) else { return nil }
-        return Int(String(decoding: buffer[(colon + 1)..<end], as: UTF8.self).trimmingSpaces)
+        return Int(String(decoding: buffer[(colon + 1)..<end], as: UTF8.self).trimmingWhitespace)
     }
-}
-
-private extension String {
-    var trimmingSpaces: String { String(drop { $0 == " " }) }
 }

@@ -126,9 +126,8 @@ public struct FirestoreRemote: RemoteCollection {
             for item in items {
                 guard case .map(let entry) = item else { throw .malformedResponse(during: during, detail: "an entry that is not an object") }
                 if case .map(let error)? = entry["error"] {
-                    let code = error["status"].flatMap { if case .string(let s) = $0 { s } else { nil } } ?? "UNKNOWN"
-                    let message = error["message"].flatMap { if case .string(let s) = $0 { s } else { nil } } ?? ""
-                    throw .rejected(during: during, status: 200, code: code, message: message)
+                    let (code, message) = Self.errorDetails(error)
+                    throw .rejected(during: during, status: 200, code: code.isEmpty ? "UNKNOWN" : code, message: message)
                 }
                 guard case .map(let document)? = entry["document"] else { continue }  // readTime-only entries
                 lastName = try found.add(document, remote: self, during: during)
@@ -469,6 +468,12 @@ public struct FirestoreRemote: RemoteCollection {
         guard case .map(let top)? = try? JSONParser.parse(body, decodeTags: false), case .map(let error)? = top["error"] else {
             return ("", String(decoding: body.prefix(200), as: UTF8.self).trimmingWhitespace)
         }
+        return errorDetails(error)
+    }
+
+    /// Status name and message of a Firestore error object (`{"code", "status", "message"}`),
+    /// as an error answer or an entry of a `:runQuery` answer carries it.
+    static func errorDetails(_ error: [String: Value]) -> (code: String, message: String) {
         var code = ""
         var message = ""
         if case .string(let s)? = error["status"] { code = s }

@@ -304,7 +304,8 @@ extension CollectionDirectory {
         } onCancel: {
             lister.cancel()
         }
-        if failure == nil, let error = await lister.value { failure = Task.isCancelled ? .interrupted : .remote(error) }
+        // Always awaited, also after a failure cancelled it: nothing outlives the command.
+        if let error = await lister.value, failure == nil { failure = Task.isCancelled ? .interrupted : .remote(error) }
         if failure == nil, Task.isCancelled { failure = .interrupted }
         // Batches arrive in the server's order; report in id order, as for every other pull.
         report.events.sort { $0.id < $1.id }
