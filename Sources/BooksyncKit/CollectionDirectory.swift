@@ -33,6 +33,7 @@ public struct CollectionDirectory: Sendable {
     static func open(_ paths: CollectionPaths) throws(BooksyncError) -> CollectionDirectory {
         let bytes: [UInt8]
         do {
+            try paths.verifyStateKinds()
             bytes = try FileSystem.readFile(paths.config)
         } catch {
             throw .io(error)

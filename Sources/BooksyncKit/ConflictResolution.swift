@@ -117,6 +117,12 @@ extension CollectionDirectory {
                 continue
             }
             let file = paths.recordFile(id.fileName)
+            // A link, FIFO or device in the record's place is reported like every
+            // command reports it, and neither read, replaced nor removed.
+            if let kind = try? FileSystem.stat(file).kind, kind != .regular {
+                outcomes.append((id, .invalidLocal([RecordDiagnostic(message: FileSystemError.refusal(kind))])))
+                continue
+            }
             do throws(FileSystemError) {
                 switch choice {
                 case .theirs:

@@ -26,8 +26,21 @@ public struct FormatReport: Sendable, Equatable {
 extension CollectionDirectory {
     /// Absolute paths of the files named, or of every record-like file in the
     /// collection directory when none are named.
+    /// Files named on the command line must be record files of this collection:
+    /// `fmt` rewrites what it is given, and a path outside must never be rewritten.
     public func recordFilePaths(_ arguments: [String]) throws(BooksyncError) -> [String] {
-        if !arguments.isEmpty { return arguments.map(FileSystem.absolute) }
+        if !arguments.isEmpty {
+            let root = FileSystem.realPath(paths.root) ?? paths.root
+            return try arguments.map { argument throws(BooksyncError) in
+                let path = FileSystem.absolute(argument)
+                // The directory may be reached through links the user chose; the file itself is never followed.
+                let directory = FileSystem.split(path).directory
+                guard FileSystem.realPath(directory) == root else {
+                    throw .invalidArgument("\(argument): not a record file of the collection in \(paths.root); records are the *.json files directly in it")
+                }
+                return paths.recordFile(FileSystem.split(path).name)
+            }
+        }
         do {
             return try FileSystem.listDirectory(paths.root)
                 .filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
@@ -62,7 +75,7 @@ extension CollectionDirectory {
         do {
             bytes = try FileSystem.readFile(path)
         } catch {
-            return [RecordDiagnostic(message: error.description)]
+            return [error.diagnostic]
         }
         switch rules.load(bytes, id: id) {
         case .success: return []
@@ -86,7 +99,7 @@ extension CollectionDirectory {
         do {
             bytes = try FileSystem.readFile(path)
         } catch {
-            return .failed(RecordDiagnostic(message: error.description))
+            return .failed(error.diagnostic)
         }
         switch rules.parse(bytes) {
         case .failure(let diagnostic):
@@ -98,7 +111,7 @@ extension CollectionDirectory {
             do {
                 try FileSystem.writeAtomically(canonical, to: path)
             } catch {
-                return .failed(RecordDiagnostic(message: error.description))
+                return .failed(error.diagnostic)
             }
             return .reformatted
         }

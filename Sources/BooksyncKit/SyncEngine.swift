@@ -401,17 +401,25 @@ extension CollectionDirectory {
     private func applyPull(_ action: PullAction, id: RecordID, scanned: LocalFileState?, document: RemoteDocument?, revision: String?,
                            conflictsExist: Bool) -> Result<(SyncEventKind, BaseChange), BooksyncError> {
         let file = paths.recordFile(id.fileName)
-        // The file must still be what the scan saw, or a concurrent edit would be lost.
-        guard localFileUnchanged(file, since: scanned) else { return .success((.changedDuringSync, .none)) }
+        // The file must still be what the scan saw, or a concurrent edit would be
+        // lost: writes and removals check it at the moment of replacement (see
+        // `FileSystem.replace(_:with:ifCurrent:)`); the other steps only here.
+        let stillScanned: ([UInt8]?) -> Bool = { bytes in self.matchesScan(bytes, scanned) }
+        switch action {
+        case .write, .delete, .merge: break
+        default: guard stillScanned(try? FileSystem.readFile(file)) else { return .success((.changedDuringSync, .none)) }
+        }
         let change: BaseChange
         do {
             switch action {
             case .write:
                 guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
-                try FileSystem.writeAtomically(record.canonicalBytes, to: file)
+                guard try FileSystem.replace(file, with: record.canonicalBytes, ifCurrent: stillScanned) else {
+                    return .success((.changedDuringSync, .none))
+                }
                 change = BaseState.copy(record, revision: revision)
             case .delete:
-                try FileSystem.remove(file)
+                guard try FileSystem.remove(file, ifCurrent: stillScanned) else { return .success((.changedDuringSync, .none)) }
                 change = .forgotten(id)
             case .adopt:
                 guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
@@ -420,7 +428,9 @@ extension CollectionDirectory {
                 change = .forgotten(id)
             case .merge(let fields):
                 guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
-                try FileSystem.writeAtomically(rules.canonicalBytes(fields), to: file)
+                guard try FileSystem.replace(file, with: rules.canonicalBytes(fields), ifCurrent: stillScanned) else {
+                    return .success((.changedDuringSync, .none))
+                }
                 change = BaseState.copy(record, revision: revision)
             case .keepLocal:
                 if let record = document?.record, let revision {
@@ -441,14 +451,14 @@ extension CollectionDirectory {
         return .success((.pulled(action), change))
     }
 
-    /// True if the file still has the content (or absence) the scan recorded.
-    private func localFileUnchanged(_ path: String, since scanned: LocalFileState?) -> Bool {
-        let bytes = try? FileSystem.readFile(path)
+    /// True if `bytes` (nil: no file) are the content (or absence) the scan recorded.
+    private func matchesScan(_ bytes: [UInt8]?, _ scanned: LocalFileState?) -> Bool {
         switch (scanned, bytes) {
         case (nil, nil): return true
         case (nil, _?), (_?, nil): return false
         case (.invalid?, _?): return false
         case (.valid(let hash)?, let bytes?):
+            if SHA256.contentHash(bytes) == hash { return true }  // canonical, as booksync wrote it
             guard case .success(let fields) = rules.parse(bytes) else { return false }
             return SHA256.contentHash(rules.canonicalBytes(fields)) == hash
         }
