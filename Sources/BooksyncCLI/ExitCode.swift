@@ -21,7 +21,9 @@ extension BooksyncError {
     /// The exit code a CLI reports for this error.
     var exitCode: ExitCode {
         switch self {
-        case .notACollection, .alreadyInitialized, .invalidArgument: .usage
+        // An unfinished git merge is for the user to finish, like a missing
+        // collection: nothing failed and retrying cannot help.
+        case .notACollection, .alreadyInitialized, .invalidArgument, .unfinishedGitMerge: .usage
         case .damagedStateFile, .io, .remote: .failure
         case .lockHeld, .massDelete: .refused
         case .interrupted: .interrupted

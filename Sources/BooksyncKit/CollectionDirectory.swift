@@ -41,6 +41,7 @@ public struct CollectionDirectory: Sendable {
             let config = try CollectionConfig.decode(bytes)
             return CollectionDirectory(paths: paths, config: config, configFingerprint: SHA256.contentHash(bytes))
         } catch {
+            if GitConflictMarkers.found(in: bytes) { throw .unfinishedGitMerge(path: paths.config) }
             throw .damagedStateFile(path: paths.config, error)
         }
     }
@@ -81,6 +82,7 @@ public struct CollectionDirectory: Sendable {
         do {
             return try Manifest.decode(bytes)
         } catch {
+            if GitConflictMarkers.found(in: bytes) { throw .unfinishedGitMerge(path: paths.manifest) }
             throw .damagedStateFile(path: paths.manifest, error)
         }
     }
