@@ -50,6 +50,7 @@ public enum BooksyncCommand {
         [
             InitCommand.self, StatusCommand.self, DiffCommand.self, PullCommand.self, PushCommand.self, SyncCommand.self,
             ResolveCommand.self, ValidateCommand.self, FormatCommand.self, MergeFileCommand.self,
+            MergeManifestCommand.self,
         ]
     }
 
@@ -178,8 +179,9 @@ public enum BooksyncCommand {
             "",
             "commands:",
         ]
+        let nameWidth = subcommands.map { $0.name.count }.max()! + 2
         for command in subcommands {
-            lines.append("  " + command.name.padding(to: 12) + command.summary)
+            lines.append("  " + command.name.padding(to: nameWidth) + command.summary)
         }
         lines += ["", "global options:"]
         lines += optionLines(globalOptions)

@@ -22,7 +22,9 @@ extension BooksyncError {
     /// The exit code a CLI reports for this error.
     var exitCode: ExitCode {
         switch self {
-        case .notACollection, .alreadyInitialized, .invalidArgument: .usage
+        // An unfinished git merge is for the user to finish, like a missing
+        // collection: nothing failed and retrying cannot help.
+        case .notACollection, .alreadyInitialized, .invalidArgument, .unfinishedGitMerge: .usage
         // A link or FIFO planted where booksync keeps its state: a safety refusal, not a failed disk.
         case .io(let error) where error.unsafeKind != nil: .refused
         case .damagedStateFile, .io, .remote: .failure

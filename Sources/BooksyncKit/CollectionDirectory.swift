@@ -42,6 +42,7 @@ public struct CollectionDirectory: Sendable {
             let config = try CollectionConfig.decode(bytes)
             return CollectionDirectory(paths: paths, config: config, configFingerprint: SHA256.contentHash(bytes))
         } catch {
+            if GitConflictMarkers.found(in: bytes) { throw .unfinishedGitMerge(path: paths.config) }
             throw .damagedStateFile(path: paths.config, error)
         }
     }
@@ -82,6 +83,7 @@ public struct CollectionDirectory: Sendable {
         do {
             return try Manifest.decode(bytes)
         } catch {
+            if GitConflictMarkers.found(in: bytes) { throw .unfinishedGitMerge(path: paths.manifest) }
             throw .damagedStateFile(path: paths.manifest, error)
         }
     }
