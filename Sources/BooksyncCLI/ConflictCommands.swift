@@ -137,6 +137,8 @@ enum ResolveCommand: Subcommand {
         for (id, outcome) in outcomes {
             let path = context.shownPath(collection.paths.root + "/" + id.fileName)
             switch outcome {
+            case .keptLocal where !FileSystem.exists(collection.paths.recordFile(id.fileName)):
+                context.console.out("resolved \(path) with the local delete; booksync push deletes it remotely")
             case .keptLocal:
                 context.console.out("resolved \(path) with the local version; booksync push publishes it")
             case .tookRemote:

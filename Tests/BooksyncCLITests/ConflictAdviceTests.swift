@@ -70,6 +70,9 @@ import Testing
             let command = try #require(Self.suggestedCommands(line).first { $0.last == "--" + choice.rawValue }, "\(line)")
             let resolved = try BinaryTests.run(command, in: ws.root, environment: ws.environment)
             #expect(resolved.status == 0, "\(command): \(resolved.stdout)\(resolved.stderr)")
+            if line == du, choice == .ours {
+                #expect(resolved.stdout.contains("with the local delete; booksync push deletes it remotely"), "\(resolved.stdout)")
+            }
         }
         let both = try #require(Self.suggestedCommands(uu).first)
         #expect(try BinaryTests.run(both.dropLast() + ["--" + choice.rawValue], in: ws.root, environment: ws.environment).status == 0)
