@@ -101,11 +101,11 @@ public enum BooksyncCommand {
             return ExitCode.success.rawValue
         }
         guard let command else {
-            console.out(mainHelp)
+            console.out(TerminalText(trusted: mainHelp))
             return (parsed.has("--help") ? ExitCode.success : ExitCode.usage).rawValue
         }
         if parsed.has("--help") {
-            console.out(help(command))
+            console.out(TerminalText(trusted: help(command)))
             return ExitCode.success.rawValue
         }
         let directory = parsed.values["-C"].map { PathDisplay.resolve($0, against: currentDirectory) } ?? currentDirectory
@@ -161,13 +161,13 @@ public enum BooksyncCommand {
 
     static func help(for name: String?, console: Console) -> Int32 {
         guard let name else {
-            console.out(mainHelp)
+            console.out(TerminalText(trusted: mainHelp))
             return ExitCode.success.rawValue
         }
         guard let command = subcommands.first(where: { $0.name == name }) else {
             return report(UsageError(message: "'\(name)' is not a booksync command", command: nil), console)
         }
-        console.out(help(command))
+        console.out(TerminalText(trusted: help(command)))
         return ExitCode.success.rawValue
     }
 

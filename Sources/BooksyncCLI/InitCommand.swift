@@ -57,7 +57,7 @@ enum InitCommand: Subcommand {
             try GitCommand.install(collectionRoot: directory.paths.root)
             if !context.quiet { context.console.out("git now merges record files here field by field and the manifest by record (booksync must be on PATH)") }
         } else if !context.quiet {
-            GitCommand.instructions(collectionRoot: context.display(directory.paths.root)).forEach(context.console.out)
+            for line in GitCommand.instructions(collectionRoot: context.display(directory.paths.root)) { context.console.out("\(line)") }
         }
         return .success
     }

@@ -29,7 +29,7 @@ enum MergeFileCommand: Subcommand {
         }
         // git passes its temporary files as %O %A %B: messages name %P instead.
         let label = arguments.positionals[files.count == 4 ? 3 : 1]
-        func report(_ message: String) { context.console.err(TerminalText.escaped("booksync merge-file: \(label): \(message)")) }
+        func report(_ message: String) { context.console.err("booksync merge-file: \(name: label): \(message)") }
 
         var rules = RecordRules()
         var pathID: RecordID?
@@ -98,7 +98,7 @@ enum MergeFileCommand: Subcommand {
         let problem: String?
         switch rules.parse(bytes) {
         case .failure(let diagnostic):
-            problem = String(StatusRenderer.located(diagnostic).dropFirst(2))
+            problem = (diagnostic.position.map { "\($0): " } ?? "") + diagnostic.message
         case .success(let fields):
             if let id = id ?? fields.recordID {
                 problem = rules.problems(in: fields, id: id).first?.message
@@ -143,7 +143,7 @@ enum MergeManifestCommand: Subcommand {
             throw UsageError(message: "expected BASE OURS THEIRS [PATH] (git's %O %A %B %P)", command: name)
         }
         let label = arguments.positionals[files.count == 4 ? 3 : 1]
-        func report(_ message: String) { context.console.err(TerminalText.escaped("booksync merge-manifest: \(label): \(message)")) }
+        func report(_ message: String) { context.console.err("booksync merge-manifest: \(name: label): \(message)") }
         func load(_ path: String, side: String) throws -> Manifest? {
             let bytes = try FileSystem.readFile(path)
             // An empty base: the manifest was added on both branches.
@@ -173,7 +173,7 @@ enum MergeManifestCommand: Subcommand {
                 + (count == 1 ? "it" : "them") + " out, so the next 'booksync status' or 'pull' compares "
                 + (count == 1 ? "its file" : "each file") + " with the remote by content (a difference is a conflict to resolve):")
             for conflict in result.conflicts.prefix(listedConflicts) {
-                context.console.err(TerminalText.escaped("  '\(conflict.id.rawValue)': \(conflict.reason)"))
+                context.console.err("  '\(conflict.id)': \(conflict.reason)")
             }
             if count > listedConflicts { context.console.err("  ... and \(count - listedConflicts) more") }
         }
@@ -191,31 +191,5 @@ extension Fields {
     var recordID: RecordID? {
         guard case .string(let text)? = self["id"] else { return nil }
         return try? RecordID(text)
-    }
-}
-
-/// Text from outside (paths git passes, record ids, field names) made safe for
-/// a terminal: control characters and invisible reordering marks are written
-/// as `\u{XX}` escapes, so a hostile name cannot move the cursor or disguise
-/// itself.
-enum TerminalText {
-    static func escaped(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
-        var out = ""
-        for scalar in text.unicodeScalars {
-            if isUnsafe(scalar) {
-                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
-
-    static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
-        default: false
-        }
     }
 }

@@ -51,7 +51,7 @@ extension CollectionDirectory {
             do {
                 ids.append(try RecordID(argument))
             } catch {
-                throw .invalidArgument("'\(argument)': \(error.message)")
+                throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': \(error.message)")
             }
         }
         return ids
@@ -81,7 +81,7 @@ extension CollectionDirectory {
         var diffs: [RecordDiff] = []
         for id in targets {
             guard let state = states[id] else {
-                throw .invalidArgument("no record '\(id.rawValue)' here, in the base or remotely")
+                throw .invalidArgument("no record '\(TerminalEscaping.abbreviate(id.rawValue))' here, in the base or remotely")
             }
             let base = baseCopies.fields(id, hash: manifest.entries[id]?.hash)
             let local = scan.files[id] == nil ? nil : loadLocalFields(id)
@@ -101,6 +101,20 @@ extension CollectionDirectory {
     }
 
     // MARK: resolve
+
+    /// The conflict that pull stored for `id` and resolve has not settled yet,
+    /// nil when there is none. Push names `resolve` for such a record: sending
+    /// the user back to pull would only report the same conflict again. The
+    /// kind comes from the two sides (field names are not known here).
+    public func unresolvedConflict(_ id: RecordID) -> ConflictKind? {
+        guard let remote = ConflictStore(paths: paths).load(id, rules: rules) else { return nil }
+        switch (FileSystem.exists(paths.recordFile(id.fileName)), remote.record != nil) {
+        case (true, true): return .bothModified(fields: [])
+        case (true, false): return .modifiedLocallyDeletedRemotely
+        case (false, true): return .deletedLocallyModifiedRemotely
+        case (false, false): return nil  // deleted on both sides: push simply forgets it
+        }
+    }
 
     /// Settles conflicts that pull stored, without contacting the remote: the
     /// base becomes the remote version pull saw, so the next push is guarded by
