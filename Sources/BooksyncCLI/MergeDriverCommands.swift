@@ -29,7 +29,7 @@ enum MergeFileCommand: Subcommand {
         }
         // git passes its temporary files as %O %A %B: messages name %P instead.
         let label = arguments.positionals[files.count == 4 ? 3 : 1]
-        func report(_ message: String) { context.console.err("booksync merge-file: \(name: label): \(message)") }
+        func report(_ message: TerminalText) { context.console.err("booksync merge-file: \(name: label): \(message)") }
 
         var rules = RecordRules()
         var pathID: RecordID?
@@ -81,19 +81,17 @@ enum MergeFileCommand: Subcommand {
         let outcome = RecordFileMerge.merge(base: base, ours: ours, theirs: theirs, id: id, rules: rules)
         try FileSystem.writeAtomically(rules.canonicalBytes(outcome.fields), to: files[1])
         if !outcome.conflicts.isEmpty {
-            report("conflicting field\(outcome.conflicts.count == 1 ? "" : "s") " + quoted(outcome.conflicts)
-                + " (kept ours); edit the file to settle")
+            report("conflicting field\(outcome.conflicts.count == 1 ? "" : "s") \(quoted(outcome.conflicts)) (kept ours); edit the file to settle")
         }
         if !outcome.problems.isEmpty {
-            let kept = outcome.keptOursWhole ? "kept our whole record" : "kept our value of " + quoted(outcome.keptForValidity)
-            report("the merged record would be invalid: " + outcome.problems.map(\.message).joined(separator: "; ")
-                + "; \(kept); edit the file to settle")
+            let kept: TerminalText = outcome.keptOursWhole ? "kept our whole record" : "kept our value of \(quoted(outcome.keptForValidity))"
+            report("the merged record would be invalid: \(outcome.problems.map(\.message).joined(separator: "; ")); \(kept); edit the file to settle")
         }
         return outcome.isClean ? .success : .attention
     }
 
     /// A clean line merge of files that were not all JSON still has to be a valid record.
-    static func checkLineMerge(_ path: String, id: RecordID?, rules: RecordRules, report: (String) -> Void) throws -> ExitCode {
+    static func checkLineMerge(_ path: String, id: RecordID?, rules: RecordRules, report: (TerminalText) -> Void) throws -> ExitCode {
         let bytes = try FileSystem.readFile(path)
         let problem: String?
         switch rules.parse(bytes) {
@@ -111,8 +109,9 @@ enum MergeFileCommand: Subcommand {
         return .attention
     }
 
-    static func quoted(_ names: [String]) -> String {
-        names.map { "'\($0)'" }.joined(separator: ", ")
+    /// Field names, quoted and escaped for the terminal.
+    static func quoted(_ names: [String]) -> TerminalText {
+        names.map { "'\(name: $0)'" as TerminalText }.joined(separator: ", ")
     }
 }
 
@@ -143,7 +142,7 @@ enum MergeManifestCommand: Subcommand {
             throw UsageError(message: "expected BASE OURS THEIRS [PATH] (git's %O %A %B %P)", command: name)
         }
         let label = arguments.positionals[files.count == 4 ? 3 : 1]
-        func report(_ message: String) { context.console.err("booksync merge-manifest: \(name: label): \(message)") }
+        func report(_ message: TerminalText) { context.console.err("booksync merge-manifest: \(name: label): \(message)") }
         func load(_ path: String, side: String) throws -> Manifest? {
             let bytes = try FileSystem.readFile(path)
             // An empty base: the manifest was added on both branches.

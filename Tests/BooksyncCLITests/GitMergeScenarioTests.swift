@@ -202,7 +202,7 @@ struct GitScratchRepository {
         let output = merge.stdout + merge.stderr
         #expect(output.contains("CONFLICT (content): Merge conflict in books/.booksync/manifest.json"), "\(output)")
         #expect(output.contains("booksync merge-manifest: books/.booksync/manifest.json: 1 record synced differently on the two branches"), "\(output)")
-        #expect(output.contains("'dune\\u{1B}[2J': changed differently on both sides"), "\(output)")
+        #expect(output.contains("'dune\\x1b[2J': changed differently on both sides"), "\(output)")
         #expect(!output.contains("\u{1B}"))
         let merged = try repo.manifest()
         #expect(Set(merged.entries.keys.map(\.rawValue)) == ["keep", "mine"])
