@@ -203,6 +203,7 @@ def main():
     parser.add_argument("--host", required=True)
     parser.add_argument("--variants", default="records,lock,index,pack,manifest,conflicts,state")
     options = parser.parse_args()
+    options.bin = os.path.abspath(options.bin)
     scratch = tempfile.mkdtemp(prefix="booksync-hostile-")
     passed = failed = 0
     try:
