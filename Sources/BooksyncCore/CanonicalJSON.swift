@@ -203,7 +203,12 @@ public enum CanonicalJSON {
     }
 
     /// Shortest round-trip text of a finite double, always recognisable as a double.
+    /// -0.0 is written `0.0`: Firestore does not keep the sign of zero (the
+    /// emulator stores and returns 0.0, and compares the two as equal), so a
+    /// negative zero could never round-trip; booksync treats it as a spelling
+    /// of 0.0, like `4.2e1` is a spelling of `42.0`.
     public static func formatDouble(_ d: Double) -> String {
+        if d == 0 { return "0.0" }
         var s = d.description  // shortest round-trip digits, e.g. "1e+300", "1e-07", "0.1", "100.0"
         if let e = s.firstIndex(of: "e") {
             let mantissa = s[..<e]

@@ -521,6 +521,15 @@ private struct Parser {
         guard let v = Double(text), v.isFinite else {
             throw error("number \(text) is too large for a double", at: start)
         }
+        if v == 0 {
+            // A nonzero literal that rounds to zero would silently lose its
+            // value, like one too large for a double: refused alike.
+            if text.utf8.prefix(while: { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }).contains(where: { $0 >= 0x31 && $0 <= 0x39 }) {
+                throw error("number \(text) is too small for a double (it would become 0.0; the smallest is 5e-324)", at: start)
+            }
+            // -0.0 is written 0.0 (see `Value`): Firestore keeps no negative zero.
+            return .double(0)
+        }
         return .double(v)
     }
 

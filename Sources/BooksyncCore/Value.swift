@@ -7,7 +7,9 @@ public enum Value: Sendable {
     case null
     case bool(Bool)
     case integer(Int64)
-    /// Any IEEE double, including NaN, the infinities and -0.0.
+    /// Any IEEE double, including NaN and the infinities. -0.0 is the same
+    /// value as 0.0 (equal, written `0.0`, hashed alike): Firestore does not
+    /// keep the sign of zero, so booksync does not either.
     case double(Double)
     case string(String)
     case timestamp(Timestamp)
@@ -21,7 +23,7 @@ public enum Value: Sendable {
 
 extension Value: Equatable {
     /// Structural equality where doubles compare by bit pattern (so NaN equals
-    /// NaN and -0.0 differs from 0.0) and strings by their
+    /// NaN; -0.0 and 0.0, both written `0.0`, are equal) and strings by their
     /// UTF-8 bytes (not by Unicode canonical equivalence): two values are equal
     /// exactly when their canonical forms are equal.
     ///
@@ -51,7 +53,7 @@ extension Value: Equatable {
     }
 
     private static func sameDouble(_ a: Double, _ b: Double) -> Bool {
-        (a.isNaN && b.isNaN) || a.bitPattern == b.bitPattern
+        (a.isNaN && b.isNaN) || a.bitPattern == b.bitPattern || (a == 0 && b == 0)
     }
 }
 

@@ -115,3 +115,39 @@ import Testing
         #expect(CanonicalJSON.asciiQuoted(text) == quoted)
     }
 }
+
+/// Numbers that cannot keep their value are refused, like overflow; -0.0 is a
+/// spelling of 0.0 (Firestore keeps no negative zero).
+@Suite struct DoubleEdgeTests {
+    @Test(arguments: [
+        ("1e-400", 1, 7, "number 1e-400 is too small for a double (it would become 0.0; the smallest is 5e-324)"),
+        ("-1e-400", 1, 7, "number -1e-400 is too small for a double (it would become 0.0; the smallest is 5e-324)"),
+        ("2e-324", 1, 7, "number 2e-324 is too small for a double (it would become 0.0; the smallest is 5e-324)"),
+        ("0.00001e-320", 1, 7, "number 0.00001e-320 is too small for a double (it would become 0.0; the smallest is 5e-324)"),
+        ("1e400", 1, 7, "number 1e400 is too large for a double"),
+    ])
+    func underflowIsRefusedLikeOverflow(literal: String, line: Int, column: Int, message: String) {
+        #expect(throws: JSONSyntaxError(position: SourcePosition(line: line, column: column), message: message)) {
+            try JSONParser.parseObject(Array(#"{"v": \#(literal)}"#.utf8))
+        }
+    }
+
+    @Test(arguments: [
+        ("0.0", 0.0, "0.0"), ("-0.0", 0.0, "0.0"), ("0e-400", 0.0, "0.0"), ("-0.000e5", 0.0, "0.0"),
+        ("5e-324", .leastNonzeroMagnitude, "5e-324"), ("3e-324", .leastNonzeroMagnitude, "5e-324"),
+        ("-1e-320", -Double("1e-320")!, "-1e-320"), ("1e-310", Double("1e-310")!, "1e-310"),
+    ])
+    func zeroAndSubnormalsParse(literal: String, expected: Double, canonical: String) throws {
+        let fields = try JSONParser.parseObject(Array(#"{"v": \#(literal)}"#.utf8))
+        guard case .double(let d)? = fields["v"] else { Issue.record("not a double"); return }
+        #expect(d.bitPattern == expected.bitPattern, "sign and bits")
+        #expect(CanonicalJSON.encodeInline(.double(d)) == canonical)
+    }
+
+    @Test func negativeZeroIsZero() {
+        #expect(Value.double(-0.0) == .double(0.0))
+        #expect(CanonicalJSON.encode(["v": .double(-0.0)]) == CanonicalJSON.encode(["v": .double(0.0)]))
+        #expect(Value.double(.nan) == .double(.nan))
+        #expect(Value.double(.leastNonzeroMagnitude) != .double(0.0))
+    }
+}
