@@ -70,3 +70,79 @@ import BooksyncTestSupport
         }
     }
 }
+
+/// `status` and `pull` see documents that cannot be records the same way.
+@Suite struct InvalidRemoteStatusTests {
+    /// An in-memory remote; records which bodies were asked for.
+    final class MemoryRemote: RemoteCollection {
+        let documents: [RecordID: RemoteDocument]
+        let fetched = Mutex<[RecordID]>([])
+        var displayName: String { "memory" }
+
+        init(_ documents: [RemoteDocument]) {
+            self.documents = Dictionary(uniqueKeysWithValues: documents.map { ($0.id, $0) })
+        }
+
+        var listing: RemoteListing { RemoteListing(revisions: documents.mapValues(\.revision)) }
+
+        func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing { listing }
+        func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
+                           progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
+            batch(listing, documents)
+        }
+        func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument] {
+            fetched.withLock { $0 += ids }
+            return documents.filter { ids.contains($0.key) }
+        }
+        func write(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome] { [:] }
+    }
+
+    static let rules = CollectionConfig(remote: FirestoreTarget(project: "p", collectionPath: "books")).rules
+
+    static func document(_ id: String, _ change: (inout Fields) -> Void = { _ in }) -> RemoteDocument {
+        var fields: Fields = ["id": .string(id), "title": .string("T"), "author": .string("A"), "genre": .string("g")]
+        change(&fields)
+        let recordID = try! RecordID(id)
+        return RemoteDocument(id: recordID, revision: "2024-01-01T00:00:00.000001Z", content: FirestoreRemote.recordContent(&fields, id: recordID, rules: rules))
+    }
+
+    static func nested(_ depth: Int) -> Value { depth == 0 ? .integer(1) : .map(["n": nested(depth - 1)]) }
+
+    static let invalidDocuments: [(String, @Sendable (inout Fields) -> Void)] = [
+        ("wrong type", { $0["author"] = .integer(3) }),
+        ("missing field", { $0["genre"] = nil }),
+        ("mismatched id", { $0["id"] = .string("other") }),
+        ("single-$ map", { $0["price"] = .map(["$amount": .integer(3)]) }),
+        ("too deep", { $0["deep"] = nested(25) }),
+        ("oversized", { $0["blob"] = .string(String(repeating: "x", count: 1_100_000)) }),
+    ]
+
+    @Test(arguments: invalidDocuments.map(\.0))
+    func statusClassifiesLikePull(name: String) async throws {
+        let change = Self.invalidDocuments.first { $0.0 == name }!.1
+        let scratch = try ScratchDirectory()
+        let collection = try CollectionDirectory.initialize(at: scratch.path, config: CollectionConfig(remote: FirestoreTarget(project: "p", collectionPath: "books")))
+        let remote = MemoryRemote([Self.document("good"), Self.document("bad", change)])
+        let bad = try RecordID("bad")
+
+        // Before any pull (no base), after the first pull, and again: always invalid.
+        for round in 1...3 {
+            let status = try await collection.status(remote: remote)
+            let statusInvalid = status.records.filter { if case .invalidRemote = $0.state { true } else { false } }.map(\.id)
+            #expect(statusInvalid == [bad], "round \(round): \(status.records)")
+            #expect(status.needsAttention)
+            #expect(!status.records.contains { $0.id == bad && $0.state == .remoteChange(.added) })
+            if round < 3 {
+                let report = try await collection.pull(remote: remote)
+                let pullInvalid = report.events.filter { if case .invalidRemote = $0.kind { true } else { false } }.map(\.id)
+                #expect(pullInvalid == statusInvalid, "round \(round): pull and status agree")
+                #expect(report.needsAttention)
+                #expect(!FileManager.default.fileExists(atPath: scratch.path + "/bad.json"))
+            }
+        }
+        // Status never fetched the body of the synced, unchanged document.
+        let good = try RecordID("good")
+        let fetched = remote.fetched.withLock { $0 }
+        #expect(fetched.filter { $0 == good }.count == 1, "only the status before the first pull asked for it: \(fetched)")
+    }
+}
