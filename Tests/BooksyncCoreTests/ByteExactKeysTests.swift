@@ -50,6 +50,26 @@ import Testing
         #expect(try Manifest.decode(text) == manifest)
     }
 
+    /// Base copies are found by encoded id (ASCII: `caf%C3%A9`, `cafe%CC%81`), so twins keep their own copies.
+    @Test(arguments: idSets)
+    func basePackKeepsEachIdsCopy(ids: [String]) throws {
+        let rules = RecordRules()
+        var pack: [UInt8] = []
+        var records: [Record] = []
+        for raw in ids {
+            let id = try RecordID(raw)
+            let record = Record(id: id, fields: ["id": .string(raw), "title": .string("T " + raw), "author": .string("A"), "genre": .string("g")],
+                                leadingKeys: rules.schema.leadingKeys)
+            records.append(record)
+            pack += BasePack.line(for: record)
+        }
+        let index = BasePack.index(pack)
+        #expect(index.count == ids.count)
+        for record in records {
+            #expect(BasePack.fields(of: record.id, hash: record.hash, in: pack, index: index, rules: rules) == record.fields)
+        }
+    }
+
     @Test func aByteIdenticalDuplicateIsStillRefused() {
         let text = #"{"version": 1, "records": {"a\u0022": {"hash": "sha256:1", "revision": "r"}, "a\"": {"hash": "sha256:2", "revision": "r"}}}"#
         #expect(throws: StateFileError(position: SourcePosition(line: 1, column: 78), message: "duplicate key 'a\"'")) {
