@@ -108,14 +108,7 @@ extension CollectionDirectory {
         var listing: RemoteListing?
         var bodies: [RecordID: RemoteDocument] = [:]
         if let remote {
-            let fetched = try await listRemoteRevisions(remote, progress: progress)
-            listing = fetched
-            // Bodies only where both sides changed: enough to tell converged, mergeable and conflict apart.
-            let needed = fetched.revisions.keys.filter { id in
-                let base = manifest.entries[id]
-                return base?.revision != fetched.revisions[id] && localChanged(scan.files[id], base: base)
-            }
-            bodies = try await fetchRemoteBodies(remote, ids: needed, progress: progress)
+            (listing, bodies) = try await remoteChanges(remote, scan: scan, manifest: manifest, progress: progress)
         }
         let states = classify(scan: scan, manifest: manifest, listing: listing, bodies: bodies, includeClean: false)
         return SyncStatus(
@@ -125,12 +118,24 @@ extension CollectionDirectory {
             filesRead: scan.filesRead)
     }
 
-    private func localChanged(_ file: LocalFileState?, base: BaseEntry?) -> Bool {
-        switch file {
-        case nil: base != nil
-        case .invalid: false
-        case .valid(let hash)?: hash != base?.hash
+    /// The remote side as status and pull both see it, so they classify every
+    /// record alike: the revision of every document, and the body of each one
+    /// whose revision differs from the base (unless its local file is invalid,
+    /// which decides the class alone). Only a body tells a pullable change from
+    /// a document that cannot be a record (wrong types, missing fields, a bad
+    /// tag: invalid, never "added"). Unchanged documents' bodies are never
+    /// fetched: each is a billed read. A document listed but gone when its
+    /// body was fetched was deleted meanwhile and counts as absent.
+    func remoteChanges(_ remote: any RemoteCollection, scan: LocalScan, manifest: Manifest,
+                       progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> (RemoteListing, [RecordID: RemoteDocument]) {
+        var listing = try await listRemoteRevisions(remote, progress: progress)
+        let needed = listing.revisions.keys.filter { id in
+            if case .invalid? = scan.files[id] { return false }
+            return manifest.entries[id]?.revision != listing.revisions[id]
         }
+        let bodies = try await fetchRemoteBodies(remote, ids: needed, progress: progress)
+        for id in needed where bodies[id] == nil { listing.revisions[id] = nil }
+        return (listing, bodies)
     }
 
     func listRemoteRevisions(_ remote: any RemoteCollection, progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteListing {
@@ -240,16 +245,8 @@ extension CollectionDirectory {
             try await firstPull(remote, scan: scan, manifest: manifest, options: options, applying: applying,
                                 base: &base, report: &report, progress: progress)
         } else {
-            let listing = try await listRemoteRevisions(remote, progress: progress)
-            let needed = listing.revisions.keys.filter { id in
-                if case .invalid? = scan.files[id] { return false }
-                return manifest.entries[id]?.revision != listing.revisions[id]
-            }
-            let bodies = try await fetchRemoteBodies(remote, ids: needed, progress: progress)
-            // A document listed but gone when its body was fetched was deleted meanwhile.
-            var current = listing
-            for id in needed where bodies[id] == nil { current.revisions[id] = nil }
-            report.unusableRemote = listing.unusable
+            let (current, bodies) = try await remoteChanges(remote, scan: scan, manifest: manifest, progress: progress)
+            report.unusableRemote = current.unusable
             let steps = planPull(nil, scan: scan, manifest: manifest, listing: current, bodies: bodies, options: options, report: &report)
             let deletes = steps.filter { $0.1 == .delete }.count
             if !options.force, options.deleteGuard.refuses(deletes: deletes, baseCount: manifest.entries.count) {
