@@ -34,9 +34,10 @@ import subprocess
 import sys
 import tempfile
 import unicodedata
-import urllib.parse
-import urllib.request
 import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from chaos import rest  # noqa: E402
 
 TOKEN = "ya29.hostile-clone-SECRET-token-0123456789"
 COMMAND_TIMEOUT = 60
@@ -53,15 +54,6 @@ HOSTILE_IDS = [
     'quo"te\\back',
     "dune",
 ]
-
-
-def rest(host, method, path, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request("http://%s%s" % (host, path), data=data, method=method,
-                                     headers={"Authorization": "Bearer owner", "Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        text = response.read()
-    return json.loads(text) if text else None
 
 
 def seed_remote(host, project, marker):
