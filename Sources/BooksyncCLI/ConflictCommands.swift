@@ -149,6 +149,9 @@ enum ResolveCommand: Subcommand {
             case .invalidLocal(let diagnostics):
                 problems += 1
                 context.console.err("\(path)\(StatusRenderer.firstProblem(diagnostics)); fix the file, then resolve again")
+            case .changedMeanwhile:
+                problems += 1
+                context.console.err("\(path): changed while booksync was resolving it, so it was left as saved; run booksync resolve again")
             }
         }
         return problems == 0 ? .success : .attention

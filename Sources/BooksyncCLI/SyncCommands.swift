@@ -116,7 +116,12 @@ enum SyncCommandSupport {
     }
 
     static func staleLockNotice(_ context: CommandContext) -> (Int32) -> Void {
-        { pid in context.console.err("booksync: note: took over a lock left by process \(pid), which is no longer running") }
+        { pid in
+            context.console.err("booksync: note: took over a lock left by process \(pid), which is no longer running")
+            if let root = try? context.openCollection().paths, FileSystem.exists(root.recovered) {
+                context.console.err("booksync: note: files that a killed pull had swapped out of place are kept in \(context.shownPath(root.recovered)); check and delete them")
+            }
+        }
     }
 
     static func pull(_ collection: CollectionDirectory, remote: FirestoreRemote, options: SyncOptions, context: CommandContext) async throws(BooksyncError) -> SyncReport {

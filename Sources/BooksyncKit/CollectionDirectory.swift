@@ -151,10 +151,13 @@ public struct CollectionDirectory: Sendable {
     /// Takes the collection lock for a writing command, removes temporary files
     /// left by a booksync that was killed mid-write, and makes sure `base/` exists.
     public func lock(onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> CollectionLock {
-        let lock = try CollectionLock.acquire(at: paths.lock, onStaleLock: onStaleLock)
+        var stalePID: Int32?
+        let lock = try CollectionLock.acquire(at: paths.lock, onStaleLock: { stalePID = $0 })
         for directory in [paths.root, paths.state, paths.base, paths.conflicts, paths.conflicts + "/revisions"] {
-            FileSystem.removeStaleTemporaries(in: directory)
+            FileSystem.removeStaleTemporaries(in: directory, recoverInto: directory == paths.root ? paths.recovered : nil)
         }
+        // After the clean-up, so that the notice can tell about recovered files.
+        if let stalePID { onStaleLock(stalePID) }
         do {
             // base/ may be missing: git keeps no empty directories.
             try FileSystem.createDirectory(paths.base)

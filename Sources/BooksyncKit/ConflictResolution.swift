@@ -35,6 +35,8 @@ public enum ResolveOutcome: Sendable, Equatable {
     case noConflict
     /// The local file cannot be published; fix it and resolve again.
     case invalidLocal([RecordDiagnostic])
+    /// The file was saved while resolve worked on it; nothing was settled.
+    case changedMeanwhile
 }
 
 extension CollectionDirectory {
@@ -138,21 +140,35 @@ extension CollectionDirectory {
                 continue
             }
             do throws(FileSystemError) {
+                // What the file holds now: every write below replaces exactly
+                // this, so an editor's save made meanwhile is never overwritten.
+                let current: [UInt8]?
+                do {
+                    current = try FileSystem.readFile(file)
+                } catch where error.isNotFound {
+                    current = nil
+                }
+                let unchanged: ([UInt8]?) -> Bool = { $0 == current }
                 switch choice {
                 case .theirs:
                     if let record = remote.record, let revision = remote.revision {
                         // Theirs for conflicting fields; one-sided local changes are kept.
                         let fields = preferredMerge(id, baseHash: base.manifest.entries[id]?.hash, remote: record.fields, preferLocal: false) ?? record.fields
-                        try FileSystem.writeAtomically(rules.canonicalBytes(fields), to: file)
+                        guard try FileSystem.replace(file, with: rules.canonicalBytes(fields), ifCurrent: unchanged) else {
+                            outcomes.append((id, .changedMeanwhile))
+                            continue
+                        }
                         base.record(record, revision: revision)
                     } else {
-                        try FileSystem.remove(file)
+                        guard try FileSystem.remove(file, ifCurrent: unchanged) else {
+                            outcomes.append((id, .changedMeanwhile))
+                            continue
+                        }
                         base.forget(id)
                     }
                     outcomes.append((id, .tookRemote))
                 case .ours, .edited:
-                    if FileSystem.exists(file) {
-                        let bytes = try FileSystem.readFile(file)
+                    if let bytes = current {
                         if case .failure(let problems) = rules.load(bytes, id: id) {
                             outcomes.append((id, .invalidLocal(problems.diagnostics)))
                             continue
@@ -160,8 +176,10 @@ extension CollectionDirectory {
                         // --ours: ours for conflicting fields; one-sided remote changes are kept.
                         // Without a flag the file as edited is the resolution, exactly.
                         if choice == .ours, let record = remote.record,
-                           let merged = preferredMerge(id, baseHash: base.manifest.entries[id]?.hash, remote: record.fields, preferLocal: true) {
-                            try FileSystem.writeAtomically(rules.canonicalBytes(merged), to: file)
+                           let merged = preferredMerge(id, baseHash: base.manifest.entries[id]?.hash, remote: record.fields, preferLocal: true),
+                           !(try FileSystem.replace(file, with: rules.canonicalBytes(merged), ifCurrent: unchanged)) {
+                            outcomes.append((id, .changedMeanwhile))
+                            continue
                         }
                     }
                     if let record = remote.record, let revision = remote.revision {
