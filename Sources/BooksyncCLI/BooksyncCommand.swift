@@ -27,7 +27,9 @@ struct CommandContext: Sendable {
     }
 
     func openCollection() throws(BooksyncError) -> CollectionDirectory {
-        try CollectionDirectory.open(searchingFrom: directory)
+        // `-C missing` must not quietly fall back to a collection further up.
+        guard FileSystem.isDirectory(directory) else { throw .invalidArgument("-C \(directory): no such directory") }
+        return try CollectionDirectory.open(searchingFrom: directory)
     }
 }
 

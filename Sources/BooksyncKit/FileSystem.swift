@@ -17,6 +17,8 @@ public struct FileStat: Sendable, Equatable {
     public let mode: UInt32
     /// How many names the file has (hard links).
     public let linkCount: UInt64
+    /// The owner's user id.
+    public let owner: UInt32
 
     public var isRegularFile: Bool { kind == .regular }
     public var isDirectory: Bool { kind == .directory }
@@ -414,7 +416,7 @@ extension FileStat {
         #endif
         self.init(
             size: Int64(s.st_size), mtimeNanoseconds: mtime, ctimeNanoseconds: ctime, inode: UInt64(s.st_ino),
-            kind: FileKind(mode: s.st_mode), mode: UInt32(s.st_mode & 0o7777), linkCount: UInt64(s.st_nlink))
+            kind: FileKind(mode: s.st_mode), mode: UInt32(s.st_mode & 0o7777), linkCount: UInt64(s.st_nlink), owner: UInt32(s.st_uid))
     }
 }
 
