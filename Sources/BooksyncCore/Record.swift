@@ -64,16 +64,38 @@ public struct RecordRules: Sendable, Equatable {
             .map { RecordDiagnostic(message: $0) }
     }
 
-    /// The record in a file, or everything wrong with it.
+    /// The record in a file, or everything wrong with it: a syntax error
+    /// alone (nothing after it can be trusted), else every value error, then
+    /// every schema and Firestore-limit problem.
     public func load(_ bytes: [UInt8], id: RecordID) -> Result<Record, RecordFileProblems> {
-        switch parse(bytes) {
-        case .failure(let diagnostic):
-            return .failure(RecordFileProblems(diagnostics: [diagnostic]))
-        case .success(let fields):
-            let problems = problems(in: fields, id: id)
-            if !problems.isEmpty { return .failure(RecordFileProblems(diagnostics: problems)) }
-            return .success(Record(id: id, fields: fields, leadingKeys: schema.leadingKeys))
+        let parsed: JSONParser.ParsedRecord
+        do {
+            parsed = try JSONParser.parseRecord(bytes)
+        } catch {
+            return .failure(RecordFileProblems(diagnostics: [RecordDiagnostic(position: error.position, message: error.message)]))
         }
+        var fields = parsed.fields
+        if let documentsRoot { fields = fields.mapValues { $0.shorteningReferences(under: documentsRoot) } }
+        guard parsed.valueErrors.isEmpty else {
+            let valueErrors = parsed.valueErrors.map { RecordDiagnostic(position: $0.position, message: $0.message) }
+            return .failure(RecordFileProblems(diagnostics: valueErrors + problems(in: fields, id: id, unreadable: parsed.unreadableFields)))
+        }
+        let problems = problems(in: fields, id: id)
+        if !problems.isEmpty { return .failure(RecordFileProblems(diagnostics: problems)) }
+        return .success(Record(id: id, fields: fields, leadingKeys: schema.leadingKeys))
+    }
+
+    /// The problems of fields some of whose top-level values could not be
+    /// read (null stands in for them): the schema is checked without those
+    /// fields, whose own error already says what is wrong, so that a bad
+    /// `{"$timestamp": …}` in `title` is not also "title must be string".
+    func problems(in fields: Fields, id: RecordID, unreadable: Set<String>) -> [RecordDiagnostic] {
+        var readable = fields
+        for name in unreadable { readable[name] = nil }
+        if unreadable.contains("id") { readable["id"] = .string(id.rawValue) }
+        let checked = RecordSchema(requiredFields: schema.requiredFields.filter { !unreadable.contains($0.name) })
+        return (checked.problems(in: readable, id: id) + FirestoreLimits.problems(in: fields, id: id, collectionPath: collectionPath))
+            .map { RecordDiagnostic(message: $0) }
     }
 
     /// Canonical bytes for a file's content, whether or not it meets the schema
