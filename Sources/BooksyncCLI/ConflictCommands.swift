@@ -40,10 +40,12 @@ enum DiffCommand: Subcommand {
             let path = context.shownPath(collection.paths.root + "/" + diff.id.fileName)
             let heading: TerminalText = "\(path): \(describe(diff.state))"
             context.console.out(Style.bold.apply(heading, enabled: color))
-            for problem in problems(diff.state) {
+            let problems = problems(diff.state)
+            for problem in problems {
                 context.console.out("  \(Style.red.apply("problem: \(problem.description)", enabled: color))")
             }
-            if diff.fields.isEmpty {
+            // A file that does not parse has no fields to compare: its problem says so.
+            if diff.fields.isEmpty, problems.isEmpty {
                 context.console.out("  (no field differs)")
             }
             for field in diff.fields {
