@@ -86,15 +86,18 @@ public struct RecordRules: Sendable, Equatable {
     }
 
     /// The problems of fields some of whose top-level values could not be
-    /// read (null stands in for them): the schema is checked without those
-    /// fields, whose own error already says what is wrong, so that a bad
-    /// `{"$timestamp": …}` in `title` is not also "title must be string".
+    /// read (null stands in for them in `fields`): for the schema check, each
+    /// such required field holds a value of its declared type instead, since
+    /// its own error already says what is wrong; so a bad `{"$timestamp": …}`
+    /// in `title` is not also "title must be string". The schema itself is
+    /// used as it is, whatever else it checks.
     func problems(in fields: Fields, id: RecordID, unreadable: Set<String>) -> [RecordDiagnostic] {
-        var readable = fields
-        for name in unreadable { readable[name] = nil }
-        if unreadable.contains("id") { readable["id"] = .string(id.rawValue) }
-        let checked = RecordSchema(requiredFields: schema.requiredFields.filter { !unreadable.contains($0.name) })
-        return (checked.problems(in: readable, id: id) + FirestoreLimits.problems(in: fields, id: id, collectionPath: collectionPath))
+        var standIns = fields
+        for requirement in schema.requiredFields where unreadable.contains(requirement.name) {
+            standIns[requirement.name] = requirement.type.standIn
+        }
+        if unreadable.contains("id") { standIns["id"] = .string(id.rawValue) }
+        return (schema.problems(in: standIns, id: id) + FirestoreLimits.problems(in: fields, id: id, collectionPath: collectionPath))
             .map { RecordDiagnostic(message: $0) }
     }
 
@@ -102,6 +105,25 @@ public struct RecordRules: Sendable, Equatable {
     /// (formatting is about syntax; `validate` reports the schema).
     public func canonicalBytes(_ fields: Fields) -> [UInt8] {
         CanonicalJSON.encode(fields, leadingKeys: schema.leadingKeys)
+    }
+}
+
+extension FieldType {
+    /// Some value this type accepts: the stand-in for a field whose value could not be read.
+    var standIn: Value {
+        switch self {
+        case .string: .string("")
+        case .integer: .integer(0)
+        case .double, .number: .double(0)
+        case .boolean: .bool(false)
+        case .timestamp: .timestamp(Timestamp(microsecondsSinceEpoch: 0))
+        case .bytes: .bytes([])
+        case .reference: .reference("a/b")
+        case .geopoint: .geoPoint(latitude: 0, longitude: 0)
+        case .array: .array([])
+        case .map: .map([:])
+        case .any: .null
+        }
     }
 }
 

@@ -77,6 +77,19 @@ import Testing
         #expect(Self.problems(text) == expected, "\(name)")
     }
 
+    /// An unreadable required field of any declared type is reported once,
+    /// by its own error: the stand-in the schema check sees is of that type.
+    @Test(arguments: FieldType.allCases)
+    func unreadableFieldsOfEveryTypeAreNotReportedTwice(_ type: FieldType) {
+        #expect(type.accepts(type.standIn))
+        let rules = RecordRules(schema: RecordSchema(requiredFields: [FieldRequirement(name: "f", type: type)]))
+        guard case .failure(let problems) = rules.load(Array(#"{"id": "dune", "f": {"$bytes": 1}}"#.utf8), id: Self.id) else {
+            Issue.record("a bad tag loaded")
+            return
+        }
+        #expect(problems.diagnostics.map(\.description) == ["1:21: $bytes needs a base64 string"], "\(type)")
+    }
+
     /// Each collected position is a scan from the start of the text: a hostile
     /// file with a million bad numbers must not cost a million scans.
     @Test func valueErrorsAreCappedWithANote() {
