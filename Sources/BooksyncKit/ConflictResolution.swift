@@ -12,6 +12,29 @@ public struct RecordDiff: Sendable, Equatable {
     public let inRemote: Bool
 }
 
+/// What `diff` found: the records, and, when every changed record is asked
+/// for, the files and documents that cannot be records at all.
+public struct CollectionDiff: Sendable, Equatable {
+    public let records: [RecordDiff]
+    public let unusableFiles: [UnusableFile]
+    public let unusableRemote: [UnusableRemoteDocument]
+
+    /// Conflicts, invalid records or unusable files: exit status 1, as for `status`.
+    public var needsAttention: Bool {
+        !unusableFiles.isEmpty || !unusableRemote.isEmpty || records.contains { $0.state.needsAttention }
+    }
+}
+
+extension SyncState {
+    /// A conflict or an invalid side: what `status` and `diff` exit 1 for.
+    public var needsAttention: Bool {
+        switch self {
+        case .conflict, .invalidLocal, .invalidRemote: true
+        default: false
+        }
+    }
+}
+
 /// How `resolve` settles a conflict.
 public enum ResolveChoice: Sendable, Equatable {
     /// Our value for each conflicting field; every one-sided change, from
@@ -61,9 +84,10 @@ extension CollectionDirectory {
 
     // MARK: diff
 
-    /// The field-level differences of the named records (all changed records
-    /// when none are named). Without a remote, the remote side is the base.
-    public func diff(_ ids: [RecordID], remote: (any RemoteCollection)?, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> [RecordDiff] {
+    /// The field-level differences of the named records (all changed records,
+    /// and the unusable files and documents, when none are named). Without a
+    /// remote, the remote side is the base.
+    public func diff(_ ids: [RecordID], remote: (any RemoteCollection)?, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> CollectionDiff {
         let manifest = try loadManifest()
         let scan = try await scanLocal()
         var listing: RemoteListing?
@@ -99,7 +123,9 @@ extension CollectionDirectory {
                 id: id, state: state, fields: FieldDiff.compare(base: base, local: local, remote: remoteFields),
                 inBase: base != nil, inLocal: local != nil, inRemote: remoteFields != nil))
         }
-        return diffs
+        return CollectionDiff(
+            records: diffs, unusableFiles: ids.isEmpty ? scan.unusableFiles : [],
+            unusableRemote: ids.isEmpty ? listing?.unusable ?? [] : [])
     }
 
     // MARK: resolve
