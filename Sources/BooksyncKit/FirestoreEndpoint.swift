@@ -57,19 +57,42 @@ public struct FirestoreEndpoint: Sendable {
     }
 
     /// `http` and `127.0.0.1` of `http://127.0.0.1:8080/v1/`; `[::1]` keeps its brackets.
+    /// Strict: an authority with user info (`http://127.0.0.1@evil.com/`),
+    /// a backslash, or any character a URL parser might read differently from
+    /// this one is not a URL here, so the host checked is the host connected to.
     static func schemeAndHost(_ url: String) -> (scheme: String, host: String)? {
         guard let separator = url.firstRange(of: "://") else { return nil }
         let scheme = url[..<separator.lowerBound].lowercased()
         let authority = url[separator.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        let hostAndPort = authority.split(separator: "@").last.map(String.init) ?? ""
-        let host: String
-        if hostAndPort.hasPrefix("["), let close = hostAndPort.firstIndex(of: "]") {
-            host = String(hostAndPort[...close])
+        guard authority.utf8.allSatisfy(isAuthorityByte) else { return nil }
+        let host: Substring
+        let rest: Substring
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = authority[...close]
+            rest = authority[authority.index(after: close)...]
         } else {
-            host = String(hostAndPort.prefix { $0 != ":" })
+            host = authority.prefix { $0 != ":" }
+            rest = authority[host.endIndex...]
         }
-        guard ["http", "https"].contains(scheme), !host.isEmpty else { return nil }
-        return (scheme, host)
+        if !rest.isEmpty {
+            let port = rest.dropFirst()
+            guard rest.hasPrefix(":"), port.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int(port), (1...65535).contains(number) else {
+                return nil
+            }
+        }
+        guard ["http", "https"].contains(scheme), !host.isEmpty, !host.dropFirst().contains("[") else { return nil }
+        return (scheme, String(host))
+    }
+
+    /// Letters, digits, `-._~`, `:` and the brackets of an IPv6 literal.
+    private static func isAuthorityByte(_ b: UInt8) -> Bool {
+        switch b {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
+             UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]"):
+            true
+        default: false
+        }
     }
 
     static func isHostPort(_ text: String) -> Bool {
@@ -79,8 +102,9 @@ public struct FirestoreEndpoint: Sendable {
         return !text[..<colon].isEmpty && !text.contains("/")
     }
 
+    /// Whether plain HTTP may go to `host` (see `HostAddress.isLoopback`).
     static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        HostAddress.isLoopback(host)
     }
 }
 
