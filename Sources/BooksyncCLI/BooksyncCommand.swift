@@ -27,7 +27,9 @@ struct CommandContext: Sendable {
     }
 
     func openCollection() throws(BooksyncError) -> CollectionDirectory {
-        try CollectionDirectory.open(searchingFrom: directory)
+        // `-C missing` must not quietly fall back to a collection further up.
+        guard FileSystem.isDirectory(directory) else { throw .invalidArgument("-C \(directory): no such directory") }
+        return try CollectionDirectory.open(searchingFrom: directory)
     }
 }
 
@@ -50,6 +52,7 @@ public enum BooksyncCommand {
         [
             InitCommand.self, StatusCommand.self, DiffCommand.self, PullCommand.self, PushCommand.self, SyncCommand.self,
             ResolveCommand.self, ValidateCommand.self, FormatCommand.self, MergeFileCommand.self,
+            MergeManifestCommand.self,
         ]
     }
 
@@ -100,11 +103,11 @@ public enum BooksyncCommand {
             return ExitCode.success.rawValue
         }
         guard let command else {
-            console.out(mainHelp)
+            console.out(TerminalText(trusted: mainHelp))
             return (parsed.has("--help") ? ExitCode.success : ExitCode.usage).rawValue
         }
         if parsed.has("--help") {
-            console.out(help(command))
+            console.out(TerminalText(trusted: help(command)))
             return ExitCode.success.rawValue
         }
         let directory = parsed.values["-C"].map { PathDisplay.resolve($0, against: currentDirectory) } ?? currentDirectory
@@ -160,13 +163,13 @@ public enum BooksyncCommand {
 
     static func help(for name: String?, console: Console) -> Int32 {
         guard let name else {
-            console.out(mainHelp)
+            console.out(TerminalText(trusted: mainHelp))
             return ExitCode.success.rawValue
         }
         guard let command = subcommands.first(where: { $0.name == name }) else {
             return report(UsageError(message: "'\(name)' is not a booksync command", command: nil), console)
         }
-        console.out(help(command))
+        console.out(TerminalText(trusted: help(command)))
         return ExitCode.success.rawValue
     }
 
@@ -178,8 +181,9 @@ public enum BooksyncCommand {
             "",
             "commands:",
         ]
+        let nameWidth = subcommands.map { $0.name.count }.max()! + 2
         for command in subcommands {
-            lines.append("  " + command.name.padding(to: 12) + command.summary)
+            lines.append("  " + command.name.padding(to: nameWidth) + command.summary)
         }
         lines += ["", "global options:"]
         lines += optionLines(globalOptions)

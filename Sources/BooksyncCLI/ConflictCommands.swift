@@ -27,40 +27,40 @@ enum DiffCommand: Subcommand {
         let diffs = try await collection.diff(ids, remote: remote, progress: progress.update)
         progress.finish()
         if arguments.has("--json") {
-            context.console.out(json(diffs))
+            context.console.out(TerminalText(json: json(diffs)))
             return .success
         }
         let color = context.console.colorStdout
         for (i, diff) in diffs.enumerated() {
             if i > 0 { context.console.out("") }
-            let path = context.display(collection.paths.root + "/" + diff.id.fileName)
-            let heading = "\(path): \(describe(diff.state))"
+            let path = context.shownPath(collection.paths.root + "/" + diff.id.fileName)
+            let heading: TerminalText = "\(path): \(describe(diff.state))"
             context.console.out(Style.bold.apply(heading, enabled: color))
             if diff.fields.isEmpty {
                 context.console.out("  (no field differs)")
             }
             for field in diff.fields {
                 let style: Style = field.change == .conflict ? .red : (field.change == .remote ? .cyan : .green)
-                context.console.out("  " + style.apply("\(field.name) (\(label(field.change)))", enabled: color))
-                context.console.out("    base:   " + show(field.base, present: diff.inBase))
-                context.console.out("    local:  " + Style.green.apply(show(field.local, present: diff.inLocal), enabled: color && field.change != .remote))
-                context.console.out("    remote: " + Style.cyan.apply(show(field.remote, present: diff.inRemote), enabled: color && field.change != .local))
+                context.console.out("  \(style.apply("\(name: field.name) (\(label(field.change)))", enabled: color))")
+                context.console.out("    base:   \(show(field.base, present: diff.inBase))")
+                context.console.out("    local:  \(Style.green.apply(show(field.local, present: diff.inLocal), enabled: color && field.change != .remote))")
+                context.console.out("    remote: \(Style.cyan.apply(show(field.remote, present: diff.inRemote), enabled: color && field.change != .local))")
             }
         }
         if diffs.isEmpty, !context.quiet { context.console.out("no differences") }
         return .success
     }
 
-    static func describe(_ state: SyncState) -> String {
+    static func describe(_ state: SyncState) -> TerminalText {
         switch state {
         case .clean: "clean"
         case .localChange(let kind): "\(kind.rawValue) locally"
         case .remoteChange(let kind): "\(kind.rawValue) remotely"
         case .converged: "changed the same way on both sides"
         case .mergeable: "changed on both sides, mergeable"
-        case .conflict(let kind): "conflict, " + StatusRenderer.describe(kind).trimmingWhitespace.trimmingSuffix(":") + StatusRenderer.fieldList(kind)
-        case .invalidLocal(let diagnostics): "invalid file" + StatusRenderer.firstProblem(diagnostics)
-        case .invalidRemote(let diagnostics): "invalid remote document" + StatusRenderer.firstProblem(diagnostics)
+        case .conflict(let kind): "conflict, \(StatusRenderer.describe(kind).trimmingWhitespace.trimmingSuffix(":"))\(StatusRenderer.fieldList(kind))"
+        case .invalidLocal(let diagnostics): "invalid file\(StatusRenderer.firstProblem(diagnostics))"
+        case .invalidRemote(let diagnostics): "invalid remote document\(StatusRenderer.firstProblem(diagnostics))"
         }
     }
 
@@ -73,9 +73,11 @@ enum DiffCommand: Subcommand {
         }
     }
 
-    static func show(_ value: Value?, present: Bool) -> String {
+    /// A value as written in record files; strings in it are JSON-escaped, and
+    /// the scalars JSON leaves raw but a terminal acts on are written `\uXXXX`.
+    static func show(_ value: Value?, present: Bool) -> TerminalText {
         guard present else { return "(record absent)" }
-        return value.map(CanonicalJSON.encodeInline) ?? "(field absent)"
+        return value.map { TerminalText(json: CanonicalJSON.encodeInline($0)) } ?? "(field absent)"
     }
 
     static func json(_ diffs: [RecordDiff]) -> String {
@@ -133,72 +135,25 @@ enum ResolveCommand: Subcommand {
         let outcomes = try collection.resolve(ids, choice: choice, onStaleLock: SyncCommandSupport.staleLockNotice(context))
         var problems = 0
         for (id, outcome) in outcomes {
-            let path = context.display(collection.paths.root + "/" + id.fileName)
+            let path = context.shownPath(collection.paths.root + "/" + id.fileName)
             switch outcome {
+            case .keptLocal where !FileSystem.exists(collection.paths.recordFile(id.fileName)):
+                context.console.out("resolved \(path) with the local delete; booksync push deletes it remotely")
             case .keptLocal:
                 context.console.out("resolved \(path) with the local version; booksync push publishes it")
             case .tookRemote:
                 context.console.out("resolved \(path) with the remote version")
             case .noConflict:
                 problems += 1
-                context.console.err("booksync: '\(id.rawValue)' has no unresolved conflict (booksync pull detects and stores conflicts)")
+                context.console.err("booksync: '\(id)' has no unresolved conflict (booksync pull detects and stores conflicts)")
             case .invalidLocal(let diagnostics):
                 problems += 1
                 context.console.err("\(path)\(StatusRenderer.firstProblem(diagnostics)); fix the file, then resolve again")
+            case .changedMeanwhile:
+                problems += 1
+                context.console.err("\(path): changed while booksync was resolving it, so it was left as saved; run booksync resolve again")
             }
         }
         return problems == 0 ? .success : .attention
-    }
-}
-
-/// `booksync merge-file`: a git merge driver for record files.
-enum MergeFileCommand: Subcommand {
-    static let name = "merge-file"
-    static let summary = "git merge driver: merge two versions of a record file field by field"
-    static let usage = "booksync merge-file BASE OURS THEIRS [PATH]"
-    static let discussion = """
-        Follows git's merge driver convention (%O %A %B %P): the merged record
-        replaces OURS. Exit 0 when every field merged cleanly; exit 1 on a
-        conflict, leaving a valid record that keeps our value of each
-        conflicting field and naming those fields on stderr. PATH (git's %P)
-        locates the collection's config.json for the key order; without it the
-        Book schema's order is used. A side that is not valid JSON falls back to
-        git's line-based merge (conflict markers). Enable it with
-        'booksync init --git' or the lines that 'booksync init' prints.
-        """
-    static let options: [OptionSpec] = []
-
-    static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        let files = arguments.positionals.map { PathDisplay.resolve($0, against: context.currentDirectory) }
-        guard files.count == 3 || files.count == 4 else {
-            throw UsageError(message: "expected BASE OURS THEIRS [PATH] (git's %O %A %B %P)", command: name)
-        }
-        var rules = RecordRules()
-        if files.count == 4, let paths = CollectionPaths.locate(from: FileSystem.split(files[3]).directory),
-           let collection = try? CollectionDirectory.open(searchingFrom: paths.root) {
-            rules = collection.rules
-        }
-        func parse(_ path: String, allowEmpty: Bool) throws -> Fields?? {
-            let bytes = try FileSystem.readFile(path)
-            if allowEmpty, bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x09 || $0 == 0x0D }) { return .some(nil) }
-            switch rules.parse(bytes) {
-            case .success(let fields): return .some(fields)
-            case .failure(let diagnostic):
-                context.console.err("booksync merge-file: \(path)\(StatusRenderer.located(diagnostic)); falling back to git's line merge")
-                return nil
-            }
-        }
-        guard let base = try parse(files[0], allowEmpty: true), let ours = try parse(files[1], allowEmpty: false) ?? nil,
-              let theirs = try parse(files[2], allowEmpty: false) ?? nil
-        else {
-            return try GitCommand.lineMerge(base: files[0], ours: files[1], theirs: files[2])
-        }
-        let (merged, conflicts) = FieldMerge.mergeKeepingLocal(base: base, local: ours, remote: theirs)
-        try FileSystem.writeAtomically(rules.canonicalBytes(merged), to: files[1])
-        if conflicts.isEmpty { return .success }
-        let label = files.count == 4 ? arguments.positionals[3] : arguments.positionals[1]
-        context.console.err("booksync merge-file: \(label): conflicting field\(conflicts.count == 1 ? "" : "s") "
-            + conflicts.map { "'\($0)'" }.joined(separator: ", ") + " (kept ours); edit the file to settle")
-        return .attention
     }
 }

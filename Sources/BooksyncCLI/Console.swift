@@ -7,6 +7,9 @@ import Darwin
 
 /// Where the CLI writes: results to stdout, diagnostics to stderr, buffered so
 /// that 100,000 status lines are a handful of writes, not 100,000.
+///
+/// It writes only `TerminalText`: everything that came from outside is escaped
+/// on the way in (DESIGN.md §6), so this is the one gate to the terminal.
 public final class Console: Sendable {
     public typealias Sink = @Sendable ([UInt8]) -> Void
 
@@ -33,9 +36,9 @@ public final class Console: Sendable {
     }
 
     /// A line on stdout.
-    public func out(_ line: String) {
+    func out(_ line: TerminalText) {
         let flushNow: [UInt8]? = buffer.withLock { b in
-            b.append(contentsOf: line.utf8)
+            b.append(contentsOf: line.rendered.utf8)
             b.append(0x0A)
             guard b.count >= 64 * 1024 else { return nil }
             defer { b.removeAll(keepingCapacity: true) }
@@ -45,14 +48,15 @@ public final class Console: Sendable {
     }
 
     /// A line on stderr; stdout is flushed first so the two interleave sensibly.
-    public func err(_ line: String) {
+    func err(_ line: TerminalText) {
         flush()
-        stderrSink(Array((line + "\n").utf8))
+        stderrSink(Array((line.rendered + "\n").utf8))
     }
 
-    /// Text on stderr without a newline (progress bars).
-    func errRaw(_ text: String) {
-        stderrSink(Array(text.utf8))
+    /// Replaces the progress line on stderr (carriage return, erase line); an
+    /// empty `line` just clears it.
+    func progress(_ line: TerminalText) {
+        stderrSink(Array(("\r\u{1B}[K" + line.rendered).utf8))
     }
 
     public func flush() {
@@ -88,15 +92,6 @@ public enum ColorChoice: String, Sendable, CaseIterable {
         case .always: return true
         case .auto: return isTerminal && environment["TERM"] != "dumb"
         }
-    }
-}
-
-/// ANSI styles, applied only when colour is on.
-enum Style: String {
-    case red = "31", green = "32", yellow = "33", cyan = "36", bold = "1", dim = "2"
-
-    func apply(_ text: String, enabled: Bool) -> String {
-        enabled ? "\u{1B}[\(rawValue)m\(text)\u{1B}[0m" : text
     }
 }
 

@@ -11,7 +11,8 @@ public enum ExitCode: Int32, Sendable {
     case usage = 2
     /// Remote or I/O failure after retries.
     case failure = 3
-    /// Refused by a safety rail (mass delete, lock held by a live process).
+    /// Refused by a safety rail (mass delete, lock held by a live process, a
+    /// symbolic link or other non-regular file where booksync keeps its state).
     case refused = 4
     /// Interrupted by SIGINT, as shells report it.
     case interrupted = 130
@@ -21,7 +22,11 @@ extension BooksyncError {
     /// The exit code a CLI reports for this error.
     var exitCode: ExitCode {
         switch self {
-        case .notACollection, .alreadyInitialized, .invalidArgument: .usage
+        // An unfinished git merge is for the user to finish, like a missing
+        // collection: nothing failed and retrying cannot help.
+        case .notACollection, .alreadyInitialized, .invalidArgument, .unfinishedGitMerge: .usage
+        // A link or FIFO planted where booksync keeps its state: a safety refusal, not a failed disk.
+        case .io(let error) where error.unsafeKind != nil: .refused
         case .damagedStateFile, .io, .remote: .failure
         case .lockHeld, .massDelete: .refused
         case .interrupted: .interrupted

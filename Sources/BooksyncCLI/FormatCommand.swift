@@ -30,7 +30,7 @@ enum FormatCommand: Subcommand {
         var failed = 0
         var changed = 0
         for report in reports {
-            let path = context.display(report.path)
+            let path = context.shownPath(report.path)
             switch report.outcome {
             case .alreadyCanonical:
                 break
@@ -39,10 +39,10 @@ enum FormatCommand: Subcommand {
                 if !context.quiet { context.console.out("formatted \(path)") }
             case .needsFormatting:
                 changed += 1
-                context.console.out(path)
+                context.console.out("\(path)")
             case .failed(let diagnostic):
                 failed += 1
-                context.console.err(path + StatusRenderer.located(diagnostic))
+                context.console.err("\(path)\(StatusRenderer.located(diagnostic))")
             }
         }
         if !context.quiet {

@@ -1,41 +1,73 @@
 import BooksyncKit
 
-/// The few git commands booksync runs: setting up the merge driver, and git's
+/// The few git commands booksync runs: setting up the merge drivers, and git's
 /// own line merge as the fallback for files that are not valid JSON.
 enum GitCommand {
-    /// `.gitattributes` line for the collection directory: record files only.
-    static let attributesLine = "/*.json merge=booksync"
-    static let driverName = "booksync field-level merge of record files"
-    static let driverCommand = "booksync merge-file %O %A %B %P"
+    /// One merge driver: the `.gitattributes` line that selects it (relative to
+    /// the collection directory) and its `merge.<key>.*` settings.
+    struct Driver {
+        let key: String
+        let attributesLine: String
+        let name: String
+        let command: String
+    }
+
+    /// Record files, field by field. `%P` (the path being merged) lets the
+    /// driver check the merged `id` against the file name and read the
+    /// collection's rules; installs from before it still work without it.
+    static let recordDriver = Driver(
+        key: "booksync", attributesLine: "/*.json merge=booksync",
+        name: "booksync field-level merge of record files", command: "booksync merge-file %O %A %B %P")
+    /// The manifest, record by record: branches that synced different records merge cleanly.
+    static let manifestDriver = Driver(
+        key: "booksync-manifest", attributesLine: "/.booksync/manifest.json merge=booksync-manifest",
+        name: "booksync merge of the base manifest by record", command: "booksync merge-manifest %O %A %B %P")
+    static let drivers = [recordDriver, manifestDriver]
 
     /// The setup, as a user would type it.
     static func instructions(collectionRoot: String) -> [String] {
-        [
-            "To merge record files field by field in git too, run 'booksync init --git', or:",
-            "  echo '\(attributesLine)' >> \(collectionRoot)/.gitattributes",
-            "  git config merge.booksync.name '\(driverName)'",
-            "  git config merge.booksync.driver '\(driverCommand)'",
-        ]
+        var lines = ["To merge record files field by field in git too (and the manifest by record), run 'booksync init --git', or:"]
+        for driver in drivers {
+            lines.append("  echo '\(driver.attributesLine)' >> \(collectionRoot)/.gitattributes")
+        }
+        for driver in drivers {
+            lines.append("  git config merge.\(driver.key).name '\(driver.name)'")
+            lines.append("  git config merge.\(driver.key).driver '\(driver.command)'")
+        }
+        return lines
     }
 
-    /// Writes `.gitattributes` in the collection directory and the driver into
-    /// the enclosing repository's config.
+    /// Writes `.gitattributes` in the collection directory and the drivers into
+    /// the enclosing repository's config. Idempotent: lines already present
+    /// (from an older install too) are kept, missing ones appended.
     static func install(collectionRoot: String) throws(BooksyncError) {
         let attributes = collectionRoot + "/.gitattributes"
-        var existing = (try? FileSystem.readFile(attributes)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-        if !existing.split(separator: "\n").contains(where: { String($0).trimmingWhitespace == attributesLine }) {
+        // Only a missing file counts as empty: one that cannot be read is an error, never replaced.
+        var existing: String
+        do {
+            existing = String(decoding: try FileSystem.readFile(attributes), as: UTF8.self)
+        } catch where error.isNotFound {
+            existing = ""
+        } catch {
+            throw .io(error)
+        }
+        let present = Set(existing.split(separator: "\n").map { String($0).trimmingWhitespace })
+        let missing = drivers.map(\.attributesLine).filter { !present.contains($0) }
+        if !missing.isEmpty {
             if !existing.isEmpty, !existing.hasSuffix("\n") { existing += "\n" }
-            existing += attributesLine + "\n"
+            existing += missing.map { $0 + "\n" }.joined()
             do {
                 try FileSystem.writeAtomically(Array(existing.utf8), to: attributes)
             } catch {
                 throw .io(error)
             }
         }
-        for (key, value) in [("merge.booksync.name", driverName), ("merge.booksync.driver", driverCommand)] {
-            let status = run(["git", "-C", collectionRoot, "config", key, value])
-            guard status == 0 else {
-                throw .invalidArgument("could not configure git in \(collectionRoot) (is it inside a git repository?): git config exited \(status)")
+        for driver in drivers {
+            for (key, value) in [("merge.\(driver.key).name", driver.name), ("merge.\(driver.key).driver", driver.command)] {
+                let status = run(["git", "-C", collectionRoot, "config", key, value])
+                guard status == 0 else {
+                    throw .invalidArgument("could not configure git in \(collectionRoot) (is it inside a git repository?): git config exited \(status)")
+                }
             }
         }
     }

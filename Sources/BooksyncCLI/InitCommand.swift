@@ -13,13 +13,15 @@ enum InitCommand: Subcommand {
         (users/u1/books). Required record fields are set in config.json under
         schema.required (by default title, author and genre, all strings).
         --git also sets up booksync as git's merge driver for the record files
-        (.gitattributes here, merge.booksync.* in the repository's config); on an
-        existing collection, 'booksync init --git' does only that.
+        and for .booksync/manifest.json (.gitattributes here, merge.booksync.*
+        and merge.booksync-manifest.* in the repository's config); on an
+        existing collection, 'booksync init --git' does only that. git does not
+        clone its config: run 'booksync init --git' once in each clone.
         """
     static let options = [
         OptionSpec("--firestore", value: "PROJECT[/DATABASE]", help: "the Firestore project (and database) to sync with"),
         OptionSpec("--collection", value: "PATH", help: "the collection path, e.g. books or users/u1/books"),
-        OptionSpec("--git", help: "set up booksync as git's merge driver for the record files"),
+        OptionSpec("--git", help: "set up booksync as git's merge driver for the record files and the manifest"),
     ]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
@@ -28,7 +30,7 @@ enum InitCommand: Subcommand {
         }
         if arguments.has("--git"), arguments.values["--collection"] == nil, let existing = try? context.openCollection() {
             try GitCommand.install(collectionRoot: existing.paths.root)
-            if !context.quiet { context.console.out("git now merges record files in \(existing.paths.root) field by field (booksync must be on PATH)") }
+            if !context.quiet { context.console.out("git now merges record files in \(existing.paths.root) field by field and the manifest by record (booksync must be on PATH)") }
             return .success
         }
         guard let collection = arguments.values["--collection"] else {
@@ -53,9 +55,9 @@ enum InitCommand: Subcommand {
         }
         if arguments.has("--git") {
             try GitCommand.install(collectionRoot: directory.paths.root)
-            if !context.quiet { context.console.out("git now merges record files here field by field (booksync must be on PATH)") }
+            if !context.quiet { context.console.out("git now merges record files here field by field and the manifest by record (booksync must be on PATH)") }
         } else if !context.quiet {
-            GitCommand.instructions(collectionRoot: context.display(directory.paths.root)).forEach(context.console.out)
+            for line in GitCommand.instructions(collectionRoot: context.display(directory.paths.root)) { context.console.out("\(line)") }
         }
         return .success
     }

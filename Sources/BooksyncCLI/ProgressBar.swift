@@ -31,7 +31,7 @@ final class ProgressBar: Sendable {
     private func draw(_ progress: SyncProgress) {
         guard enabled else { return }
         let now = ContinuousClock.now
-        let line: String? = state.withLock { s in
+        let line: TerminalText? = state.withLock { s in
             if s.started == nil { s.started = now }
             guard now - s.started! > .milliseconds(300) else { return nil }
             if let last = s.lastDraw, now - last < .milliseconds(100), progress.done != progress.total { return nil }
@@ -43,12 +43,12 @@ final class ProgressBar: Sendable {
             let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
             return "\(progress.phase) [\(bar)] \(progress.done)/\(total)"
         }
-        if let line { console.errRaw("\r\u{1B}[K" + line) }
+        if let line { console.progress(line) }
     }
 
     /// Clears the bar so the results print on a clean line.
     func finish() {
         let drawn = state.withLock { $0.drawn }
-        if drawn { console.errRaw("\r\u{1B}[K") }
+        if drawn { console.progress("") }
     }
 }

@@ -33,7 +33,7 @@ extension CommandContext {
             target: collection.config.remote, endpoint: endpoint, rules: collection.rules,
             transport: makeTransport(retry.requestTimeout),
             retry: retry,
-            log: { line in if verbose { console.err("booksync: " + line) } })
+            log: { line in if verbose { console.err("booksync: \(line)") } })
     }
 }
 

@@ -47,7 +47,7 @@ enum StatusCommand: Subcommand {
         }
         let renderer = StatusRenderer(context: context, root: collection.paths.root)
         if arguments.has("--json") {
-            context.console.out(renderer.json(status))
+            context.console.out(TerminalText(json: renderer.json(status)))
         } else if arguments.has("--short") {
             renderer.short(status).forEach(context.console.out)
         } else {
@@ -66,51 +66,58 @@ struct StatusRenderer {
 
     var color: Bool { context.console.colorStdout }
 
-    func path(_ id: RecordID) -> String { context.display(root + "/" + id.fileName) }
-    func path(_ fileName: String) -> String { context.display(root + "/" + fileName) }
+    func path(_ id: RecordID) -> TerminalText { context.shownPath(root + "/" + id.fileName) }
+    func path(_ fileName: String) -> TerminalText { context.shownPath(root + "/" + fileName) }
 
     /// A group of the text output: heading, hint, and the records it takes.
     private struct Group {
         let heading: String
         let hint: String
         let style: Style
-        let line: (RecordStatus) -> String?
+        let line: (RecordStatus) -> TerminalText?
     }
 
     private var groups: [Group] {
         [
             Group(heading: "Local changes not yet pushed:", hint: "(booksync push publishes them)", style: .green) { status in
-                if case .localChange(let kind) = status.state { return Self.label(kind.rawValue) + path(status.id) }
+                if case .localChange(let kind) = status.state { return "\(Self.label(kind.rawValue))\(path(status.id))" }
                 return nil
             },
             Group(heading: "Remote changes not yet pulled:", hint: "(booksync pull applies them)", style: .cyan) { status in
-                if case .remoteChange(let kind) = status.state { return Self.label(kind.rawValue) + path(status.id) }
+                if case .remoteChange(let kind) = status.state { return "\(Self.label(kind.rawValue))\(path(status.id))" }
                 return nil
             },
             Group(heading: "Changed the same way on both sides:", hint: "(the next pull or push records them)", style: .green) { status in
-                if case .converged = status.state { return Self.label("converged") + path(status.id) }
+                if case .converged = status.state { return "\(Self.label("converged"))\(path(status.id))" }
                 return nil
             },
             Group(heading: "Changed on both sides, mergeable field by field:", hint: "(booksync pull merges them, then push publishes the merge)", style: .yellow) { status in
-                if case .mergeable = status.state { return Self.label("mergeable") + path(status.id) }
+                if case .mergeable = status.state { return "\(Self.label("mergeable"))\(path(status.id))" }
                 return nil
             },
-            Group(heading: "Conflicts:", hint: "(booksync pull --ours or --theirs settles them one way)", style: .red) { status in
-                if case .conflict(let kind) = status.state { return Self.describe(kind) + path(status.id) + Self.fieldList(kind) }
+            Group(heading: "Conflicts:", hint: Self.conflictHint, style: .red) { status in
+                if case .conflict(let kind) = status.state { return "\(Self.describe(kind))\(path(status.id))\(Self.fieldList(kind))" }
                 return nil
             },
-            Group(heading: "Invalid records (booksync neither sends nor overwrites them):", hint: "(fix them; booksync validate lists every problem)", style: .red) { status in
+            Group(heading: "Invalid records (booksync neither sends nor overwrites them):", hint: Self.invalidHint, style: .red) { status in
                 switch status.state {
                 case .invalidLocal(let diagnostics):
                     return path(status.id) + Self.firstProblem(diagnostics)
                 case .invalidRemote(let diagnostics):
-                    return "remote " + status.id.rawValue + Self.firstProblem(diagnostics)
+                    return "remote \(status.id)\(Self.firstProblem(diagnostics))"
                 default:
                     return nil
                 }
             },
         ]
     }
+
+    /// A conflict is settled per record by resolve once pull has stored the
+    /// remote side, or all at once by pull --ours/--theirs.
+    static let conflictHint = "(booksync resolve ID --ours or --theirs settles one after a pull; booksync pull --ours or --theirs settles all)"
+    static let invalidHint = "(fix them; booksync validate lists every problem)"
+    /// booksync cannot fix a remote document: whoever writes it must.
+    static let invalidRemoteHint = "(fix the files, booksync validate lists every problem; fix or delete the remote documents where they are written)"
 
     static func label(_ text: String) -> String { (text + ":").padding(to: 11) }
 
@@ -124,45 +131,48 @@ struct StatusRenderer {
         }
     }
 
-    static func fieldList(_ kind: ConflictKind) -> String {
+    static func fieldList(_ kind: ConflictKind) -> TerminalText {
         if case .bothModified(let fields) = kind, !fields.isEmpty {
-            return " (field\(fields.count == 1 ? "" : "s") " + fields.map { "'\($0)'" }.joined(separator: ", ") + ")"
+            let names: [TerminalText] = fields.map { "'\(name: $0)'" }
+            return " (field\(fields.count == 1 ? "" : "s") \(names.joined(separator: ", ")))"
         }
         return ""
     }
 
-    static func firstProblem(_ diagnostics: [RecordDiagnostic]) -> String {
+    static func firstProblem(_ diagnostics: [RecordDiagnostic]) -> TerminalText {
         var text = diagnostics.first.map(located) ?? ""
         if diagnostics.count > 1 { text += " (and \(diagnostics.count - 1) more)" }
         return text
     }
 
     /// `:7:12: message` or `: message`, to follow a file path.
-    static func located(_ diagnostic: RecordDiagnostic) -> String {
-        (diagnostic.position.map { ":\($0)" } ?? "") + ": " + diagnostic.message
+    static func located(_ diagnostic: RecordDiagnostic) -> TerminalText {
+        (diagnostic.position.map { ":\($0)" } ?? "") + ": \(diagnostic.message)"
     }
 
-    func text(_ status: SyncStatus, remoteName: String?) -> [String] {
-        var lines: [String] = []
+    func text(_ status: SyncStatus, remoteName: String?) -> [TerminalText] {
+        var lines: [TerminalText] = []
         if let remoteName, !context.quiet { lines += ["Comparing with \(remoteName)", ""] }
         for group in groups {
             let entries = status.records.compactMap(group.line)
-            var extra: [String] = []
+            var extra: [TerminalText] = []
             if group.heading.hasPrefix("Invalid") {
-                extra = status.unusableFiles.map { path($0.fileName) + ": " + $0.message }
-                    + status.unusableRemote.map { "remote document '\($0.name)': " + $0.message }
+                extra = status.unusableFiles.map { "\(path($0.fileName)): \($0.message)" }
+                    + status.unusableRemote.map { "remote document '\(name: $0.name)': \($0.message)" }
             }
             guard !(entries + extra).isEmpty else { continue }
-            lines.append(group.heading)
-            if !context.quiet { lines.append("  " + group.hint) }
-            for entry in entries + extra { lines.append("\t" + group.style.apply(entry, enabled: color)) }
+            lines.append("\(group.heading)")
+            let remoteInvalid = !status.unusableRemote.isEmpty || status.records.contains { if case .invalidRemote = $0.state { true } else { false } }
+            let hint = group.hint == Self.invalidHint && remoteInvalid ? Self.invalidRemoteHint : group.hint
+            if !context.quiet { lines.append("  \(hint)") }
+            for entry in entries + extra { lines.append("\t\(group.style.apply(entry, enabled: color))") }
             lines.append("")
         }
         let remoteNote = status.remoteChecked ? "" : " (remote not checked)"
         if status.isClean {
             lines.append("\(plural(status.recordCount, "record")), nothing changed since the last sync\(remoteNote)")
         } else if !context.quiet {
-            lines.append(summary(status) + remoteNote)
+            lines.append("\(summary(status))\(remoteNote)")
         }
         return lines
     }
@@ -227,12 +237,13 @@ struct StatusRenderer {
         }
     }
 
-    func short(_ status: SyncStatus) -> [String] {
-        var lines = status.records.map { record in
-            Self.style(record.state).apply(Self.columns(record.state), enabled: color) + " " + record.id.rawValue
+    /// Ids are escaped (`\` as `\\`) but never abbreviated: scripts read them.
+    func short(_ status: SyncStatus) -> [TerminalText] {
+        var lines: [TerminalText] = status.records.map { record in
+            "\(Self.style(record.state).apply("\(Self.columns(record.state))", enabled: color)) \(full: record.id)"
         }
-        lines += status.unusableFiles.map { Style.red.apply("! ", enabled: color) + " " + $0.fileName }
-        lines += status.unusableRemote.map { Style.red.apply(" !", enabled: color) + " " + $0.name }
+        lines += status.unusableFiles.map { "\(Style.red.apply("! ", enabled: color)) \(name: $0.fileName, full: true)" }
+        lines += status.unusableRemote.map { "\(Style.red.apply(" !", enabled: color)) \(name: $0.name, full: true)" }
         return lines
     }
 

@@ -34,7 +34,9 @@ enum PushCommand: Subcommand {
         concurrent change on the server is never overwritten. When a
         precondition fails, booksync fetches that document: if it already holds
         the same content the record is recorded as synced, otherwise it is
-        reported ("run booksync pull") and left alone. Invalid files are never sent.
+        reported and left alone: booksync pull merges the remote change or
+        stores the conflict, and a conflict that pull stored is settled with
+        booksync resolve ID --ours or --theirs. Invalid files are never sent.
         """
     static let options = SyncCommandSupport.pushOptions
 
@@ -109,12 +111,17 @@ enum SyncCommandSupport {
         } else if push {
             reports.append(try await self.push(collection, remote: remote, options: options, context: context))
         }
-        render(reports, context: context, root: collection.paths.root)
+        render(reports, context: context, root: collection.paths.root, unresolvedConflict: collection.unresolvedConflict)
         return reports.contains { $0.needsAttention } ? .attention : .success
     }
 
     static func staleLockNotice(_ context: CommandContext) -> (Int32) -> Void {
-        { pid in context.console.err("booksync: note: took over a lock left by process \(pid), which is no longer running") }
+        { pid in
+            context.console.err("booksync: note: took over a lock left by process \(pid), which is no longer running")
+            if let root = try? context.openCollection().paths, FileSystem.exists(root.recovered) {
+                context.console.err("booksync: note: files that a killed pull had swapped out of place are kept in \(context.shownPath(root.recovered)); check and delete them")
+            }
+        }
     }
 
     static func pull(_ collection: CollectionDirectory, remote: FirestoreRemote, options: SyncOptions, context: CommandContext) async throws(BooksyncError) -> SyncReport {
@@ -130,23 +137,25 @@ enum SyncCommandSupport {
     }
 
     /// One line per record, then a summary such as `pulled 3, pushed 2, 1 conflict`.
-    static func render(_ reports: [SyncReport], context: CommandContext, root: String) {
+    static func render(_ reports: [SyncReport], context: CommandContext, root: String, unresolvedConflict: (RecordID) -> ConflictKind?) {
         let color = context.console.colorStdout
-        func path(_ id: RecordID) -> String { context.display(root + "/" + id.fileName) }
+        func path(_ id: RecordID) -> TerminalText { context.shownPath(root + "/" + id.fileName) }
         var counts: [String: Int] = [:]
         for report in reports {
             let would = report.dryRun ? "would " : ""
             for event in report.events {
-                let (line, style, key) = describe(event, path: path(event.id), would: would, command: report.command)
+                let (line, style, key) = describe(event, path: path(event.id), would: would, command: report.command,
+                                                  unresolvedConflict: unresolvedConflict)
                 counts[key, default: 0] += 1
                 if !context.quiet || style == .red { context.console.out(style.apply(line, enabled: color)) }
             }
             for file in report.unusableFiles where report.command == "push" || reports.count == 1 {
-                context.console.out(Style.red.apply("invalid  \(context.display(root + "/" + file.fileName)): \(file.message)", enabled: color))
+                let path = context.shownPath(root + "/" + file.fileName)
+                context.console.out(Style.red.apply("invalid  \(path): \(file.message)", enabled: color))
                 counts["invalid", default: 0] += 1
             }
             for document in report.unusableRemote {
-                context.console.out(Style.red.apply("invalid  remote document '\(document.name)': \(document.message) (not pulled)", enabled: color))
+                context.console.out(Style.red.apply("invalid  remote document '\(name: document.name)': \(document.message) (not pulled)", enabled: color))
                 counts["invalid", default: 0] += 1
             }
         }
@@ -161,49 +170,87 @@ enum SyncCommandSupport {
             return "\(n) \(n == 1 ? one : many)"
         }
         let prefix = reports.first?.dryRun == true ? "dry run: nothing written; " : ""
-        context.console.out(prefix + (parts.isEmpty ? "nothing to do" : parts.joined(separator: ", ")))
+        context.console.out("\(prefix)\(parts.isEmpty ? "nothing to do" : parts.joined(separator: ", "))")
+        let stored = reports.contains { report in
+            report.command == "pull" && !report.dryRun && report.events.contains { if case .conflict = $0.kind { true } else { false } }
+        }
+        if stored, !context.quiet { context.console.err("booksync: hint: \(conflictHint)") }
     }
 
+    /// After a pull stored conflicts: the way out, so the next push is not refused again.
+    static let conflictHint = "settle each conflict with 'booksync resolve ID --ours' or '--theirs', or edit the file "
+        + "and run 'booksync resolve ID'; 'booksync diff ID' shows both sides"
+
     /// The line, colour and summary key for one event.
-    static func describe(_ event: SyncEvent, path: String, would: String, command: String) -> (String, Style, String) {
+    static func describe(_ event: SyncEvent, path: TerminalText, would: String, command: String,
+                         unresolvedConflict: (RecordID) -> ConflictKind? = { _ in nil }) -> (TerminalText, Style, String) {
         switch event.kind {
         case .pulled(let action):
             switch action {
             case .write: return ("\(would)pull     \(path)", .cyan, "pulled")
             case .delete: return ("\(would)delete   \(path) (deleted remotely)", .cyan, "pulled")
             case .adopt: return ("\(would)record   \(path) (same content on both sides)", .green, "recorded")
-            case .forget: return ("\(would)forget   \(event.id.rawValue) (deleted on both sides)", .green, "recorded")
+            case .forget: return ("\(would)forget   \(event.id) (deleted on both sides)", .green, "recorded")
             case .merge: return ("\(would)merge    \(path) (fields changed on both sides; push publishes the merge)", .yellow, "merged")
             case .keepLocal: return ("\(would)keep     \(path) (ours; push publishes it)", .yellow, "recorded")
             case .conflict(let kind): return conflictLine(kind, path: path, id: event.id, would: would)
             }
         case .pushed(let action):
             switch action {
-            case .create: return ("\(would)create   \(event.id.rawValue)", .green, "pushed")
-            case .update: return ("\(would)update   \(event.id.rawValue)", .green, "pushed")
-            case .delete: return ("\(would)delete   \(event.id.rawValue)", .green, "pushed")
-            case .adopt: return ("\(would)record   \(event.id.rawValue) (the remote already had this content)", .green, "recorded")
-            case .forget: return ("\(would)forget   \(event.id.rawValue) (already deleted remotely)", .green, "recorded")
+            case .create: return ("\(would)create   \(event.id)", .green, "pushed")
+            case .update: return ("\(would)update   \(event.id)", .green, "pushed")
+            case .delete: return ("\(would)delete   \(event.id)", .green, "pushed")
+            case .adopt: return ("\(would)record   \(event.id) (the remote already had this content)", .green, "recorded")
+            case .forget: return ("\(would)forget   \(event.id) (already deleted remotely)", .green, "recorded")
             }
         case .conflict(let kind):
             return conflictLine(kind, path: path, id: event.id, would: would)
         case .remoteChangedSincePull:
-            return ("remote changed '\(event.id.rawValue)' since your last pull; run 'booksync pull'", .red, "stale")
+            // Pull already found and stored this conflict: only resolve gets it out.
+            if let kind = unresolvedConflict(event.id) { return (resolveAdvice(kind, path: path, id: event.id), .red, "conflict") }
+            return ("remote changed '\(event.id)' since your last pull; run 'booksync pull' (it merges the change or stores the conflict)", .red, "stale")
         case .invalidLocal(let diagnostics):
             return ("invalid  \(path)\(StatusRenderer.firstProblem(diagnostics)) (not \(command == "push" ? "sent" : "overwritten"))", .red, "invalid")
         case .invalidRemote(let diagnostics):
-            return ("invalid  remote \(event.id.rawValue)\(StatusRenderer.firstProblem(diagnostics)) (not pulled)", .red, "invalid")
+            return ("invalid  remote \(event.id)\(StatusRenderer.firstProblem(diagnostics)) (not pulled)", .red, "invalid")
         case .rejected(let message):
-            return ("rejected \(event.id.rawValue): \(message)", .red, "rejected")
+            return ("rejected \(event.id): \(message)", .red, "rejected")
         case .changedDuringSync:
             return ("skipped  \(path): it changed while booksync was working; run the command again", .red, "skipped")
         }
     }
 
-    static func conflictLine(_ kind: ConflictKind, path: String, id: RecordID, would: String) -> (String, Style, String) {
+    static func conflictLine(_ kind: ConflictKind, path: TerminalText, id: RecordID, would: String) -> (TerminalText, Style, String) {
         let what = StatusRenderer.describe(kind).trimmingWhitespace.trimmingSuffix(":")
         let saved = would.isEmpty && kind != .modifiedLocallyDeletedRemotely ? "; remote side in .booksync/conflicts/\(id.fileName)" : ""
         return ("conflict \(path): \(what)\(StatusRenderer.fieldList(kind))\(saved)", .red, "conflict")
+    }
+
+    /// Push's line for a record whose conflict pull stored: the resolve
+    /// commands that settle it, and what each does for this kind of conflict.
+    static func resolveAdvice(_ kind: ConflictKind, path: TerminalText, id: RecordID) -> TerminalText {
+        let resolve = "booksync resolve \(commandArgument(id))"
+        switch kind {
+        case .deletedLocallyModifiedRemotely:
+            return "conflict \(path): deleted here, modified remotely; settle it with '\(resolve) --ours' "
+                + "(push then deletes it remotely) or '\(resolve) --theirs' (restores the remote version here)"
+        case .modifiedLocallyDeletedRemotely:
+            return "conflict \(path): modified here, deleted remotely; settle it with '\(resolve) --ours' "
+                + "(push then re-creates it remotely) or '\(resolve) --theirs' (deletes it here)"
+        default:
+            return "conflict \(path): changed on both sides; settle it with '\(resolve) --ours' or '--theirs' "
+                + "(each conflicting field from that side; 'booksync diff \(commandArgument(id))' shows them), "
+                + "or edit the file and run '\(resolve)'"
+        }
+    }
+
+    /// How to name `id` on a command line so a shell passes it unchanged: the
+    /// id itself when it is plain (`[A-Za-z0-9_.-]`), else its file name, which
+    /// resolve and diff accept and which is plain ASCII (`%XX` escapes). A
+    /// leading `-` would read as an option, so such names get `./`.
+    static func commandArgument(_ id: RecordID) -> String {
+        let name = id.encodedName == id.rawValue ? id.rawValue : id.fileName
+        return name.hasPrefix("-") ? "./" + id.fileName : name
     }
 }
 

@@ -24,11 +24,11 @@ enum ValidateCommand: Subcommand {
         for report in reports where !report.diagnostics.isEmpty {
             invalidFiles += 1
             for diagnostic in report.diagnostics {
-                context.console.out(context.display(report.path) + StatusRenderer.located(diagnostic))
+                context.console.out("\(context.shownPath(report.path))\(StatusRenderer.located(diagnostic))")
             }
         }
         if !context.quiet {
-            let summary = invalidFiles == 0
+            let summary: TerminalText = invalidFiles == 0
                 ? "\(plural(reports.count, "file")) checked, all valid"
                 : "\(plural(reports.count, "file")) checked, \(invalidFiles) invalid"
             context.console.err(summary)

@@ -30,7 +30,9 @@ public enum BasePack {
         return out
     }
 
-    /// Every complete, well-formed line, by encoded id, in file order.
+    /// Every complete, well-formed line, by encoded id, in file order. Encoded
+    /// ids are ASCII, so these String keys compare byte by byte: ids that
+    /// differ only by Unicode normalization keep their own copies.
     public static func index(_ bytes: [UInt8]) -> [String: [Entry]] {
         var entries: [String: [Entry]] = [:]
         var start = 0

@@ -182,8 +182,33 @@ public enum CanonicalJSON {
         out.append(0x22)
     }
 
+    /// A string as a JSON literal in plain ASCII: every control character and
+    /// every non-ASCII scalar as `\uXXXX` (UTF-16, uppercase hex). For
+    /// messages that must show exactly which characters a name holds
+    /// (`"caf\u00E9"` is not `"cafe\u0301"`) and must not carry control
+    /// characters to a terminal.
+    public static func asciiQuoted(_ s: String) -> String {
+        var out = "\""
+        for unit in s.utf16 {
+            switch unit {
+            case 0x22: out += "\\\""
+            case 0x5C: out += "\\\\"
+            case 0x20..<0x7F: out.unicodeScalars.append(Unicode.Scalar(UInt8(unit)))
+            default:
+                let hex = String(unit, radix: 16, uppercase: true)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            }
+        }
+        return out + "\""
+    }
+
     /// Shortest round-trip text of a finite double, always recognisable as a double.
+    /// -0.0 is written `0.0`: Firestore does not keep the sign of zero (the
+    /// emulator stores and returns 0.0, and compares the two as equal), so a
+    /// negative zero could never round-trip; booksync treats it as a spelling
+    /// of 0.0, like `4.2e1` is a spelling of `42.0`.
     public static func formatDouble(_ d: Double) -> String {
+        if d == 0 { return "0.0" }
         var s = d.description  // shortest round-trip digits, e.g. "1e+300", "1e-07", "0.1", "100.0"
         if let e = s.firstIndex(of: "e") {
             let mantissa = s[..<e]

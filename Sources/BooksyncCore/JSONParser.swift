@@ -45,6 +45,26 @@ public struct JSONParser {
         }
     }
 
+    /// Parses a whole JSON text into a `JSONTree`: members in document order,
+    /// keys compared by their bytes. For state files keyed by record id, where
+    /// two ids that differ only by Unicode normalization are two records
+    /// (`Value` maps would take them for one key). Tags are not decoded.
+    public static func parseTree(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> JSONTree {
+        let array = Array(bytes)
+        return try array.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> JSONTree in
+            var parser = Parser(bytes: buffer)
+            parser.skipBOM()
+            try parser.skipWhitespaceRejectingComments()
+            guard parser.index < buffer.count else { throw parser.error("the file is empty; expected a JSON object") }
+            let tree = try parser.parseTree()
+            try parser.skipWhitespaceRejectingComments()
+            if parser.index < buffer.count {
+                throw parser.error("unexpected '\(parser.describe(at: parser.index))' after the JSON value; a file holds exactly one value")
+            }
+            return tree
+        }
+    }
+
     /// Parses a JSON text whose top level must be an object (a record file, config, manifest).
     public static func parseObject(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> Fields {
         let array = Array(bytes)
@@ -189,19 +209,18 @@ private struct Parser {
         }
     }
 
-    mutating func parseObject() throws(JSONSyntaxError) -> Value {
-        let start = index
+    /// Parses an object's members, handing each key (with the offset of its
+    /// opening quote) to `member`, which must parse the value. Shared by the
+    /// `Value` parser and the byte-exact `JSONTree` parser.
+    mutating func parseMembers(_ member: (inout Parser, String, Int) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
         try enter()
         index += 1  // {
-        var fields: Fields = [:]
-        var keyOffsets: [String: Int] = [:]
         try skipWhitespaceRejectingComments()
         if peek() == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return .map(fields)
+            return
         }
-        var firstKey = ""
         while true {
             try skipWhitespaceRejectingComments()
             guard let c = peek() else { throw error("unexpected end of file; expected a key or '}'") }
@@ -212,11 +231,6 @@ private struct Parser {
             }
             let keyStart = index
             let key = try parseString()
-            if keyOffsets[key] != nil {
-                throw error("duplicate key '\(key)'", at: keyStart)
-            }
-            keyOffsets[key] = keyStart
-            if fields.isEmpty { firstKey = key }
             try skipWhitespaceRejectingComments()
             guard peek() == UInt8(ascii: ":") else {
                 if index >= bytes.count { throw error("unexpected end of file; expected ':' after key '\(key)'") }
@@ -224,7 +238,7 @@ private struct Parser {
             }
             index += 1
             try skipWhitespaceRejectingComments()
-            fields[key] = try parseValue()
+            try member(&self, key, keyStart)
             try skipWhitespaceRejectingComments()
             guard let next = peek() else { throw error("unexpected end of file; expected ',' or '}'") }
             if next == UInt8(ascii: ",") {
@@ -238,26 +252,81 @@ private struct Parser {
             throw error("expected ',' or '}'")
         }
         depth -= 1
+    }
+
+    /// An object as a `Value` map. Its keys are Swift strings, so two keys that
+    /// differ only by Unicode normalization (`"caf\u00E9"`, `"cafe\u0301"`) are
+    /// one key: in a file that is an error saying so (a record cannot hold
+    /// both); in a wire answer (`decodeTags` false) the object becomes an
+    /// `EquivalentKeys` marker, so that the one document holding it is invalid
+    /// and not the whole answer.
+    mutating func parseObject() throws(JSONSyntaxError) -> Value {
+        let start = index
+        var fields: Fields = [:]
+        var keyOffsets: [String: Int] = [:]
+        var firstKey = ""
+        var equivalent: EquivalentKeys?
+        try parseMembers { (parser: inout Parser, key: String, keyStart: Int) throws(JSONSyntaxError) in
+            if let seen = keyOffsets.index(forKey: key) {
+                let (earlier, earlierStart) = keyOffsets[seen]
+                if earlier.utf8.elementsEqual(key.utf8) {
+                    throw parser.error("duplicate key '\(key)'", at: keyStart)
+                }
+                if parser.decodeTags {
+                    throw parser.error("""
+                        keys \(CanonicalJSON.asciiQuoted(earlier)) (at \(parser.position(of: earlierStart))) and \(CanonicalJSON.asciiQuoted(key)) \
+                        differ only by Unicode normalization; a record cannot hold both: rename one
+                        """, at: keyStart)
+                }
+                if equivalent == nil { equivalent = EquivalentKeys(first: earlier, second: key) }
+                _ = try parser.parseValue()
+                return
+            }
+            keyOffsets[key] = keyStart
+            if fields.isEmpty { firstKey = key }
+            fields[key] = try parser.parseValue()
+        }
+        if let equivalent { return equivalent.marker }
         if decodeTags, fields.count == 1, firstKey.utf8.first == UInt8(ascii: "$") {
             return try decodeTagged(firstKey, fields[firstKey]!, at: start)
         }
         return .map(fields)
     }
 
-    mutating func parseArray() throws(JSONSyntaxError) -> Value {
+    /// An object or array as a `JSONTree`, keys compared by their bytes.
+    mutating func parseTree() throws(JSONSyntaxError) -> JSONTree {
+        switch peek() {
+        case UInt8(ascii: "{"):
+            var members: [JSONTree.Member] = []
+            var seen: Set<JSONTree.ByteKey> = []
+            try parseMembers { (parser: inout Parser, key: String, keyStart: Int) throws(JSONSyntaxError) in
+                guard seen.insert(JSONTree.ByteKey(key)).inserted else { throw parser.error("duplicate key '\(key)'", at: keyStart) }
+                members.append(JSONTree.Member(key: key, value: try parser.parseTree()))
+            }
+            return .object(members)
+        case UInt8(ascii: "["):
+            var items: [JSONTree] = []
+            try parseElements { (parser: inout Parser) throws(JSONSyntaxError) in items.append(try parser.parseTree()) }
+            return .array(items)
+        default:
+            return .scalar(try parseValue())
+        }
+    }
+
+    /// Parses an array's elements; `element` parses each one.
+    mutating func parseElements(_ element: (inout Parser) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
         try enter()
         index += 1  // [
-        var items: [Value] = []
         try skipWhitespaceRejectingComments()
         if peek() == UInt8(ascii: "]") {
             index += 1
             depth -= 1
-            return .array(items)
+            return
         }
         while true {
             try skipWhitespaceRejectingComments()
             if peek() == UInt8(ascii: "]") { throw error("trailing comma before ']' is not allowed") }
-            items.append(try parseValue())
+            try element(&self)
             try skipWhitespaceRejectingComments()
             guard let next = peek() else { throw error("unexpected end of file; expected ',' or ']'") }
             if next == UInt8(ascii: ",") {
@@ -271,6 +340,11 @@ private struct Parser {
             throw error("expected ',' or ']'")
         }
         depth -= 1
+    }
+
+    mutating func parseArray() throws(JSONSyntaxError) -> Value {
+        var items: [Value] = []
+        try parseElements { (parser: inout Parser) throws(JSONSyntaxError) in items.append(try parser.parseValue()) }
         return .array(items)
     }
 
@@ -446,6 +520,15 @@ private struct Parser {
         }
         guard let v = Double(text), v.isFinite else {
             throw error("number \(text) is too large for a double", at: start)
+        }
+        if v == 0 {
+            // A nonzero literal that rounds to zero would silently lose its
+            // value, like one too large for a double: refused alike.
+            if text.utf8.prefix(while: { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }).contains(where: { $0 >= 0x31 && $0 <= 0x39 }) {
+                throw error("number \(text) is too small for a double (it would become 0.0; the smallest is 5e-324)", at: start)
+            }
+            // -0.0 is written 0.0 (see `Value`): Firestore keeps no negative zero.
+            return .double(0)
         }
         return .double(v)
     }

@@ -135,15 +135,20 @@ public enum RecordIDError: Error, Equatable, Sendable {
     case badFileName(String)
     case nonCanonicalFileName(String, String)
 
+    /// Every caller names the id or file before the message, so the messages
+    /// for long ids do not repeat it, and the others abbreviate it
+    /// (`TerminalEscaping.abbreviate`): a 1,500-byte id printed twice buries
+    /// the message. Not escaped: whoever prints the message escapes it.
     public var message: String {
         switch self {
         case .empty: "a record id cannot be empty"
         case .dots(let id): "'\(id)' is not a valid record id ('.' and '..' are reserved)"
-        case .slash(let id): "'\(id)' is not a valid record id: it contains '/'"
-        case .tooLong(let id, let n): "record id '\(id.prefix(40))…' is \(n) bytes; Firestore allows at most 1500"
-        case .reserved(let id): "'\(id)' is not a valid record id: ids of the form __name__ are reserved by Firestore"
-        case .fileNameTooLong(let id, let n):
-            "record id '\(id.prefix(40))…' encodes to a \(n)-byte file name; file systems allow 255 bytes with '.json'"
+        case .slash(let id): "'\(TerminalEscaping.abbreviate(id))' is not a valid record id: it contains '/'"
+        case .tooLong(_, let n): "the record id is \(n) bytes; Firestore allows at most 1500"
+        case .reserved(let id):
+            "'\(TerminalEscaping.abbreviate(id))' is not a valid record id: ids of the form __name__ are reserved by Firestore"
+        case .fileNameTooLong(_, let n):
+            "the record id encodes to a \(n)-byte file name; file systems allow 255 bytes with '.json'"
         case .badFileName: "file name is not a percent-encoded record id (write other bytes as %XX, uppercase hex, of their UTF-8)"
         case .nonCanonicalFileName(_, let canonical):
             "file name is not the canonical encoding of its id; rename it to \(canonical)"

@@ -7,7 +7,9 @@ public enum Value: Sendable {
     case null
     case bool(Bool)
     case integer(Int64)
-    /// Any IEEE double, including NaN, the infinities and -0.0.
+    /// Any IEEE double, including NaN and the infinities. -0.0 is the same
+    /// value as 0.0 (equal, written `0.0`, hashed alike): Firestore does not
+    /// keep the sign of zero, so booksync does not either.
     case double(Double)
     case string(String)
     case timestamp(Timestamp)
@@ -21,10 +23,18 @@ public enum Value: Sendable {
 
 extension Value: Equatable {
     /// Structural equality where doubles compare by bit pattern (so NaN equals
-    /// NaN and -0.0 differs from 0.0) and strings by their UTF-8 bytes (not by
-    /// Unicode canonical equivalence): two values are equal exactly when their
-    /// canonical forms are equal. (Map keys are Swift strings; two field names
-    /// that differ only by Unicode normalization are one key — a known limit.)
+    /// NaN; -0.0 and 0.0, both written `0.0`, are equal) and strings by their
+    /// UTF-8 bytes (not by Unicode canonical equivalence): two values are equal
+    /// exactly when their canonical forms are equal.
+    ///
+    /// Map keys are Swift strings, which compare by canonical equivalence, so
+    /// two field names that differ only by Unicode normalization (`café` as
+    /// U+00E9 and as `e` U+0301) are one key: a record cannot hold both. That
+    /// is a known limit, never a silent merge: a record file with both is a
+    /// syntax error naming the two keys, and a Firestore document with both is
+    /// an invalid document (see `EquivalentKeys`). Record ids and every other
+    /// key booksync stores (manifest, base pack, conflicts, stat cache) are
+    /// compared byte by byte (`RecordID`, `JSONTree`).
     public static func == (lhs: Value, rhs: Value) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
@@ -43,7 +53,7 @@ extension Value: Equatable {
     }
 
     private static func sameDouble(_ a: Double, _ b: Double) -> Bool {
-        (a.isNaN && b.isNaN) || a.bitPattern == b.bitPattern
+        (a.isNaN && b.isNaN) || a.bitPattern == b.bitPattern || (a == 0 && b == 0)
     }
 }
 

@@ -66,10 +66,15 @@ public final class BaseCopyStore: Sendable {
     func append(_ lines: [UInt8]) throws(FileSystemError) {
         guard !lines.isEmpty else { return }
         let path = packPath
-        let fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw FileSystemError(path: path, operation: "open", code: errno) }
+        // Appending through a planted link would write base copies into any file: never follow one.
+        let fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
+        guard fd >= 0 else {
+            let code = errno
+            throw FileSystem.refusedKind(path, code: code, operation: "append to") ?? FileSystemError(path: path, operation: "open", code: code)
+        }
         defer { close(fd) }
-        guard let size = try? FileSystem.stat(descriptor: fd).size else { throw FileSystemError(path: path, operation: "read the status of", code: errno) }
+        try FileSystem.requireOwnRegularFile(fd, path: path, operation: "append to")
+        let size = try FileSystem.stat(descriptor: fd).size
         var bytes: [UInt8] = []
         if size == 0 {
             // Two branches that both synced both appended: git's union merge keeps
@@ -109,9 +114,10 @@ public final class BaseCopyStore: Sendable {
     static let headerLength = header(compactedSize: 0).count
 
     static func compactedSize(_ path: String) -> Int? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, FileSystem.readFlags)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        guard (try? FileSystem.stat(descriptor: fd))?.isRegularFile == true else { return nil }
         var buffer = [UInt8](repeating: 0, count: 160)
         let n = read(fd, &buffer, buffer.count)
         guard n > 0, let end = buffer[..<n].firstIndex(of: BasePack.newline),

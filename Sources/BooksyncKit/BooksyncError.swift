@@ -10,6 +10,8 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidArgument(String)
     /// A state file of booksync's own (config, manifest) is damaged.
     case damagedStateFile(path: String, StateFileError)
+    /// A state file of booksync's own still has git's conflict markers.
+    case unfinishedGitMerge(path: String)
     /// Reading or writing a file failed.
     case io(FileSystemError)
     /// Another booksync process holds the lock.
@@ -35,6 +37,8 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
             } else {
                 "\(path): \(error.message)"
             }
+        case .unfinishedGitMerge(let path):
+            Self.unfinishedMergeAdvice(path)
         case .io(let error):
             error.description
         case .lockHeld(let path, let pid):
@@ -47,6 +51,22 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(command) would delete \(deletes) of \(baseCount) records, more than --max-delete \(Self.format(percent))%; "
                 + "check what happened, then run 'booksync \(command) --force' (or raise --max-delete) if it is intended"
         }
+    }
+
+    /// What to do about conflict markers in config.json or manifest.json.
+    /// `git checkout -m` redoes a file's merge with the merge driver the
+    /// attributes name, so once `init --git` has installed booksync's manifest
+    /// driver, it resolves the manifest by record.
+    private static func unfinishedMergeAdvice(_ path: String) -> String {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let start = "\(path) has git conflict markers: a git merge of it is unfinished. "
+        if name == "manifest.json" {
+            return start + "Install booksync's merge driver for it with 'booksync init --git' (once per clone), "
+                + "redo the merge of this file with 'git checkout -m -- \(path)', then 'git add \(path)'; "
+                + "or take one side whole with 'git checkout --ours -- \(path)' (or --theirs) and 'git add \(path)'"
+        }
+        return start + "Edit it to keep the settings you want (remove the <<<<<<<, ======= and >>>>>>> lines), "
+            + "then 'git add \(path)'"
     }
 
     private static func format(_ percent: Double) -> String {

@@ -23,8 +23,18 @@ public final class CollectionLock: Sendable {
     /// Takes the lock, or throws `lockHeld` naming the live holder.
     /// `onStaleLock` is called with the PID of a holder that died without releasing it.
     public static func acquire(at path: String, onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> CollectionLock {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .io(FileSystemError(path: path, operation: "open the lock file", code: errno)) }
+        // Never through a link a cloned repository planted: O_NOFOLLOW, and only a regular file.
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
+        guard fd >= 0 else {
+            let code = errno
+            throw .io(FileSystem.refusedKind(path, code: code, operation: "lock") ?? FileSystemError(path: path, operation: "open the lock file", code: code))
+        }
+        do {
+            try FileSystem.requireOwnRegularFile(fd, path: path, operation: "lock")
+        } catch {
+            close(fd)
+            throw .io(error)
+        }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let holder = readPID(fd)
             close(fd)

@@ -16,20 +16,38 @@ public struct CollectionPaths: Sendable, Equatable {
     public var index: String { state + "/index" }
     public var lock: String { state + "/lock" }
     public var conflicts: String { state + "/conflicts" }
-    public var journal: String { state + "/journal" }
+    /// Files a killed pull had swapped out of place (see `FileSystem.replace`), kept for the user.
+    public var recovered: String { state + "/recovered" }
 
     public func recordFile(_ fileName: String) -> String { root + "/" + fileName }
     public func baseFile(_ fileName: String) -> String { base + "/" + fileName }
     /// The remote side of an unresolved conflict.
     public func conflictFile(_ fileName: String) -> String { conflicts + "/" + fileName }
 
-    /// The nearest directory at or above `start` that has `.booksync/`, like git.
+    /// The nearest directory at or above `start` that has `.booksync`, like git.
+    /// A `.booksync` that is a link or a file counts as found, so that opening
+    /// it is refused (see `verifyStateKinds`) instead of searching further up.
     public static func locate(from start: String) -> CollectionPaths? {
         var directory = FileSystem.absolute(start)
         while true {
-            if FileSystem.isDirectory(directory + "/.booksync") { return CollectionPaths(root: directory) }
+            if FileSystem.exists(directory + "/.booksync") { return CollectionPaths(root: directory) }
             if directory == "/" { return nil }
             directory = FileSystem.split(directory).directory
+        }
+    }
+
+    /// Refuses a state directory or file that is a symbolic link, FIFO, device
+    /// or the wrong kind (DESIGN.md §6): a cloned repository can commit
+    /// `.booksync/lock -> ~/.bashrc`, and booksync must never write through it.
+    /// Every file is also opened with O_NOFOLLOW; this check names the problem
+    /// up front, before any command has done anything.
+    public func verifyStateKinds() throws(FileSystemError) {
+        try FileSystem.requireDirectoryOrAbsent(state)
+        for directory in [base, conflicts, conflicts + "/revisions", recovered] {
+            try FileSystem.requireDirectoryOrAbsent(directory)
+        }
+        for file in [config, manifest, gitignore, index, lock, base + "/pack", base + "/.gitattributes"] {
+            try FileSystem.requireRegularOrAbsent(file, operation: "use")
         }
     }
 
@@ -40,6 +58,7 @@ public struct CollectionPaths: Sendable, Equatable {
         /lock
         /conflicts/
         /journal
+        /recovered/
         .booksync-tmp-*
 
         """

@@ -35,6 +35,8 @@ public enum ResolveOutcome: Sendable, Equatable {
     case noConflict
     /// The local file cannot be published; fix it and resolve again.
     case invalidLocal([RecordDiagnostic])
+    /// The file was saved while resolve worked on it; nothing was settled.
+    case changedMeanwhile
 }
 
 extension CollectionDirectory {
@@ -51,7 +53,7 @@ extension CollectionDirectory {
             do {
                 ids.append(try RecordID(argument))
             } catch {
-                throw .invalidArgument("'\(argument)': \(error.message)")
+                throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': \(error.message)")
             }
         }
         return ids
@@ -81,7 +83,7 @@ extension CollectionDirectory {
         var diffs: [RecordDiff] = []
         for id in targets {
             guard let state = states[id] else {
-                throw .invalidArgument("no record '\(id.rawValue)' here, in the base or remotely")
+                throw .invalidArgument("no record '\(TerminalEscaping.abbreviate(id.rawValue))' here, in the base or remotely")
             }
             let base = baseCopies.fields(id, hash: manifest.entries[id]?.hash)
             let local = scan.files[id] == nil ? nil : loadLocalFields(id)
@@ -102,6 +104,20 @@ extension CollectionDirectory {
 
     // MARK: resolve
 
+    /// The conflict that pull stored for `id` and resolve has not settled yet,
+    /// nil when there is none. Push names `resolve` for such a record: sending
+    /// the user back to pull would only report the same conflict again. The
+    /// kind comes from the two sides (field names are not known here).
+    public func unresolvedConflict(_ id: RecordID) -> ConflictKind? {
+        guard let remote = ConflictStore(paths: paths).load(id, rules: rules) else { return nil }
+        switch (FileSystem.exists(paths.recordFile(id.fileName)), remote.record != nil) {
+        case (true, true): return .bothModified(fields: [])
+        case (true, false): return .modifiedLocallyDeletedRemotely
+        case (false, true): return .deletedLocallyModifiedRemotely
+        case (false, false): return nil  // deleted on both sides: push simply forgets it
+        }
+    }
+
     /// Settles conflicts that pull stored, without contacting the remote: the
     /// base becomes the remote version pull saw, so the next push is guarded by
     /// that revision and a remote that moved again is never overwritten.
@@ -117,22 +133,42 @@ extension CollectionDirectory {
                 continue
             }
             let file = paths.recordFile(id.fileName)
+            // A link, FIFO or device in the record's place is reported like every
+            // command reports it, and neither read, replaced nor removed.
+            if let kind = try? FileSystem.stat(file).kind, kind != .regular {
+                outcomes.append((id, .invalidLocal([RecordDiagnostic(message: FileSystemError.refusal(kind))])))
+                continue
+            }
             do throws(FileSystemError) {
+                // What the file holds now: every write below replaces exactly
+                // this, so an editor's save made meanwhile is never overwritten.
+                let current: [UInt8]?
+                do {
+                    current = try FileSystem.readFile(file)
+                } catch where error.isNotFound {
+                    current = nil
+                }
+                let unchanged: ([UInt8]?) -> Bool = { $0 == current }
                 switch choice {
                 case .theirs:
                     if let record = remote.record, let revision = remote.revision {
                         // Theirs for conflicting fields; one-sided local changes are kept.
                         let fields = preferredMerge(id, baseHash: base.manifest.entries[id]?.hash, remote: record.fields, preferLocal: false) ?? record.fields
-                        try FileSystem.writeAtomically(rules.canonicalBytes(fields), to: file)
+                        guard try FileSystem.replace(file, with: rules.canonicalBytes(fields), ifCurrent: unchanged) else {
+                            outcomes.append((id, .changedMeanwhile))
+                            continue
+                        }
                         base.record(record, revision: revision)
                     } else {
-                        try FileSystem.remove(file)
+                        guard try FileSystem.remove(file, ifCurrent: unchanged) else {
+                            outcomes.append((id, .changedMeanwhile))
+                            continue
+                        }
                         base.forget(id)
                     }
                     outcomes.append((id, .tookRemote))
                 case .ours, .edited:
-                    if FileSystem.exists(file) {
-                        let bytes = try FileSystem.readFile(file)
+                    if let bytes = current {
                         if case .failure(let problems) = rules.load(bytes, id: id) {
                             outcomes.append((id, .invalidLocal(problems.diagnostics)))
                             continue
@@ -140,8 +176,10 @@ extension CollectionDirectory {
                         // --ours: ours for conflicting fields; one-sided remote changes are kept.
                         // Without a flag the file as edited is the resolution, exactly.
                         if choice == .ours, let record = remote.record,
-                           let merged = preferredMerge(id, baseHash: base.manifest.entries[id]?.hash, remote: record.fields, preferLocal: true) {
-                            try FileSystem.writeAtomically(rules.canonicalBytes(merged), to: file)
+                           let merged = preferredMerge(id, baseHash: base.manifest.entries[id]?.hash, remote: record.fields, preferLocal: true),
+                           !(try FileSystem.replace(file, with: rules.canonicalBytes(merged), ifCurrent: unchanged)) {
+                            outcomes.append((id, .changedMeanwhile))
+                            continue
                         }
                     }
                     if let record = remote.record, let revision = remote.revision {

@@ -1,3 +1,4 @@
+import BooksyncCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -11,10 +12,40 @@ public struct FileStat: Sendable, Equatable {
     public let mtimeNanoseconds: Int64
     public let ctimeNanoseconds: Int64
     public let inode: UInt64
-    public let isRegularFile: Bool
-    public let isDirectory: Bool
+    public let kind: FileKind
     /// Permission bits.
     public let mode: UInt32
+    /// How many names the file has (hard links).
+    public let linkCount: UInt64
+    /// The owner's user id.
+    public let owner: UInt32
+
+    public var isRegularFile: Bool { kind == .regular }
+    public var isDirectory: Bool { kind == .directory }
+}
+
+/// What a directory entry is. Only regular files can be records or state
+/// files: a cloned collection may hold links, and a local one FIFOs or
+/// devices, and booksync reads and writes none of them (DESIGN.md §6).
+public enum FileKind: Sendable, Equatable {
+    case regular, directory, symbolicLink, fifo, device, socket, other
+    /// A regular file with more than one name: written in place (the lock, the
+    /// base pack), the write would also change a file elsewhere.
+    case hardLinked
+
+    /// The kind as a noun for messages: "a symbolic link".
+    public var noun: String {
+        switch self {
+        case .regular: "a regular file"
+        case .directory: "a directory"
+        case .symbolicLink: "a symbolic link"
+        case .fifo: "a FIFO (named pipe)"
+        case .device: "a device"
+        case .socket: "a socket"
+        case .other: "not a regular file"
+        case .hardLinked: "a file with other hard links"
+        }
+    }
 }
 
 /// An I/O failure with the path and the operation, phrased for users.
@@ -22,12 +53,43 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
     public let path: String
     public let operation: String
     public let code: Int32
+    /// Set when the path is there but is not what booksync may touch (a link, a FIFO…).
+    public let unsafeKind: FileKind?
 
-    public var description: String {
-        "\(path): cannot \(operation): \(String(cString: strerror(code)))"
+    public init(path: String, operation: String, code: Int32, unsafeKind: FileKind? = nil) {
+        self.path = path
+        self.operation = operation
+        self.code = code
+        self.unsafeKind = unsafeKind
     }
 
-    public var isNotFound: Bool { code == ENOENT || code == ENOTDIR }
+    /// `path` is a link, FIFO, device or directory where booksync expected a regular file.
+    public static func notRegular(_ path: String, _ kind: FileKind, operation: String) -> FileSystemError {
+        FileSystemError(path: path, operation: operation, code: EINVAL, unsafeKind: kind)
+    }
+
+    public var description: String {
+        if let unsafeKind { return "\(path): " + Self.refusal(unsafeKind) }
+        return "\(path): cannot \(operation): \(String(cString: strerror(code)))"
+    }
+
+    /// The one sentence every command uses for an entry it will not touch.
+    public static func refusal(_ kind: FileKind) -> String {
+        switch kind {
+        case .symbolicLink: "is a symbolic link; booksync never follows links inside a collection (replace it with a plain file)"
+        case .directory: "is a directory where a file belongs; booksync leaves it alone"
+        case .regular: "is a file where a directory belongs; booksync leaves it alone"
+        case .hardLinked: "has other hard links, so writing it in place would change another file too; booksync leaves it alone (remove it, booksync makes a new one)"
+        default: "is \(kind.noun); booksync only reads and writes regular files and leaves it alone"
+        }
+    }
+
+    /// The problem as a diagnostic of the file it concerns (without repeating its path).
+    public var diagnostic: RecordDiagnostic {
+        RecordDiagnostic(message: unsafeKind.map(Self.refusal) ?? "cannot \(operation): \(String(cString: strerror(code)))")
+    }
+
+    public var isNotFound: Bool { unsafeKind == nil && (code == ENOENT || code == ENOTDIR) }
 }
 
 /// Thin POSIX file access. booksync calls the C library directly instead of
@@ -72,21 +134,33 @@ public enum FileSystem {
         return FileStat(s)
     }
 
-    /// The contents of a NUL-terminated name inside an open directory; nil on any error.
+    /// The contents of a NUL-terminated name inside an open directory; nil on
+    /// any error, and for anything but a regular file (never followed, never blocks).
     static func readFile(directory: Int32, cName: UnsafePointer<CChar>) -> [UInt8]? {
-        let fd = openat(directory, cName, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = openat(directory, cName, readFlags)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        return try? readRegular(fd, path: "")
+    }
+
+    /// Flags for every read: a symlink is not followed (ELOOP), and a FIFO
+    /// opens without waiting for a writer (and is then refused by its kind).
+    static let readFlags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY
+
+    /// All bytes of an open descriptor, which must be a regular file.
+    private static func readRegular(_ fd: Int32, path: String) throws(FileSystemError) -> [UInt8] {
         var s = CStat()
-        guard fstat(fd, &s) == 0 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(s.st_size) + 1)
+        guard fstat(fd, &s) == 0 else { throw FileSystemError(path: path, operation: "read file status", code: errno) }
+        let kind = FileKind(mode: s.st_mode)
+        guard kind == .regular else { throw .notRegular(path, kind, operation: "read") }
+        var bytes = [UInt8](repeating: 0, count: max(Int(s.st_size), 4095) + 1)
         var count = 0
         while true {
-            if count == bytes.count { bytes.append(contentsOf: [UInt8](repeating: 0, count: max(bytes.count, 4096))) }
+            if count == bytes.count { bytes.append(contentsOf: [UInt8](repeating: 0, count: bytes.count)) }
             let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                return nil
+                throw FileSystemError(path: path, operation: "read", code: errno)
             }
             if n == 0 { break }
             count += n
@@ -111,6 +185,7 @@ public enum FileSystem {
         return lstat(path, &s) == 0
     }
 
+    /// Whether `path` is a directory, following a symbolic link (for paths the user chose).
     public static func isDirectory(_ path: String) -> Bool {
         var s = CStat()
         return fstatat(AT_FDCWD, path, &s, 0) == 0 && (s.st_mode & S_IFMT) == S_IFDIR
@@ -130,49 +205,87 @@ public enum FileSystem {
         return names
     }
 
+    /// The contents of the regular file at `path`. A symbolic link (as the
+    /// last component), FIFO, device or directory is refused, never read.
     public static func readFile(_ path: String) throws(FileSystemError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw FileSystemError(path: path, operation: "open", code: errno) }
-        defer { close(fd) }
-        var s = CStat()
-        var capacity = 64 * 1024
-        if fstat(fd, &s) == 0, s.st_size > 0 { capacity = Int(s.st_size) + 1 }
-        var bytes = [UInt8](repeating: 0, count: capacity)
-        var count = 0
-        while true {
-            if count == bytes.count { bytes.append(contentsOf: [UInt8](repeating: 0, count: bytes.count)) }
-            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw FileSystemError(path: path, operation: "read", code: errno)
-            }
-            if n == 0 { break }
-            count += n
+        let fd = open(path, readFlags)
+        guard fd >= 0 else {
+            let code = errno
+            throw refusedKind(path, code: code, operation: "read") ?? FileSystemError(path: path, operation: "open", code: code)
         }
-        bytes.removeSubrange(count...)
-        return bytes
+        defer { close(fd) }
+        return try readRegular(fd, path: path)
+    }
+
+    /// Refuses an open state file that booksync writes in place unless it is a
+    /// regular file with this one name.
+    static func requireOwnRegularFile(_ fd: Int32, path: String, operation: String) throws(FileSystemError) {
+        let stat = try stat(descriptor: fd)
+        guard stat.isRegularFile else { throw .notRegular(path, stat.kind, operation: operation) }
+        guard stat.linkCount == 1 else { throw .notRegular(path, .hardLinked, operation: operation) }
+    }
+
+    /// The refusal for a path that failed to open with O_NOFOLLOW because it is a
+    /// link (ELOOP, or EMLINK/EFTYPE on some systems); nil for other failures.
+    static func refusedKind(_ path: String, code: Int32, operation: String) -> FileSystemError? {
+        guard code == ELOOP || code == EMLINK || code == ENXIO || code == EOPNOTSUPP || code == EISDIR,
+              let kind = try? stat(path).kind, kind != .regular else { return nil }
+        return .notRegular(path, kind, operation: operation)
+    }
+
+    /// Throws the refusal when something other than a regular file is at `path`.
+    public static func requireRegularOrAbsent(_ path: String, operation: String) throws(FileSystemError) {
+        var s = CStat()
+        guard lstat(path, &s) == 0 else {
+            if errno == ENOENT { return }
+            throw FileSystemError(path: path, operation: "read file status", code: errno)
+        }
+        let kind = FileKind(mode: s.st_mode)
+        if kind != .regular { throw .notRegular(path, kind, operation: operation) }
     }
 
     /// Replaces `path` atomically: readers see the old or the new content, never a mix.
+    /// Whatever is at `path` must be a regular file: a symbolic link or other
+    /// entry is refused, never replaced or written through.
     public static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = false) throws(FileSystemError) {
+        let temporary = try writeTemporary(bytes, beside: path, durable: durable)
+        if rename(temporary, path) != 0 {
+            let code = errno
+            unlink(temporary)
+            throw FileSystemError(path: path, operation: "write", code: code)
+        }
+    }
+
+    /// Writes `bytes` to a new temporary file in `path`'s directory, with the
+    /// mode of the regular file at `path` (0644 for a new one, less the umask),
+    /// and returns its path. Refuses when `path` is not a regular file.
+    static func writeTemporary(_ bytes: [UInt8], beside path: String, durable: Bool = false,
+                               marker: String = temporaryMarker) throws(FileSystemError) -> String {
         let (directory, _) = split(path)
         // Short, hidden, and unique per process: the target's own name could be
         // 255 bytes already, so it is not part of the temporary name.
-        let temporary = directory + "/" + temporaryMarker + String(getpid()) + "-" + String(nextTemporaryNumber())
-        // Keep the mode of the file being replaced (a 0600 record stays 0600).
+        let temporary = directory + "/" + marker + String(getpid()) + "-" + String(nextTemporaryNumber())
+        // Keep the permissions of the file being replaced (a 0600 record stays
+        // 0600), never set-id or sticky bits; a new file gets 0644.
         var existing = CStat()
-        let mode: mode_t = lstat(path, &existing) == 0 ? existing.st_mode & 0o7777 : 0o644
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        var mode: mode_t = 0o644
+        if lstat(path, &existing) == 0 {
+            let kind = FileKind(mode: existing.st_mode)
+            guard kind == .regular else { throw .notRegular(path, kind, operation: "write") }
+            mode = existing.st_mode & 0o777
+        }
+        // O_EXCL never opens an existing file, nor follows a link planted at the name.
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
         guard fd >= 0 else { throw FileSystemError(path: path, operation: "create a temporary file", code: errno) }
         if mode != 0o644 { fchmod(fd, mode) }
         var failure = writeAll(bytes, to: fd)
         if failure == 0, durable, fsync(fd) != 0 { failure = errno }
         close(fd)
-        if failure == 0, rename(temporary, path) != 0 { failure = errno }
         if failure != 0 {
             unlink(temporary)
             throw FileSystemError(path: path, operation: "write", code: failure)
         }
+        return temporary
     }
 
     /// Writes all of `bytes` to `fd`; the errno of a failure, or 0.
@@ -192,23 +305,52 @@ public enum FileSystem {
     /// Removes temporary files that a killed booksync left in `directory`
     /// (`.booksync-tmp-PID-N` whose PID is no longer running). Returns how
     /// many were removed. Called while holding the collection lock.
+    ///
+    /// Files of a guarded replace (`swapMarker`) may hold what an editor saved,
+    /// swapped out just before the process was killed: they are moved into
+    /// `recoverInto`, never deleted.
     @discardableResult
-    public static func removeStaleTemporaries(in directory: String) -> Int {
+    public static func removeStaleTemporaries(in directory: String, recoverInto: String? = nil) -> Int {
         guard let names = try? listDirectory(directory) else { return 0 }
         var removed = 0
-        for name in names where name.hasPrefix(temporaryMarker) {
-            let rest = name.dropFirst(temporaryMarker.count)
+        for name in names {
+            let marker = name.hasPrefix(temporaryMarker) ? temporaryMarker : (name.hasPrefix(swapMarker) ? swapMarker : nil)
+            guard let marker else { continue }
+            let rest = name.dropFirst(marker.count)
             guard let pid = Int32(rest.prefix { $0 != "-" }) else { continue }
             if pid == getpid() || (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM)) { continue }
-            if unlink(directory + "/" + name) == 0 { removed += 1 }
+            if marker == swapMarker, let recoverInto {
+                if (try? createDirectory(recoverInto)) != nil, rename(directory + "/" + name, recoverInto + "/" + name) == 0 { removed += 1 }
+            } else if unlink(directory + "/" + name) == 0 {
+                removed += 1
+            }
         }
         return removed
     }
 
+    /// Temporary files of a guarded replace (see `replace(_:with:ifCurrent:)`).
+    public static let swapMarker = ".booksync-swap-"
+
+    /// Creates a directory unless one is there. A link or file in its place is
+    /// refused: state directories are never created or used through a link.
     public static func createDirectory(_ path: String) throws(FileSystemError) {
-        if mkdir(path, 0o755) != 0, errno != EEXIST {
-            throw FileSystemError(path: path, operation: "create directory", code: errno)
+        if mkdir(path, 0o755) != 0 {
+            let code = errno
+            guard code == EEXIST else { throw FileSystemError(path: path, operation: "create directory", code: code) }
+            let kind = try stat(path).kind
+            if kind != .directory { throw .notRegular(path, kind, operation: "create directory") }
         }
+    }
+
+    /// Throws the refusal when `path` exists and is not a real directory (a link to one included).
+    public static func requireDirectoryOrAbsent(_ path: String) throws(FileSystemError) {
+        var s = CStat()
+        guard lstat(path, &s) == 0 else {
+            if errno == ENOENT { return }
+            throw FileSystemError(path: path, operation: "read file status", code: errno)
+        }
+        let kind = FileKind(mode: s.st_mode)
+        if kind != .directory { throw .notRegular(path, kind, operation: "use directory") }
     }
 
     public static func remove(_ path: String) throws(FileSystemError) {
@@ -236,6 +378,13 @@ public enum FileSystem {
         return "/" + parts.joined(separator: "/")
     }
 
+    /// `path` with every link resolved, as the kernel sees it; nil if it does not exist.
+    public static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// The directory and the last component of a path.
     public static func split(_ path: String) -> (directory: String, name: String) {
         guard let slash = path.lastIndex(of: "/") else { return (".", path) }
@@ -245,7 +394,7 @@ public enum FileSystem {
 
     private static let temporaryCounter = Atomic<Int>(0)
 
-    private static func nextTemporaryNumber() -> Int {
+    static func nextTemporaryNumber() -> Int {
         temporaryCounter.add(1, ordering: .relaxed).newValue
     }
 }
@@ -267,7 +416,20 @@ extension FileStat {
         #endif
         self.init(
             size: Int64(s.st_size), mtimeNanoseconds: mtime, ctimeNanoseconds: ctime, inode: UInt64(s.st_ino),
-            isRegularFile: (s.st_mode & S_IFMT) == S_IFREG, isDirectory: (s.st_mode & S_IFMT) == S_IFDIR,
-            mode: UInt32(s.st_mode & 0o7777))
+            kind: FileKind(mode: s.st_mode), mode: UInt32(s.st_mode & 0o7777), linkCount: UInt64(s.st_nlink), owner: UInt32(s.st_uid))
+    }
+}
+
+extension FileKind {
+    init(mode: mode_t) {
+        switch mode & S_IFMT {
+        case S_IFREG: self = .regular
+        case S_IFDIR: self = .directory
+        case S_IFLNK: self = .symbolicLink
+        case S_IFIFO: self = .fifo
+        case S_IFCHR, S_IFBLK: self = .device
+        case S_IFSOCK: self = .socket
+        default: self = .other
+        }
     }
 }

@@ -46,8 +46,14 @@ enum FirestoreValueCodec {
 
     // MARK: wire → record
 
+    /// A wire map of fields as record fields. Two field names that are equal
+    /// Swift strings but different bytes (Unicode normalization: `café` as
+    /// U+00E9 and as `e` U+0301) cannot both be keys of `Fields`; the wire
+    /// parser leaves an `EquivalentKeys` marker for them, and this makes it an
+    /// error of this one document, at any depth, naming both names.
     static func decodeFields(_ wire: Value?, documentsRoot: String, path: String = "") throws(DecodeError) -> Fields {
         guard let wire else { return [:] }
+        if let keys = EquivalentKeys(marker: wire) { throw equivalentKeysError(keys, path: path) }
         guard case .map(let map) = wire else { throw DecodeError(message: "\(describe(path)) is not a map of fields") }
         var fields: Fields = [:]
         fields.reserveCapacity(map.count)
@@ -59,6 +65,7 @@ enum FirestoreValueCodec {
     }
 
     static func decode(_ wire: Value, documentsRoot: String, path: String) throws(DecodeError) -> Value {
+        if let keys = EquivalentKeys(marker: wire) { throw equivalentKeysError(keys, path: path) }
         guard case .map(let m) = wire, m.count == 1, let (kind, payload) = m.first else {
             throw DecodeError(message: "\(describe(path)) is not a Firestore value")
         }
@@ -106,6 +113,11 @@ enum FirestoreValueCodec {
         default:
             throw DecodeError(message: "\(describe(path)): unsupported Firestore value '\(kind)'")
         }
+    }
+
+    private static func equivalentKeysError(_ keys: EquivalentKeys, path: String) -> DecodeError {
+        DecodeError(message: "\(describe(path)) has two field names that differ only by Unicode normalization, \(keys.description); "
+            + "booksync cannot hold both in one record (field names are compared as Unicode text)")
     }
 
     /// A missing coordinate is zero: proto3 JSON omits default values.

@@ -152,7 +152,7 @@ struct LocalScanner: Sendable {
             return .invalid([RecordDiagnostic(message: "\(path): cannot read file status")], read: false)
         }
         guard stat.isRegularFile else {
-            return .invalid([RecordDiagnostic(message: "\(fileName) is not a regular file (records must be plain files, not links or directories)")], read: false)
+            return .invalid([RecordDiagnostic(message: FileSystemError.refusal(stat.kind))], read: false)
         }
         if let cache, let hash = cache.trustedHash(fileName: fileName, stat: stat) {
             return .valid(hash: hash, entry: StatCache.Entry(size: stat.size, mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: hash), read: false, record: nil)
@@ -162,7 +162,7 @@ struct LocalScanner: Sendable {
             bytes = try FileSystem.readFile(path)
         } catch {
             if error.isNotFound { return .vanished }
-            return .invalid([RecordDiagnostic(message: error.description)], read: true)
+            return .invalid([error.diagnostic], read: true)
         }
         // Touched but unchanged (a checkout, `touch`): bytes that hash to the known
         // content hash are that content's canonical bytes, already validated,

@@ -26,8 +26,21 @@ public struct FormatReport: Sendable, Equatable {
 extension CollectionDirectory {
     /// Absolute paths of the files named, or of every record-like file in the
     /// collection directory when none are named.
+    /// Files named on the command line must be record files of this collection:
+    /// `fmt` rewrites what it is given, and a path outside must never be rewritten.
     public func recordFilePaths(_ arguments: [String]) throws(BooksyncError) -> [String] {
-        if !arguments.isEmpty { return arguments.map(FileSystem.absolute) }
+        if !arguments.isEmpty {
+            let root = FileSystem.realPath(paths.root) ?? paths.root
+            return try arguments.map { argument throws(BooksyncError) in
+                // The directory as the kernel resolves it (`link/../x.json` is not
+                // `x.json`); the file itself is never followed.
+                let (directory, name) = FileSystem.split(argument.hasPrefix("/") ? argument : FileSystem.currentDirectory() + "/" + argument)
+                guard FileSystem.realPath(directory) == root, Self.looksLikeRecordFile(name) else {
+                    throw .invalidArgument("\(argument): not a record file of the collection in \(paths.root); records are the *.json files directly in it")
+                }
+                return paths.recordFile(name)
+            }
+        }
         do {
             return try FileSystem.listDirectory(paths.root)
                 .filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
@@ -35,6 +48,15 @@ extension CollectionDirectory {
                 .map(paths.recordFile)
         } catch {
             throw .io(error)
+        }
+    }
+
+    /// `*.json`, not hidden: a record file name, or one whose bad encoding `validate` reports.
+    static func looksLikeRecordFile(_ name: String) -> Bool {
+        do {
+            return try RecordID.fromFileName(name) != nil
+        } catch {
+            return true
         }
     }
 
@@ -62,7 +84,7 @@ extension CollectionDirectory {
         do {
             bytes = try FileSystem.readFile(path)
         } catch {
-            return [RecordDiagnostic(message: error.description)]
+            return [error.diagnostic]
         }
         switch rules.load(bytes, id: id) {
         case .success: return []
@@ -86,7 +108,7 @@ extension CollectionDirectory {
         do {
             bytes = try FileSystem.readFile(path)
         } catch {
-            return .failed(RecordDiagnostic(message: error.description))
+            return .failed(error.diagnostic)
         }
         switch rules.parse(bytes) {
         case .failure(let diagnostic):
@@ -96,9 +118,12 @@ extension CollectionDirectory {
             if canonical == bytes { return .alreadyCanonical }
             if checkOnly { return .needsFormatting }
             do {
-                try FileSystem.writeAtomically(canonical, to: path)
+                // An editor's save between the read and the rename is never replaced.
+                guard try FileSystem.replace(path, with: canonical, ifCurrent: { $0 == bytes }) else {
+                    return .failed(RecordDiagnostic(message: "changed while booksync was formatting it; run booksync fmt again"))
+                }
             } catch {
-                return .failed(RecordDiagnostic(message: error.description))
+                return .failed(error.diagnostic)
             }
             return .reformatted
         }

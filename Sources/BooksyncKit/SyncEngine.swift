@@ -108,14 +108,7 @@ extension CollectionDirectory {
         var listing: RemoteListing?
         var bodies: [RecordID: RemoteDocument] = [:]
         if let remote {
-            let fetched = try await listRemoteRevisions(remote, progress: progress)
-            listing = fetched
-            // Bodies only where both sides changed: enough to tell converged, mergeable and conflict apart.
-            let needed = fetched.revisions.keys.filter { id in
-                let base = manifest.entries[id]
-                return base?.revision != fetched.revisions[id] && localChanged(scan.files[id], base: base)
-            }
-            bodies = try await fetchRemoteBodies(remote, ids: needed, progress: progress)
+            (listing, bodies) = try await remoteChanges(remote, scan: scan, manifest: manifest, progress: progress)
         }
         let states = classify(scan: scan, manifest: manifest, listing: listing, bodies: bodies, includeClean: false)
         return SyncStatus(
@@ -125,12 +118,24 @@ extension CollectionDirectory {
             filesRead: scan.filesRead)
     }
 
-    private func localChanged(_ file: LocalFileState?, base: BaseEntry?) -> Bool {
-        switch file {
-        case nil: base != nil
-        case .invalid: false
-        case .valid(let hash)?: hash != base?.hash
+    /// The remote side as status and pull both see it, so they classify every
+    /// record alike: the revision of every document, and the body of each one
+    /// whose revision differs from the base (unless its local file is invalid,
+    /// which decides the class alone). Only a body tells a pullable change from
+    /// a document that cannot be a record (wrong types, missing fields, a bad
+    /// tag: invalid, never "added"). Unchanged documents' bodies are never
+    /// fetched: each is a billed read. A document listed but gone when its
+    /// body was fetched was deleted meanwhile and counts as absent.
+    func remoteChanges(_ remote: any RemoteCollection, scan: LocalScan, manifest: Manifest,
+                       progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> (RemoteListing, [RecordID: RemoteDocument]) {
+        var listing = try await listRemoteRevisions(remote, progress: progress)
+        let needed = listing.revisions.keys.filter { id in
+            if case .invalid? = scan.files[id] { return false }
+            return manifest.entries[id]?.revision != listing.revisions[id]
         }
+        let bodies = try await fetchRemoteBodies(remote, ids: needed, progress: progress)
+        for id in needed where bodies[id] == nil { listing.revisions[id] = nil }
+        return (listing, bodies)
     }
 
     func listRemoteRevisions(_ remote: any RemoteCollection, progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteListing {
@@ -240,16 +245,8 @@ extension CollectionDirectory {
             try await firstPull(remote, scan: scan, manifest: manifest, options: options, applying: applying,
                                 base: &base, report: &report, progress: progress)
         } else {
-            let listing = try await listRemoteRevisions(remote, progress: progress)
-            let needed = listing.revisions.keys.filter { id in
-                if case .invalid? = scan.files[id] { return false }
-                return manifest.entries[id]?.revision != listing.revisions[id]
-            }
-            let bodies = try await fetchRemoteBodies(remote, ids: needed, progress: progress)
-            // A document listed but gone when its body was fetched was deleted meanwhile.
-            var current = listing
-            for id in needed where bodies[id] == nil { current.revisions[id] = nil }
-            report.unusableRemote = listing.unusable
+            let (current, bodies) = try await remoteChanges(remote, scan: scan, manifest: manifest, progress: progress)
+            report.unusableRemote = current.unusable
             let steps = planPull(nil, scan: scan, manifest: manifest, listing: current, bodies: bodies, options: options, report: &report)
             let deletes = steps.filter { $0.1 == .delete }.count
             if !options.force, options.deleteGuard.refuses(deletes: deletes, baseCount: manifest.entries.count) {
@@ -401,17 +398,25 @@ extension CollectionDirectory {
     private func applyPull(_ action: PullAction, id: RecordID, scanned: LocalFileState?, document: RemoteDocument?, revision: String?,
                            conflictsExist: Bool) -> Result<(SyncEventKind, BaseChange), BooksyncError> {
         let file = paths.recordFile(id.fileName)
-        // The file must still be what the scan saw, or a concurrent edit would be lost.
-        guard localFileUnchanged(file, since: scanned) else { return .success((.changedDuringSync, .none)) }
+        // The file must still be what the scan saw, or a concurrent edit would be
+        // lost: writes and removals check it at the moment of replacement (see
+        // `FileSystem.replace(_:with:ifCurrent:)`); the other steps only here.
+        let stillScanned: ([UInt8]?) -> Bool = { bytes in self.matchesScan(bytes, scanned) }
+        switch action {
+        case .write, .delete, .merge: break
+        default: guard stillScanned(try? FileSystem.readFile(file)) else { return .success((.changedDuringSync, .none)) }
+        }
         let change: BaseChange
         do {
             switch action {
             case .write:
                 guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
-                try FileSystem.writeAtomically(record.canonicalBytes, to: file)
+                guard try FileSystem.replace(file, with: record.canonicalBytes, ifCurrent: stillScanned) else {
+                    return .success((.changedDuringSync, .none))
+                }
                 change = BaseState.copy(record, revision: revision)
             case .delete:
-                try FileSystem.remove(file)
+                guard try FileSystem.remove(file, ifCurrent: stillScanned) else { return .success((.changedDuringSync, .none)) }
                 change = .forgotten(id)
             case .adopt:
                 guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
@@ -420,7 +425,9 @@ extension CollectionDirectory {
                 change = .forgotten(id)
             case .merge(let fields):
                 guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
-                try FileSystem.writeAtomically(rules.canonicalBytes(fields), to: file)
+                guard try FileSystem.replace(file, with: rules.canonicalBytes(fields), ifCurrent: stillScanned) else {
+                    return .success((.changedDuringSync, .none))
+                }
                 change = BaseState.copy(record, revision: revision)
             case .keepLocal:
                 if let record = document?.record, let revision {
@@ -441,14 +448,14 @@ extension CollectionDirectory {
         return .success((.pulled(action), change))
     }
 
-    /// True if the file still has the content (or absence) the scan recorded.
-    private func localFileUnchanged(_ path: String, since scanned: LocalFileState?) -> Bool {
-        let bytes = try? FileSystem.readFile(path)
+    /// True if `bytes` (nil: no file) are the content (or absence) the scan recorded.
+    private func matchesScan(_ bytes: [UInt8]?, _ scanned: LocalFileState?) -> Bool {
         switch (scanned, bytes) {
         case (nil, nil): return true
         case (nil, _?), (_?, nil): return false
         case (.invalid?, _?): return false
         case (.valid(let hash)?, let bytes?):
+            if SHA256.contentHash(bytes) == hash { return true }  // canonical, as booksync wrote it
             guard case .success(let fields) = rules.parse(bytes) else { return false }
             return SHA256.contentHash(rules.canonicalBytes(fields)) == hash
         }

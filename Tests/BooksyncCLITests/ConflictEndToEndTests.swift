@@ -184,7 +184,8 @@ import BooksyncTestSupport
         try FileManager.default.createDirectory(atPath: books, withIntermediateDirectories: true)
         let initialize = try BinaryTests.run(["init", "--firestore", "p", "--collection", "books", "--git"], in: books)
         #expect(initialize.status == 0, "\(initialize.stderr)")
-        #expect(try String(contentsOfFile: books + "/.gitattributes", encoding: .utf8) == "/*.json merge=booksync\n")
+        #expect(try String(contentsOfFile: books + "/.gitattributes", encoding: .utf8)
+            == "/*.json merge=booksync\n/.booksync/manifest.json merge=booksync-manifest\n")
         #expect(try git("config", "merge.booksync.driver", in: repo).1 == "booksync merge-file %O %A %B %P\n")
 
         let original = bookFile("dune", title: "Dune", extra: ["year": .integer(1965), "pages": .integer(412)])

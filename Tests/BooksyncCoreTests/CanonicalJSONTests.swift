@@ -15,7 +15,7 @@ import Testing
         (.integer(Int64.max), "9223372036854775807"),
         (.integer(Int64.min), "-9223372036854775808"),
         (.double(0.0), "0.0"),
-        (.double(-0.0), "-0.0"),
+        (.double(-0.0), "0.0"),  // Firestore keeps no negative zero: a spelling of 0.0
         (.double(1.0), "1.0"),
         (.double(0.1), "0.1"),
         (.double(-2.5), "-2.5"),

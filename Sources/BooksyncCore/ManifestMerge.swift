@@ -1,0 +1,117 @@
+/// Three-way merge of two manifests by record key: what git's merge driver for
+/// `.booksync/manifest.json` computes, so that two branches that synced
+/// different records merge cleanly (DESIGN.md §6).
+///
+/// Per record id (compared by UTF-8 bytes, as `RecordID` does), on whole
+/// (hash, revision) entries, with "changed" meaning "differs from the base":
+///
+/// | base | ours | theirs | merged |
+/// |---|---|---|---|
+/// | e | e | e | e |
+/// | e | o | e | o (changed on our side only) |
+/// | e | e | t | t (changed on their side only) |
+/// | e | x | x | x (changed the same way on both) |
+/// | – | o | – | o (added on one side) |
+/// | e | – | e | – (removed on one side, unchanged on the other) |
+/// | e | o | t | conflict (changed differently on both) |
+/// | – | o | t | conflict (added differently on both) |
+/// | e | – | t | conflict (removed on one side, changed on the other) |
+///
+/// A conflicting record is left out of the merged manifest. Whichever entry
+/// were kept, a later push could be guarded by a revision the other branch had
+/// already moved past and publish values the record file merge took from the
+/// older side; with no entry, booksync compares the file with the remote
+/// document by content on the next status or pull (equal: recorded as
+/// converged; different: a conflict to resolve), so nothing is overwritten.
+/// The merged manifest is always one booksync can read.
+public enum ManifestMerge {
+    /// A record whose entry changed differently on the two sides.
+    public struct Conflict: Sendable, Equatable {
+        public let id: RecordID
+        public let base: BaseEntry?
+        public let ours: BaseEntry?
+        public let theirs: BaseEntry?
+
+        public init(id: RecordID, base: BaseEntry?, ours: BaseEntry?, theirs: BaseEntry?) {
+            self.id = id
+            self.base = base
+            self.ours = ours
+            self.theirs = theirs
+        }
+
+        /// What happened on each side, in words.
+        public var reason: String {
+            switch (base, ours, theirs) {
+            case (nil, _, _): "added differently on both sides"
+            case (_, nil, _): "removed on our side, changed on theirs"
+            case (_, _, nil): "changed on our side, removed on theirs"
+            default: "changed differently on both sides"
+            }
+        }
+    }
+
+    public struct Result: Sendable, Equatable {
+        /// The merge, without the conflicting records (and without a config
+        /// fingerprint when that conflicted).
+        public let manifest: Manifest
+        /// Conflicting records, sorted by id.
+        public let conflicts: [Conflict]
+        /// Both sides recorded a different config fingerprint than the base.
+        public let configConflict: Bool
+
+        public var isClean: Bool { conflicts.isEmpty && !configConflict }
+    }
+
+    public static func merge(base: Manifest, ours: Manifest, theirs: Manifest) -> Result {
+        var entries: [RecordID: BaseEntry] = [:]
+        entries.reserveCapacity(max(ours.entries.count, theirs.entries.count))
+        var conflicts: [Conflict] = []
+        var oursChangedEntries = false, theirsChangedEntries = false
+        var ids = Set(ours.entries.keys)
+        ids.formUnion(theirs.entries.keys)
+        ids.formUnion(base.entries.keys)
+        for id in ids {
+            let b = base.entries[id], o = ours.entries[id], t = theirs.entries[id]
+            if o != b { oursChangedEntries = true }
+            if t != b { theirsChangedEntries = true }
+            switch mergeOne(base: b, ours: o, theirs: t) {
+            case .take(let entry): entries[id] = entry
+            case .conflict: conflicts.append(Conflict(id: id, base: b, ours: o, theirs: t))
+            }
+        }
+        // The fingerprint says under which config.json every hash in the manifest
+        // was found valid (a cold scan trusts files with those hashes). Taking
+        // the changed side's is only true if the other side recorded nothing of
+        // its own under the old config; otherwise no fingerprint is the truth,
+        // which costs one full re-validation and is rewritten by the next sync.
+        var fingerprint: String?
+        var configConflict = false
+        switch mergeOne(base: base.configFingerprint, ours: ours.configFingerprint, theirs: theirs.configFingerprint) {
+        case .take(let value):
+            let oursChangedIt = ours.configFingerprint != base.configFingerprint
+            let theirsChangedIt = theirs.configFingerprint != base.configFingerprint
+            if oursChangedIt != theirsChangedIt, oursChangedIt ? theirsChangedEntries : oursChangedEntries {
+                fingerprint = nil
+            } else {
+                fingerprint = value
+            }
+        case .conflict:
+            configConflict = true
+        }
+        return Result(manifest: Manifest(entries: entries, configFingerprint: fingerprint),
+                      conflicts: conflicts.sorted { $0.id < $1.id }, configConflict: configConflict)
+    }
+
+    enum Choice<T> {
+        case take(T?)
+        case conflict
+    }
+
+    /// The three-way rule for one optional value (nil: absent).
+    static func mergeOne<T: Equatable>(base: T?, ours: T?, theirs: T?) -> Choice<T> {
+        if ours == theirs { return .take(ours) }
+        if ours == base { return .take(theirs) }
+        if theirs == base { return .take(ours) }
+        return .conflict
+    }
+}
