@@ -17,7 +17,7 @@ extension CommandContext {
             throw NetworkAccess.execute(helper: name, arguments: arguments, environment: environment)
         }
         if collection.config.tokenCommand != nil {
-            console.err("booksync: warning: " + Self.ignoredTokenCommandWarning(environment: environment))
+            console.err("booksync: warning: \(Self.ignoredTokenCommandWarning(environment: environment))")
         }
         let retry = RetryPolicy.fromEnvironment(environment)
         let endpoint: FirestoreEndpoint

@@ -62,14 +62,16 @@ public actor AccessTokens {
 
 /// Runs a token command: bounded in time, its standard error shown when it
 /// fails (gcloud says there what to do, "run gcloud auth login"; it never
-/// holds the token), escaped so it cannot drive the terminal.
+/// holds the token). Its lines are joined into the one-line message; control
+/// characters in it are escaped where every message is, at the CLI's console
+/// gate (`TerminalText`, DESIGN.md §6), so they are not escaped twice.
 enum TokenCommand {
     /// Bytes of a failing command's standard error shown in the message.
     static let shownErrorBytes = 2_000
 
     static func run(_ command: String, origin: String, timeout: Double) throws(RemoteError) -> String {
         let result = Subprocess.capture(["/bin/sh", "-c", command], timeout: timeout)
-        let named = "the token command '\(TerminalSafeText.escape(command))' (from \(origin))"
+        let named = "the token command '\(command)' (from \(origin))"
         guard let status = result.status else {
             throw .authentication(
                 "\(named) printed no token within \(format(timeout)) s and was stopped; run it by hand to see what it waits for"
@@ -83,36 +85,17 @@ enum TokenCommand {
         return token
     }
 
-    /// The command's standard error as indented lines, or nothing.
+    /// The command's standard error after a colon, its lines joined by
+    /// spaces, or nothing. A `Bearer …` in it is scrubbed all the same.
     static func details(_ error: [UInt8]) -> String {
-        var text = String(decoding: error.prefix(shownErrorBytes), as: UTF8.self)
-        text = SecretRedaction(secrets: [])(text).trimmingWhitespace
-        guard !text.isEmpty else { return "" }
-        if error.count > shownErrorBytes { text += " …" }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalSafeText.escape(String($0)) }
-        return ":\n  " + lines.joined(separator: "\n  ")
+        let text = SecretRedaction(secrets: [])(String(decoding: error.prefix(shownErrorBytes), as: UTF8.self))
+        let lines = text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map { String($0).trimmingWhitespace }.filter { !$0.isEmpty }
+        guard !lines.isEmpty else { return "" }
+        return ": " + lines.joined(separator: " ") + (error.count > shownErrorBytes ? " …" : "")
     }
 
     static func format(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
-    }
-}
-
-/// Text from outside (a program's standard error) made safe for a terminal:
-/// control and format characters (escape sequences, carriage returns, bidi
-/// overrides) are written as `\u{…}`, so they show instead of acting.
-enum TerminalSafeText {
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar.properties.generalCategory {
-            case .control, .format, .lineSeparator, .paragraphSeparator:
-                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            default:
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
     }
 }
 

@@ -231,8 +231,8 @@ final class HostileServer {
             "BOOKSYNC_FIRESTORE_URL": "http://127.0.0.1:9/v1/",
         ])
         #expect(result.status == 3)
-        #expect(result.stderr.contains("failed (exit 1):\n  ERROR: (gcloud.auth.print-access-token) You do not currently have an active account selected.\n  Please run: gcloud auth login"), "\(result.stderr)")
-        #expect(result.stderr.contains("\\u{1B}]0;evil\\u{7}"))
+        #expect(result.stderr.contains("failed (exit 1): ERROR: (gcloud.auth.print-access-token) You do not currently have an active account selected. Please run: gcloud auth login"), "\(result.stderr)")
+        #expect(result.stderr.contains("\\x1b]0;evil\\x07"), "escaped where every message is: \(result.stderr)")
         #expect(!result.stderr.contains("\u{1B}"), "a control character reached the terminal")
     }
 
