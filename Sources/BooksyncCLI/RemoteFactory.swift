@@ -16,20 +16,35 @@ extension CommandContext {
             console.flush()
             throw NetworkAccess.execute(helper: name, arguments: arguments, environment: environment)
         }
+        if collection.config.tokenCommand != nil {
+            console.err("booksync: warning: \(Self.ignoredTokenCommandWarning(environment: environment))")
+        }
+        let retry = RetryPolicy.fromEnvironment(environment)
         let endpoint: FirestoreEndpoint
         do {
-            endpoint = try FirestoreEndpoint.resolve(environment: environment, tokenCommand: collection.config.tokenCommand)
+            // A token command gets as long as one request would.
+            endpoint = try FirestoreEndpoint.resolve(environment: environment, commandTimeout: retry.requestTimeout)
         } catch {
             throw .remote(error)
         }
         let console = self.console
         let verbose = self.verbose
-        let retry = RetryPolicy.fromEnvironment(environment)
         return FirestoreRemote(
             target: collection.config.remote, endpoint: endpoint, rules: collection.rules,
             transport: makeTransport(retry.requestTimeout),
             retry: retry,
             log: { line in if verbose { console.err("booksync: \(line)") } })
+    }
+}
+
+extension CommandContext {
+    /// Why `remote.tokenCommand` in a collection's config.json is not run, and
+    /// where a token command belongs instead (DESIGN.md §6: a cloned collection
+    /// is someone else's data, and `booksync status` must not run their program).
+    static func ignoredTokenCommandWarning(environment: [String: String]) -> String {
+        let userFile = UserConfig.path(environment: environment) ?? "$XDG_CONFIG_HOME/booksync/config.json"
+        return "ignoring remote.tokenCommand in .booksync/config.json: booksync never runs a program named inside a collection "
+            + "(a cloned one is someone else's); name it in BOOKSYNC_TOKEN_COMMAND or as \"tokenCommand\" in \(userFile)"
     }
 }
 

@@ -32,7 +32,11 @@ public struct CollectionConfig: Sendable, Equatable {
 
     public var remote: FirestoreTarget
     public var schema: RecordSchema
-    /// A shell command that prints an access token (e.g. `gcloud auth print-access-token`).
+    /// `remote.tokenCommand` of configs written by older booksync versions: still
+    /// read, so those configs load, and kept when the config is written back,
+    /// but never run. A collection is data (it may be a stranger's clone); only
+    /// the user's environment or user config names a program (DESIGN.md §5, §6),
+    /// and remote commands warn that this one is ignored.
     public var tokenCommand: String?
 
     public init(remote: FirestoreTarget, schema: RecordSchema = .books, tokenCommand: String? = nil) {

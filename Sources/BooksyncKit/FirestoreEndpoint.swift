@@ -1,3 +1,10 @@
+import BooksyncCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Where Firestore's REST API is and how to authenticate to it.
 public struct FirestoreEndpoint: Sendable {
     /// `https://firestore.googleapis.com/v1/` or `http://HOST:PORT/v1/` for the emulator.
@@ -15,32 +22,43 @@ public struct FirestoreEndpoint: Sendable {
 
     /// The endpoint the environment asks for: the emulator when
     /// `FIRESTORE_EMULATOR_HOST=host:port` is set (plain HTTP, `Bearer owner`),
-    /// else production over HTTPS with a token from `BOOKSYNC_ACCESS_TOKEN` or
-    /// the config's token command.
-    public static func resolve(environment: [String: String], tokenCommand: String?) throws(RemoteError) -> FirestoreEndpoint {
+    /// else production over HTTPS with credentials found in this order
+    /// (DESIGN.md §5): `BOOKSYNC_ACCESS_TOKEN`; a token command from
+    /// `BOOKSYNC_TOKEN_COMMAND`; `tokenCommand` in the user's config file
+    /// (`UserConfig`).
+    ///
+    /// Never from the collection: a cloned collection is someone else's data,
+    /// and a `remote.tokenCommand` in its config.json would run their program
+    /// on `booksync status` (the CLI warns that it is ignored).
+    /// A token command may run for `commandTimeout` seconds.
+    public static func resolve(environment: [String: String], commandTimeout: Double = AccessTokens.defaultCommandTimeout) throws(RemoteError) -> FirestoreEndpoint {
         if let host = environment["FIRESTORE_EMULATOR_HOST"], !host.isEmpty {
             guard isHostPort(host) else {
                 throw .configuration("FIRESTORE_EMULATOR_HOST must be host:port (e.g. 127.0.0.1:8080), not '\(host)'")
             }
-            return FirestoreEndpoint(baseURL: "http://\(host)/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("owner")))
+            return FirestoreEndpoint(baseURL: "http://\(host)/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("owner"), isSecret: false))
         }
         var source: AccessTokens.Source?
         if let token = environment["BOOKSYNC_ACCESS_TOKEN"], !token.isEmpty {
             source = .fixed(token)
-        } else if let tokenCommand, !tokenCommand.isEmpty {
-            source = .command(tokenCommand)
+        } else if let command = environment["BOOKSYNC_TOKEN_COMMAND"], !command.trimmingWhitespace.isEmpty {
+            source = .command(command, origin: "BOOKSYNC_TOKEN_COMMAND")
+        } else if let path = UserConfig.path(environment: environment), let command = try UserConfig.tokenCommand(at: path) {
+            source = .command(command, origin: path)
         }
         if let source {
+            let tokens = AccessTokens(source: source, commandTimeout: commandTimeout)
             // BOOKSYNC_FIRESTORE_URL points at another deployment of the REST API
             // (a gateway, a test server); plain HTTP only to loopback.
             if let url = environment["BOOKSYNC_FIRESTORE_URL"], !url.isEmpty {
-                return try custom(baseURL: url, tokens: AccessTokens(source: source))
+                return try custom(baseURL: url, tokens: tokens)
             }
-            return FirestoreEndpoint(baseURL: productionURL, isEmulator: false, tokens: AccessTokens(source: source))
+            return FirestoreEndpoint(baseURL: productionURL, isEmulator: false, tokens: tokens)
         }
         throw .authentication(
-            "no Firestore credentials: set BOOKSYNC_ACCESS_TOKEN, or remote.tokenCommand in .booksync/config.json "
-                + "(e.g. \"gcloud auth print-access-token\"), or FIRESTORE_EMULATOR_HOST for the emulator")
+            "no Firestore credentials: set BOOKSYNC_ACCESS_TOKEN, or a token command in BOOKSYNC_TOKEN_COMMAND or as \"tokenCommand\" in "
+                + (UserConfig.path(environment: environment) ?? "$XDG_CONFIG_HOME/booksync/config.json")
+                + " (e.g. \"gcloud auth print-access-token\"), or FIRESTORE_EMULATOR_HOST for the emulator")
     }
 
     /// An explicit base URL (tests, other deployments). Plain HTTP is accepted only
@@ -57,19 +75,42 @@ public struct FirestoreEndpoint: Sendable {
     }
 
     /// `http` and `127.0.0.1` of `http://127.0.0.1:8080/v1/`; `[::1]` keeps its brackets.
+    /// Strict: an authority with user info (`http://127.0.0.1@evil.com/`),
+    /// a backslash, or any character a URL parser might read differently from
+    /// this one is not a URL here, so the host checked is the host connected to.
     static func schemeAndHost(_ url: String) -> (scheme: String, host: String)? {
         guard let separator = url.firstRange(of: "://") else { return nil }
         let scheme = url[..<separator.lowerBound].lowercased()
         let authority = url[separator.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        let hostAndPort = authority.split(separator: "@").last.map(String.init) ?? ""
-        let host: String
-        if hostAndPort.hasPrefix("["), let close = hostAndPort.firstIndex(of: "]") {
-            host = String(hostAndPort[...close])
+        guard authority.utf8.allSatisfy(isAuthorityByte) else { return nil }
+        let host: Substring
+        let rest: Substring
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = authority[...close]
+            rest = authority[authority.index(after: close)...]
         } else {
-            host = String(hostAndPort.prefix { $0 != ":" })
+            host = authority.prefix { $0 != ":" }
+            rest = authority[host.endIndex...]
         }
-        guard ["http", "https"].contains(scheme), !host.isEmpty else { return nil }
-        return (scheme, host)
+        if !rest.isEmpty {
+            let port = rest.dropFirst()
+            guard rest.hasPrefix(":"), port.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int(port), (1...65535).contains(number) else {
+                return nil
+            }
+        }
+        guard ["http", "https"].contains(scheme), !host.isEmpty, !host.dropFirst().contains("[") else { return nil }
+        return (scheme, String(host))
+    }
+
+    /// Letters, digits, `-._~`, `:` and the brackets of an IPv6 literal.
+    private static func isAuthorityByte(_ b: UInt8) -> Bool {
+        switch b {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
+             UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]"):
+            true
+        default: false
+        }
     }
 
     static func isHostPort(_ text: String) -> Bool {
@@ -79,48 +120,62 @@ public struct FirestoreEndpoint: Sendable {
         return !text[..<colon].isEmpty && !text.contains("/")
     }
 
+    /// Whether plain HTTP may go to `host` (see `HostAddress.isLoopback`).
     static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        HostAddress.isLoopback(host)
     }
 }
 
-/// Access tokens for Firestore, fetched once and refreshed once on 401.
-/// Tokens are never printed: not in errors, not with `--verbose`.
-public actor AccessTokens {
-    public enum Source: Sendable {
-        /// A token that cannot be refreshed (the emulator's `owner`, `BOOKSYNC_ACCESS_TOKEN`).
-        case fixed(String)
-        /// A shell command that prints a token (`gcloud auth print-access-token`).
-        case command(String)
+/// The user's own booksync settings, `$XDG_CONFIG_HOME/booksync/config.json`
+/// (default `~/.config/booksync/config.json`): the one file besides the
+/// environment that may name a program to run (`{"tokenCommand": "…"}`).
+/// It is the user's, so a symlink to it is followed; it must be a regular
+/// file (a FIFO would hang every command).
+public enum UserConfig {
+    public static func path(environment: [String: String]) -> String? {
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/booksync/config.json" }
+        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.config/booksync/config.json" }
+        return nil
     }
 
-    private let source: Source
-    private var cached: String?
-
-    public init(source: Source) {
-        self.source = source
-    }
-
-    /// The current token; `refresh` forces a new one from a command source.
-    /// Returns nil when a refresh is asked of a fixed token (nothing new to try).
-    public func token(refresh: Bool = false) throws(RemoteError) -> String? {
-        switch source {
-        case .fixed(let token):
-            return refresh ? nil : token
-        case .command(let command):
-            if let cached, !refresh { return cached }
-            let token = try Self.run(command)
-            cached = token
-            return token
+    /// The `tokenCommand` the file names; nil when the file or the key is absent.
+    public static func tokenCommand(at path: String) throws(RemoteError) -> String? {
+        let bytes = try contents(of: path)
+        guard let bytes else { return nil }
+        let top: Fields
+        do {
+            top = try JSONParser.parseObject(bytes)
+        } catch {
+            throw .configuration("\(path):\(error.position): \(error.message)")
         }
+        guard let value = top["tokenCommand"] else { return nil }
+        guard case .string(let command) = value, !command.trimmingWhitespace.isEmpty else {
+            throw .configuration("\(path): \"tokenCommand\" must be a non-empty string such as \"gcloud auth print-access-token\"")
+        }
+        return command
     }
 
-    private static func run(_ command: String) throws(RemoteError) -> String {
-        let (status, output) = Subprocess.run(["/bin/sh", "-c", command], captureOutput: true)
-        let token = String(decoding: output, as: UTF8.self).trimmingWhitespace
-        guard status == 0, !token.isEmpty, !token.contains(where: { $0.isWhitespace }) else {
-            throw .authentication("the token command '\(command)' failed (exit \(status)) or printed no token")
+    /// The file's bytes (at most 1 MiB), nil if it does not exist. Opened
+    /// non-blocking and checked to be a regular file before it is read.
+    static func contents(of path: String) throws(RemoteError) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw .configuration("\(path): cannot open: \(String(cString: strerror(errno)))")
         }
-        return token
+        defer { close(fd) }
+        guard (try? FileSystem.stat(descriptor: fd))?.isRegularFile == true else {
+            throw .configuration("\(path) is not a regular file; booksync reads its user settings from it")
+        }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while bytes.count <= 1 << 20 {
+            let n = read(fd, &buffer, buffer.count)
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else { throw .configuration("\(path): cannot read: \(String(cString: strerror(errno)))") }
+            if n == 0 { return bytes }
+            bytes += buffer[0..<n]
+        }
+        throw .configuration("\(path) is larger than 1 MiB; it should hold a few settings")
     }
 }

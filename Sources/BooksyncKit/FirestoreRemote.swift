@@ -72,17 +72,31 @@ public struct FirestoreRemote: RemoteCollection {
     // MARK: listing
 
     public func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
+        let redact = await redaction()
         var all = RemoteListing()
-        try await list(withBodies: false, progress: progress) { listing, _ in
-            all.revisions.merge(listing.revisions) { _, new in new }
-            all.unusable += listing.unusable
+        do {
+            try await list(withBodies: false, progress: progress) { listing, _ in
+                all.revisions.merge(listing.revisions) { _, new in new }
+                all.unusable += listing.unusable.map { $0.redacted(redact) }
+            }
+        } catch {
+            throw error.redacted(await redaction())
         }
         return all
     }
 
     public func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
                               progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
-        try await list(withBodies: true, progress: progress) { batch($0, $1) }
+        let redact = await redaction()
+        do {
+            try await list(withBodies: true, progress: progress) { listing, documents in
+                var listing = listing
+                listing.unusable = listing.unusable.map { $0.redacted(redact) }
+                batch(listing, documents)
+            }
+        } catch {
+            throw error.redacted(await redaction())
+        }
     }
 
     /// The whole collection, by `:runQuery`; a server that does not offer it
@@ -198,10 +212,15 @@ public struct FirestoreRemote: RemoteCollection {
 
     public func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument] {
         let batches = stride(from: 0, to: ids.count, by: Self.fetchBatch).map { Array(ids[$0..<min($0 + Self.fetchBatch, ids.count)]) }
-        let results = try await inParallel(batches) { (batch) throws(RemoteError) -> [RecordID: RemoteDocument] in
-            let documents = try await self.fetchBatch(batch)
-            progress(batch.count)
-            return documents
+        let results: [[RecordID: RemoteDocument]]
+        do {
+            results = try await inParallel(batches) { (batch) throws(RemoteError) -> [RecordID: RemoteDocument] in
+                let documents = try await self.fetchBatch(batch)
+                progress(batch.count)
+                return documents
+            }
+        } catch {
+            throw error.redacted(await redaction())
         }
         return results.reduce(into: [:]) { all, part in all.merge(part) { a, _ in a } }
     }
@@ -260,6 +279,20 @@ public struct FirestoreRemote: RemoteCollection {
     // MARK: writes
 
     public func write(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome] {
+        let outcomes: [RecordID: WriteOutcome]
+        do {
+            outcomes = try await writeUnredacted(writes, atomic: atomic, progress: progress)
+        } catch {
+            throw error.redacted(await redaction())
+        }
+        let redact = await redaction()
+        return outcomes.mapValues { outcome in
+            if case .rejected(let message) = outcome { return .rejected(redact(message)) }
+            return outcome
+        }
+    }
+
+    private func writeUnredacted(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome] {
         let encoded = writes.map { (write: $0, json: CanonicalJSON.encodeInline(encode($0))) }
         if atomic {
             let bytes = encoded.reduce(0) { $0 + $1.json.utf8.count + 1 }
@@ -407,12 +440,18 @@ public struct FirestoreRemote: RemoteCollection {
                 throw .authentication("no Firestore access token")
             }
             request.headers["Authorization"] = "Bearer " + token
+            let redact = await endpoint.tokens.redaction()
             let path = URLPath.displayPath(request.url, base: endpoint.baseURL)
             let sent = ContinuousClock.now
             var retryAfter: Double?
             do {
                 let response = try await transport(request)
-                log("\(request.method) \(path) → \(response.status) in \(Self.milliseconds(since: sent)) ms")
+                log(redact("\(request.method) \(path) → \(response.status) in \(Self.milliseconds(since: sent)) ms"))
+                if (300..<400).contains(response.status) {
+                    // URLSessionTransport refuses to follow redirects: one could
+                    // carry the Authorization header to another host, in clear.
+                    throw RemoteError.configuration(Self.redirectMessage(response, during: during, redact: redact))
+                }
                 if (200..<300).contains(response.status) {
                     do {
                         return (try JSONParser.parse(response.body, decodeTags: false), response.body.count)
@@ -421,7 +460,8 @@ public struct FirestoreRemote: RemoteCollection {
                         // A truncated or garbled answer is worth another try.
                     }
                 } else {
-                    let (code, message) = Self.errorDetails(response.body)
+                    var (code, message) = Self.errorDetails(response.body)
+                    (code, message) = (redact(code), Self.shortened(redact(message)))
                     if response.status == 401, !refreshedToken, (try? await endpoint.tokens.token(refresh: true)) != nil {
                         refreshedToken = true
                         continue
@@ -436,7 +476,7 @@ public struct FirestoreRemote: RemoteCollection {
                     retryAfter = response.headers["retry-after"].flatMap(Double.init)
                 }
             } catch let error as TransportError {
-                log("\(request.method) \(path) → \(error.message) after \(Self.milliseconds(since: sent)) ms")
+                log(redact("\(request.method) \(path) → \(error.message) after \(Self.milliseconds(since: sent)) ms"))
                 if error.kind == .cancelled { throw .unreachable(endpoint: endpoint.baseURL, detail: "cancelled", attempts: attempt) }
                 lastProblem = error.message
             } catch let error as RemoteError {
@@ -464,9 +504,11 @@ public struct FirestoreRemote: RemoteCollection {
     }
 
     /// Firestore's error body: `{"error": {"code": 409, "message": "…", "status": "ALREADY_EXISTS"}}`.
+    /// Anything else is returned as text, whole up to 64 KiB: it is scrubbed of
+    /// tokens before `shortened`, so that no token is cut in two and half shown.
     static func errorDetails(_ body: [UInt8]) -> (code: String, message: String) {
         guard case .map(let top)? = try? JSONParser.parse(body, decodeTags: false), case .map(let error)? = top["error"] else {
-            return ("", String(decoding: body.prefix(200), as: UTF8.self).trimmingWhitespace)
+            return ("", String(decoding: body.prefix(64 * 1024), as: UTF8.self).trimmingWhitespace)
         }
         return errorDetails(error)
     }

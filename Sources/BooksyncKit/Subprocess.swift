@@ -68,6 +68,125 @@ public enum Subprocess {
         return (exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F), output)
     }
 
+    /// What a bounded run produced: exit status (nil when it was killed for
+    /// running out of time), standard output and standard error.
+    public struct Captured: Sendable, Equatable {
+        public var status: Int32?
+        public var output: [UInt8]
+        public var error: [UInt8]
+        public var timedOut: Bool { status == nil }
+    }
+
+    /// Runs `arguments` with standard input from /dev/null, capturing standard
+    /// output and standard error (each up to `limit` bytes; the rest is read
+    /// and dropped), for at most `timeout` seconds. The program runs in a
+    /// process group of its own, and the whole group is killed when time runs
+    /// out, so a shell's children (`sh -c 'sleep 30'`) go too and cannot hold
+    /// the pipes open. Status 127 if it could not be started.
+    public static func capture(_ arguments: [String], timeout: Double, limit: Int = 1 << 20) -> Captured {
+        guard !arguments.isEmpty else { return Captured(status: 127, output: [], error: []) }
+        var outPipe: [Int32] = [-1, -1]
+        var errPipe: [Int32] = [-1, -1]
+        guard pipe(&outPipe) == 0 else { return Captured(status: 127, output: [], error: []) }
+        guard pipe(&errPipe) == 0 else {
+            for end in outPipe { close(end) }
+            return Captured(status: 127, output: [], error: [])
+        }
+        for end in outPipe + errPipe { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        #if canImport(Darwin)
+        var actions: posix_spawn_file_actions_t? = nil
+        var attributes: posix_spawnattr_t? = nil
+        #else
+        var actions = posix_spawn_file_actions_t()
+        var attributes = posix_spawnattr_t()
+        #endif
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        // A new process group (its id is the child's pid), to kill as a whole.
+        // And the signal state of a fresh process: a child inherits the calling
+        // thread's mask, and booksync's worker threads block most signals
+        // (a shell with SIGCHLD blocked waits for ever in `wait`).
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGQUIT, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+
+        var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in cArguments { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, arguments[0], &actions, &attributes, &cArguments, currentEnvironment)
+        close(outPipe[1])
+        close(errPipe[1])
+        defer {
+            close(outPipe[0])
+            close(errPipe[0])
+        }
+        guard spawned == 0 else { return Captured(status: 127, output: [], error: []) }
+
+        let deadline = ContinuousClock.now + .milliseconds(Int(max(0, timeout) * 1000))
+        var output: [UInt8] = []
+        var error: [UInt8] = []
+        var open = [true, true]
+        var exited: Int32?
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if exited == nil {
+                var raw: Int32 = 0
+                let reaped = waitpid(pid, &raw, WNOHANG)
+                if reaped == pid { exited = exitStatus(raw) } else if reaped < 0, errno != EINTR { exited = 127 }
+            }
+            let left = deadline - ContinuousClock.now
+            if left <= .zero {
+                guard exited == nil else { break }  // exited; something it started still writes: enough
+                // Still running: kill the group while its leader is unreaped (its id cannot be reused yet).
+                kill(-pid, SIGKILL)
+                var raw: Int32 = 0
+                while waitpid(pid, &raw, 0) < 0, errno == EINTR {}
+                return Captured(status: nil, output: output, error: error)
+            }
+            if !open[0] && !open[1] {
+                if exited != nil { break }
+                usleep(5_000)  // pipes closed, the program exiting
+                continue
+            }
+            // Once the program has exited, take only what is already there: a
+            // background child it left may hold the pipes open for ever.
+            let wait = exited != nil ? 0 : Int32(min(left.components.seconds * 1000 + 1, 50))
+            var fds = [outPipe[0], errPipe[0]].enumerated().map { i, fd in pollfd(fd: open[i] ? fd : -1, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&fds, nfds_t(fds.count), wait)
+            if ready < 0, errno != EINTR { break }
+            if ready == 0, exited != nil { break }
+            for i in 0..<2 where open[i] && fds[i].revents != 0 {
+                let n = read(fds[i].fd, &buffer, buffer.count)
+                if n > 0 {
+                    if i == 0 {
+                        if output.count < limit { output += buffer[0..<min(n, limit - output.count)] }
+                    } else if error.count < limit {
+                        error += buffer[0..<min(n, limit - error.count)]
+                    }
+                } else if n == 0 || errno != EINTR {
+                    open[i] = false
+                }
+            }
+        }
+        return Captured(status: exited ?? 127, output: output, error: error)
+    }
+
+    /// WIFEXITED / WEXITSTATUS, spelled out: the C macros are not imported.
+    static func exitStatus(_ status: Int32) -> Int32 {
+        status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    }
+
     /// This process's environment block (`environ`, which Darwin does not declare).
     public static var currentEnvironment: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?> {
         #if canImport(Darwin)

@@ -6,6 +6,11 @@ import BooksyncKit
 
 /// The live transport over URLSession (FoundationNetworking on Linux).
 ///
+/// Redirects are never followed (`RefuseRedirects`): a 3xx comes back as the
+/// answer, and FirestoreRemote reports it. Following one would send the
+/// `Authorization: Bearer` header wherever the `Location` points, plain HTTP
+/// and other hosts included.
+///
 /// Every request is bounded twice: by URLSession's request timeout, and by a
 /// timer racing the request, because on Linux a request on a connection the
 /// server dropped can otherwise wait far longer than asked.
@@ -18,10 +23,11 @@ public enum URLSessionTransport {
         configuration.httpCookieStorage = nil
         configuration.timeoutIntervalForRequest = requestTimeout
         configuration.timeoutIntervalForResource = requestTimeout * 2
-        let session = URLSession(configuration: configuration)
+        let refuse = RefuseRedirects()
+        let session = URLSession(configuration: configuration, delegate: refuse, delegateQueue: nil)
         return { (request: HTTPRequest) async throws(TransportError) -> HTTPResponse in
             let outcome = await withTaskGroup(of: Result<HTTPResponse, TransportError>?.self) { group in
-                group.addTask { await perform(request, session: session) }
+                group.addTask { await perform(request, session: session, delegate: refuse) }
                 group.addTask {
                     try? await Task.sleep(for: .milliseconds(Int(request.timeout * 1000) + 500))
                     return Task.isCancelled ? nil : .failure(TransportError(.timedOut, "no answer within \(format(request.timeout)) s"))
@@ -36,7 +42,7 @@ public enum URLSessionTransport {
         }
     }
 
-    private static func perform(_ request: HTTPRequest, session: URLSession) async -> Result<HTTPResponse, TransportError> {
+    private static func perform(_ request: HTTPRequest, session: URLSession, delegate: RefuseRedirects) async -> Result<HTTPResponse, TransportError> {
         guard let url = URL(string: request.url) else {
             return .failure(TransportError(.other, "invalid URL \(request.url)"))
         }
@@ -46,7 +52,10 @@ public enum URLSessionTransport {
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         if let body = request.body { urlRequest.httpBody = Data(body) }
         do {
-            let (data, response) = try await session.data(for: urlRequest)
+            // The delegate both for the session and for the task: which one
+            // URLSession asks about a redirect differs between Darwin and
+            // swift-corelibs-foundation versions, and either must say no.
+            let (data, response) = try await session.data(for: urlRequest, delegate: delegate)
             guard let http = response as? HTTPURLResponse else {
                 return .failure(TransportError(.other, "the answer was not HTTP"))
             }
@@ -92,4 +101,20 @@ public enum URLSessionTransport {
     static func format(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
     }
+}
+
+/// Answers every redirect with "do not follow": the 3xx response itself
+/// becomes the task's result.
+final class RefuseRedirects: NSObject, URLSessionTaskDelegate, Sendable {
+    #if canImport(Darwin)
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest) async -> URLRequest? {
+        nil
+    }
+    #else
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        completionHandler(nil)
+    }
+    #endif
 }

@@ -97,12 +97,10 @@ import Testing
             #expect(result.stderr.contains("INVALID_ARGUMENT"), "\(arguments): \(result.stderr)")
             #expect(!(result.stdout + result.stderr).contains(secret), "token printed by \(arguments)")
         }
-        // A token from the config's command: same.
-        let config = ws.root + "/.booksync/config.json"
-        let text = try String(contentsOfFile: config, encoding: .utf8)
-        try text.replacingOccurrences(of: "\"project\"", with: "\"tokenCommand\": \"echo \(secret)-cmd\",\n    \"project\"")
-            .write(toFile: config, atomically: true, encoding: .utf8)
-        let viaCommand = try BinaryTests.run(["-v", "push"], in: ws.root, environment: ["FIRESTORE_EMULATOR_HOST": "", "BOOKSYNC_FIRESTORE_URL": "http://\(ws.host)/v1/"])
+        // A token from the user's token command: same.
+        let viaCommand = try BinaryTests.run(["-v", "push"], in: ws.root, environment: [
+            "FIRESTORE_EMULATOR_HOST": "", "BOOKSYNC_FIRESTORE_URL": "http://\(ws.host)/v1/", "BOOKSYNC_TOKEN_COMMAND": "echo \(secret)-cmd",
+        ])
         #expect(viaCommand.status == 3, "\(viaCommand.stderr)")
         #expect(!(viaCommand.stdout + viaCommand.stderr).contains(secret + "-cmd"))
         // Plain HTTP to anything but loopback is refused before any request.

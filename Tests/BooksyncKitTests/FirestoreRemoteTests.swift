@@ -264,14 +264,14 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
 
 @Suite struct FirestoreEndpointTests {
     @Test func emulatorHostMeansPlainHTTPAndOwnerToken() async throws {
-        let endpoint = try FirestoreEndpoint.resolve(environment: ["FIRESTORE_EMULATOR_HOST": "127.0.0.1:8085"], tokenCommand: nil)
+        let endpoint = try FirestoreEndpoint.resolve(environment: ["FIRESTORE_EMULATOR_HOST": "127.0.0.1:8085"])
         #expect(endpoint.baseURL == "http://127.0.0.1:8085/v1/")
         #expect(try await endpoint.tokens.token() == "owner")
     }
 
     @Test func productionNeedsCredentials() async throws {
-        #expect(throws: RemoteError.self) { try FirestoreEndpoint.resolve(environment: [:], tokenCommand: nil) }
-        let endpoint = try FirestoreEndpoint.resolve(environment: ["BOOKSYNC_ACCESS_TOKEN": "t0k"], tokenCommand: nil)
+        #expect(throws: RemoteError.self) { try FirestoreEndpoint.resolve(environment: [:]) }
+        let endpoint = try FirestoreEndpoint.resolve(environment: ["BOOKSYNC_ACCESS_TOKEN": "t0k"])
         #expect(endpoint.baseURL == "https://firestore.googleapis.com/v1/")
         #expect(try await endpoint.tokens.token() == "t0k")
     }
@@ -279,7 +279,7 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
     @Test(arguments: ["localhost:1", "127.0.0.1:x", "host", "a/b:1"])
     func emulatorHostIsValidated(host: String) {
         let valid = host == "localhost:1"
-        let resolved = (try? FirestoreEndpoint.resolve(environment: ["FIRESTORE_EMULATOR_HOST": host], tokenCommand: nil)) != nil
+        let resolved = (try? FirestoreEndpoint.resolve(environment: ["FIRESTORE_EMULATOR_HOST": host])) != nil
         #expect(resolved == valid)
     }
 
@@ -348,6 +348,6 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
         let tokens = AccessTokens(source: .command("printf ' abc.def \\n'"))
         #expect(try await tokens.token() == "abc.def")
         let failing = AccessTokens(source: .command("exit 7"))
-        await #expect(throws: RemoteError.authentication("the token command 'exit 7' failed (exit 7) or printed no token")) { try await failing.token() }
+        await #expect(throws: RemoteError.authentication("the token command 'exit 7' (from BOOKSYNC_TOKEN_COMMAND) failed (exit 7)")) { try await failing.token() }
     }
 }

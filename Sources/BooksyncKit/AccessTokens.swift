@@ -1,0 +1,183 @@
+/// Access tokens for Firestore, fetched once and refreshed once on 401.
+/// Tokens are never printed: not in errors, not with `--verbose`; every text
+/// that came from a server or a program is passed through `redaction()` first.
+public actor AccessTokens {
+    public enum Source: Sendable {
+        /// A token that cannot be refreshed (the emulator's `owner`, `BOOKSYNC_ACCESS_TOKEN`).
+        case fixed(String)
+        /// A program that prints a token (`gcloud auth print-access-token`), run
+        /// through `/bin/sh -c`. `origin` says where the user named it
+        /// (`BOOKSYNC_TOKEN_COMMAND`, the user config file), for error messages.
+        /// Never a command from inside a collection: see `FirestoreEndpoint.resolve`.
+        case command(String, origin: String = "BOOKSYNC_TOKEN_COMMAND")
+    }
+
+    /// The longest a token command may run by default, in seconds.
+    public static let defaultCommandTimeout = 30.0
+
+    private let source: Source
+    private let isSecret: Bool
+    private let commandTimeout: Double
+    private var cached: String?
+    /// Every token handed out so far (a refresh adds one): all are scrubbed from text.
+    private var issued: [String] = []
+    /// A command that failed is not run again by every parallel request.
+    private var failure: RemoteError?
+
+    /// `isSecret: false` only for the emulator's well-known `owner`, which is
+    /// not worth garbling every message that happens to contain the word.
+    public init(source: Source, isSecret: Bool = true, commandTimeout: Double = AccessTokens.defaultCommandTimeout) {
+        self.source = source
+        self.isSecret = isSecret
+        self.commandTimeout = commandTimeout
+        if case .fixed(let token) = source, isSecret { issued = [token] }
+    }
+
+    /// The current token; `refresh` forces a new one from a command source.
+    /// Returns nil when a refresh is asked of a fixed token (nothing new to try).
+    public func token(refresh: Bool = false) throws(RemoteError) -> String? {
+        switch source {
+        case .fixed(let token):
+            return refresh ? nil : token
+        case .command(let command, let origin):
+            if let cached, !refresh { return cached }
+            if let failure, !refresh { throw failure }
+            do {
+                let token = try TokenCommand.run(command, origin: origin, timeout: commandTimeout)
+                cached = token
+                if !issued.contains(token) { issued.append(token) }
+                return token
+            } catch {
+                failure = error
+                throw error
+            }
+        }
+    }
+
+    /// What scrubs this source's tokens (and any `Bearer …`) from a text.
+    public func redaction() -> SecretRedaction {
+        SecretRedaction(secrets: issued)
+    }
+}
+
+/// Runs a token command: bounded in time, its standard error shown when it
+/// fails (gcloud says there what to do, "run gcloud auth login"; it never
+/// holds the token). Its lines are joined into the one-line message; control
+/// characters in it are escaped where every message is, at the CLI's console
+/// gate (`TerminalText`, DESIGN.md §6), so they are not escaped twice.
+enum TokenCommand {
+    /// Bytes of a failing command's standard error shown in the message.
+    static let shownErrorBytes = 2_000
+
+    static func run(_ command: String, origin: String, timeout: Double) throws(RemoteError) -> String {
+        let result = Subprocess.capture(["/bin/sh", "-c", command], timeout: timeout)
+        let named = "the token command '\(command)' (from \(origin))"
+        guard let status = result.status else {
+            throw .authentication(
+                "\(named) printed no token within \(format(timeout)) s and was stopped; run it by hand to see what it waits for"
+                    + " (BOOKSYNC_REQUEST_TIMEOUT sets the limit)" + details(result.error))
+        }
+        let token = String(decoding: result.output, as: UTF8.self).trimmingWhitespace
+        guard status == 0, !token.isEmpty, !token.contains(where: { $0.isWhitespace }) else {
+            let what = status == 0 ? (token.isEmpty ? "printed no token" : "printed more than one word") : "failed (exit \(status))"
+            throw .authentication("\(named) \(what)" + details(result.error))
+        }
+        return token
+    }
+
+    /// The command's standard error after a colon, its lines joined by
+    /// spaces, or nothing. A `Bearer …` in it is scrubbed all the same.
+    static func details(_ error: [UInt8]) -> String {
+        let text = SecretRedaction(secrets: [])(String(decoding: error.prefix(shownErrorBytes), as: UTF8.self))
+        let lines = text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map { String($0).trimmingWhitespace }.filter { !$0.isEmpty }
+        guard !lines.isEmpty else { return "" }
+        return ": " + lines.joined(separator: " ") + (error.count > shownErrorBytes ? " …" : "")
+    }
+
+    static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+}
+
+/// Scrubs secrets from text that came from outside (a server's error message,
+/// a program's output) before it is put in an error or a log line: each known
+/// token, and the credential of any `Bearer …`, become `[redacted]`. A server
+/// or proxy that echoes the request's `Authorization` header back in its error
+/// text would otherwise print the token on every failing command.
+///
+/// Bytes are compared, not Characters: a combining mark after a token must not
+/// make it a different "character" and slip through.
+public struct SecretRedaction: Sendable {
+    public static let replacement = "[redacted]"
+    public let secrets: [String]
+
+    public init(secrets: [String]) {
+        self.secrets = secrets.filter { !$0.isEmpty }
+    }
+
+    public func callAsFunction(_ text: String) -> String {
+        var bytes = Array(text.utf8)
+        for secret in secrets { bytes = Self.replace(Array(secret.utf8), in: bytes) }
+        bytes = Self.redactBearer(bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func replace(_ needle: [UInt8], in bytes: [UInt8]) -> [UInt8] {
+        guard !needle.isEmpty, bytes.count >= needle.count else { return bytes }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == needle[0], i + needle.count <= bytes.count, bytes[i..<i + needle.count].elementsEqual(needle) {
+                out += replacement.utf8
+                i += needle.count
+            } else {
+                out.append(bytes[i])
+                i += 1
+            }
+        }
+        return out
+    }
+
+    /// `Bearer` (any case), blanks, then the credential's characters (RFC 6750's
+    /// b64token, plus `%` for an encoded one): the credential is replaced.
+    static func redactBearer(_ bytes: [UInt8]) -> [UInt8] {
+        let word = Array("bearer".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            guard i + word.count < bytes.count,
+                  bytes[i..<i + word.count].map({ $0 | 0x20 }).elementsEqual(word),
+                  isBlank(bytes[i + word.count]) else {
+                out.append(bytes[i])
+                i += 1
+                continue
+            }
+            var j = i + word.count
+            while j < bytes.count, isBlank(bytes[j]) { j += 1 }
+            var k = j
+            while k < bytes.count, isCredential(bytes[k]) { k += 1 }
+            out += bytes[i..<j]
+            if k > j, bytes[j..<k] != ArraySlice(replacement.utf8) {
+                out += replacement.utf8
+            } else {
+                out += bytes[j..<k]
+            }
+            i = k
+        }
+        return out
+    }
+
+    private static func isBlank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }
+
+    private static func isCredential(_ b: UInt8) -> Bool {
+        switch b {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"),
+             UInt8(ascii: "/"), UInt8(ascii: "="), UInt8(ascii: "%"), UInt8(ascii: "["), UInt8(ascii: "]"):
+            true
+        default: false
+        }
+    }
+}

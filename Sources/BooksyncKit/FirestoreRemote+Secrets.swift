@@ -1,0 +1,58 @@
+/// How FirestoreRemote keeps tokens out of what it reports (DESIGN.md §5):
+/// every text that came from the server (error messages and status names,
+/// write statuses, names of unusable documents, a redirect's Location) is
+/// scrubbed by `SecretRedaction` before it leaves `FirestoreRemote` in an
+/// error, an outcome or a `--verbose` log line. A proxy or a test server that
+/// echoes the request's `Authorization` header would otherwise print the
+/// token on every failing command.
+extension FirestoreRemote {
+    /// What scrubs tokens from server text (see `SecretRedaction`), with the
+    /// token fetched first, so that one a command prints is known to it too.
+    /// A token that cannot be had fails the first request instead, with its reason.
+    func redaction() async -> SecretRedaction {
+        _ = try? await endpoint.tokens.token()
+        return await endpoint.tokens.redaction()
+    }
+
+    /// Characters of a server's message shown in an error.
+    static let shownMessageCharacters = 500
+
+    /// A server's (already scrubbed) message, cut to a readable length.
+    static func shortened(_ message: String) -> String {
+        message.count <= shownMessageCharacters ? message : String(message.prefix(shownMessageCharacters)) + " …"
+    }
+
+    /// Why a 3xx answer is an error: where it pointed, and that booksync does not go there.
+    static func redirectMessage(_ response: HTTPResponse, during: String, redact: SecretRedaction) -> String {
+        let location = response.headers["location"].map { " to " + shortened(redact($0)) } ?? ""
+        return "Firestore answered \(response.status), a redirect\(location), to \(during); booksync does not follow redirects "
+            + "(one could carry the access token to another host): check the endpoint (BOOKSYNC_FIRESTORE_URL, FIRESTORE_EMULATOR_HOST)"
+    }
+}
+
+extension RemoteError {
+    /// The same error with every text in it scrubbed; the case and status stay,
+    /// so callers that match on them (a failed precondition) are unaffected.
+    func redacted(_ redact: SecretRedaction) -> RemoteError {
+        switch self {
+        case .unreachable(let endpoint, let detail, let attempts):
+            .unreachable(endpoint: redact(endpoint), detail: redact(detail), attempts: attempts)
+        case .rejected(let during, let status, let code, let message):
+            .rejected(during: redact(during), status: status, code: redact(code), message: redact(message))
+        case .malformedResponse(let during, let detail):
+            .malformedResponse(during: redact(during), detail: redact(detail))
+        case .authentication(let message):
+            .authentication(redact(message))
+        case .configuration(let message):
+            .configuration(redact(message))
+        case .deadlineExceeded(let during, let seconds):
+            .deadlineExceeded(during: redact(during), seconds: seconds)
+        }
+    }
+}
+
+extension UnusableRemoteDocument {
+    func redacted(_ redact: SecretRedaction) -> UnusableRemoteDocument {
+        UnusableRemoteDocument(name: redact(name), message: redact(message))
+    }
+}
