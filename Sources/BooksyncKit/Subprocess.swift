@@ -40,7 +40,9 @@ public enum Subprocess {
         var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in cArguments { free(pointer) } }
         var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, arguments[0], &actions, nil, &cArguments, currentEnvironment)
+        var attributes = freshProcessAttributes(newGroup: false)
+        defer { posix_spawnattr_destroy(&attributes) }
+        let spawned = posix_spawnp(&pid, arguments[0], &actions, &attributes, &cArguments, currentEnvironment)
         if captureOutput { close(pipeEnds[1]) }
         guard spawned == 0 else {
             if captureOutput { close(pipeEnds[0]) }
@@ -95,31 +97,17 @@ public enum Subprocess {
         for end in outPipe + errPipe { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         #if canImport(Darwin)
         var actions: posix_spawn_file_actions_t? = nil
-        var attributes: posix_spawnattr_t? = nil
         #else
         var actions = posix_spawn_file_actions_t()
-        var attributes = posix_spawnattr_t()
         #endif
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawnattr_init(&attributes)
+        // A new process group (its id is the child's pid), to kill as a whole.
+        var attributes = freshProcessAttributes(newGroup: true)
         defer { posix_spawnattr_destroy(&attributes) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-        // A new process group (its id is the child's pid), to kill as a whole.
-        // And the signal state of a fresh process: a child inherits the calling
-        // thread's mask, and booksync's worker threads block most signals
-        // (a shell with SIGCHLD blocked waits for ever in `wait`).
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        posix_spawnattr_setpgroup(&attributes, 0)
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGQUIT, SIGCHLD] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
 
         var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in cArguments { free(pointer) } }
@@ -183,6 +171,36 @@ public enum Subprocess {
     }
 
     /// WIFEXITED / WEXITSTATUS, spelled out: the C macros are not imported.
+    #if canImport(Darwin)
+    typealias SpawnAttributes = posix_spawnattr_t?
+    #else
+    typealias SpawnAttributes = posix_spawnattr_t
+    #endif
+
+    /// Spawn attributes for the signal state of a fresh process: a child
+    /// inherits the calling thread's mask, and booksync's worker threads block
+    /// most signals (a shell with SIGCHLD blocked waits for ever in `wait`).
+    /// Destroy them with `posix_spawnattr_destroy`.
+    static func freshProcessAttributes(newGroup: Bool) -> SpawnAttributes {
+        #if canImport(Darwin)
+        var attributes: posix_spawnattr_t? = nil
+        #else
+        var attributes = posix_spawnattr_t()
+        #endif
+        posix_spawnattr_init(&attributes)
+        let flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | (newGroup ? POSIX_SPAWN_SETPGROUP : 0)
+        posix_spawnattr_setflags(&attributes, Int16(flags))
+        if newGroup { posix_spawnattr_setpgroup(&attributes, 0) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGQUIT, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        return attributes
+    }
+
     static func exitStatus(_ status: Int32) -> Int32 {
         status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     }
