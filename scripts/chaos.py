@@ -115,7 +115,9 @@ def problems_after(bin_path, directory, host, project, scratch):
     if status.returncode != 0 or status.stdout.strip():
         problems.append("status not clean (exit %d): %s" % (status.returncode, status.stdout.strip()[:300]))
     for root, _, files in os.walk(directory):
-        leftovers = [f for f in files if ".booksync-tmp-" in f]
+        # Swapped-out files of a killed pull are kept in .booksync/recovered/, on purpose.
+        recovered = root.endswith(os.path.join(".booksync", "recovered"))
+        leftovers = [f for f in files if ".booksync-tmp-" in f or (".booksync-swap-" in f and not recovered)]
         if leftovers:
             problems.append("temporary files left in %s: %s" % (root, leftovers[:3]))
     validate = run(bin_path, directory, ["-q", "validate"], host)

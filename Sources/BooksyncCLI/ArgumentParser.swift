@@ -40,7 +40,7 @@ enum ArgumentParser {
         while i < arguments.count {
             let argument = arguments[i]
             i += 1
-            if onlyPositionals || argument == "-" || !argument.hasPrefix("-") {
+            if onlyPositionals || !isOption(argument) {
                 result.positionals.append(argument)
                 continue
             }
@@ -48,17 +48,10 @@ enum ArgumentParser {
                 onlyPositionals = true
                 continue
             }
-            var name = argument
-            var inlineValue: String?
-            if argument.hasPrefix("--"), let eq = argument.firstIndex(of: "=") {
-                name = String(argument[..<eq])
-                inlineValue = String(argument[argument.index(after: eq)...])
-            }
-            let spec = options.first { option in
-                option.name == name || (option.short.map { "-\($0)" } == name)
-            }
-            guard let spec else {
-                throw UsageError(message: "unknown option '\(name)'", command: command)
+            let (name, inlineValue) = split(argument)
+            guard let spec = spec(named: name, in: options) else {
+                let suggestion = name.hasPrefix("--") ? Suggestions.didYouMean(name, among: options.map(\.name).filter { $0.hasPrefix("--") }) : ""
+                throw UsageError(message: "unknown option '\(name)'\(suggestion)", command: command)
             }
             if let valueName = spec.valueName {
                 if let inlineValue {
@@ -76,5 +69,59 @@ enum ArgumentParser {
             }
         }
         return result
+    }
+
+    /// Whether `argument` is an option (or `--`) rather than a positional; a
+    /// lone `-` is a positional (stdin, by convention).
+    static func isOption(_ argument: String) -> Bool {
+        argument.hasPrefix("-") && argument != "-"
+    }
+
+    /// `--name=VALUE` as its name and value; anything else as itself and nil.
+    static func split(_ argument: String) -> (name: String, inlineValue: String?) {
+        guard argument.hasPrefix("--"), let eq = argument.firstIndex(of: "=") else { return (argument, nil) }
+        return (String(argument[..<eq]), String(argument[argument.index(after: eq)...]))
+    }
+
+    /// The option `name` (`--color`, `-q`) means in `options`, if any.
+    static func spec(named name: String, in options: [OptionSpec]) -> OptionSpec? {
+        options.first { option in
+            option.name == name || (option.short.map { "-\($0)" } == name)
+        }
+    }
+
+    /// Walks a command line as `parse` would, without failing on options it
+    /// does not know: the index of the first positional (the command, for the
+    /// top level) and each option met with its value, in order. `commandOptions`
+    /// adds the options of the command once it is found, so that a command's
+    /// option value is never taken for anything else. Options that take a value
+    /// skip it, so `-C books status` finds `status`, not `books`.
+    static func scan(_ arguments: [String], options: [OptionSpec],
+                     commandOptions: (String) -> [OptionSpec] = { _ in [] }) -> (firstPositional: Int?, options: [(OptionSpec, String?)]) {
+        var known = options
+        var first: Int?
+        var found: [(OptionSpec, String?)] = []
+        var i = 0
+        while i < arguments.count {
+            let argument = arguments[i]
+            i += 1
+            if argument == "--" { break }
+            guard isOption(argument) else {
+                if first == nil {
+                    first = i - 1
+                    known += commandOptions(argument)
+                }
+                continue
+            }
+            let (name, inlineValue) = split(argument)
+            guard let spec = spec(named: name, in: known) else { continue }
+            var value = inlineValue
+            if spec.valueName != nil, value == nil, i < arguments.count {
+                value = arguments[i]
+                i += 1
+            }
+            found.append((spec, value))
+        }
+        return (first, found)
     }
 }

@@ -27,7 +27,9 @@ struct CommandContext: Sendable {
     }
 
     func openCollection() throws(BooksyncError) -> CollectionDirectory {
-        try CollectionDirectory.open(searchingFrom: directory)
+        // `-C missing` must not quietly fall back to a collection further up.
+        guard FileSystem.isDirectory(directory) else { throw .invalidArgument("-C \(directory): no such directory") }
+        return try CollectionDirectory.open(searchingFrom: directory)
     }
 }
 
@@ -54,9 +56,13 @@ public enum BooksyncCommand {
         ]
     }
 
+    /// The one table of global options: `run` parses with it, and
+    /// `locateCommand` uses it to skip the values of `-C` and `--color` on the
+    /// way to the command name.
     static let globalOptions: [OptionSpec] = [
         OptionSpec("-C", value: "DIR", help: "run as if booksync was started in DIR"),
         OptionSpec("--color", value: "WHEN", help: "colour output: auto (default, only on a terminal), always, never"),
+        OptionSpec("--no-color", help: "the same as --color never"),
         OptionSpec("--quiet", short: "q", help: "print only results and errors"),
         OptionSpec("--verbose", short: "v", help: "explain what booksync is doing, on stderr"),
         OptionSpec("--help", short: "h", help: "show help"),
@@ -83,10 +89,10 @@ public enum BooksyncCommand {
         if let commandIndex {
             let name = rest.remove(at: commandIndex)
             if name == "help" {
-                return help(for: rest.first { !$0.hasPrefix("-") }, console: console)
+                return help(for: locateCommand(rest).commandIndex.map { rest[$0] }, console: console)
             }
             guard let found = subcommands.first(where: { $0.name == name }) else {
-                return report(UsageError(message: "'\(name)' is not a booksync command", command: nil), console)
+                return report(notACommand(name), console)
             }
             command = found
         }
@@ -127,29 +133,29 @@ public enum BooksyncCommand {
     }
 
     /// The index of the subcommand name (the first argument that is neither an
-    /// option nor an option's value) and the value of `--color`, which must be
-    /// known before anything is printed.
-    static func locateCommand(_ arguments: [String]) -> (Int?, String?) {
-        var commandIndex: Int?
-        var color: String?
-        var i = 0
-        while i < arguments.count {
-            let a = arguments[i]
-            if a == "--" { break }
-            if a == "--color", i + 1 < arguments.count {
-                color = arguments[i + 1]
-                i += 2
-                continue
-            }
-            if a.hasPrefix("--color=") { color = String(a.dropFirst("--color=".count)) }
-            if a == "-C" {
-                i += 2
-                continue
-            }
-            if commandIndex == nil, !a.hasPrefix("-") { commandIndex = i }
-            i += 1
+    /// option nor an option's value) and the `--color` choice, which must be
+    /// known before anything is printed: the last of `--color WHEN`,
+    /// `--color=WHEN` and `--no-color` (`never`) wins, as the parser keeps the
+    /// last value. Values are skipped by the same table `run` parses with, and
+    /// after the command name by the command's own table too.
+    static func locateCommand(_ arguments: [String]) -> (commandIndex: Int?, color: String?) {
+        let scan = ArgumentParser.scan(arguments, options: globalOptions) { name in
+            subcommands.first { $0.name == name }?.options ?? []
         }
-        return (commandIndex, color)
+        var color: String?
+        for (option, value) in scan.options {
+            if option.name == "--color", let value { color = value }
+            if option.name == "--no-color" { color = ColorChoice.never.rawValue }
+        }
+        return (scan.firstPositional, color)
+    }
+
+    /// Every name `booksync NAME` accepts, for suggestions.
+    static var commandNames: [String] { subcommands.map { $0.name } + ["help"] }
+
+    /// `'stauts' is not a booksync command; did you mean 'status'?`
+    static func notACommand(_ name: String) -> UsageError {
+        UsageError(message: "'\(name)' is not a booksync command\(Suggestions.didYouMean(name, among: commandNames))", command: nil)
     }
 
     static func report(_ error: UsageError, _ console: Console) -> Int32 {
@@ -165,7 +171,7 @@ public enum BooksyncCommand {
             return ExitCode.success.rawValue
         }
         guard let command = subcommands.first(where: { $0.name == name }) else {
-            return report(UsageError(message: "'\(name)' is not a booksync command", command: nil), console)
+            return report(notACommand(name), console)
         }
         console.out(TerminalText(trusted: help(command)))
         return ExitCode.success.rawValue
@@ -175,7 +181,7 @@ public enum BooksyncCommand {
         var lines = [
             "booksync \(version): keep a directory of JSON records in sync with a Firestore collection, like git.",
             "",
-            "usage: booksync [-C DIR] [--color WHEN] [-q|-v] COMMAND [OPTIONS]",
+            "usage: booksync [-C DIR] [--color WHEN|--no-color] [-q|-v] COMMAND [OPTIONS]",
             "",
             "commands:",
         ]
@@ -202,7 +208,7 @@ public enum BooksyncCommand {
             lines += ["", "options:"]
             lines += optionLines(command.options)
         }
-        lines += ["", "global options: -C DIR, --color WHEN, -q/--quiet, -v/--verbose (see 'booksync --help')"]
+        lines += ["", "global options: -C DIR, --color WHEN, --no-color, -q/--quiet, -v/--verbose (see 'booksync --help')"]
         return lines.joined(separator: "\n")
     }
 

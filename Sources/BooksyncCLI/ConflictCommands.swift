@@ -12,7 +12,9 @@ enum DiffCommand: Subcommand {
         file and the remote document, and which side changed each: local,
         remote, both (the same way) or conflict. Values are shown as they are
         written in record files. IDs may also be given as file names.
-        With --offline the remote side is taken to be the base.
+        With --offline the remote side is taken to be the base. An invalid
+        record is shown with every problem; like status, diff exits 1 when a
+        record is invalid or in conflict.
         """
     static let options = [
         OptionSpec("--offline", help: "do not contact the remote; compare the file with the base only"),
@@ -24,19 +26,26 @@ enum DiffCommand: Subcommand {
         let ids = try collection.recordIDs(arguments.positionals)
         let remote = arguments.has("--offline") ? nil : try context.makeRemote(collection)
         let progress = ProgressBar(console: context.console, enabled: !context.quiet)
-        let diffs = try await collection.diff(ids, remote: remote, progress: progress.update)
+        let result = try await collection.diff(ids, remote: remote, progress: progress.update)
         progress.finish()
+        let exitCode: ExitCode = result.needsAttention ? .attention : .success
         if arguments.has("--json") {
-            context.console.out(TerminalText(json: json(diffs)))
-            return .success
+            context.console.out(JSONDocuments.text(json(result)))
+            return exitCode
         }
         let color = context.console.colorStdout
+        let diffs = result.records
         for (i, diff) in diffs.enumerated() {
             if i > 0 { context.console.out("") }
             let path = context.shownPath(collection.paths.root + "/" + diff.id.fileName)
             let heading: TerminalText = "\(path): \(describe(diff.state))"
             context.console.out(Style.bold.apply(heading, enabled: color))
-            if diff.fields.isEmpty {
+            let problems = problems(diff.state)
+            for problem in problems {
+                context.console.out("  \(Style.red.apply("problem: \(problem.description)", enabled: color))")
+            }
+            // A file that does not parse has no fields to compare: its problem says so.
+            if diff.fields.isEmpty, problems.isEmpty {
                 context.console.out("  (no field differs)")
             }
             for field in diff.fields {
@@ -47,8 +56,26 @@ enum DiffCommand: Subcommand {
                 context.console.out("    remote: \(Style.cyan.apply(show(field.remote, present: diff.inRemote), enabled: color && field.change != .local))")
             }
         }
-        if diffs.isEmpty, !context.quiet { context.console.out("no differences") }
-        return .success
+        if !diffs.isEmpty, !(result.unusableFiles.isEmpty && result.unusableRemote.isEmpty) { context.console.out("") }
+        for file in result.unusableFiles {
+            let path = context.shownPath(collection.paths.root + "/" + file.fileName)
+            context.console.out(Style.red.apply("\(path): \(file.message)", enabled: color))
+        }
+        for document in result.unusableRemote {
+            context.console.out(Style.red.apply("remote document '\(name: document.name)': \(document.message)", enabled: color))
+        }
+        if diffs.isEmpty, result.unusableFiles.isEmpty, result.unusableRemote.isEmpty, !context.quiet {
+            context.console.out("no differences")
+        }
+        return exitCode
+    }
+
+    /// Every problem of an invalid record: diff shows them all, one per line.
+    static func problems(_ state: SyncState) -> [RecordDiagnostic] {
+        switch state {
+        case .invalidLocal(let diagnostics), .invalidRemote(let diagnostics): diagnostics
+        default: []
+        }
     }
 
     static func describe(_ state: SyncState) -> TerminalText {
@@ -59,8 +86,8 @@ enum DiffCommand: Subcommand {
         case .converged: "changed the same way on both sides"
         case .mergeable: "changed on both sides, mergeable"
         case .conflict(let kind): "conflict, \(StatusRenderer.describe(kind).trimmingWhitespace.trimmingSuffix(":"))\(StatusRenderer.fieldList(kind))"
-        case .invalidLocal(let diagnostics): "invalid file\(StatusRenderer.firstProblem(diagnostics))"
-        case .invalidRemote(let diagnostics): "invalid remote document\(StatusRenderer.firstProblem(diagnostics))"
+        case .invalidLocal(let diagnostics): "invalid file (\(plural(diagnostics.count, "problem")); booksync neither sends nor overwrites it)"
+        case .invalidRemote(let diagnostics): "invalid remote document (\(plural(diagnostics.count, "problem")); booksync never pulls it)"
         }
     }
 
@@ -80,8 +107,15 @@ enum DiffCommand: Subcommand {
         return value.map { TerminalText(json: CanonicalJSON.encodeInline($0)) } ?? "(field absent)"
     }
 
-    static func json(_ diffs: [RecordDiff]) -> String {
-        let records: [Value] = diffs.map { diff in
+    /// The `--json` document (version 1): `records`, one object per record
+    /// shown, with `id`, `file`, `class` (as in `status --json`), `inBase`,
+    /// `inLocal`, `inRemote`, `fields` (`name`, `change`: local, remote, both
+    /// or conflict, and the `base`, `local`, `remote` values present), and for
+    /// an invalid record `problems` (as in `status --json`); `unusableFiles`
+    /// and `unusableRemote` as in `status --json` (empty when records are
+    /// named). Stable: fields are only ever added.
+    static func json(_ result: CollectionDiff) -> Fields {
+        let records: [Value] = result.records.map { diff in
             let fields: [Value] = diff.fields.map { field in
                 var entry: Fields = ["name": .string(field.name), "change": .string(field.change.rawValue)]
                 if let base = field.base { entry["base"] = base }
@@ -89,15 +123,21 @@ enum DiffCommand: Subcommand {
                 if let remote = field.remote { entry["remote"] = remote }
                 return .map(entry)
             }
-            return .map([
+            var record: Fields = [
                 "id": .string(diff.id.rawValue), "file": .string(diff.id.fileName),
                 "class": .string(StatusRenderer.jsonSides(diff.state).kind),
                 "inBase": .bool(diff.inBase), "inLocal": .bool(diff.inLocal), "inRemote": .bool(diff.inRemote),
                 "fields": .array(fields),
-            ])
+            ]
+            let problems = problems(diff.state)
+            if !problems.isEmpty { record["problems"] = JSONDocuments.problems(problems) }
+            return .map(record)
         }
-        let bytes = CanonicalJSON.encode(["version": .integer(1), "records": .array(records)], leadingKeys: ["version"])
-        return String(decoding: bytes.dropLast(), as: UTF8.self)
+        return [
+            "version": .integer(1), "records": .array(records),
+            "unusableFiles": JSONDocuments.unusableFiles(result.unusableFiles),
+            "unusableRemote": JSONDocuments.unusableRemote(result.unusableRemote),
+        ]
     }
 }
 
@@ -149,6 +189,9 @@ enum ResolveCommand: Subcommand {
             case .invalidLocal(let diagnostics):
                 problems += 1
                 context.console.err("\(path)\(StatusRenderer.firstProblem(diagnostics)); fix the file, then resolve again")
+            case .changedMeanwhile:
+                problems += 1
+                context.console.err("\(path): changed while booksync was resolving it, so it was left as saved; run booksync resolve again")
             }
         }
         return problems == 0 ? .success : .attention

@@ -42,7 +42,15 @@ enum GitCommand {
     /// (from an older install too) are kept, missing ones appended.
     static func install(collectionRoot: String) throws(BooksyncError) {
         let attributes = collectionRoot + "/.gitattributes"
-        var existing = (try? FileSystem.readFile(attributes)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        // Only a missing file counts as empty: one that cannot be read is an error, never replaced.
+        var existing: String
+        do {
+            existing = String(decoding: try FileSystem.readFile(attributes), as: UTF8.self)
+        } catch where error.isNotFound {
+            existing = ""
+        } catch {
+            throw .io(error)
+        }
         let present = Set(existing.split(separator: "\n").map { String($0).trimmingWhitespace })
         let missing = drivers.map(\.attributesLine).filter { !present.contains($0) }
         if !missing.isEmpty {

@@ -49,7 +49,7 @@ enum InitCommand: Subcommand {
         guard arguments.positionals.isEmpty else {
             throw UsageError(message: "unexpected argument '\(arguments.positionals[0])'", command: name)
         }
-        let requirements = RepeatedOption.values(of: "--require", in: context.arguments, options: BooksyncCommand.globalOptions + options)
+        let requirements = requireArguments(in: context.arguments)
         if arguments.has("--git"), arguments.values["--collection"] == nil, let existing = try? context.openCollection() {
             if !requirements.isEmpty || arguments.values["--id-field"] != nil {
                 throw UsageError(message: "--require and --id-field only apply when a collection is created; edit \(context.display(existing.paths.config)) to change them", command: name)
@@ -96,6 +96,14 @@ enum InitCommand: Subcommand {
             for line in GitCommand.instructions(collectionRoot: context.display(directory.paths.root)) { context.console.out("\(line)") }
         }
         return .success
+    }
+
+    /// Every value of `--require`, in order: `ParsedArguments` keeps only the
+    /// last value of an option, so the command line is walked again with the
+    /// parser's own grammar (an option's value is never taken for another).
+    static func requireArguments(in commandLine: [String]) -> [String] {
+        ArgumentParser.scan(commandLine, options: BooksyncCommand.globalOptions + options).options
+            .filter { $0.0.name == "--require" }.compactMap(\.1)
     }
 
     /// `--id-field`: absent or `id` is the default, `none` is no field, anything else a field name.
@@ -153,40 +161,5 @@ enum InitCommand: Subcommand {
         case let name?: "\(name) (documents store the record id in their \(name) field; record files keep it in id)"
         case nil: "none (documents keep the record id only in their name)"
         }
-    }
-}
-
-/// All values of an option given more than once. `ArgumentParser` keeps the
-/// last value of each option, which suits every other option; this walks the
-/// command line with the same grammar (`--name VALUE`, `--name=VALUE`, short
-/// forms, `--` ends options) for the one repeatable option, `init --require`.
-enum RepeatedOption {
-    static func values(of option: String, in arguments: [String], options: [OptionSpec]) -> [String] {
-        var found: [String] = []
-        var i = 0
-        while i < arguments.count {
-            let argument = arguments[i]
-            i += 1
-            if argument == "--" { break }
-            guard argument.hasPrefix("-"), argument != "-" else { continue }
-            var name = argument
-            var inline: String?
-            if argument.hasPrefix("--"), let eq = argument.firstIndex(of: "=") {
-                name = String(argument[..<eq])
-                inline = String(argument[argument.index(after: eq)...])
-            }
-            guard let spec = options.first(where: { $0.name == name || $0.short.map { "-\($0)" } == name }), spec.valueName != nil else { continue }
-            let value: String?
-            if let inline {
-                value = inline
-            } else if i < arguments.count {
-                value = arguments[i]
-                i += 1
-            } else {
-                value = nil
-            }
-            if spec.name == option, let value { found.append(value) }
-        }
-        return found
     }
 }

@@ -47,7 +47,7 @@ enum StatusCommand: Subcommand {
         }
         let renderer = StatusRenderer(context: context, root: collection.paths.root)
         if arguments.has("--json") {
-            context.console.out(TerminalText(json: renderer.json(status)))
+            context.console.out(renderer.json(status))
         } else if arguments.has("--short") {
             renderer.short(status).forEach(context.console.out)
         } else {
@@ -266,7 +266,7 @@ struct StatusRenderer {
     }
 
     /// The `--json` document (version 1). Stable: fields are only ever added.
-    func json(_ status: SyncStatus) -> String {
+    func json(_ status: SyncStatus) -> TerminalText {
         var counts: Fields = [:]
         for name in ["local-change", "remote-change", "converged", "mergeable", "conflict", "invalid"] { counts[name] = .integer(0) }
         let records: [Value] = status.records.map { record in
@@ -280,7 +280,7 @@ struct StatusRenderer {
             ]
             switch record.state {
             case .invalidLocal(let diagnostics), .invalidRemote(let diagnostics):
-                fields["problems"] = .array(diagnostics.map { .string($0.description) })
+                fields["problems"] = JSONDocuments.problems(diagnostics)
             case .conflict(.bothModified(let names)):
                 fields["conflictFields"] = .array(names.map(Value.string))
             default:
@@ -298,12 +298,11 @@ struct StatusRenderer {
             "recordFiles": .integer(Int64(status.recordCount)),
             "remoteDocuments": status.remoteCount.map { .integer(Int64($0)) } ?? .null,
             "records": .array(records),
-            "unusableFiles": .array(status.unusableFiles.map { .map(["file": .string($0.fileName), "problem": .string($0.message)]) }),
-            "unusableRemote": .array(status.unusableRemote.map { .map(["id": .string($0.name), "problem": .string($0.message)]) }),
+            "unusableFiles": JSONDocuments.unusableFiles(status.unusableFiles),
+            "unusableRemote": JSONDocuments.unusableRemote(status.unusableRemote),
             "counts": .map(counts),
             "clean": .bool(status.isClean),
         ]
-        let bytes = CanonicalJSON.encode(document, leadingKeys: ["version"])
-        return String(decoding: bytes.dropLast(), as: UTF8.self)
+        return JSONDocuments.text(document)
     }
 }

@@ -5,7 +5,7 @@ import BooksyncKit
 enum PullCommand: Subcommand {
     static let name = "pull"
     static let summary = "apply remote changes to the record files"
-    static let usage = "booksync pull [--dry-run] [--ours|--theirs] [--max-delete N%] [--force]"
+    static let usage = "booksync pull [--dry-run] [--ours|--theirs] [--max-delete N%] [--force] [--json]"
     static let discussion = """
         Lists the remote collection (names and revisions only), downloads the
         documents that changed since the last sync, and applies them: new and
@@ -15,7 +15,7 @@ enum PullCommand: Subcommand {
         the local file alone and store the remote side in .booksync/conflicts/.
         Invalid local files are never overwritten.
         """
-    static let options = SyncCommandSupport.pullOptions
+    static let options = SyncCommandSupport.pullOptions + [SyncCommandSupport.jsonOption]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         try await SyncCommandSupport.run(arguments, command: name, context: context, pull: true, push: false)
@@ -26,7 +26,7 @@ enum PullCommand: Subcommand {
 enum PushCommand: Subcommand {
     static let name = "push"
     static let summary = "publish local changes to the remote collection"
-    static let usage = "booksync push [--dry-run] [--atomic] [--max-delete N%] [--force]"
+    static let usage = "booksync push [--dry-run] [--atomic] [--max-delete N%] [--force] [--json]"
     static let discussion = """
         Sends only the records that changed locally since the last sync, each
         write guarded by a precondition (create: the document must not exist;
@@ -49,9 +49,9 @@ enum PushCommand: Subcommand {
 enum SyncCommand: Subcommand {
     static let name = "sync"
     static let summary = "pull, then push"
-    static let usage = "booksync sync [--dry-run] [--ours|--theirs] [--atomic] [--max-delete N%] [--force]"
+    static let usage = "booksync sync [--dry-run] [--ours|--theirs] [--atomic] [--max-delete N%] [--force] [--json]"
     static let discussion = "Runs pull and then push with the same options; see their help."
-    static let options = SyncCommandSupport.pullOptions + [SyncCommandSupport.atomicOption]
+    static let options = SyncCommandSupport.pullOptions + [SyncCommandSupport.atomicOption, SyncCommandSupport.jsonOption]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         try await SyncCommandSupport.run(arguments, command: name, context: context, pull: true, push: true)
@@ -64,13 +64,14 @@ enum SyncCommandSupport {
     static let maxDeleteOption = OptionSpec("--max-delete", value: "N%", help: "refuse to delete more than N% of the synced records (default 50%)")
     static let forceOption = OptionSpec("--force", help: "skip the mass-delete guard")
     static let atomicOption = OptionSpec("--atomic", help: "push all changes in one transaction, or none (at most 500)")
+    static let jsonOption = OptionSpec("--json", help: "print one JSON document instead of the lines (see README.md)")
     static let pullOptions = [
         dryRunOption,
         OptionSpec("--ours", help: "settle conflicts with our value of each conflicting field (push publishes it)"),
         OptionSpec("--theirs", help: "settle conflicts with their value of each conflicting field"),
         maxDeleteOption, forceOption,
     ]
-    static let pushOptions = [dryRunOption, atomicOption, maxDeleteOption, forceOption]
+    static let pushOptions = [dryRunOption, atomicOption, maxDeleteOption, forceOption, jsonOption]
 
     static func options(_ arguments: ParsedArguments, command: String) throws(UsageError) -> SyncOptions {
         guard arguments.positionals.isEmpty else {
@@ -111,12 +112,22 @@ enum SyncCommandSupport {
         } else if push {
             reports.append(try await self.push(collection, remote: remote, options: options, context: context))
         }
-        render(reports, context: context, root: collection.paths.root, unresolvedConflict: collection.unresolvedConflict)
+        if arguments.has("--json") {
+            context.console.out(JSONDocuments.syncReports(reports, command: command, root: collection.paths.root, dryRun: options.dryRun,
+                                                          unresolvedConflict: collection.unresolvedConflict))
+        } else {
+            render(reports, context: context, root: collection.paths.root, unresolvedConflict: collection.unresolvedConflict)
+        }
         return reports.contains { $0.needsAttention } ? .attention : .success
     }
 
     static func staleLockNotice(_ context: CommandContext) -> (Int32) -> Void {
-        { pid in context.console.err("booksync: note: took over a lock left by process \(pid), which is no longer running") }
+        { pid in
+            context.console.err("booksync: note: took over a lock left by process \(pid), which is no longer running")
+            if let root = try? context.openCollection().paths, FileSystem.exists(root.recovered) {
+                context.console.err("booksync: note: files that a killed pull had swapped out of place are kept in \(context.shownPath(root.recovered)); check and delete them")
+            }
+        }
     }
 
     static func pull(_ collection: CollectionDirectory, remote: FirestoreRemote, options: SyncOptions, context: CommandContext) async throws(BooksyncError) -> SyncReport {
@@ -144,7 +155,7 @@ enum SyncCommandSupport {
                 counts[key, default: 0] += 1
                 if !context.quiet || style == .red { context.console.out(style.apply(line, enabled: color)) }
             }
-            for file in report.unusableFiles where report.command == "push" || reports.count == 1 {
+            for file in countedUnusableFiles(report, of: reports) {
                 let path = context.shownPath(root + "/" + file.fileName)
                 context.console.out(Style.red.apply("invalid  \(path): \(file.message)", enabled: color))
                 counts["invalid", default: 0] += 1
@@ -170,6 +181,12 @@ enum SyncCommandSupport {
             report.command == "pull" && !report.dryRun && report.events.contains { if case .conflict = $0.kind { true } else { false } }
         }
         if stored, !context.quiet { context.console.err("booksync: hint: \(conflictHint)") }
+    }
+
+    /// The unusable files to list for `report`: sync's pull and push find the
+    /// same ones, so they are listed (and counted) once, under push.
+    static func countedUnusableFiles(_ report: SyncReport, of reports: [SyncReport]) -> [UnusableFile] {
+        report.command == "push" || reports.count == 1 ? report.unusableFiles : []
     }
 
     /// After a pull stored conflicts: the way out, so the next push is not refused again.

@@ -5,21 +5,29 @@ import BooksyncKit
 enum ValidateCommand: Subcommand {
     static let name = "validate"
     static let summary = "check record files against the schema and Firestore's limits"
-    static let usage = "booksync validate [FILE...]"
+    static let usage = "booksync validate [--json] [FILE...]"
     static let discussion = """
         Checks the named files, or every record file of the collection: JSON
         syntax (with line:column), the file name encoding, required fields and
         their types (config.json schema.required), id matching the file name,
         and Firestore's limits (1 MiB per document, 20 levels of nesting, no
-        array directly inside an array, field names). Prints one line per
-        problem as FILE[:LINE:COLUMN]: MESSAGE and exits 1 if there are any.
+        array directly inside an array, field names). Every problem of a file
+        is reported, except after a JSON syntax error, where the parser cannot
+        go on. Prints one line per problem as FILE[:LINE:COLUMN]: MESSAGE and
+        exits 1 if there are any.
         """
-    static let options: [OptionSpec] = []
+    static let options = [
+        OptionSpec("--json", help: "print one JSON document listing every file and its problems (see README.md)"),
+    ]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let collection = try context.openCollection()
         let files = arguments.positionals.map { PathDisplay.resolve($0, against: context.currentDirectory) }
         let reports = try await collection.validate(files)
+        if arguments.has("--json") {
+            context.console.out(JSONDocuments.validation(reports, root: collection.paths.root))
+            return reports.allSatisfy { $0.diagnostics.isEmpty } ? .success : .attention
+        }
         var invalidFiles = 0
         for report in reports where !report.diagnostics.isEmpty {
             invalidFiles += 1

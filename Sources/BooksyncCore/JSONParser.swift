@@ -32,6 +32,8 @@ public struct JSONSyntaxError: Error, Equatable, Sendable, CustomStringConvertib
 public struct JSONParser {
     /// Deeper documents are rejected; Firestore itself allows 20 levels.
     public static let maximumDepth = 256
+    /// `parseRecord` lists at most this many value errors of one file.
+    public static let maximumValueErrors = 100
 
     /// Parses a whole JSON text into a value. With `decodeTags: false` objects
     /// with a single `$` key stay maps: for wire formats, where such keys are
@@ -67,9 +69,34 @@ public struct JSONParser {
 
     /// Parses a JSON text whose top level must be an object (a record file, config, manifest).
     public static func parseObject(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> Fields {
+        try parseTopLevelObject(bytes, collectingValueErrors: false).fields
+    }
+
+    /// A record file parsed to the end although some of its values are wrong.
+    public struct ParsedRecord: Sendable, Equatable {
+        /// The fields, with null in place of each value that could not be read.
+        public let fields: Fields
+        /// Errors in text the grammar accepts (a bad tagged value, a number
+        /// out of range, a duplicate key), in document order.
+        public let valueErrors: [JSONSyntaxError]
+        /// Top-level fields whose own value is one of those errors: their type
+        /// is unknown, so a schema check of them would only repeat the error.
+        public let unreadableFields: Set<String>
+    }
+
+    /// Parses a record file like `parseObject`, but goes on after a value
+    /// error (see `ParsedRecord`) so that `validate` can report every problem
+    /// of a file. A syntax error still stops at once: after it the parser
+    /// cannot know what the rest of the text means.
+    public static func parseRecord(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> ParsedRecord {
+        try parseTopLevelObject(bytes, collectingValueErrors: true)
+    }
+
+    private static func parseTopLevelObject(_ bytes: some Collection<UInt8>, collectingValueErrors: Bool) throws(JSONSyntaxError) -> ParsedRecord {
         let array = Array(bytes)
-        return try array.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> Fields in
+        return try array.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> ParsedRecord in
             var parser = Parser(bytes: buffer)
+            if collectingValueErrors { parser.valueErrors = [] }
             parser.skipBOM()
             try parser.skipWhitespaceRejectingComments()
             guard parser.peek() == UInt8(ascii: "{") else {
@@ -77,9 +104,11 @@ public struct JSONParser {
                 throw parser.error("expected '{': the top level must be a JSON object")
             }
             guard case .map(let fields) = try parser.parseDocument() else {
+                // A lone tagged value (`{"$timestamp": "x"}`): its own error says more.
+                if let first = parser.valueErrors?.first { throw first }
                 throw parser.error("expected a JSON object")
             }
-            return fields
+            return ParsedRecord(fields: fields, valueErrors: parser.valueErrors ?? [], unreadableFields: parser.unreadableFields)
         }
     }
 }
@@ -89,6 +118,12 @@ private struct Parser {
     var index = 0
     var depth = 0
     var decodeTags = true
+    /// Value errors met so far when collecting them (`JSONParser.parseRecord`);
+    /// nil: the first one is thrown.
+    var valueErrors: [JSONSyntaxError]?
+    /// The top-level key whose value is being parsed, while collecting.
+    var topLevelKey = ""
+    var unreadableFields: Set<String> = []
 
     init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -111,6 +146,37 @@ private struct Parser {
 
     func error(_ message: String, at offset: Int? = nil) -> JSONSyntaxError {
         JSONSyntaxError(position: position(of: offset ?? index), message: message)
+    }
+
+    /// An error in a value the grammar accepts: thrown, or, while collecting,
+    /// recorded with null returned in the value's place so parsing goes on.
+    /// Only called with the index past the value, so the text stays in step.
+    mutating func valueError(_ message: @autoclosure () -> String, at offset: Int) throws(JSONSyntaxError) -> Value {
+        guard valueErrors != nil else { throw error(message(), at: offset) }
+        record(message, at: offset)
+        // Depth 1: the value of a top-level field itself (not something inside it).
+        if depth == 1 { unreadableFields.insert(topLevelKey) }
+        return .null
+    }
+
+    /// A duplicate or equivalent key: thrown, or recorded while collecting;
+    /// the first value stays and the repeated one is parsed and dropped.
+    mutating func keyError(_ message: @autoclosure () -> String, at offset: Int) throws(JSONSyntaxError) {
+        guard valueErrors != nil else { throw error(message(), at: offset) }
+        record(message, at: offset)
+        _ = try parseValue()
+    }
+
+    /// Keeps a collected error, up to `JSONParser.maximumValueErrors` and a
+    /// note that more follow: each position is a scan from the start of the
+    /// text, and a hostile file could hold a million bad numbers.
+    mutating func record(_ message: () -> String, at offset: Int) {
+        let count = valueErrors!.count
+        if count < JSONParser.maximumValueErrors {
+            valueErrors!.append(error(message(), at: offset))
+        } else if count == JSONParser.maximumValueErrors {
+            valueErrors!.append(error("more value errors follow; only the first \(count) are listed", at: offset))
+        }
     }
 
     func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
@@ -266,17 +332,19 @@ private struct Parser {
         var keyOffsets: [String: Int] = [:]
         var firstKey = ""
         var equivalent: EquivalentKeys?
+        let errorsBefore = valueErrors?.count ?? 0
         try parseMembers { (parser: inout Parser, key: String, keyStart: Int) throws(JSONSyntaxError) in
             if let seen = keyOffsets.index(forKey: key) {
                 let (earlier, earlierStart) = keyOffsets[seen]
                 if earlier.utf8.elementsEqual(key.utf8) {
-                    throw parser.error("duplicate key '\(key)'", at: keyStart)
+                    return try parser.keyError("duplicate key '\(key)'", at: keyStart)
                 }
                 if parser.decodeTags {
-                    throw parser.error("""
+                    let message = """
                         keys \(CanonicalJSON.asciiQuoted(earlier)) (at \(parser.position(of: earlierStart))) and \(CanonicalJSON.asciiQuoted(key)) \
                         differ only by Unicode normalization; a record cannot hold both: rename one
-                        """, at: keyStart)
+                        """
+                    return try parser.keyError(message, at: keyStart)
                 }
                 if equivalent == nil { equivalent = EquivalentKeys(first: earlier, second: key) }
                 _ = try parser.parseValue()
@@ -284,10 +352,16 @@ private struct Parser {
             }
             keyOffsets[key] = keyStart
             if fields.isEmpty { firstKey = key }
+            if parser.depth == 1 { parser.topLevelKey = key }
             fields[key] = try parser.parseValue()
         }
         if let equivalent { return equivalent.marker }
         if decodeTags, fields.count == 1, firstKey.utf8.first == UInt8(ascii: "$") {
+            // A payload with an error of its own (collected): that error says it all.
+            if (valueErrors?.count ?? 0) > errorsBefore {
+                if depth == 1 { unreadableFields.insert(topLevelKey) }
+                return .null
+            }
             return try decodeTagged(firstKey, fields[firstKey]!, at: start)
         }
         return .map(fields)
@@ -514,18 +588,18 @@ private struct Parser {
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         if isInteger {
             guard let v = Int64(text) else {
-                throw error("integer \(text) does not fit in 64 bits; write it as a double (\(text).0) or a string", at: start)
+                return try valueError("integer \(text) does not fit in 64 bits; write it as a double (\(text).0) or a string", at: start)
             }
             return .integer(v)
         }
         guard let v = Double(text), v.isFinite else {
-            throw error("number \(text) is too large for a double", at: start)
+            return try valueError("number \(text) is too large for a double", at: start)
         }
         if v == 0 {
             // A nonzero literal that rounds to zero would silently lose its
             // value, like one too large for a double: refused alike.
             if text.utf8.prefix(while: { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }).contains(where: { $0 >= 0x31 && $0 <= 0x39 }) {
-                throw error("number \(text) is too small for a double (it would become 0.0; the smallest is 5e-324)", at: start)
+                return try valueError("number \(text) is too small for a double (it would become 0.0; the smallest is 5e-324)", at: start)
             }
             // -0.0 is written 0.0 (see `Value`): Firestore keeps no negative zero.
             return .double(0)
@@ -539,11 +613,11 @@ private struct Parser {
 
     // MARK: tagged values
 
-    func decodeTagged(_ tag: String, _ payload: Value, at offset: Int) throws(JSONSyntaxError) -> Value {
+    mutating func decodeTagged(_ tag: String, _ payload: Value, at offset: Int) throws(JSONSyntaxError) -> Value {
         do {
             return try TaggedValue.decode(tag: tag, payload: payload)
         } catch {
-            throw self.error(error.message, at: offset)
+            return try valueError(error.message, at: offset)
         }
     }
 }

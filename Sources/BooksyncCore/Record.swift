@@ -61,14 +61,11 @@ public struct RecordRules: Sendable, Equatable {
         }
     }
 
-    /// Schema and Firestore-limit problems of parsed fields; empty when valid.
-    /// The limits apply to the document the record becomes (without `id`
-    /// under `"idField": null`), which is what Firestore stores.
+    /// Schema, id-field and Firestore-limit problems of parsed fields; empty
+    /// when valid. The limits apply to the document the record becomes
+    /// (without `id` under `"idField": null`), which is what Firestore stores.
     public func problems(in fields: Fields, id: RecordID) -> [RecordDiagnostic] {
-        let document = idField.document(from: fields, id: id)
-        return (schema.problems(in: fields, id: id) + idField.problems(inRecord: fields)
-            + FirestoreLimits.problems(in: document, id: id, collectionPath: collectionPath))
-            .map { RecordDiagnostic(message: $0) }
+        problems(in: fields, id: id, unreadable: [])
     }
 
     /// The document fields that store `record` remotely.
@@ -89,22 +86,68 @@ public struct RecordRules: Sendable, Equatable {
         }
     }
 
-    /// The record in a file, or everything wrong with it.
+    /// The record in a file, or everything wrong with it: a syntax error
+    /// alone (nothing after it can be trusted), else every value error, then
+    /// every schema and Firestore-limit problem.
     public func load(_ bytes: [UInt8], id: RecordID) -> Result<Record, RecordFileProblems> {
-        switch parse(bytes) {
-        case .failure(let diagnostic):
-            return .failure(RecordFileProblems(diagnostics: [diagnostic]))
-        case .success(let fields):
-            let problems = problems(in: fields, id: id)
-            if !problems.isEmpty { return .failure(RecordFileProblems(diagnostics: problems)) }
-            return .success(Record(id: id, fields: fields, leadingKeys: schema.leadingKeys))
+        let parsed: JSONParser.ParsedRecord
+        do {
+            parsed = try JSONParser.parseRecord(bytes)
+        } catch {
+            return .failure(RecordFileProblems(diagnostics: [RecordDiagnostic(position: error.position, message: error.message)]))
         }
+        var fields = parsed.fields
+        if let documentsRoot { fields = fields.mapValues { $0.shorteningReferences(under: documentsRoot) } }
+        guard parsed.valueErrors.isEmpty else {
+            let valueErrors = parsed.valueErrors.map { RecordDiagnostic(position: $0.position, message: $0.message) }
+            return .failure(RecordFileProblems(diagnostics: valueErrors + problems(in: fields, id: id, unreadable: parsed.unreadableFields)))
+        }
+        let problems = problems(in: fields, id: id)
+        if !problems.isEmpty { return .failure(RecordFileProblems(diagnostics: problems)) }
+        return .success(Record(id: id, fields: fields, leadingKeys: schema.leadingKeys))
+    }
+
+    /// The problems of fields some of whose top-level values could not be
+    /// read (null stands in for them in `fields`): for the schema check, each
+    /// such required field holds a value of its declared type instead, since
+    /// its own error already says what is wrong; so a bad `{"$timestamp": …}`
+    /// in `title` is not also "title must be string". The schema itself is
+    /// used as it is, whatever else it checks.
+    func problems(in fields: Fields, id: RecordID, unreadable: Set<String>) -> [RecordDiagnostic] {
+        var standIns = fields
+        for requirement in schema.requiredFields where unreadable.contains(requirement.name) {
+            standIns[requirement.name] = requirement.type.standIn
+        }
+        if unreadable.contains("id") { standIns["id"] = .string(id.rawValue) }
+        let document = idField.document(from: fields, id: id)
+        return (schema.problems(in: standIns, id: id) + idField.problems(inRecord: fields)
+            + FirestoreLimits.problems(in: document, id: id, collectionPath: collectionPath))
+            .map { RecordDiagnostic(message: $0) }
     }
 
     /// Canonical bytes for a file's content, whether or not it meets the schema
     /// (formatting is about syntax; `validate` reports the schema).
     public func canonicalBytes(_ fields: Fields) -> [UInt8] {
         CanonicalJSON.encode(fields, leadingKeys: schema.leadingKeys)
+    }
+}
+
+extension FieldType {
+    /// Some value this type accepts: the stand-in for a field whose value could not be read.
+    var standIn: Value {
+        switch self {
+        case .string: .string("")
+        case .integer: .integer(0)
+        case .double, .number: .double(0)
+        case .boolean: .bool(false)
+        case .timestamp: .timestamp(Timestamp(microsecondsSinceEpoch: 0))
+        case .bytes: .bytes([])
+        case .reference: .reference("a/b")
+        case .geopoint: .geoPoint(latitude: 0, longitude: 0)
+        case .array: .array([])
+        case .map: .map([:])
+        case .any: .null
+        }
     }
 }
 

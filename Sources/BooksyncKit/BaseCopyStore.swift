@@ -73,9 +73,8 @@ public final class BaseCopyStore: Sendable {
             throw FileSystem.refusedKind(path, code: code, operation: "append to") ?? FileSystemError(path: path, operation: "open", code: code)
         }
         defer { close(fd) }
-        guard let stat = try? FileSystem.stat(descriptor: fd) else { throw FileSystemError(path: path, operation: "read the status of", code: errno) }
-        guard stat.isRegularFile else { throw .notRegular(path, stat.kind, operation: "append to") }
-        let size = stat.size
+        try FileSystem.requireOwnRegularFile(fd, path: path, operation: "append to")
+        let size = try FileSystem.stat(descriptor: fd).size
         var bytes: [UInt8] = []
         if size == 0 {
             // Two branches that both synced both appended: git's union merge keeps

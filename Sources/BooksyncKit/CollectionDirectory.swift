@@ -1,4 +1,9 @@
 import BooksyncCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A collection directory opened for work: the entry point of the library API
 /// that the CLI, apps and server-side Swift programs share.
@@ -32,6 +37,7 @@ public struct CollectionDirectory: Sendable {
 
     static func open(_ paths: CollectionPaths) throws(BooksyncError) -> CollectionDirectory {
         let bytes: [UInt8]
+        try requireOwnedByUs(paths)
         do {
             try paths.verifyStateKinds()
             bytes = try FileSystem.readFile(paths.config)
@@ -47,6 +53,20 @@ public struct CollectionDirectory: Sendable {
         }
     }
 
+    /// Refuses a collection whose `.booksync` belongs to another user, as git
+    /// refuses a repository owned by someone else (CVE-2022-24765): found by
+    /// searching upward, a `.booksync` that a stranger planted in a shared
+    /// directory (`/tmp/.booksync`) would otherwise become yours.
+    static func requireOwnedByUs(_ paths: CollectionPaths) throws(BooksyncError) {
+        guard let owner = try? FileSystem.stat(paths.state).owner else { return }
+        let me = geteuid()
+        if owner != me {
+            throw .invalidArgument(
+                "\(paths.state) belongs to another user (uid \(owner)), not to you (uid \(me)); booksync does not work in "
+                    + "other users' collections. Run it as that user, or take the directory over with chown")
+        }
+    }
+
     /// Creates `.booksync/` in `directory`: config, empty manifest, base/, .gitignore.
     /// Needs no network; existing record files become local additions.
     public static func initialize(at directory: String, config: CollectionConfig) throws(BooksyncError) -> CollectionDirectory {
@@ -54,7 +74,14 @@ public struct CollectionDirectory: Sendable {
         guard FileSystem.isDirectory(paths.root) else {
             throw .invalidArgument("\(paths.root) is not a directory")
         }
-        if FileSystem.exists(paths.state) { throw .alreadyInitialized(paths.root) }
+        if FileSystem.exists(paths.state) {
+            do {
+                try FileSystem.requireDirectoryOrAbsent(paths.state)
+            } catch {
+                throw .io(error)  // a file or link named .booksync: say what it is
+            }
+            throw .alreadyInitialized(paths.root)
+        }
         if let problem = FirestoreTarget.validateCollectionPath(config.remote.collectionPath) {
             throw .invalidArgument(problem)
         }
@@ -151,10 +178,13 @@ public struct CollectionDirectory: Sendable {
     /// Takes the collection lock for a writing command, removes temporary files
     /// left by a booksync that was killed mid-write, and makes sure `base/` exists.
     public func lock(onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> CollectionLock {
-        let lock = try CollectionLock.acquire(at: paths.lock, onStaleLock: onStaleLock)
+        var stalePID: Int32?
+        let lock = try CollectionLock.acquire(at: paths.lock, onStaleLock: { stalePID = $0 })
         for directory in [paths.root, paths.state, paths.base, paths.conflicts, paths.conflicts + "/revisions"] {
-            FileSystem.removeStaleTemporaries(in: directory)
+            FileSystem.removeStaleTemporaries(in: directory, recoverInto: directory == paths.root ? paths.recovered : nil)
         }
+        // After the clean-up, so that the notice can tell about recovered files.
+        if let stalePID { onStaleLock(stalePID) }
         do {
             // base/ may be missing: git keeps no empty directories.
             try FileSystem.createDirectory(paths.base)

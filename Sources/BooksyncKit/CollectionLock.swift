@@ -29,9 +29,11 @@ public final class CollectionLock: Sendable {
             let code = errno
             throw .io(FileSystem.refusedKind(path, code: code, operation: "lock") ?? FileSystemError(path: path, operation: "open the lock file", code: code))
         }
-        if let kind = try? FileSystem.stat(descriptor: fd).kind, kind != .regular {
+        do {
+            try FileSystem.requireOwnRegularFile(fd, path: path, operation: "lock")
+        } catch {
             close(fd)
-            throw .io(.notRegular(path, kind, operation: "lock"))
+            throw .io(error)
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let holder = readPID(fd)

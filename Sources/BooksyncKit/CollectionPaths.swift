@@ -16,6 +16,8 @@ public struct CollectionPaths: Sendable, Equatable {
     public var index: String { state + "/index" }
     public var lock: String { state + "/lock" }
     public var conflicts: String { state + "/conflicts" }
+    /// Files a killed pull had swapped out of place (see `FileSystem.replace`), kept for the user.
+    public var recovered: String { state + "/recovered" }
 
     public func recordFile(_ fileName: String) -> String { root + "/" + fileName }
     public func baseFile(_ fileName: String) -> String { base + "/" + fileName }
@@ -41,7 +43,7 @@ public struct CollectionPaths: Sendable, Equatable {
     /// up front, before any command has done anything.
     public func verifyStateKinds() throws(FileSystemError) {
         try FileSystem.requireDirectoryOrAbsent(state)
-        for directory in [base, conflicts, conflicts + "/revisions"] {
+        for directory in [base, conflicts, conflicts + "/revisions", recovered] {
             try FileSystem.requireDirectoryOrAbsent(directory)
         }
         for file in [config, manifest, gitignore, index, lock, base + "/pack", base + "/.gitattributes"] {
@@ -56,6 +58,7 @@ public struct CollectionPaths: Sendable, Equatable {
         /lock
         /conflicts/
         /journal
+        /recovered/
         .booksync-tmp-*
 
         """

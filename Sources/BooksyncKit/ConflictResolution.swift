@@ -12,6 +12,29 @@ public struct RecordDiff: Sendable, Equatable {
     public let inRemote: Bool
 }
 
+/// What `diff` found: the records, and, when every changed record is asked
+/// for, the files and documents that cannot be records at all.
+public struct CollectionDiff: Sendable, Equatable {
+    public let records: [RecordDiff]
+    public let unusableFiles: [UnusableFile]
+    public let unusableRemote: [UnusableRemoteDocument]
+
+    /// Conflicts, invalid records or unusable files: exit status 1, as for `status`.
+    public var needsAttention: Bool {
+        !unusableFiles.isEmpty || !unusableRemote.isEmpty || records.contains { $0.state.needsAttention }
+    }
+}
+
+extension SyncState {
+    /// A conflict or an invalid side: what `status` and `diff` exit 1 for.
+    public var needsAttention: Bool {
+        switch self {
+        case .conflict, .invalidLocal, .invalidRemote: true
+        default: false
+        }
+    }
+}
+
 /// How `resolve` settles a conflict.
 public enum ResolveChoice: Sendable, Equatable {
     /// Our value for each conflicting field; every one-sided change, from
@@ -35,6 +58,8 @@ public enum ResolveOutcome: Sendable, Equatable {
     case noConflict
     /// The local file cannot be published; fix it and resolve again.
     case invalidLocal([RecordDiagnostic])
+    /// The file was saved while resolve worked on it; nothing was settled.
+    case changedMeanwhile
 }
 
 extension CollectionDirectory {
@@ -59,9 +84,10 @@ extension CollectionDirectory {
 
     // MARK: diff
 
-    /// The field-level differences of the named records (all changed records
-    /// when none are named). Without a remote, the remote side is the base.
-    public func diff(_ ids: [RecordID], remote: (any RemoteCollection)?, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> [RecordDiff] {
+    /// The field-level differences of the named records (all changed records,
+    /// and the unusable files and documents, when none are named). Without a
+    /// remote, the remote side is the base.
+    public func diff(_ ids: [RecordID], remote: (any RemoteCollection)?, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> CollectionDiff {
         let manifest = try loadManifest()
         let scan = try await scanLocal()
         var listing: RemoteListing?
@@ -97,7 +123,9 @@ extension CollectionDirectory {
                 id: id, state: state, fields: FieldDiff.compare(base: base, local: local, remote: remoteFields),
                 inBase: base != nil, inLocal: local != nil, inRemote: remoteFields != nil))
         }
-        return diffs
+        return CollectionDiff(
+            records: diffs, unusableFiles: ids.isEmpty ? scan.unusableFiles : [],
+            unusableRemote: ids.isEmpty ? listing?.unusable ?? [] : [])
     }
 
     // MARK: resolve
@@ -138,21 +166,35 @@ extension CollectionDirectory {
                 continue
             }
             do throws(FileSystemError) {
+                // What the file holds now: every write below replaces exactly
+                // this, so an editor's save made meanwhile is never overwritten.
+                let current: [UInt8]?
+                do {
+                    current = try FileSystem.readFile(file)
+                } catch where error.isNotFound {
+                    current = nil
+                }
+                let unchanged: ([UInt8]?) -> Bool = { $0 == current }
                 switch choice {
                 case .theirs:
                     if let record = remote.record, let revision = remote.revision {
                         // Theirs for conflicting fields; one-sided local changes are kept.
                         let fields = preferredMerge(id, baseHash: base.manifest.entries[id]?.hash, remote: record.fields, preferLocal: false) ?? record.fields
-                        try FileSystem.writeAtomically(rules.canonicalBytes(fields), to: file)
+                        guard try FileSystem.replace(file, with: rules.canonicalBytes(fields), ifCurrent: unchanged) else {
+                            outcomes.append((id, .changedMeanwhile))
+                            continue
+                        }
                         base.record(record, revision: revision)
                     } else {
-                        try FileSystem.remove(file)
+                        guard try FileSystem.remove(file, ifCurrent: unchanged) else {
+                            outcomes.append((id, .changedMeanwhile))
+                            continue
+                        }
                         base.forget(id)
                     }
                     outcomes.append((id, .tookRemote))
                 case .ours, .edited:
-                    if FileSystem.exists(file) {
-                        let bytes = try FileSystem.readFile(file)
+                    if let bytes = current {
                         if case .failure(let problems) = rules.load(bytes, id: id) {
                             outcomes.append((id, .invalidLocal(problems.diagnostics)))
                             continue
@@ -160,8 +202,10 @@ extension CollectionDirectory {
                         // --ours: ours for conflicting fields; one-sided remote changes are kept.
                         // Without a flag the file as edited is the resolution, exactly.
                         if choice == .ours, let record = remote.record,
-                           let merged = preferredMerge(id, baseHash: base.manifest.entries[id]?.hash, remote: record.fields, preferLocal: true) {
-                            try FileSystem.writeAtomically(rules.canonicalBytes(merged), to: file)
+                           let merged = preferredMerge(id, baseHash: base.manifest.entries[id]?.hash, remote: record.fields, preferLocal: true),
+                           !(try FileSystem.replace(file, with: rules.canonicalBytes(merged), ifCurrent: unchanged)) {
+                            outcomes.append((id, .changedMeanwhile))
+                            continue
                         }
                     }
                     if let record = remote.record, let revision = remote.revision {

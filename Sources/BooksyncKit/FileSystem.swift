@@ -15,6 +15,10 @@ public struct FileStat: Sendable, Equatable {
     public let kind: FileKind
     /// Permission bits.
     public let mode: UInt32
+    /// How many names the file has (hard links).
+    public let linkCount: UInt64
+    /// The owner's user id.
+    public let owner: UInt32
 
     public var isRegularFile: Bool { kind == .regular }
     public var isDirectory: Bool { kind == .directory }
@@ -25,6 +29,9 @@ public struct FileStat: Sendable, Equatable {
 /// devices, and booksync reads and writes none of them (DESIGN.md §6).
 public enum FileKind: Sendable, Equatable {
     case regular, directory, symbolicLink, fifo, device, socket, other
+    /// A regular file with more than one name: written in place (the lock, the
+    /// base pack), the write would also change a file elsewhere.
+    case hardLinked
 
     /// The kind as a noun for messages: "a symbolic link".
     public var noun: String {
@@ -36,6 +43,7 @@ public enum FileKind: Sendable, Equatable {
         case .device: "a device"
         case .socket: "a socket"
         case .other: "not a regular file"
+        case .hardLinked: "a file with other hard links"
         }
     }
 }
@@ -71,6 +79,7 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
         case .symbolicLink: "is a symbolic link; booksync never follows links inside a collection (replace it with a plain file)"
         case .directory: "is a directory where a file belongs; booksync leaves it alone"
         case .regular: "is a file where a directory belongs; booksync leaves it alone"
+        case .hardLinked: "has other hard links, so writing it in place would change another file too; booksync leaves it alone (remove it, booksync makes a new one)"
         default: "is \(kind.noun); booksync only reads and writes regular files and leaves it alone"
         }
     }
@@ -208,6 +217,14 @@ public enum FileSystem {
         return try readRegular(fd, path: path)
     }
 
+    /// Refuses an open state file that booksync writes in place unless it is a
+    /// regular file with this one name.
+    static func requireOwnRegularFile(_ fd: Int32, path: String, operation: String) throws(FileSystemError) {
+        let stat = try stat(descriptor: fd)
+        guard stat.isRegularFile else { throw .notRegular(path, stat.kind, operation: operation) }
+        guard stat.linkCount == 1 else { throw .notRegular(path, .hardLinked, operation: operation) }
+    }
+
     /// The refusal for a path that failed to open with O_NOFOLLOW because it is a
     /// link (ELOOP, or EMLINK/EFTYPE on some systems); nil for other failures.
     static func refusedKind(_ path: String, code: Int32, operation: String) -> FileSystemError? {
@@ -242,11 +259,12 @@ public enum FileSystem {
     /// Writes `bytes` to a new temporary file in `path`'s directory, with the
     /// mode of the regular file at `path` (0644 for a new one, less the umask),
     /// and returns its path. Refuses when `path` is not a regular file.
-    static func writeTemporary(_ bytes: [UInt8], beside path: String, durable: Bool = false) throws(FileSystemError) -> String {
+    static func writeTemporary(_ bytes: [UInt8], beside path: String, durable: Bool = false,
+                               marker: String = temporaryMarker) throws(FileSystemError) -> String {
         let (directory, _) = split(path)
         // Short, hidden, and unique per process: the target's own name could be
         // 255 bytes already, so it is not part of the temporary name.
-        let temporary = directory + "/" + temporaryMarker + String(getpid()) + "-" + String(nextTemporaryNumber())
+        let temporary = directory + "/" + marker + String(getpid()) + "-" + String(nextTemporaryNumber())
         // Keep the permissions of the file being replaced (a 0600 record stays
         // 0600), never set-id or sticky bits; a new file gets 0644.
         var existing = CStat()
@@ -287,18 +305,31 @@ public enum FileSystem {
     /// Removes temporary files that a killed booksync left in `directory`
     /// (`.booksync-tmp-PID-N` whose PID is no longer running). Returns how
     /// many were removed. Called while holding the collection lock.
+    ///
+    /// Files of a guarded replace (`swapMarker`) may hold what an editor saved,
+    /// swapped out just before the process was killed: they are moved into
+    /// `recoverInto`, never deleted.
     @discardableResult
-    public static func removeStaleTemporaries(in directory: String) -> Int {
+    public static func removeStaleTemporaries(in directory: String, recoverInto: String? = nil) -> Int {
         guard let names = try? listDirectory(directory) else { return 0 }
         var removed = 0
-        for name in names where name.hasPrefix(temporaryMarker) {
-            let rest = name.dropFirst(temporaryMarker.count)
+        for name in names {
+            let marker = name.hasPrefix(temporaryMarker) ? temporaryMarker : (name.hasPrefix(swapMarker) ? swapMarker : nil)
+            guard let marker else { continue }
+            let rest = name.dropFirst(marker.count)
             guard let pid = Int32(rest.prefix { $0 != "-" }) else { continue }
             if pid == getpid() || (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM)) { continue }
-            if unlink(directory + "/" + name) == 0 { removed += 1 }
+            if marker == swapMarker, let recoverInto {
+                if (try? createDirectory(recoverInto)) != nil, rename(directory + "/" + name, recoverInto + "/" + name) == 0 { removed += 1 }
+            } else if unlink(directory + "/" + name) == 0 {
+                removed += 1
+            }
         }
         return removed
     }
+
+    /// Temporary files of a guarded replace (see `replace(_:with:ifCurrent:)`).
+    public static let swapMarker = ".booksync-swap-"
 
     /// Creates a directory unless one is there. A link or file in its place is
     /// refused: state directories are never created or used through a link.
@@ -385,7 +416,7 @@ extension FileStat {
         #endif
         self.init(
             size: Int64(s.st_size), mtimeNanoseconds: mtime, ctimeNanoseconds: ctime, inode: UInt64(s.st_ino),
-            kind: FileKind(mode: s.st_mode), mode: UInt32(s.st_mode & 0o7777))
+            kind: FileKind(mode: s.st_mode), mode: UInt32(s.st_mode & 0o7777), linkCount: UInt64(s.st_nlink), owner: UInt32(s.st_uid))
     }
 }
 

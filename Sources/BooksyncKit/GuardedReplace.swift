@@ -21,12 +21,14 @@ import Darwin
 /// What this cannot see is an editor that writes into the old file in place
 /// (truncate and write, without a rename) after booksync has swapped it out:
 /// that write lands in the swapped-out file. Editors that save by rename
-/// (most, and git) are fully covered.
+/// (most, and git) are fully covered. A booksync killed between the swap and
+/// the check leaves the swapped-out file under a `.booksync-swap-` name; the
+/// next writing command moves it to `.booksync/recovered/` instead of deleting it.
 extension FileSystem {
     /// Puts `bytes` at `path` if its current content (nil: absent) passes
     /// `isExpected`. Returns false, with nothing changed, when it did not.
     static func replace(_ path: String, with bytes: [UInt8], ifCurrent isExpected: ([UInt8]?) -> Bool) throws(FileSystemError) -> Bool {
-        let temporary = try writeTemporary(bytes, beside: path)
+        let temporary = try writeTemporary(bytes, beside: path, marker: swapMarker)
         defer { unlink(temporary) }
         var current = CStat()
         guard lstat(path, &current) == 0 else {
@@ -62,7 +64,7 @@ extension FileSystem {
     /// with the file left in place, when it did not (or was already gone).
     static func remove(_ path: String, ifCurrent isExpected: ([UInt8]?) -> Bool) throws(FileSystemError) -> Bool {
         let (directory, _) = split(path)
-        let aside = directory + "/" + temporaryMarker + String(getpid()) + "-removed-" + String(nextTemporaryNumber())
+        let aside = directory + "/" + swapMarker + String(getpid()) + "-" + String(nextTemporaryNumber())
         if rename(path, aside) != 0 {
             let code = errno
             if code == ENOENT { return isExpected(nil) }

@@ -32,13 +32,13 @@ extension CollectionDirectory {
         if !arguments.isEmpty {
             let root = FileSystem.realPath(paths.root) ?? paths.root
             return try arguments.map { argument throws(BooksyncError) in
-                let path = FileSystem.absolute(argument)
-                // The directory may be reached through links the user chose; the file itself is never followed.
-                let directory = FileSystem.split(path).directory
-                guard FileSystem.realPath(directory) == root else {
+                // The directory as the kernel resolves it (`link/../x.json` is not
+                // `x.json`); the file itself is never followed.
+                let (directory, name) = FileSystem.split(argument.hasPrefix("/") ? argument : FileSystem.currentDirectory() + "/" + argument)
+                guard FileSystem.realPath(directory) == root, Self.looksLikeRecordFile(name) else {
                     throw .invalidArgument("\(argument): not a record file of the collection in \(paths.root); records are the *.json files directly in it")
                 }
-                return paths.recordFile(FileSystem.split(path).name)
+                return paths.recordFile(name)
             }
         }
         do {
@@ -48,6 +48,15 @@ extension CollectionDirectory {
                 .map(paths.recordFile)
         } catch {
             throw .io(error)
+        }
+    }
+
+    /// `*.json`, not hidden: a record file name, or one whose bad encoding `validate` reports.
+    static func looksLikeRecordFile(_ name: String) -> Bool {
+        do {
+            return try RecordID.fromFileName(name) != nil
+        } catch {
+            return true
         }
     }
 
@@ -109,7 +118,10 @@ extension CollectionDirectory {
             if canonical == bytes { return .alreadyCanonical }
             if checkOnly { return .needsFormatting }
             do {
-                try FileSystem.writeAtomically(canonical, to: path)
+                // An editor's save between the read and the rename is never replaced.
+                guard try FileSystem.replace(path, with: canonical, ifCurrent: { $0 == bytes }) else {
+                    return .failed(RecordDiagnostic(message: "changed while booksync was formatting it; run booksync fmt again"))
+                }
             } catch {
                 return .failed(error.diagnostic)
             }

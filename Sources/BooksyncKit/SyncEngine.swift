@@ -47,12 +47,7 @@ public struct SyncStatus: Sendable {
 
     /// Conflicts, invalid files or unusable documents: exit status 1.
     public var needsAttention: Bool {
-        !unusableFiles.isEmpty || !unusableRemote.isEmpty || records.contains {
-            switch $0.state {
-            case .conflict, .invalidLocal, .invalidRemote: true
-            default: false
-            }
-        }
+        !unusableFiles.isEmpty || !unusableRemote.isEmpty || records.contains { $0.state.needsAttention }
     }
 }
 

@@ -110,6 +110,6 @@ import BooksyncTestSupport
 
     @Test(arguments: repeated)
     func repeatedOption(arguments: [String], values: [String]) {
-        #expect(RepeatedOption.values(of: "--require", in: arguments, options: BooksyncCommand.globalOptions + InitCommand.options) == values)
+        #expect(InitCommand.requireArguments(in: arguments) == values)
     }
 }

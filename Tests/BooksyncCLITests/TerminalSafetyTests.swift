@@ -138,6 +138,12 @@ import Testing
 
         try check(ws, ["status"])
         try check(ws, ["status", "--short"])
+        // Every --json document, with conflicting hostile field names and ids in it.
+        for arguments in [["pull", "--dry-run", "--json"], ["push", "--dry-run", "--json"], ["sync", "--dry-run", "--json"],
+                          ["validate", "--json"], ["diff", "--offline", "--json"]] {
+            let json = try check(ws, arguments).plain
+            #expect(json.stdout.hasPrefix("{\n  \"version\": 1,"), "\(arguments): \(json.stdout.prefix(200))")
+        }
         let (push, coloredPush) = try check(ws, ["push"])
         #expect(coloredPush.stdout.contains("\u{1B}[31mremote changed '"))
         #expect(push.stdout.contains("update   " + #"tab\there\x7f"#), "\(push.stdout)")

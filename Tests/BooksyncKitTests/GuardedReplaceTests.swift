@@ -18,7 +18,9 @@ import BooksyncTestSupport
     }
 
     static func leftovers(_ directory: String) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix(FileSystem.temporaryMarker) }
+        try FileManager.default.contentsOfDirectory(atPath: directory).filter {
+            $0.hasPrefix(FileSystem.temporaryMarker) || $0.hasPrefix(FileSystem.swapMarker)
+        }
     }
 
     @Test func replacesWhatTheScanSaw() throws {
@@ -116,6 +118,64 @@ import BooksyncTestSupport
         print("pull/editor race: \(rounds) rounds, \(changedDuringSync) records changed during the pull and kept")
     }
 
+    /// A pull killed between its swap and its check leaves the swapped-out file,
+    /// which may be an editor's save: the next writing command keeps it in
+    /// `.booksync/recovered/` and never deletes it.
+    @Test func aSwappedOutFileOfAKilledPullIsRecoveredNotDeleted() throws {
+        let scratch = try ScratchDirectory()
+        let collection = try CollectionDirectory.initialize(
+            at: scratch.path, config: CollectionConfig(remote: FirestoreTarget(project: "p", collectionPath: "books")))
+        let dead = "999999"  // beyond pid_max on Linux: never a live process
+        try scratch.write(FileSystem.swapMarker + dead + "-1", "EDITOR SAVE")
+        try scratch.write(FileSystem.temporaryMarker + dead + "-2", "half-written")
+        var notices: [Int32] = []
+        try collection.lock(onStaleLock: { notices.append($0) }).release()
+        #expect(try scratch.read(".booksync/recovered/" + FileSystem.swapMarker + dead + "-1") == "EDITOR SAVE")
+        #expect(try Self.leftovers(scratch.path).isEmpty)
+        #expect(notices.isEmpty)
+    }
+
+    /// `fmt` and `resolve` replace a file only if it still holds what they read:
+    /// an editor saving into the same files meanwhile loses nothing.
+    @Test(arguments: ["fmt", "resolve"])
+    func formatAndResolveRacingAnEditorLoseNoSave(command: String) async throws {
+        let records = 300
+        let deadline = ContinuousClock.now + .seconds(30)
+        var rounds = 0
+        while rounds < 40, ContinuousClock.now < deadline {
+            rounds += 1
+            let scratch = try ScratchDirectory()
+            let collection = try CollectionDirectory.initialize(
+                at: scratch.path, config: CollectionConfig(remote: FirestoreTarget(project: "p", collectionPath: "books")))
+            let names = (0..<records).map(RacingRemote.name)
+            for name in names {
+                try scratch.write(name + ".json", #"{"id": "\#(name)", "title": "T", "author": "A", "genre": "g", "e": 0, "r": 1}"#)
+                if command == "resolve" {
+                    let id = try RecordID(name)
+                    let theirs = try collection.rules.load(Array(#"{"id": "\#(name)", "title": "T", "author": "A", "genre": "g", "e": 0, "r": 2}"#.utf8), id: id).get()
+                    try ConflictStore(paths: collection.paths).save(id, record: theirs, revision: "2024-01-01T00:00:02Z")
+                }
+            }
+            // One save per file, so a save that booksync clobbered is never
+            // hidden by a later one.
+            let editor = Editor(root: scratch.path, ids: names.shuffled(), passes: 1)
+            let editing = Thread { editor.run() }
+            editing.start()
+            while !editor.started.load(ordering: .acquiring) { usleep(100) }
+            if command == "fmt" {
+                _ = try await collection.format([], checkOnly: false)
+            } else {
+                _ = try collection.resolve(names.map { try! RecordID($0) }, choice: .ours)
+            }
+            while !editor.finished.load(ordering: .acquiring) { usleep(100) }
+            for (name, value) in editor.lastSaved.withLock({ $0 }) {
+                let text = try scratch.read(name + ".json")
+                #expect(text.contains("\"e\": \(value)"), "\(command), round \(rounds): \(name) lost the editor's save \(value): \(text)")
+            }
+            #expect(try Self.leftovers(scratch.path).isEmpty)
+        }
+    }
+
     /// Saves new values of field "e" into its records, by rename, until stopped.
     final class Editor: Sendable {
         let root: String
@@ -125,15 +185,21 @@ import BooksyncTestSupport
         let finished = Atomic<Bool>(false)
         let lastSaved = Mutex<[String: Int]>([:])
 
-        init(root: String, ids: [String]) {
+        /// How many times to go over the records; nil: until stopped.
+        let passes: Int?
+
+        init(root: String, ids: [String], passes: Int? = nil) {
             self.root = root
             self.ids = ids
+            self.passes = passes
         }
 
         func run() {
             var value = 1
             started.store(true, ordering: .releasing)
-            outer: while true {
+            var pass = 0
+            outer: while passes.map({ pass < $0 }) ?? true {
+                pass += 1
                 for name in ids {
                     if stop.load(ordering: .acquiring) { break outer }
                     // An editor working from the file as it was before the pull.

@@ -176,6 +176,72 @@ import BooksyncTestSupport
         #expect(reports.map(\.outcome) == [.needsFormatting])
     }
 
+    /// `fmt link/../dune.json` names the file the kernel finds there, not
+    /// `dune.json` by text; names that are not record files are never rewritten.
+    @Test func argumentsAreResolvedAsTheKernelDoesAndMustBeRecordFiles() async throws {
+        let clone = try Clone()
+        try FileManager.default.createDirectory(atPath: clone.outside + "/deep/dir", withIntermediateDirectories: true)
+        try clone.scratch.write("outside/deep/dune.json", "{\"id\":\"dune\",  \"title\":\"T\",\"author\":\"A\",\"genre\":\"g\"}")
+        try clone.plantLink("link", to: clone.outside + "/deep/dir")
+        try clone.scratch.write("books/notes.txt", "not a record")
+        try clone.scratch.write("books/.hidden.json", "{ }")
+        let before = try clone.outsideSnapshot()
+        for argument in [clone.root + "/link/../dune.json", clone.root + "/notes.txt", clone.root + "/.hidden.json"] {
+            await #expect(throws: BooksyncError.self) { _ = try await clone.collection.format([argument], checkOnly: false) }
+        }
+        #expect(try clone.outsideSnapshot() == before)
+        #expect(try clone.scratch.read("books/notes.txt") == "not a record")
+    }
+
+    /// A cloned repository cannot carry hard links, but a local user can make
+    /// them: the two state files written in place refuse a second name.
+    @Test func stateFilesWrittenInPlaceRefuseHardLinks() throws {
+        let clone = try Clone()
+        let paths = clone.collection.paths
+        let before = try clone.outsideSnapshot()
+        #expect(link(clone.outside + "/target", paths.lock) == 0)
+        #expect {
+            _ = try CollectionLock.acquire(at: paths.lock)
+        } throws: { error in
+            guard case .io(let failure) = error as? BooksyncError else { return false }
+            return failure.unsafeKind == .hardLinked
+        }
+        try FileManager.default.createDirectory(atPath: paths.base, withIntermediateDirectories: true)
+        #expect(link(clone.outside + "/target", paths.base + "/pack") == 0)
+        #expect(throws: FileSystemError.self) { try clone.collection.baseCopies.append(Array("x\tsha256:0\t{}\n".utf8)) }
+        #expect(try clone.outsideSnapshot() == before)
+    }
+
+    /// As git refuses a repository owned by someone else: a `.booksync` another
+    /// user planted in a shared parent directory is never used as yours.
+    @Test(.enabled(if: geteuid() == 0, "needs root to give the directory to another user"))
+    func aCollectionOfAnotherUserIsRefused() throws {
+        let clone = try Clone()
+        #expect(chown(clone.root + "/.booksync", 65534, 65534) == 0)
+        #expect {
+            _ = try CollectionDirectory.open(searchingFrom: clone.root)
+        } throws: { error in
+            guard case .invalidArgument(let message) = error as? BooksyncError else { return false }
+            return message.contains("belongs to another user (uid 65534)")
+        }
+    }
+
+    @Test func initNamesWhatStandsWhereDotBooksyncBelongs() throws {
+        let scratch = try ScratchDirectory()
+        for (name, plant) in [("file", { (path: String) in FileManager.default.createFile(atPath: path, contents: Data()) }),
+                              ("link", { (path: String) in (try? FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/nowhere")) != nil })] {
+            let root = scratch.path + "/" + name
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            #expect(plant(root + "/.booksync"))
+            #expect {
+                _ = try CollectionDirectory.initialize(at: root, config: CollectionConfig(remote: FirestoreTarget(project: "p", collectionPath: "books")))
+            } throws: { error in
+                guard case .io(let failure) = error as? BooksyncError else { return false }
+                return failure.unsafeKind == (name == "file" ? .regular : .symbolicLink)
+            }
+        }
+    }
+
     @Test func rewrittenFilesKeepTheirModeAndNewFilesAreNeverWider() throws {
         let clone = try Clone()
         let file = clone.root + "/dune.json"

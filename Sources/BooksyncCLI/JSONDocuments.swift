@@ -1,0 +1,199 @@
+import BooksyncCore
+import BooksyncKit
+
+/// The `--json` documents of pull, push, sync and validate, beside `status
+/// --json` (`StatusRenderer.json`) and `diff --json`, in the same vocabulary:
+/// each is one JSON object with `"version": 1` first, keys otherwise sorted,
+/// written by `CanonicalJSON`; record ids, file names and messages are exact
+/// strings (JSON-escaped, and the scalars a terminal would act on written
+/// `\uXXXX` by `TerminalText(json:)`). Stable: fields are only ever added;
+/// a change of meaning gets a new version.
+enum JSONDocuments {
+    /// The one writer of every `--json` document.
+    static func text(_ document: Fields) -> TerminalText {
+        let bytes = CanonicalJSON.encode(document, leadingKeys: ["version"])
+        return TerminalText(json: String(decoding: bytes.dropLast(), as: UTF8.self))
+    }
+
+    /// Problems as `status --json` lists them: `LINE:COLUMN: message` for a
+    /// syntax or value error, the message alone otherwise.
+    static func problems(_ diagnostics: [RecordDiagnostic]) -> Value {
+        .array(diagnostics.map { .string($0.description) })
+    }
+
+    /// `[{"file": NAME, "problem": MESSAGE}]`, as in `status --json`.
+    static func unusableFiles(_ files: [UnusableFile]) -> Value {
+        .array(files.map { .map(["file": .string($0.fileName), "problem": .string($0.message)]) })
+    }
+
+    /// `[{"id": NAME, "problem": MESSAGE}]`, as in `status --json`.
+    static func unusableRemote(_ documents: [UnusableRemoteDocument]) -> Value {
+        .array(documents.map { .map(["id": .string($0.name), "problem": .string($0.message)]) })
+    }
+
+    // MARK: pull, push, sync
+
+    /// The summary buckets of pull, push and sync, in the text summary's order:
+    /// the JSON key of each and the key `SyncCommandSupport.describe` counts it under.
+    static let syncCountKeys: [(json: String, text: String)] = [
+        ("pulled", "pulled"), ("pushed", "pushed"), ("merged", "merged"), ("recorded", "recorded"),
+        ("conflict", "conflict"), ("remote-changed", "stale"), ("invalid", "invalid"), ("rejected", "rejected"),
+        ("skipped", "skipped"),
+    ]
+
+    /// The `--json` document of `pull`, `push` and `sync` (version 1):
+    ///
+    /// - `version`: 1.
+    /// - `command`: `"pull"`, `"push"` or `"sync"`.
+    /// - `collection`: absolute path of the collection directory.
+    /// - `dryRun`: true with `--dry-run`: every event is what would happen, nothing was written.
+    /// - `phases`: one object per phase that ran, in order: pull, push, or
+    ///   both for sync (only pull for `sync --dry-run`, whose push depends on
+    ///   the files after a real pull). Each has:
+    ///   - `command`: `"pull"` or `"push"`;
+    ///   - `events`: one object per record the phase acted on or reported,
+    ///     in the order of the text lines: `id` (the exact record id),
+    ///     `file` (its file name in the collection directory), `action`, and
+    ///     by action:
+    ///       - pull: `write` (remote version written locally), `delete`
+    ///         (deleted remotely, removed here), `record` (same content on both
+    ///         sides, recorded in the base), `forget` (deleted on both sides),
+    ///         `merge` (fields changed on both sides merged into the file; push
+    ///         publishes it), `keep-local` (`--ours` kept the local file);
+    ///       - push: `create`, `update`, `delete` (the remote write),
+    ///         `record` (the remote already had this content), `forget`
+    ///         (already deleted remotely);
+    ///       - either: `conflict` with `local` and `remote` as in `status
+    ///         --json` (`modified`, `added`, `deleted`, `changed`) and, when
+    ///         both modified the same fields, `conflictFields`;
+    ///         `remote-changed` (push: the remote changed since the last pull)
+    ///         with `unresolvedConflict` (true when pull already stored a
+    ///         conflict for it that resolve has not settled); `invalid` with
+    ///         `local: "invalid"` or `remote: "invalid"` and `problems`;
+    ///         `rejected` (the server refused the write) with `message`;
+    ///         `skipped` (the file changed while booksync worked on it).
+    ///   - `unusableFiles`: `[{file, problem}]`, files whose name is not a record id.
+    ///   - `unusableRemote`: `[{id, problem}]`, documents that cannot be records.
+    /// - `counts`: every key always present, counted as the text summary
+    ///   counts them: `pulled`, `pushed`, `merged`, `recorded`, `conflict`,
+    ///   `remote-changed`, `invalid`, `rejected`, `skipped` (for sync, an
+    ///   unusable file is counted once, under push).
+    /// - `needsAttention`: true when the exit status is 1.
+    static func syncReports(_ reports: [SyncReport], command: String, root: String, dryRun: Bool,
+                            unresolvedConflict: (RecordID) -> ConflictKind?) -> TerminalText {
+        var counts: [String: Int] = [:]
+        let phases: [Value] = reports.map { report in
+            let events: [Value] = report.events.map { event in
+                let key = SyncCommandSupport.describe(event, path: "", would: "", command: report.command,
+                                                      unresolvedConflict: unresolvedConflict).2
+                counts[key, default: 0] += 1
+                return .map(syncEvent(event, command: report.command, unresolvedConflict: unresolvedConflict))
+            }
+            counts["invalid", default: 0] += SyncCommandSupport.countedUnusableFiles(report, of: reports).count
+                + report.unusableRemote.count
+            return .map([
+                "command": .string(report.command),
+                "events": .array(events),
+                "unusableFiles": unusableFiles(report.unusableFiles),
+                "unusableRemote": unusableRemote(report.unusableRemote),
+            ])
+        }
+        var countFields: Fields = [:]
+        for key in syncCountKeys { countFields[key.json] = .integer(Int64(counts[key.text] ?? 0)) }
+        return text([
+            "version": .integer(1),
+            "command": .string(command),
+            "collection": .string(root),
+            "dryRun": .bool(dryRun),
+            "phases": .array(phases),
+            "counts": .map(countFields),
+            "needsAttention": .bool(reports.contains { $0.needsAttention }),
+        ])
+    }
+
+    static func syncEvent(_ event: SyncEvent, command: String, unresolvedConflict: (RecordID) -> ConflictKind?) -> Fields {
+        var fields: Fields = ["id": .string(event.id.rawValue), "file": .string(event.id.fileName)]
+        func sides(_ state: SyncState) {
+            let sides = StatusRenderer.jsonSides(state)
+            fields["local"] = sides.local.map(Value.string) ?? .null
+            fields["remote"] = sides.remote.map(Value.string) ?? .null
+        }
+        func conflict(_ kind: ConflictKind) {
+            sides(.conflict(kind))
+            if case .bothModified(let names) = kind, !names.isEmpty { fields["conflictFields"] = .array(names.map(Value.string)) }
+        }
+        let action: String
+        switch event.kind {
+        case .pulled(let pulled):
+            switch pulled {
+            case .write: action = "write"
+            case .delete: action = "delete"
+            case .adopt: action = "record"
+            case .forget: action = "forget"
+            case .merge: action = "merge"
+            case .keepLocal: action = "keep-local"
+            case .conflict(let kind):
+                action = "conflict"
+                conflict(kind)
+            }
+        case .pushed(let pushed):
+            switch pushed {
+            case .create: action = "create"
+            case .update: action = "update"
+            case .delete: action = "delete"
+            case .adopt: action = "record"
+            case .forget: action = "forget"
+            }
+        case .conflict(let kind):
+            action = "conflict"
+            conflict(kind)
+        case .remoteChangedSincePull:
+            action = "remote-changed"
+            fields["unresolvedConflict"] = .bool(unresolvedConflict(event.id) != nil)
+        case .invalidLocal(let diagnostics):
+            action = "invalid"
+            sides(.invalidLocal(diagnostics))
+            fields["problems"] = problems(diagnostics)
+        case .invalidRemote(let diagnostics):
+            action = "invalid"
+            sides(.invalidRemote(diagnostics))
+            fields["problems"] = problems(diagnostics)
+        case .rejected(let message):
+            action = "rejected"
+            fields["message"] = .string(message)
+        case .changedDuringSync:
+            action = "skipped"
+        }
+        fields["action"] = .string(action)
+        return fields
+    }
+
+    // MARK: validate
+
+    /// The `--json` document of `validate` (version 1):
+    ///
+    /// - `version`: 1.
+    /// - `collection`: absolute path of the collection directory.
+    /// - `files`: one object per file checked, in the order checked (named
+    ///   files in command-line order, else every `*.json` file by name):
+    ///   `file` (its name in the collection directory), `valid` (bool),
+    ///   `problems` (every problem, as in `status --json`: `LINE:COLUMN:
+    ///   message` for a syntax or value error, else the message; empty when valid).
+    /// - `checked`: how many files were checked; `invalid`: how many have problems.
+    static func validation(_ reports: [ValidationReport], root: String) -> TerminalText {
+        let files: [Value] = reports.map { report in
+            .map([
+                "file": .string(FileSystem.split(report.path).name),
+                "valid": .bool(report.diagnostics.isEmpty),
+                "problems": problems(report.diagnostics),
+            ])
+        }
+        return text([
+            "version": .integer(1),
+            "collection": .string(root),
+            "files": .array(files),
+            "checked": .integer(Int64(reports.count)),
+            "invalid": .integer(Int64(reports.filter { !$0.diagnostics.isEmpty }.count)),
+        ])
+    }
+}
