@@ -48,15 +48,16 @@ public enum IDField: Sendable, Equatable, CustomStringConvertible {
     /// with `id` moved to the id field (`docId`), or left out (`none`).
     /// The inverse of `record(from:id:)` for every valid record.
     public func document(from recordFields: Fields, id: RecordID) -> Fields {
-        guard let name = fieldName, name != "id" else {
-            guard case .none = self else { return recordFields }
-            var document = recordFields
-            document["id"] = nil
-            return document
-        }
         var document = recordFields
-        document["id"] = nil
-        document[name] = .string(id.rawValue)
+        switch self {
+        case .field("id"):
+            break
+        case .none:
+            document["id"] = nil
+        case .field(let name):
+            document["id"] = nil
+            document[name] = .string(id.rawValue)
+        }
         return document
     }
 
