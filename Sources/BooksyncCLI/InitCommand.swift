@@ -5,13 +5,32 @@ import BooksyncKit
 enum InitCommand: Subcommand {
     static let name = "init"
     static let summary = "create .booksync/ here, linked to a Firestore collection"
-    static let usage = "booksync init [--firestore PROJECT[/DATABASE]] --collection PATH [--git]"
+    static let usage = "booksync init [--firestore PROJECT[/DATABASE]] --collection PATH [--require FIELD:TYPE]... [--id-field NAME|none] [--git]"
     static let discussion = """
         Writes .booksync/config.json, an empty manifest and a .gitignore for the
-        local-only files. No network is needed. The project defaults to
-        $GOOGLE_CLOUD_PROJECT; the database to (default). PATH may be nested
-        (users/u1/books). Required record fields are set in config.json under
-        schema.required (by default title, author and genre, all strings).
+        local-only files. No network is needed. PATH may be nested
+        (users/u1/books); the database defaults to (default).
+
+        Without --firestore (or with --firestore /DATABASE), the project is
+        $GOOGLE_CLOUD_PROJECT, else $GCLOUD_PROJECT, else the default project
+        of the nearest .firebaserc ("projects": {"default": "my-project"}) in
+        this directory or a parent; init says which it used.
+
+        --require FIELD:TYPE (repeatable) sets the fields every record must
+        have besides id, in the order record files list them. Types: string,
+        integer, double, number (integer or double), boolean, timestamp, bytes,
+        reference, geopoint, map, array, any. --require none requires nothing
+        but id. Without --require: title, author and genre, all strings (the
+        Book schema). config.json keeps them under schema.required.
+
+        --id-field says where documents keep the record id. Record files always
+        have "id". The default, id, stores it in the document's id field too
+        (an app whose DTO has `var id: String`). none keeps it out of documents
+        (config "idField": null), for apps that read it from the document name
+        (@DocumentID var id: String? throws when the document also has an id
+        field); a document that has an id field anyway is reported invalid and
+        left alone. NAME (e.g. docId) stores it in that field instead.
+
         --git also sets up booksync as git's merge driver for the record files
         and for .booksync/manifest.json (.gitattributes here, merge.booksync.*
         and merge.booksync-manifest.* in the repository's config); on an
@@ -21,6 +40,8 @@ enum InitCommand: Subcommand {
     static let options = [
         OptionSpec("--firestore", value: "PROJECT[/DATABASE]", help: "the Firestore project (and database) to sync with"),
         OptionSpec("--collection", value: "PATH", help: "the collection path, e.g. books or users/u1/books"),
+        OptionSpec("--require", value: "FIELD:TYPE", help: "a field every record must have (repeatable), or none for only id"),
+        OptionSpec("--id-field", value: "NAME|none", help: "the document field that holds the record id (default id), or none"),
         OptionSpec("--git", help: "set up booksync as git's merge driver for the record files and the manifest"),
     ]
 
@@ -28,7 +49,11 @@ enum InitCommand: Subcommand {
         guard arguments.positionals.isEmpty else {
             throw UsageError(message: "unexpected argument '\(arguments.positionals[0])'", command: name)
         }
+        let requirements = requireArguments(in: context.arguments)
         if arguments.has("--git"), arguments.values["--collection"] == nil, let existing = try? context.openCollection() {
+            if !requirements.isEmpty || arguments.values["--id-field"] != nil {
+                throw UsageError(message: "--require and --id-field only apply when a collection is created; edit \(context.display(existing.paths.config)) to change them", command: name)
+            }
             try GitCommand.install(collectionRoot: existing.paths.root)
             if !context.quiet { context.console.out("git now merges record files in \(existing.paths.root) field by field and the manifest by record (booksync must be on PATH)") }
             return .success
@@ -36,21 +61,32 @@ enum InitCommand: Subcommand {
         guard let collection = arguments.values["--collection"] else {
             throw UsageError(message: "missing --collection PATH (the Firestore collection to sync, e.g. books)", command: name)
         }
-        guard let projectSpec = arguments.values["--firestore"] ?? context.environment["GOOGLE_CLOUD_PROJECT"] else {
-            throw UsageError(message: "missing --firestore PROJECT (or set GOOGLE_CLOUD_PROJECT)", command: name)
-        }
-        let parts = projectSpec.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-        guard let project = parts.first, !project.isEmpty, parts.count == 1 || !parts[1].isEmpty else {
-            throw UsageError(message: "--firestore takes PROJECT or PROJECT/DATABASE, not '\(projectSpec)'", command: name)
-        }
         if let problem = FirestoreTarget.validateCollectionPath(collection) {
             throw UsageError(message: "--collection: \(problem)", command: name)
         }
-        let target = FirestoreTarget(project: project, database: parts.count > 1 ? parts[1] : "(default)", collectionPath: collection)
-        let directory = try CollectionDirectory.initialize(at: context.directory, config: CollectionConfig(remote: target))
+        let schema: RecordSchema
+        do {
+            schema = requirements.isEmpty ? .books : try RecordSchema.parse(requirements: requirements)
+        } catch {
+            throw UsageError(message: "--require: \(error.message)", command: name)
+        }
+        let idField = try parseIDField(arguments.values["--id-field"])
+        if let problem = CollectionConfig.problem(idField: idField, schema: schema) {
+            throw UsageError(message: problem, command: name)
+        }
+        let (target, detected) = try resolveTarget(arguments.values["--firestore"], collection: collection, context: context)
+        let config = CollectionConfig(remote: target, schema: schema, idField: idField)
+        let directory = try CollectionDirectory.initialize(at: context.directory, config: config)
         if !context.quiet {
             context.console.out("Initialized booksync collection in \(directory.paths.root)")
             context.console.out("  remote: firestore \(target.project)/\(target.database), collection \(target.collectionPath)")
+            switch detected?.source {
+            case .environment(let variable)?: context.console.out("  project: from $\(variable)")
+            case .firebaserc(let path)?: context.console.out("  project: from the default project in \(context.display(path))")
+            case nil: break
+            }
+            context.console.out("  required: \(describe(schema))")
+            context.console.out("  id field: \(describe(idField))")
             context.console.out("Commit .booksync/ (its .gitignore leaves out local-only files).")
         }
         if arguments.has("--git") {
@@ -60,5 +96,70 @@ enum InitCommand: Subcommand {
             for line in GitCommand.instructions(collectionRoot: context.display(directory.paths.root)) { context.console.out("\(line)") }
         }
         return .success
+    }
+
+    /// Every value of `--require`, in order: `ParsedArguments` keeps only the
+    /// last value of an option, so the command line is walked again with the
+    /// parser's own grammar (an option's value is never taken for another).
+    static func requireArguments(in commandLine: [String]) -> [String] {
+        ArgumentParser.scan(commandLine, options: BooksyncCommand.globalOptions + options).options
+            .filter { $0.0.name == "--require" }.compactMap(\.1)
+    }
+
+    /// `--id-field`: absent or `id` is the default, `none` is no field, anything else a field name.
+    static func parseIDField(_ value: String?) throws(UsageError) -> IDField {
+        guard let value else { return .standard }
+        if value == "none" { return .none }
+        if let problem = IDField.problem(withFieldName: value) {
+            throw UsageError(message: "--id-field: \(problem)", command: name)
+        }
+        return .field(value)
+    }
+
+    /// The project, database and collection: the project from `--firestore`
+    /// when it names one, else detected (and then returned, to be reported).
+    static func resolveTarget(_ spec: String?, collection: String, context: CommandContext) throws -> (FirestoreTarget, ProjectDetection.Found?) {
+        var project = ""
+        var database = "(default)"
+        if let spec {
+            let parts = spec.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            project = parts[0]
+            if parts.count > 1 {
+                guard !parts[1].isEmpty else {
+                    throw UsageError(message: "--firestore takes PROJECT, PROJECT/DATABASE or /DATABASE, not '\(spec)'", command: name)
+                }
+                database = parts[1]
+            }
+        }
+        var detected: ProjectDetection.Found?
+        if project.isEmpty {
+            detected = try ProjectDetection.detect(environment: context.environment, searchingFrom: context.directory)
+            guard let detected else {
+                throw UsageError(message: "no Firestore project: pass --firestore PROJECT, set GOOGLE_CLOUD_PROJECT (or GCLOUD_PROJECT), "
+                    + "or run init inside a Firebase project directory (a .firebaserc with a default project)", command: name)
+            }
+            project = detected.project
+        }
+        if let problem = FirestoreTarget.problem(withProject: project) {
+            throw UsageError(message: "--firestore: \(problem)", command: name)
+        }
+        if let problem = FirestoreTarget.problem(withDatabase: database) {
+            throw UsageError(message: "--firestore: \(problem)", command: name)
+        }
+        return (FirestoreTarget(project: project, database: database, collectionPath: collection), detected)
+    }
+
+    /// `id, title (string), author (string)` or `id only`.
+    static func describe(_ schema: RecordSchema) -> String {
+        if schema.requiredFields.isEmpty { return "id only" }
+        return (["id"] + schema.requiredFields.map { "\($0.name) (\($0.type.rawValue))" }).joined(separator: ", ")
+    }
+
+    static func describe(_ idField: IDField) -> String {
+        switch idField.fieldName {
+        case "id": "id (documents store the record id in their id field too)"
+        case let name?: "\(name) (documents store the record id in their \(name) field; record files keep it in id)"
+        case nil: "none (documents keep the record id only in their name)"
+        }
     }
 }

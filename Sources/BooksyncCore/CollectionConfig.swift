@@ -24,6 +24,31 @@ public struct FirestoreTarget: Sendable, Equatable {
         if segments.contains(where: { $0 == "." || $0 == ".." }) { return "collection path '\(path)' contains '.' or '..'" }
         return nil
     }
+
+    /// Checks a project id wherever it comes from (`--firestore`, the
+    /// environment, `.firebaserc`, a cloned config.json): it becomes a segment
+    /// of every request path, so nothing that could leave that segment or
+    /// garble a URL or a terminal line is accepted. Deliberately looser than
+    /// Google's rules for real projects (6–30 lowercase letters, digits and
+    /// hyphens), because the emulator takes any name (`demo-x`, `p`).
+    public static func problem(withProject project: String) -> String? {
+        segmentProblem(project, what: "project id")
+    }
+
+    /// The same check for a database id (`(default)` or a named database).
+    public static func problem(withDatabase database: String) -> String? {
+        segmentProblem(database, what: "database id")
+    }
+
+    private static func segmentProblem(_ value: String, what: String) -> String? {
+        if value.isEmpty { return "the \(what) is empty" }
+        if value == "." || value == ".." { return "'\(value)' is not a \(what)" }
+        if value.contains("/") { return "\(what) '\(value)' contains '/'" }
+        if value.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F || $0.properties.isWhitespace }) {
+            return "the \(what) contains whitespace or a control character"
+        }
+        return nil
+    }
 }
 
 /// The contents of `.booksync/config.json`.
@@ -38,15 +63,26 @@ public struct CollectionConfig: Sendable, Equatable {
     /// the user's environment or user config names a program (DESIGN.md §5, §6),
     /// and remote commands warn that this one is ignored.
     public var tokenCommand: String?
+    /// Where documents keep the record id: `"idField": "id"` (the default),
+    /// another field name, or `null` for none (DESIGN.md §5).
+    public var idField: IDField
 
-    public init(remote: FirestoreTarget, schema: RecordSchema = .books, tokenCommand: String? = nil) {
+    public init(remote: FirestoreTarget, schema: RecordSchema = .books, tokenCommand: String? = nil, idField: IDField = .standard) {
         self.remote = remote
         self.schema = schema
         self.tokenCommand = tokenCommand
+        self.idField = idField
     }
 
     public var rules: RecordRules {
-        RecordRules(schema: schema, collectionPath: remote.collectionPath, documentsRoot: remote.documentsRoot)
+        RecordRules(schema: schema, collectionPath: remote.collectionPath, documentsRoot: remote.documentsRoot, idField: idField)
+    }
+
+    /// Why `idField` and `schema` cannot go together, or nil: a record file may
+    /// not have the id field (`docId`), so it cannot be a required field.
+    public static func problem(idField: IDField, schema: RecordSchema) -> String? {
+        guard let name = idField.fieldName, name != "id", schema.requiredFields.contains(where: { $0.name == name }) else { return nil }
+        return "'\(name)' cannot be both the id field and a required field: documents keep the record id in '\(name)', and record files keep it in 'id'"
     }
 
     public func encoded() -> [UInt8] {
@@ -62,6 +98,7 @@ public struct CollectionConfig: Sendable, Equatable {
             "version": .integer(Self.currentVersion),
             "remote": .map(remoteFields),
             "schema": .map(["required": .array(required)]),
+            "idField": idField.fieldName.map(Value.string) ?? .null,
         ]
         return CanonicalJSON.encode(fields, leadingKeys: ["version", "remote", "schema"])
     }
@@ -84,9 +121,11 @@ public struct CollectionConfig: Sendable, Equatable {
         guard case .string(let project)? = remote["project"], !project.isEmpty else {
             throw StateFileError(message: "remote.project must be a non-empty string")
         }
+        if let problem = FirestoreTarget.problem(withProject: project) { throw StateFileError(message: "remote.project: \(problem)") }
         var database = "(default)"
         if let value = remote["database"] {
             guard case .string(let d) = value, !d.isEmpty else { throw StateFileError(message: "remote.database must be a non-empty string") }
+            if let problem = FirestoreTarget.problem(withDatabase: d) { throw StateFileError(message: "remote.database: \(problem)") }
             database = d
         }
         guard case .string(let collection)? = remote["collection"] else {
@@ -120,8 +159,19 @@ public struct CollectionConfig: Sendable, Equatable {
             }
             schema = RecordSchema(requiredFields: fields)
         }
+        var idField = IDField.standard
+        switch top["idField"] {
+        case nil: break
+        case .null?: idField = .none
+        case .string(let name)?:
+            if let problem = IDField.problem(withFieldName: name) { throw StateFileError(message: "idField: \(problem)") }
+            idField = .field(name)
+        case .some:
+            throw StateFileError(message: "idField must be a field name such as \"id\" or \"docId\", or null for none")
+        }
+        if let problem = problem(idField: idField, schema: schema) { throw StateFileError(message: "idField: \(problem)") }
         return CollectionConfig(
             remote: FirestoreTarget(project: project, database: database, collectionPath: collection),
-            schema: schema, tokenCommand: tokenCommand)
+            schema: schema, tokenCommand: tokenCommand, idField: idField)
     }
 }

@@ -40,11 +40,14 @@ public struct RecordRules: Sendable, Equatable {
     /// `projects/P/databases/D/documents`: references written as full names under
     /// it are shortened to the canonical relative form.
     public let documentsRoot: String?
+    /// Where documents keep the record id (config `"idField"`).
+    public let idField: IDField
 
-    public init(schema: RecordSchema = .books, collectionPath: String = "books", documentsRoot: String? = nil) {
+    public init(schema: RecordSchema = .books, collectionPath: String = "books", documentsRoot: String? = nil, idField: IDField = .standard) {
         self.schema = schema
         self.collectionPath = collectionPath
         self.documentsRoot = documentsRoot
+        self.idField = idField
     }
 
     /// Parses a file; syntax errors stop at the first problem.
@@ -58,10 +61,29 @@ public struct RecordRules: Sendable, Equatable {
         }
     }
 
-    /// Schema and Firestore-limit problems of parsed fields; empty when valid.
+    /// Schema, id-field and Firestore-limit problems of parsed fields; empty
+    /// when valid. The limits apply to the document the record becomes
+    /// (without `id` under `"idField": null`), which is what Firestore stores.
     public func problems(in fields: Fields, id: RecordID) -> [RecordDiagnostic] {
-        (schema.problems(in: fields, id: id) + FirestoreLimits.problems(in: fields, id: id, collectionPath: collectionPath))
-            .map { RecordDiagnostic(message: $0) }
+        problems(in: fields, id: id, unreadable: [])
+    }
+
+    /// The document fields that store `record` remotely.
+    public func documentFields(of record: Record) -> Fields {
+        idField.document(from: record.fields, id: record.id)
+    }
+
+    /// The record a document named `id` holds, or everything wrong with it:
+    /// the id mapping of `idField`, then the same checks as a record file.
+    public func record(fromDocument documentFields: Fields, id: RecordID) -> Result<Record, RecordFileProblems> {
+        switch idField.record(from: documentFields, id: id) {
+        case .failure(let problems):
+            return .failure(problems)
+        case .success(let fields):
+            let problems = problems(in: fields, id: id)
+            if !problems.isEmpty { return .failure(RecordFileProblems(diagnostics: problems)) }
+            return .success(Record(id: id, fields: fields, leadingKeys: schema.leadingKeys))
+        }
     }
 
     /// The record in a file, or everything wrong with it: a syntax error
@@ -97,7 +119,9 @@ public struct RecordRules: Sendable, Equatable {
             standIns[requirement.name] = requirement.type.standIn
         }
         if unreadable.contains("id") { standIns["id"] = .string(id.rawValue) }
-        return (schema.problems(in: standIns, id: id) + FirestoreLimits.problems(in: fields, id: id, collectionPath: collectionPath))
+        let document = idField.document(from: fields, id: id)
+        return (schema.problems(in: standIns, id: id) + idField.problems(inRecord: fields)
+            + FirestoreLimits.problems(in: document, id: id, collectionPath: collectionPath))
             .map { RecordDiagnostic(message: $0) }
     }
 

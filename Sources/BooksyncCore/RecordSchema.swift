@@ -1,6 +1,6 @@
 /// The kinds a required field can be declared with in config.json.
 public enum FieldType: String, Sendable, CaseIterable, Equatable {
-    case string, integer, double, number, boolean, timestamp, bytes, reference, geopoint, array, map, any
+    case string, integer, double, number, boolean, timestamp, bytes, reference, geopoint, map, array, any
 
     func accepts(_ value: Value) -> Bool {
         switch (self, value) {
@@ -67,5 +67,69 @@ public struct RecordSchema: Sendable, Equatable {
             }
         }
         return problems
+    }
+}
+
+/// A `FIELD:TYPE` argument of `init --require` that cannot be used, with the reason.
+public struct RequirementSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+extension RecordSchema {
+    /// The schema `init --require` arguments describe: each `FIELD:TYPE` in
+    /// order (the order canonical files list them in), or `none` alone for
+    /// nothing but `id`. The field name is everything before the last `:`, so
+    /// a name with a colon works; types never contain one.
+    public static func parse(requirements: [String]) throws(RequirementSyntaxError) -> RecordSchema {
+        if requirements.contains("none") {
+            guard requirements.count == 1 else {
+                throw RequirementSyntaxError("none requires nothing but id, so it cannot be combined with FIELD:TYPE")
+            }
+            return RecordSchema(requiredFields: [])
+        }
+        var fields: [FieldRequirement] = []
+        for text in requirements {
+            let requirement = try FieldRequirement.parse(text)
+            guard !fields.contains(where: { $0.name == requirement.name }) else {
+                throw RequirementSyntaxError("the field '\(requirement.name)' is given twice")
+            }
+            fields.append(requirement)
+        }
+        return RecordSchema(requiredFields: fields)
+    }
+}
+
+extension FieldRequirement {
+    /// `title:string` as a requirement; types are matched without regard to case.
+    public static func parse(_ text: String) throws(RequirementSyntaxError) -> FieldRequirement {
+        let known = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let colon = text.lastIndex(of: ":") else {
+            throw RequirementSyntaxError("'\(text)' needs a type: FIELD:TYPE such as title:string (types: \(known)), or none alone")
+        }
+        let name = String(text[..<colon])
+        let typeName = String(text[text.index(after: colon)...])
+        if name.isEmpty { throw RequirementSyntaxError("'\(text)' has no field name before ':'") }
+        if typeName.isEmpty { throw RequirementSyntaxError("'\(text)' has no type after ':' (types: \(known))") }
+        guard let type = FieldType(rawValue: typeName.lowercased()) else {
+            throw RequirementSyntaxError("unknown type '\(typeName)' in '\(text)' (types: \(known))")
+        }
+        if name == "id" {
+            throw RequirementSyntaxError("'id' is always required (a string equal to the file name); leave it out of --require")
+        }
+        if name.contains(".") {
+            throw RequirementSyntaxError("'\(name)': only top-level fields can be required, and a field name with '.' would read as a nested path")
+        }
+        if name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw RequirementSyntaxError("the field name contains a control character")
+        }
+        if name.utf8.count > FirestoreLimits.maximumFieldNameBytes {
+            throw RequirementSyntaxError("the field name is \(name.utf8.count) bytes; Firestore allows at most \(FirestoreLimits.maximumFieldNameBytes)")
+        }
+        if name.utf8.count >= 4, name.hasPrefix("__"), name.hasSuffix("__") {
+            throw RequirementSyntaxError("'\(name)' is reserved by Firestore (names of the form __name__)")
+        }
+        return FieldRequirement(name: name, type: type)
     }
 }

@@ -264,16 +264,20 @@ public struct FirestoreRemote: RemoteCollection {
         return RemoteDocument(id: id, revision: revision, content: Self.recordContent(&fields, id: id, rules: rules))
     }
 
-    /// The record file view of a document: its fields, plus `id` from the name
-    /// when the document has none (see README, "The id field").
+    /// The record file view of a document: its fields with the record id
+    /// mapped by `rules.idField` (see `IDField.record(from:id:)`); `fields`
+    /// becomes the record's fields when the mapping succeeds.
     static func recordContent(_ fields: inout Fields, id: RecordID, rules: RecordRules) -> RemoteDocument.Content {
-        if fields["id"] == nil { fields["id"] = .string(id.rawValue) }
-        var problems = FirestoreValueCodec.untaggableMaps(in: fields).map {
+        let untaggable = FirestoreValueCodec.untaggableMaps(in: fields).map {
             RecordDiagnostic(message: "field '\($0)' is a map with a single '$' key, which a record file would read as a tagged value")
         }
-        problems += rules.problems(in: fields, id: id)
-        if !problems.isEmpty { return .invalid(problems) }
-        return .record(Record(id: id, fields: fields, leadingKeys: rules.schema.leadingKeys))
+        switch rules.record(fromDocument: fields, id: id) {
+        case .success(let record):
+            fields = record.fields
+            return untaggable.isEmpty ? .record(record) : .invalid(untaggable)
+        case .failure(let problems):
+            return .invalid(untaggable + problems.diagnostics)
+        }
     }
 
     // MARK: writes
@@ -326,12 +330,12 @@ public struct FirestoreRemote: RemoteCollection {
         switch write {
         case .create(let record):
             return .map([
-                "update": .map(["name": .string(documentName(record.id)), "fields": FirestoreValueCodec.encodeFields(record.fields, documentsRoot: documentsRoot)]),
+                "update": .map(["name": .string(documentName(record.id)), "fields": FirestoreValueCodec.encodeFields(rules.documentFields(of: record), documentsRoot: documentsRoot)]),
                 "currentDocument": .map(["exists": .bool(false)]),
             ])
         case .update(let record, let baseRevision):
             return .map([
-                "update": .map(["name": .string(documentName(record.id)), "fields": FirestoreValueCodec.encodeFields(record.fields, documentsRoot: documentsRoot)]),
+                "update": .map(["name": .string(documentName(record.id)), "fields": FirestoreValueCodec.encodeFields(rules.documentFields(of: record), documentsRoot: documentsRoot)]),
                 "currentDocument": .map(["updateTime": .string(baseRevision)]),
             ])
         case .delete(let id, let baseRevision):

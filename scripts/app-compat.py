@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""`init --id-field none` proved with Google's own client (DESIGN.md §5, "The id field").
+
+Usage: app-compat.py --bin BOOKSYNC [--host 127.0.0.1:PORT]
+       (the host defaults to $FIRESTORE_EMULATOR_HOST)
+
+Apps that read a document's id from its name (`@DocumentID var id: String?` in
+Swift, which throws when the document also has an `id` field) need documents
+without one. This writes documents with `google-cloud-firestore`, the Python
+client Google publishes, against the emulator; booksync pulls them into a
+collection made with `init --require none --id-field none`, a file is edited and
+a new one added, booksync pushes; then the client reads every document back:
+  - the edited document equals what the client wrote except the edited field,
+    value for value and type for type (int stays int, float stays float,
+    timestamps keep microseconds, bytes, geopoints, references, nested maps,
+    arrays, empty containers and null survive);
+  - the documents nobody edited were not rewritten (same update time);
+  - the new document has the file's fields and its name as id;
+  - no document has an `id` field;
+  - pull, push and status afterwards have nothing to do.
+
+The client lives in a virtual environment this script creates under .build/
+(kept between runs, rebuilt when the pinned version changes): `python3 -m venv`,
+then `pip install google-cloud-firestore==VERSION` from the package registry.
+Every step is bounded in time. Prints one line per failed check and
+"N passed, M failed"; exits non-zero when a check failed or a step could not run.
+"""
+import argparse
+import datetime
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import uuid
+
+CLIENT_VERSION = "2.34.1"
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VENV = os.path.join(REPOSITORY, ".build", "app-compat-venv")
+MARKER = os.path.join(VENV, "installed-google-cloud-firestore-" + CLIENT_VERSION)
+VENV_TIMEOUT = 120
+PIP_TIMEOUT = 600
+COMMAND_TIMEOUT = 60
+RPC_TIMEOUT = 15
+RUN_TIMEOUT = 300
+
+
+def venv_python():
+    return os.path.join(VENV, "bin", "python")
+
+
+def ensure_client():
+    """Creates the virtual environment with the pinned client unless it is there."""
+    if os.path.exists(MARKER):
+        return
+    shutil.rmtree(VENV, ignore_errors=True)
+    print("creating %s with google-cloud-firestore==%s" % (os.path.relpath(VENV, REPOSITORY), CLIENT_VERSION), flush=True)
+    subprocess.run([sys.executable, "-m", "venv", VENV], check=True, timeout=VENV_TIMEOUT, stdin=subprocess.DEVNULL)
+    subprocess.run([venv_python(), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    "google-cloud-firestore==" + CLIENT_VERSION],
+                   check=True, timeout=PIP_TIMEOUT, stdin=subprocess.DEVNULL)
+    with open(MARKER, "w") as f:
+        f.write(CLIENT_VERSION + "\n")
+
+
+class Checks:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, condition, what):
+        if condition:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print("FAIL: " + what, flush=True)
+        return condition
+
+
+def same(a, b):
+    """Equal values of equal types, at any depth (1 == 1.0 is not the same here)."""
+    if isinstance(a, datetime.datetime) and isinstance(b, datetime.datetime):
+        return a == b and a.microsecond == b.microsecond
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and a != a:
+        return b != b
+    return a == b
+
+
+def documents(client):
+    from google.cloud import firestore  # noqa: F401  (imported in the venv only)
+    when = datetime.datetime(2024, 5, 1, 12, 0, 0, 123456, tzinfo=datetime.timezone.utc)
+    author = client.document("authors/frank-herbert")
+    base = {
+        "name": "User",
+        "age": 36,
+        "score": 4.0,
+        "ratio": 0.25,
+        "active": True,
+        "nothing": None,
+        "joined": when,
+        "avatar": b"\x00\x01\xfe\xff",
+        "home": firestore.GeoPoint(52.5, -3.25),
+        "favourite": author,
+        "tags": ["a", 1, 2.5, {"k": "v"}],
+        "empty_list": [],
+        "empty_map": {},
+        "prefs": {"theme": "dark", "stats": {"views": 7, "rating": 4.5}},
+        "big": 9007199254740993,  # above 2^53: int64 must not pass through a double
+        "unicode": "café ✓ \u00e9",
+    }
+    result = {}
+    for i in range(4):
+        doc = dict(base)
+        doc["name"] = "User %d" % i
+        doc["age"] = 30 + i
+        result["u%d" % i] = doc
+    return result
+
+
+def booksync(args, directory, env):
+    return subprocess.run(args, cwd=directory, env=env, capture_output=True, text=True,
+                          timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL)
+
+
+def run(bin_path, host):
+    os.environ["FIRESTORE_EMULATOR_HOST"] = host
+    from google.cloud import firestore
+
+    checks = Checks()
+    project = "app-compat-" + uuid.uuid4().hex[:8]
+    client = firestore.Client(project=project)
+    users = client.collection("users")
+    written = documents(client)
+    for doc_id, data in written.items():
+        users.document(doc_id).set(data, timeout=RPC_TIMEOUT)
+    before = {snap.id: snap for snap in users.stream(timeout=RPC_TIMEOUT)}
+    checks.check(set(before) == set(written), "the client wrote %s" % sorted(written))
+    for doc_id, snap in sorted(before.items()):
+        checks.check(same(snap.to_dict(), written[doc_id]), "%s: the client reads back what it wrote" % doc_id)
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "GCLOUD_", "BOOKSYNC_"))}
+    env.update({"FIRESTORE_EMULATOR_HOST": host, "NO_COLOR": "1"})
+    scratch = tempfile.mkdtemp(prefix="booksync-app-compat-")
+    try:
+        root = os.path.join(scratch, "users")
+        os.makedirs(root)
+        command = [bin_path, "init", "-q", "--firestore", project, "--collection", "users", "--require", "none", "--id-field", "none"]
+        result = booksync(command, root, env)
+        if not checks.check(result.returncode == 0, "init: %s" % result.stderr):
+            return checks
+        result = booksync([bin_path, "pull"], root, env)
+        checks.check(result.returncode == 0 and result.stdout.endswith("pulled 4\n"), "pull: %r %r" % (result.stdout, result.stderr))
+        with open(os.path.join(root, "u1.json")) as f:
+            record = json.load(f)
+        checks.check(record.get("id") == "u1", "the record file keeps its id: %r" % record.get("id"))
+        checks.check(record.get("big") == 9007199254740993 and record.get("score") == 4.0, "numbers in the file: %r %r" % (record.get("big"), record.get("score")))
+        result = booksync([bin_path, "status", "--short"], root, env)
+        checks.check(result.returncode == 0 and result.stdout == "", "status after pull is clean: %r %r" % (result.stdout, result.stderr))
+
+        # An editor changes one field and adds a record.
+        with open(os.path.join(root, "u1.json")) as f:
+            text = f.read()
+        edited = text.replace('"name": "User 1"', '"name": "Renamed"')
+        checks.check(edited != text, "u1.json has the name to edit")
+        with open(os.path.join(root, "u1.json"), "w") as f:
+            f.write(edited)
+        with open(os.path.join(root, "added.json"), "w") as f:
+            f.write('{"id": "added", "name": "Added", "n": 1, "x": 1.0, "when": {"$timestamp": "2024-05-01T12:00:00.000001Z"}}\n')
+        result = booksync([bin_path, "push"], root, env)
+        checks.check(result.returncode == 0 and result.stdout.endswith("pushed 2\n"), "push: %r %r" % (result.stdout, result.stderr))
+
+        after = {snap.id: snap for snap in users.stream(timeout=RPC_TIMEOUT)}
+        checks.check(set(after) == set(written) | {"added"}, "documents after push: %s" % sorted(after))
+        for doc_id, snap in sorted(after.items()):
+            checks.check("id" not in snap.to_dict(), "%s has no id field: %s" % (doc_id, sorted(snap.to_dict())))
+        expected = dict(before["u1"].to_dict(), name="Renamed")
+        got = after["u1"].to_dict()
+        for key in sorted(set(expected) | set(got)):
+            checks.check(same(expected.get(key), got.get(key)), "u1.%s: wrote %r, read back %r" % (key, expected.get(key), got.get(key)))
+        for doc_id in ("u0", "u2", "u3"):
+            checks.check(after[doc_id].update_time == before[doc_id].update_time, "%s was not rewritten" % doc_id)
+            checks.check(same(after[doc_id].to_dict(), before[doc_id].to_dict()), "%s reads back as before" % doc_id)
+        added = after["added"].to_dict()
+        checks.check(same(added.get("n"), 1) and same(added.get("x"), 1.0) and added.get("name") == "Added",
+                     "the added document: %r" % added)
+        checks.check(isinstance(added.get("when"), datetime.datetime) and added["when"].microsecond == 1, "the added timestamp: %r" % added.get("when"))
+
+        for args in (["push"], ["pull"]):
+            result = booksync([bin_path] + args, root, env)
+            checks.check(result.returncode == 0 and result.stdout == "nothing to do\n", "%s again: %r %r" % (args[0], result.stdout, result.stderr))
+        result = booksync([bin_path, "status", "--short"], root, env)
+        checks.check(result.returncode == 0 and result.stdout == "", "status at the end: %r" % result.stdout)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        client.close()
+    return checks
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bin", required=True, help="the booksync executable")
+    parser.add_argument("--host", default=os.environ.get("FIRESTORE_EMULATOR_HOST"), help="the emulator, host:port")
+    parser.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if not options.host:
+        parser.error("--host or $FIRESTORE_EMULATOR_HOST is needed (scripts/emulator start DIR)")
+    bin_path = os.path.abspath(options.bin)
+    if not options.in_venv:
+        try:
+            ensure_client()
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as error:
+            print("app-compat: cannot install google-cloud-firestore==%s into %s: %s" % (CLIENT_VERSION, VENV, error), file=sys.stderr)
+            return 2
+        script = os.path.abspath(__file__)
+        os.execv(venv_python(), [venv_python(), script, "--bin", bin_path, "--host", options.host, "--in-venv"])
+
+    def give_up(signum, frame):
+        raise TimeoutError("gave up after %d s" % RUN_TIMEOUT)
+    signal.signal(signal.SIGALRM, give_up)
+    signal.alarm(RUN_TIMEOUT)
+    checks = run(bin_path, options.host)
+    signal.alarm(0)
+    print("%d passed, %d failed" % (checks.passed, checks.failed))
+    return 1 if checks.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
