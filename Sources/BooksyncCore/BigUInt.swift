@@ -42,9 +42,6 @@ struct BigUInt: Equatable, Comparable, Sendable, CustomStringConvertible {
         return out
     }
 
-    /// The minimal big-endian bytes (`[]` for zero).
-    var bigEndianBytes: [UInt8] { bigEndianBytes(count: (bitWidth + 7) / 8)! }
-
     var isZero: Bool { limbs.isEmpty }
     var isOdd: Bool { (limbs.first ?? 0) & 1 == 1 }
 

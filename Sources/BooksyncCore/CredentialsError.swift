@@ -32,7 +32,7 @@ public enum CredentialsError: Error, Equatable, Sendable, CustomStringConvertibl
     /// A 16384-bit signature takes about a second in a release build.
     public static let maximumKeyBits = 16384
 
-    private static let newKey = "create a new JSON key for the service account (IAM & Admin → Service Accounts → Keys) and point GOOGLE_APPLICATION_CREDENTIALS at it"
+    private static let newKey = "create a new JSON key for the service account (Google Cloud console: IAM & Admin → Service Accounts → Keys)"
 
     public var message: String {
         switch self {
@@ -41,7 +41,7 @@ public enum CredentialsError: Error, Equatable, Sendable, CustomStringConvertibl
         case .notAPrivateKey(let label):
             "its private_key holds a PEM '\(label)', not a private key; \(Self.newKey)"
         case .encryptedKey:
-            "its private_key is encrypted with a passphrase, which booksync cannot use; decrypt it (openssl pkcs8 -topk8 -nocrypt -in key.pem) or \(Self.newKey)"
+            "its private_key is encrypted with a passphrase, which booksync cannot use; put the output of 'openssl pkcs8 -topk8 -nocrypt -in key.pem' in its place, or \(Self.newKey)"
         case .notRSA(let algorithm):
             "its private_key is \(algorithm), but service-account tokens are signed with RS256, which needs a plain RSA key (rsaEncryption); \(Self.newKey)"
         case .unsupportedKeyFormat(let what):

@@ -5,9 +5,13 @@
 ///
 /// A product modulo `n` needs no division this way: numbers are kept as
 /// `x·R mod n` with `R = 2^(64·s)`, and each product is reduced by adding a
-/// multiple of `n` that clears the low limb, one limb at a time. The inner
-/// loops work on raw pointers because a debug build's bounds and exclusivity
-/// checks on arrays would make a 4096-bit signature take seconds.
+/// multiple of `n` that clears the low limb, one limb at a time.
+///
+/// The inner loops use raw pointers, `while` loops and carries found by
+/// comparison, which measured faster than arrays, `for` over a range and
+/// `addingReportingOverflow`, most of all in a debug build, where nothing is
+/// inlined: a 4096-bit signature takes about 0.4 s there (18 ms in a release
+/// build), so the tests can sign with real keys.
 ///
 /// Not constant-time (it skips zero windows and ends with a conditional
 /// subtraction): see `RSAPrivateKey` for why that is acceptable here.
@@ -74,8 +78,6 @@ struct Montgomery {
 
     /// `out = a·b·R⁻¹ mod n` for `a, b < n`; `out` may be `a` or `b`, since it
     /// is written only after both are read. `t` is scratch of `s + 2` limbs.
-    /// (`while` loops and carries by comparison: a debug build runs these
-    /// several times faster than `for` over a range and `addingReportingOverflow`.)
     private func multiply(_ out: UnsafeMutablePointer<UInt64>, _ a: UnsafePointer<UInt64>, _ b: UnsafePointer<UInt64>,
                           _ n: UnsafePointer<UInt64>, _ t: UnsafeMutablePointer<UInt64>) {
         let s = size

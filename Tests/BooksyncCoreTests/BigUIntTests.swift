@@ -101,11 +101,12 @@ import Testing
         #expect(BigUInt(bigEndian: []).isZero)
         #expect(BigUInt(bigEndian: [1, 2]).bigEndianBytes(count: 5) == [0, 0, 0, 1, 2])
         #expect(BigUInt(bigEndian: [1, 2]).bigEndianBytes(count: 1) == nil)
-        #expect(BigUInt(limbs: []).bigEndianBytes == [])
+        #expect(BigUInt(limbs: []).bigEndianBytes(count: 0) == [])
         #expect(BigUInt(limbs: []).bigEndianBytes(count: 3) == [0, 0, 0])
         let nineBytes: [UInt8] = [0x80, 1, 2, 3, 4, 5, 6, 7, 8]
         #expect(BigUInt(bigEndian: nineBytes).limbs == [0x0102030405060708, 0x80])
-        #expect(BigUInt(bigEndian: nineBytes).bigEndianBytes == nineBytes)
+        #expect(BigUInt(bigEndian: nineBytes).bigEndianBytes(count: 9) == nineBytes)
+        #expect(BigUInt(bigEndian: nineBytes).bigEndianBytes(count: 8) == nil)
         #expect(BigUInt(bigEndian: nineBytes).bitWidth == 72)
         #expect(BigUInt(limbs: [5, 0, 0]).limbs == [5])
     }
