@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import BooksyncTestSupport
-@testable import BooksyncCore
+import BooksyncCore
 
 /// booksync's RS256 against OpenSSL, the implementation everyone trusts: for
 /// keys openssl generates (2048, 3072 and 4096 bits, PKCS#8 and the
