@@ -23,12 +23,16 @@ extension CommandContext {
         let endpoint: FirestoreEndpoint
         do {
             // A token command gets as long as one request would.
-            endpoint = try FirestoreEndpoint.resolve(environment: environment, commandTimeout: retry.requestTimeout)
+            endpoint = try FirestoreEndpoint.resolve(environment: environment, commandTimeout: retry.requestTimeout,
+                                                     transport: makeTransport(retry.requestTimeout))
         } catch {
             throw .remote(error)
         }
         let console = self.console
         let verbose = self.verbose
+        if verbose, !endpoint.credentialSource.isEmpty {
+            console.err("booksync: credentials: \(endpoint.credentialSource)")
+        }
         return FirestoreRemote(
             target: collection.config.remote, endpoint: endpoint, rules: collection.rules,
             transport: makeTransport(retry.requestTimeout),

@@ -10,7 +10,13 @@ public actor AccessTokens {
         /// (`BOOKSYNC_TOKEN_COMMAND`, the user config file), for error messages.
         /// Never a command from inside a collection: see `FirestoreEndpoint.resolve`.
         case command(String, origin: String = "BOOKSYNC_TOKEN_COMMAND")
+        /// A credentials file or the metadata server (`CredentialSources`):
+        /// tokens that expire, fetched over HTTP.
+        case exchange(TokenExchange)
     }
+
+    /// A token from an exchange is used until this many seconds before it expires.
+    public static let expiryMargin = 60.0
 
     /// The longest a token command may run by default, in seconds.
     public static let defaultCommandTimeout = 30.0
@@ -23,6 +29,10 @@ public actor AccessTokens {
     private var issued: [String] = []
     /// A command that failed is not run again by every parallel request.
     private var failure: RemoteError?
+    /// When the cached token of an exchange stops being used.
+    private var expiry: ContinuousClock.Instant?
+    /// The exchange under way: parallel requests wait for it instead of each starting one.
+    private var inFlight: Task<Result<String, RemoteError>, Never>?
 
     /// `isSecret: false` only for the emulator's well-known `owner`, which is
     /// not worth garbling every message that happens to contain the word.
@@ -31,11 +41,12 @@ public actor AccessTokens {
         self.isSecret = isSecret
         self.commandTimeout = commandTimeout
         if case .fixed(let token) = source, isSecret { issued = [token] }
+        if case .exchange(let exchange) = source { issued = exchange.secrets.filter { !$0.isEmpty } }
     }
 
     /// The current token; `refresh` forces a new one from a command source.
     /// Returns nil when a refresh is asked of a fixed token (nothing new to try).
-    public func token(refresh: Bool = false) throws(RemoteError) -> String? {
+    public func token(refresh: Bool = false) async throws(RemoteError) -> String? {
         switch source {
         case .fixed(let token):
             return refresh ? nil : token
@@ -51,6 +62,35 @@ public actor AccessTokens {
                 failure = error
                 throw error
             }
+        case .exchange(let exchange):
+            if let cached, !refresh, let expiry, ContinuousClock.now < expiry { return cached }
+            if let failure, !refresh { throw failure }
+            let task: Task<Result<String, RemoteError>, Never>
+            if let inFlight {
+                task = inFlight
+            } else {
+                task = Task { await self.exchange(exchange) }
+                inFlight = task
+            }
+            return try await task.value.get()
+        }
+    }
+
+    /// One exchange: caches its token until `expiryMargin` seconds before it
+    /// expires (half its life for one shorter than twice the margin).
+    private func exchange(_ exchange: TokenExchange) async -> Result<String, RemoteError> {
+        defer { inFlight = nil }
+        do {
+            let (token, lifetime) = try await exchange.fetch()
+            let usable = lifetime > 2 * Self.expiryMargin ? lifetime - Self.expiryMargin : lifetime / 2
+            cached = token
+            expiry = ContinuousClock.now + .milliseconds(Int64(usable * 1000))
+            failure = nil
+            if !issued.contains(token) { issued.append(token) }
+            return .success(token)
+        } catch {
+            failure = error
+            return .failure(error)
         }
     }
 

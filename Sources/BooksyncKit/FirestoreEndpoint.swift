@@ -11,11 +11,17 @@ public struct FirestoreEndpoint: Sendable {
     public let baseURL: String
     public let isEmulator: Bool
     public let tokens: AccessTokens
+    /// Sent as `x-goog-user-project` (`GOOGLE_CLOUD_QUOTA_PROJECT`, else the credentials file's `quota_project_id`).
+    public let quotaProject: String?
+    /// Which credentials are used, for `--verbose` (never the token itself).
+    public let credentialSource: String
 
-    public init(baseURL: String, isEmulator: Bool, tokens: AccessTokens) {
+    public init(baseURL: String, isEmulator: Bool, tokens: AccessTokens, quotaProject: String? = nil, credentialSource: String = "") {
         self.baseURL = baseURL
         self.isEmulator = isEmulator
         self.tokens = tokens
+        self.quotaProject = quotaProject
+        self.credentialSource = credentialSource
     }
 
     public static let productionURL = "https://firestore.googleapis.com/v1/"
@@ -25,35 +31,50 @@ public struct FirestoreEndpoint: Sendable {
     /// else production over HTTPS with credentials found in this order
     /// (DESIGN.md §5): `BOOKSYNC_ACCESS_TOKEN`; a token command from
     /// `BOOKSYNC_TOKEN_COMMAND`; `tokenCommand` in the user's config file
-    /// (`UserConfig`).
+    /// (`UserConfig`); then, given a `transport` to exchange credentials over,
+    /// `CredentialSources` (GOOGLE_APPLICATION_CREDENTIALS, gcloud's ADC file,
+    /// the metadata server).
     ///
     /// Never from the collection: a cloned collection is someone else's data,
     /// and a `remote.tokenCommand` in its config.json would run their program
     /// on `booksync status` (the CLI warns that it is ignored).
     /// A token command may run for `commandTimeout` seconds.
-    public static func resolve(environment: [String: String], commandTimeout: Double = AccessTokens.defaultCommandTimeout) throws(RemoteError) -> FirestoreEndpoint {
+    public static func resolve(environment: [String: String], commandTimeout: Double = AccessTokens.defaultCommandTimeout,
+                               transport: HTTPTransport? = nil) throws(RemoteError) -> FirestoreEndpoint {
         if let host = environment["FIRESTORE_EMULATOR_HOST"], !host.isEmpty {
             guard isHostPort(host) else {
                 throw .configuration("FIRESTORE_EMULATOR_HOST must be host:port (e.g. 127.0.0.1:8080), not '\(host)'")
             }
-            return FirestoreEndpoint(baseURL: "http://\(host)/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("owner"), isSecret: false))
+            return FirestoreEndpoint(baseURL: "http://\(host)/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("owner"), isSecret: false),
+                                     credentialSource: "the emulator's owner token")
         }
         var source: AccessTokens.Source?
+        var described = ""
+        var quotaProject: String?
         if let token = environment["BOOKSYNC_ACCESS_TOKEN"], !token.isEmpty {
             source = .fixed(token)
+            described = "the access token in BOOKSYNC_ACCESS_TOKEN"
         } else if let command = environment["BOOKSYNC_TOKEN_COMMAND"], !command.trimmingWhitespace.isEmpty {
             source = .command(command, origin: "BOOKSYNC_TOKEN_COMMAND")
+            described = "the token command in BOOKSYNC_TOKEN_COMMAND"
         } else if let path = UserConfig.path(environment: environment), let command = try UserConfig.tokenCommand(at: path) {
             source = .command(command, origin: path)
+            described = "the token command in \(path)"
+        } else if let transport {
+            let found = try CredentialSources.find(environment: environment, transport: transport, timeout: commandTimeout)
+            source = .exchange(found.exchange)
+            described = found.exchange.origin
+            quotaProject = found.quotaProject
         }
+        if let quota = environment["GOOGLE_CLOUD_QUOTA_PROJECT"], !quota.isEmpty { quotaProject = quota }
         if let source {
             let tokens = AccessTokens(source: source, commandTimeout: commandTimeout)
             // BOOKSYNC_FIRESTORE_URL points at another deployment of the REST API
             // (a gateway, a test server); plain HTTP only to loopback.
             if let url = environment["BOOKSYNC_FIRESTORE_URL"], !url.isEmpty {
-                return try custom(baseURL: url, tokens: tokens)
+                return try custom(baseURL: url, tokens: tokens, quotaProject: quotaProject, credentialSource: described)
             }
-            return FirestoreEndpoint(baseURL: productionURL, isEmulator: false, tokens: tokens)
+            return FirestoreEndpoint(baseURL: productionURL, isEmulator: false, tokens: tokens, quotaProject: quotaProject, credentialSource: described)
         }
         throw .authentication(
             "no Firestore credentials: set BOOKSYNC_ACCESS_TOKEN, or a token command in BOOKSYNC_TOKEN_COMMAND or as \"tokenCommand\" in "
@@ -63,7 +84,7 @@ public struct FirestoreEndpoint: Sendable {
 
     /// An explicit base URL (tests, other deployments). Plain HTTP is accepted only
     /// for loopback hosts, so a token is never sent in the clear over a network.
-    public static func custom(baseURL: String, tokens: AccessTokens) throws(RemoteError) -> FirestoreEndpoint {
+    public static func custom(baseURL: String, tokens: AccessTokens, quotaProject: String? = nil, credentialSource: String = "") throws(RemoteError) -> FirestoreEndpoint {
         guard let (scheme, host) = schemeAndHost(baseURL) else {
             throw .configuration("'\(baseURL)' is not a URL")
         }
@@ -71,7 +92,7 @@ public struct FirestoreEndpoint: Sendable {
             throw .configuration("refusing plain HTTP to \(host): only loopback hosts and the emulator may be reached without TLS")
         }
         let normalized = baseURL.hasSuffix("/") ? baseURL : baseURL + "/"
-        return FirestoreEndpoint(baseURL: normalized, isEmulator: false, tokens: tokens)
+        return FirestoreEndpoint(baseURL: normalized, isEmulator: false, tokens: tokens, quotaProject: quotaProject, credentialSource: credentialSource)
     }
 
     /// `http` and `127.0.0.1` of `http://127.0.0.1:8080/v1/`; `[::1]` keeps its brackets.
@@ -157,7 +178,8 @@ public enum UserConfig {
 
     /// The file's bytes (at most 1 MiB), nil if it does not exist. Opened
     /// non-blocking and checked to be a regular file before it is read.
-    static func contents(of path: String) throws(RemoteError) -> [UInt8]? {
+    /// `holding` says what the file is for, in the message when it is not a regular file.
+    static func contents(of path: String, holding: String = "its user settings") throws(RemoteError) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
@@ -165,7 +187,7 @@ public enum UserConfig {
         }
         defer { close(fd) }
         guard (try? FileSystem.stat(descriptor: fd))?.isRegularFile == true else {
-            throw .configuration("\(path) is not a regular file; booksync reads its user settings from it")
+            throw .configuration("\(path) is not a regular file; booksync reads \(holding) from it")
         }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
@@ -176,6 +198,6 @@ public enum UserConfig {
             if n == 0 { return bytes }
             bytes += buffer[0..<n]
         }
-        throw .configuration("\(path) is larger than 1 MiB; it should hold a few settings")
+        throw .configuration("\(path) is larger than 1 MiB; it should hold a few settings or one key")
     }
 }

@@ -444,6 +444,7 @@ public struct FirestoreRemote: RemoteCollection {
                 throw .authentication("no Firestore access token")
             }
             request.headers["Authorization"] = "Bearer " + token
+            if let quota = endpoint.quotaProject { request.headers["x-goog-user-project"] = quota }
             let redact = await endpoint.tokens.redaction()
             let path = URLPath.displayPath(request.url, base: endpoint.baseURL)
             let sent = ContinuousClock.now

@@ -133,6 +133,8 @@ final class HostileServer {
         func run(_ arguments: [String], _ environment: [String: String] = [:]) throws -> BinaryTests.Output {
             let base = [
                 "FIRESTORE_EMULATOR_HOST": "", "BOOKSYNC_ACCESS_TOKEN": "", "BOOKSYNC_TOKEN_COMMAND": "", "BOOKSYNC_FIRESTORE_URL": "",
+                // Never the real metadata server: a closed loopback port answers "refused" at once.
+                "GOOGLE_APPLICATION_CREDENTIALS": "", "CLOUDSDK_CONFIG": "", "GCE_METADATA_HOST": "127.0.0.1:9",
                 "XDG_CONFIG_HOME": scratch.path + "/xdg", "HOME": scratch.path + "/home", "NO_COLOR": "1",
                 "BOOKSYNC_REQUEST_TIMEOUT": "5", "BOOKSYNC_RETRY_DEADLINE": "5",
             ]

@@ -1,0 +1,162 @@
+import BooksyncCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A credential that is exchanged over HTTP for short-lived access tokens
+/// (DESIGN.md §5, sources 3–5): a service account's signed JWT or a user's
+/// refresh token POSTed to a `token_uri`, or a GET to the metadata server.
+///
+/// The request goes through the same `HTTPTransport` as Firestore's, so it is
+/// bounded in time, never follows a redirect, and tests can replay it. Every
+/// message names where the credential came from (`origin`) and the cause;
+/// text from the token endpoint is scrubbed of the credential's secrets.
+public struct TokenExchange: Sendable {
+    public enum Grant: Sendable {
+        case serviceAccount(clientEmail: String, key: RSAPrivateKey, keyID: String?, tokenURI: String)
+        case authorizedUser(clientID: String, clientSecret: String, refreshToken: String, tokenURI: String)
+        /// `host` is `GCE_METADATA_HOST` (default `metadata.google.internal`).
+        case metadata(host: String)
+    }
+
+    /// The scope Firestore's REST API accepts.
+    public static let scope = "https://www.googleapis.com/auth/datastore"
+    /// Google's own token endpoint, for files that name none.
+    public static let defaultTokenURI = "https://oauth2.googleapis.com/token"
+    public static let defaultMetadataHost = "metadata.google.internal"
+    /// The metadata server answers within milliseconds where it exists; off
+    /// Google Cloud nothing answers, and the user should hear so quickly.
+    public static let metadataTimeout = 3.0
+    /// Characters of an endpoint's error text shown.
+    static let shownErrorCharacters = 500
+
+    public let grant: Grant
+    /// Where the credential came from, e.g. "the credentials file /k.json (GOOGLE_APPLICATION_CREDENTIALS)".
+    public let origin: String
+    let transport: HTTPTransport
+    let timeout: Double
+
+    public init(grant: Grant, origin: String, transport: @escaping HTTPTransport, timeout: Double) {
+        self.grant = grant
+        self.origin = origin
+        self.transport = transport
+        self.timeout = timeout
+    }
+
+    /// Secrets of the credential itself, scrubbed from any text shown.
+    var secrets: [String] {
+        if case .authorizedUser(_, let secret, let refresh, _) = grant { return [secret, refresh] }
+        return []
+    }
+
+    /// A new access token and how many seconds it is valid.
+    func fetch() async throws(RemoteError) -> (token: String, lifetime: Double) {
+        let request = try makeRequest()
+        let response: HTTPResponse
+        do {
+            response = try await transport(request)
+        } catch {
+            throw unreachable(error.message)
+        }
+        let redact = SecretRedaction(secrets: secrets)
+        if (300..<400).contains(response.status) {
+            throw .authentication("\(origin): the token endpoint \(endpointURL) answered with a redirect (\(response.status)), which booksync does not follow")
+        }
+        guard (200..<300).contains(response.status) else {
+            throw refused(status: response.status, body: response.body, redact: redact)
+        }
+        guard let answer = try? JSONParser.parseObject(response.body),
+              case .string(let token)? = answer["access_token"], !token.isEmpty, !token.contains(where: { $0.isWhitespace }) else {
+            throw .authentication("\(origin): the token endpoint \(endpointURL) answered without an access_token")
+        }
+        let lifetime: Double
+        switch answer["expires_in"] {
+        case .integer(let n)?: lifetime = Double(n)
+        case .double(let d)? where d.isFinite: lifetime = d
+        default: lifetime = 3600
+        }
+        return (token, max(lifetime, 0))
+    }
+
+    var endpointURL: String {
+        switch grant {
+        case .serviceAccount(_, _, _, let uri), .authorizedUser(_, _, _, let uri): uri
+        case .metadata(let host): "http://\(host)/computeMetadata/v1/instance/service-accounts/default/token"
+        }
+    }
+
+    func makeRequest() throws(RemoteError) -> HTTPRequest {
+        let form = ["Content-Type": "application/x-www-form-urlencoded"]
+        switch grant {
+        case .serviceAccount(let email, let key, let keyID, let uri):
+            let jwt: String
+            do {
+                jwt = try ServiceAccountJWT.sign(clientEmail: email, key: key, privateKeyID: keyID, scope: Self.scope,
+                                                 tokenURI: uri, issuedAt: Int64(time(nil)))
+            } catch {
+                throw .authentication("\(origin): \(error.message)")
+            }
+            let body = "grant_type=" + Self.formEncode("urn:ietf:params:oauth:grant-type:jwt-bearer") + "&assertion=" + Self.formEncode(jwt)
+            return HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: timeout)
+        case .authorizedUser(let id, let secret, let refresh, let uri):
+            let body = [("grant_type", "refresh_token"), ("client_id", id), ("client_secret", secret), ("refresh_token", refresh)]
+                .map { $0.0 + "=" + Self.formEncode($0.1) }.joined(separator: "&")
+            return HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: timeout)
+        case .metadata:
+            return HTTPRequest(method: "GET", url: endpointURL, headers: ["Metadata-Flavor": "Google"], timeout: min(timeout, Self.metadataTimeout))
+        }
+    }
+
+    func unreachable(_ detail: String) -> RemoteError {
+        if case .metadata(let host) = grant {
+            return .authentication(
+                "no Firestore credentials: the metadata server \(host) did not answer (\(detail)); off Google Cloud, run "
+                    + "'gcloud auth application-default login', set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, "
+                    + "or set BOOKSYNC_ACCESS_TOKEN or BOOKSYNC_TOKEN_COMMAND (see 'booksync help auth')")
+        }
+        return .authentication("\(origin): cannot reach the token endpoint \(endpointURL): \(detail)")
+    }
+
+    /// The endpoint's `error` and `error_description` (OAuth 2.0, RFC 6749
+    /// §5.2), scrubbed and shortened, with what to do about the usual ones.
+    func refused(status: Int, body: [UInt8], redact: SecretRedaction) -> RemoteError {
+        var code = ""
+        var description = ""
+        if let answer = try? JSONParser.parseObject(body) {
+            if case .string(let c)? = answer["error"] { code = c }
+            if case .string(let d)? = answer["error_description"] { description = d }
+        }
+        if code.isEmpty, description.isEmpty {
+            description = String(decoding: body.prefix(Self.shownErrorCharacters), as: UTF8.self)
+        }
+        code = redact(String(code.prefix(100)))
+        description = redact(String(description.prefix(Self.shownErrorCharacters)))
+        let said = ([code, description].filter { !$0.isEmpty }).joined(separator: ": ")
+        let refusal = "\(origin): the token endpoint \(endpointURL) refused it (\(status)\(said.isEmpty ? "" : " " + said))"
+        switch grant {
+        case .authorizedUser where code == "invalid_grant":
+            return .authentication(refusal + "; the refresh token has expired or was revoked: run 'gcloud auth application-default login'")
+        case .serviceAccount:
+            return .authentication(refusal + "; check that the key in the file is still active for the service account, or create a new JSON key")
+        default:
+            return .authentication(refusal)
+        }
+    }
+
+    /// `application/x-www-form-urlencoded`: everything but unreserved characters percent-encoded.
+    static func formEncode(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                out += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]], as: UTF8.self)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import Synchronization
+import Testing
+import BooksyncTestSupport
+@testable import BooksyncCore
+@testable import BooksyncKit
+
+/// Credential sources 3–5 (DESIGN.md §5) through the HTTP seam: what is sent
+/// to the token endpoint, what is cached, and what a user reads when it fails.
+/// CredentialsEndToEndTests does the same over real HTTP with a checking server.
+@Suite struct CredentialSourcesTests {
+    /// Records the requests and answers each with `answer`.
+    final class FakeEndpoint: Sendable {
+        let log = Mutex<[HTTPRequest]>([])
+        let answer: @Sendable (HTTPRequest) throws(TransportError) -> HTTPResponse
+
+        init(_ answer: @escaping @Sendable (HTTPRequest) throws(TransportError) -> HTTPResponse) { self.answer = answer }
+
+        var requests: [HTTPRequest] { log.withLock { $0 } }
+
+        var transport: HTTPTransport {
+            { request throws(TransportError) in
+                self.log.withLock { $0.append(request) }
+                return try self.answer(request)
+            }
+        }
+
+        static func json(_ status: Int, _ text: String) -> HTTPResponse {
+            HTTPResponse(status: status, headers: ["content-type": "application/json"], body: Array(text.utf8))
+        }
+    }
+
+    /// A 2048-bit key made by openssl, as PKCS#8 PEM.
+    static func generatedKey(in scratch: ScratchDirectory) throws -> String {
+        try #require(RSAOpenSSLTests.openssl != nil, "openssl is not installed")
+        let made = try RSAOpenSSLTests.openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "sa.pem"], in: scratch.path)
+        try #require(made.status == 0, "\(made.stderr)")
+        return try scratch.read("sa.pem")
+    }
+
+    static func jsonString(_ text: String) -> String {
+        String(decoding: try! JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes]), as: UTF8.self).dropFirst().dropLast().description
+    }
+
+    @Test func aServiceAccountFileIsExchangedOnceAndRefreshedOnRequest() async throws {
+        let scratch = try ScratchDirectory()
+        let pem = try Self.generatedKey(in: scratch)
+        try scratch.write("sa.json", """
+            {"type": "service_account", "client_email": "sync@p.iam.gserviceaccount.com", "private_key_id": "k1",
+             "private_key": \(Self.jsonString(pem)), "token_uri": "https://oauth2.example.test/token", "quota_project_id": "billing-p"}
+            """)
+        let count = Mutex(0)
+        let server = FakeEndpoint { _ in
+            let n = count.withLock { $0 += 1; return $0 }
+            return FakeEndpoint.json(200, #"{"access_token": "at-\#(n)", "expires_in": 3599, "token_type": "Bearer"}"#)
+        }
+        let endpoint = try FirestoreEndpoint.resolve(environment: ["GOOGLE_APPLICATION_CREDENTIALS": scratch.path + "/sa.json", "HOME": scratch.path],
+                                                     transport: server.transport)
+        #expect(endpoint.quotaProject == "billing-p")
+        #expect(endpoint.credentialSource == "the credentials file \(scratch.path)/sa.json (GOOGLE_APPLICATION_CREDENTIALS)")
+        #expect(try await endpoint.tokens.token() == "at-1")
+        #expect(try await endpoint.tokens.token() == "at-1")
+        #expect(server.requests.count == 1, "a cached token is not fetched again")
+        #expect(try await endpoint.tokens.token(refresh: true) == "at-2")
+        let request = try #require(server.requests.first)
+        #expect(request.method == "POST" && request.url == "https://oauth2.example.test/token")
+        #expect(request.headers["Content-Type"] == "application/x-www-form-urlencoded")
+        let body = String(decoding: request.body ?? [], as: UTF8.self)
+        #expect(body.hasPrefix("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion="))
+        let jwt = body.split(separator: "=").last.map(String.init) ?? ""
+        let parts = jwt.split(separator: ".")
+        try #require(parts.count == 3)
+        var claims = String(parts[1])
+        claims = claims.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while claims.count % 4 != 0 { claims += "=" }
+        let decoded = try #require(Data(base64Encoded: claims).flatMap { try JSONSerialization.jsonObject(with: $0) as? [String: Any] })
+        #expect(decoded["aud"] as? String == "https://oauth2.example.test/token")
+        #expect(decoded["iss"] as? String == "sync@p.iam.gserviceaccount.com")
+        #expect(decoded["scope"] as? String == "https://www.googleapis.com/auth/datastore")
+        let iat = try #require(decoded["iat"] as? Int)
+        #expect(abs(Double(iat) - Date().timeIntervalSince1970) < 60)
+        // GOOGLE_CLOUD_QUOTA_PROJECT wins over the file's.
+        let overridden = try FirestoreEndpoint.resolve(environment: ["GOOGLE_APPLICATION_CREDENTIALS": scratch.path + "/sa.json",
+                                                                     "GOOGLE_CLOUD_QUOTA_PROJECT": "other"], transport: server.transport)
+        #expect(overridden.quotaProject == "other")
+    }
+
+    /// The token command still comes first; an ADC file comes before the metadata server.
+    @Test func sourcesAreTriedInDesignOrder() throws {
+        let scratch = try ScratchDirectory()
+        try scratch.write("application_default_credentials.json", """
+            {"type": "authorized_user", "client_id": "cid", "client_secret": "csecret", "refresh_token": "1//refresh"}
+            """)
+        let server = FakeEndpoint { _ throws(TransportError) in throw TransportError(.connectionFailed, "refused") }
+        let env = ["CLOUDSDK_CONFIG": scratch.path, "HOME": "/nonexistent"]
+        #expect(try FirestoreEndpoint.resolve(environment: env.merging(["BOOKSYNC_TOKEN_COMMAND": "echo t"]) { $1 }, transport: server.transport)
+            .credentialSource == "the token command in BOOKSYNC_TOKEN_COMMAND")
+        #expect(try FirestoreEndpoint.resolve(environment: env, transport: server.transport).credentialSource
+            == "gcloud's credentials file \(scratch.path)/application_default_credentials.json")
+        #expect(try FirestoreEndpoint.resolve(environment: ["HOME": scratch.path, "GCE_METADATA_HOST": "127.0.0.1:9"], transport: server.transport)
+            .credentialSource == "the metadata server 127.0.0.1:9")
+    }
+
+    @Test func theMetadataServerIsAskedWithItsHeaderAndAShortTimeout() async throws {
+        let scratch = try ScratchDirectory()
+        let server = FakeEndpoint { _ in FakeEndpoint.json(200, #"{"access_token": "meta-1", "expires_in": 100}"#) }
+        let endpoint = try FirestoreEndpoint.resolve(environment: ["HOME": scratch.path, "GCE_METADATA_HOST": "127.0.0.1:9"],
+                                                     commandTimeout: 30, transport: server.transport)
+        #expect(try await endpoint.tokens.token() == "meta-1")
+        let request = try #require(server.requests.first)
+        #expect(request.method == "GET")
+        #expect(request.url == "http://127.0.0.1:9/computeMetadata/v1/instance/service-accounts/default/token")
+        #expect(request.headers["Metadata-Flavor"] == "Google")
+        #expect(request.timeout <= TokenExchange.metadataTimeout)
+    }
+
+    struct Failure: Sendable, CustomTestStringConvertible {
+        let name: String
+        let file: String
+        let answer: @Sendable (HTTPRequest) throws(TransportError) -> HTTPResponse
+        let says: [String]
+        var testDescription: String { name }
+    }
+
+    static let authorizedUser = #"{"type": "authorized_user", "client_id": "cid", "client_secret": "csecret-XYZ", "refresh_token": "1//refresh-SECRET"}"#
+
+    static let failures: [Failure] = [
+        Failure(name: "expired refresh token", file: authorizedUser,
+                answer: { _ in FakeEndpoint.json(400, #"{"error": "invalid_grant", "error_description": "Bad Request 1//refresh-SECRET"}"#) },
+                says: ["invalid_grant", "run 'gcloud auth application-default login'", "the token endpoint https://oauth2.googleapis.com/token refused it (400"]),
+        Failure(name: "unknown type", file: #"{"type": "external_account", "audience": "x"}"#,
+                answer: { _ in FakeEndpoint.json(200, "{}") },
+                says: ["holds credentials of type 'external_account', which booksync does not use"]),
+        Failure(name: "plain HTTP token_uri", file: #"{"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r", "token_uri": "http://tokens.example.test/token"}"#,
+                answer: { _ in FakeEndpoint.json(200, "{}") },
+                says: ["its token_uri http://tokens.example.test/token is plain HTTP"]),
+        Failure(name: "unreachable endpoint", file: authorizedUser,
+                answer: { _ throws(TransportError) in throw TransportError(.connectionFailed, "could not connect to the server") },
+                says: ["cannot reach the token endpoint https://oauth2.googleapis.com/token: could not connect to the server"]),
+        Failure(name: "redirect", file: authorizedUser,
+                answer: { _ in HTTPResponse(status: 302, headers: ["location": "https://elsewhere.test/"], body: []) },
+                says: ["answered with a redirect (302), which booksync does not follow"]),
+        Failure(name: "no access_token", file: authorizedUser,
+                answer: { _ in FakeEndpoint.json(200, #"{"token_type": "Bearer"}"#) },
+                says: ["answered without an access_token"]),
+        Failure(name: "damaged key", file: #"{"type": "service_account", "client_email": "e", "private_key": "not a key"}"#,
+                answer: { _ in FakeEndpoint.json(200, "{}") },
+                says: ["its private_key is not a PEM private key"]),
+    ]
+
+    @Test(arguments: failures)
+    func failuresNameTheFileAndTheCauseAndNoSecret(_ failure: Failure) async throws {
+        let scratch = try ScratchDirectory()
+        try scratch.write("creds.json", failure.file)
+        let server = FakeEndpoint(failure.answer)
+        let message: String
+        do {
+            let endpoint = try FirestoreEndpoint.resolve(environment: ["GOOGLE_APPLICATION_CREDENTIALS": scratch.path + "/creds.json"],
+                                                         transport: server.transport)
+            _ = try await endpoint.tokens.token()
+            Issue.record("no error")
+            return
+        } catch {
+            message = error.description
+        }
+        #expect(message.contains("the credentials file \(scratch.path)/creds.json (GOOGLE_APPLICATION_CREDENTIALS)"), "\(message)")
+        for expected in failure.says { #expect(message.contains(expected), "\(message)") }
+        #expect(!message.contains("refresh-SECRET") && !message.contains("csecret-XYZ"), "\(message)")
+    }
+
+    @Test func aMissingCredentialsFileIsNamed() throws {
+        let server = FakeEndpoint { _ in FakeEndpoint.json(200, "{}") }
+        #expect(throws: RemoteError.configuration("the credentials file /nonexistent/k.json (GOOGLE_APPLICATION_CREDENTIALS) does not exist; point GOOGLE_APPLICATION_CREDENTIALS at a service-account key file, or unset it")) {
+            try FirestoreEndpoint.resolve(environment: ["GOOGLE_APPLICATION_CREDENTIALS": "/nonexistent/k.json"], transport: server.transport)
+        }
+    }
+}
