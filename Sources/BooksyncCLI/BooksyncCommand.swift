@@ -170,6 +170,10 @@ public enum BooksyncCommand {
             console.out(TerminalText(trusted: mainHelp))
             return ExitCode.success.rawValue
         }
+        if name == AuthHelp.topic {
+            console.out(TerminalText(trusted: AuthHelp.text))
+            return ExitCode.success.rawValue
+        }
         guard let command = subcommands.first(where: { $0.name == name }) else {
             return report(notACommand(name), console)
         }
@@ -196,7 +200,7 @@ public enum BooksyncCommand {
             "exit codes: 0 done; 1 done, but something needs attention; 2 usage error or not a",
             "collection; 3 remote or I/O failure; 4 refused by a safety rail.",
             "",
-            "Run 'booksync COMMAND --help' for a command's options.",
+            "Run 'booksync COMMAND --help' for a command's options, 'booksync help auth' for credentials.",
         ]
         return lines.joined(separator: "\n")
     }

@@ -16,8 +16,10 @@ public enum CredentialSources {
     }
 
     /// The first source that applies; the metadata server is the last resort
-    /// and always applies (whether it answers is known at the first request).
-    public static func find(environment: [String: String], transport: @escaping HTTPTransport, timeout: Double) throws(RemoteError) -> Found {
+    /// and applies unless `NO_GCE_CHECK` is set (google-auth's switch, used by
+    /// tests that must not look up metadata.google.internal); whether it
+    /// answers is known at the first request.
+    public static func find(environment: [String: String], transport: @escaping HTTPTransport, timeout: Double) throws(RemoteError) -> Found? {
         if let path = environment["GOOGLE_APPLICATION_CREDENTIALS"], !path.isEmpty {
             let origin = "the credentials file \(path) (GOOGLE_APPLICATION_CREDENTIALS)"
             guard let bytes = try UserConfig.contents(of: path, holding: "credentials") else {
@@ -28,6 +30,7 @@ public enum CredentialSources {
         if let path = adcPath(environment: environment), let bytes = try UserConfig.contents(of: path, holding: "credentials") {
             return try load(bytes, origin: "gcloud's credentials file \(path)", transport: transport, timeout: timeout)
         }
+        if let skip = environment["NO_GCE_CHECK"], ["1", "true"].contains(skip.lowercased()) { return nil }
         let host = environment["GCE_METADATA_HOST"].flatMap { $0.isEmpty ? nil : $0 } ?? TokenExchange.defaultMetadataHost
         guard FirestoreEndpoint.schemeAndHost("http://" + host) != nil, !host.contains(where: { "/?#".contains($0) }) else {
             throw .configuration("GCE_METADATA_HOST must be a host or host:port, not '\(host)'")

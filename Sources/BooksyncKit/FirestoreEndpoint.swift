@@ -60,8 +60,7 @@ public struct FirestoreEndpoint: Sendable {
         } else if let path = UserConfig.path(environment: environment), let command = try UserConfig.tokenCommand(at: path) {
             source = .command(command, origin: path)
             described = "the token command in \(path)"
-        } else if let transport {
-            let found = try CredentialSources.find(environment: environment, transport: transport, timeout: commandTimeout)
+        } else if let transport, let found = try CredentialSources.find(environment: environment, transport: transport, timeout: commandTimeout) {
             source = .exchange(found.exchange)
             described = found.exchange.origin
             quotaProject = found.quotaProject
@@ -79,8 +78,12 @@ public struct FirestoreEndpoint: Sendable {
         throw .authentication(
             "no Firestore credentials: set BOOKSYNC_ACCESS_TOKEN, or a token command in BOOKSYNC_TOKEN_COMMAND or as \"tokenCommand\" in "
                 + (UserConfig.path(environment: environment) ?? "$XDG_CONFIG_HOME/booksync/config.json")
-                + " (e.g. \"gcloud auth print-access-token\"), or FIRESTORE_EMULATOR_HOST for the emulator")
+                + " (e.g. \"gcloud auth print-access-token\"), or FIRESTORE_EMULATOR_HOST for the emulator" + Self.noCredentialsAdvice)
     }
+
+    /// The rest of the "no Firestore credentials" sentence: the sources that need no setting in booksync.
+    static let noCredentialsAdvice = "; or point GOOGLE_APPLICATION_CREDENTIALS at a service-account key file, or run "
+        + "'gcloud auth application-default login' (see 'booksync help auth')"
 
     /// An explicit base URL (tests, other deployments). Plain HTTP is accepted only
     /// for loopback hosts, so a token is never sent in the clear over a network.

@@ -99,6 +99,10 @@ import BooksyncTestSupport
             == "gcloud's credentials file \(scratch.path)/application_default_credentials.json")
         #expect(try FirestoreEndpoint.resolve(environment: ["HOME": scratch.path, "GCE_METADATA_HOST": "127.0.0.1:9"], transport: server.transport)
             .credentialSource == "the metadata server 127.0.0.1:9")
+        // NO_GCE_CHECK (google-auth's switch) leaves the metadata server out: the plain "no credentials" sentence.
+        #expect(throws: RemoteError.self) {
+            try FirestoreEndpoint.resolve(environment: ["HOME": "/nonexistent", "NO_GCE_CHECK": "true"], transport: server.transport)
+        }
     }
 
     @Test func theMetadataServerIsAskedWithItsHeaderAndAShortTimeout() async throws {

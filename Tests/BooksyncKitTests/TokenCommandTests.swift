@@ -110,7 +110,8 @@ import BooksyncTestSupport
         let (scratch, environment) = try userConfig(nil)
         #expect(throws: RemoteError.authentication(
             "no Firestore credentials: set BOOKSYNC_ACCESS_TOKEN, or a token command in BOOKSYNC_TOKEN_COMMAND or as \"tokenCommand\" in "
-                + scratch.path + "/xdg/booksync/config.json (e.g. \"gcloud auth print-access-token\"), or FIRESTORE_EMULATOR_HOST for the emulator")) {
+                + scratch.path + "/xdg/booksync/config.json (e.g. \"gcloud auth print-access-token\"), or FIRESTORE_EMULATOR_HOST for the emulator"
+                + "; or point GOOGLE_APPLICATION_CREDENTIALS at a service-account key file, or run 'gcloud auth application-default login' (see 'booksync help auth')")) {
             try FirestoreEndpoint.resolve(environment: environment)
         }
     }
