@@ -85,6 +85,43 @@ import BooksyncTestSupport
         #expect(overridden.quotaProject == "other")
     }
 
+    /// A 401 from Firestore gets one new token from the endpoint, then the
+    /// request again with it; the quota project rides on every request.
+    /// Parallel first requests share one exchange.
+    @Test func firestore401FetchesOneNewTokenAndParallelRequestsShareAnExchange() async throws {
+        let scratch = try ScratchDirectory()
+        try scratch.write("user.json", #"{"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r", "quota_project_id": "qp"}"#)
+        let issuedCount = Mutex(0)
+        let firestoreCount = Mutex(0)
+        let server = FakeEndpoint { request in
+            if request.url == TokenExchange.defaultTokenURI {
+                let n = issuedCount.withLock { $0 += 1; return $0 }
+                return FakeEndpoint.json(200, #"{"access_token": "at-\#(n)", "expires_in": 3600}"#)
+            }
+            let n = firestoreCount.withLock { $0 += 1; return $0 }
+            return n == 1 ? FakeEndpoint.json(401, #"{"error": {"code": 401, "status": "UNAUTHENTICATED", "message": "expired"}}"#)
+                          : FakeEndpoint.json(200, "[]")
+        }
+        let resolved = try FirestoreEndpoint.resolve(environment: ["GOOGLE_APPLICATION_CREDENTIALS": scratch.path + "/user.json"], transport: server.transport)
+        let endpoint = try FirestoreEndpoint.custom(baseURL: "http://127.0.0.1:9/v1/", tokens: resolved.tokens, quotaProject: resolved.quotaProject)
+        let target = FirestoreTarget(project: "p", database: "(default)", collectionPath: "books")
+        let retry = RetryPolicy(maximumAttempts: 2, initialDelay: 0.01, maximumDelay: 0.02, sleep: { _ in }, random: { 0.5 })
+        let remote = FirestoreRemote(target: target, endpoint: endpoint, rules: CollectionConfig(remote: target).rules, transport: server.transport, retry: retry)
+        _ = try await remote.listRevisions { _ in }
+        let firestore = server.requests.filter { $0.url != TokenExchange.defaultTokenURI }
+        #expect(firestore.map { $0.headers["Authorization"] } == ["Bearer at-1", "Bearer at-2"])
+        #expect(firestore.allSatisfy { $0.headers["x-goog-user-project"] == "qp" })
+        #expect(issuedCount.withLock { $0 } == 2)
+
+        let fresh = try FirestoreEndpoint.resolve(environment: ["GOOGLE_APPLICATION_CREDENTIALS": scratch.path + "/user.json"], transport: server.transport)
+        let tokens = try await withThrowingTaskGroup(of: String?.self) { group in
+            for _ in 0..<8 { group.addTask { try await fresh.tokens.token() } }
+            return try await group.reduce(into: Set<String?>()) { $0.insert($1) }
+        }
+        #expect(tokens == ["at-3"], "one exchange for eight parallel requests")
+        #expect(issuedCount.withLock { $0 } == 3)
+    }
+
     /// The token command still comes first; an ADC file comes before the metadata server.
     @Test func sourcesAreTriedInDesignOrder() throws {
         let scratch = try ScratchDirectory()
