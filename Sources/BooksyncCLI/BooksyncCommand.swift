@@ -41,6 +41,8 @@ protocol Subcommand {
     /// Longer explanation shown by `--help`.
     static var discussion: String { get }
     static var options: [OptionSpec] { get }
+    /// What follows the options, for shell completion (default: nothing to offer).
+    static var operands: Operands { get }
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode
 }
 
@@ -52,7 +54,7 @@ public enum BooksyncCommand {
         [
             InitCommand.self, StatusCommand.self, DiffCommand.self, PullCommand.self, PushCommand.self, SyncCommand.self,
             ResolveCommand.self, ValidateCommand.self, FormatCommand.self, MergeFileCommand.self,
-            MergeManifestCommand.self,
+            MergeManifestCommand.self, CompletionCommand.self,
         ]
     }
 
