@@ -45,8 +45,8 @@ extension RemoteError {
             .authentication(redact(message))
         case .configuration(let message):
             .configuration(redact(message))
-        case .deadlineExceeded(let during, let seconds):
-            .deadlineExceeded(during: redact(during), seconds: seconds)
+        case .deadlineExceeded(let during, let seconds, let lastProblem):
+            .deadlineExceeded(during: redact(during), seconds: seconds, lastProblem: redact(lastProblem))
         }
     }
 }

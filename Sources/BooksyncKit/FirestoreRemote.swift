@@ -496,7 +496,7 @@ public struct FirestoreRemote: RemoteCollection {
             }
             let wait = retry.delay(afterAttempt: attempt, retryAfter: retryAfter)
             if elapsed + wait > retry.totalDeadline {
-                throw .deadlineExceeded(during: during, seconds: Int(elapsed))
+                throw .deadlineExceeded(during: during, seconds: Int(elapsed), lastProblem: lastProblem)
             }
             await retry.sleep(wait)
             attempt += 1

@@ -102,7 +102,8 @@ public enum RemoteError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Settings that cannot work (bad emulator host, plain HTTP to a remote host).
     case configuration(String)
     /// The command's deadline for remote work ran out.
-    case deadlineExceeded(during: String, seconds: Int)
+    /// `lastProblem` is why the last try failed: the cause, not only that time ran out.
+    case deadlineExceeded(during: String, seconds: Int, lastProblem: String)
 
     public var description: String {
         switch self {
@@ -116,8 +117,8 @@ public enum RemoteError: Error, Sendable, Equatable, CustomStringConvertible {
             message
         case .configuration(let message):
             message
-        case .deadlineExceeded(let during, let seconds):
-            "gave up trying to \(during) after \(seconds) s of retries"
+        case .deadlineExceeded(let during, let seconds, let lastProblem):
+            "gave up trying to \(during) after \(seconds) s of retries" + (lastProblem.isEmpty ? "" : ": " + lastProblem)
         }
     }
 }

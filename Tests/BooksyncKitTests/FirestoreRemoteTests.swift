@@ -55,6 +55,22 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
 
     static func id(_ s: String) -> RecordID { try! RecordID(s) }
 
+    /// When retries run out of time the error says why the last try failed,
+    /// without -v: "gave up … after N s of retries: host not found".
+    @Test func givingUpNamesTheCause() async throws {
+        let script = ScriptedTransport(Array(repeating: .failure(TransportError(.connectionFailed, "host not found")), count: 3))
+        let endpoint = FirestoreEndpoint(baseURL: "http://127.0.0.1:9/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("test-token-0123456789")))
+        let retry = RetryPolicy(maximumAttempts: 10, initialDelay: 5, maximumDelay: 5, totalDeadline: 1, sleep: { _ in }, random: { 0.5 })
+        let remote = FirestoreRemote(target: Self.target, endpoint: endpoint, rules: CollectionConfig(remote: Self.target).rules,
+                                     transport: script.transport, retry: retry)
+        await #expect {
+            _ = try await remote.listRevisions(progress: { _ in })
+        } throws: { error in
+            guard let error = error as? RemoteError, case .deadlineExceeded = error else { return false }
+            return error.description.hasPrefix("gave up trying to ") && error.description.hasSuffix(": host not found")
+        }
+    }
+
     @Test func listingContinuesAfterTheLastNameAndAsksOnlyForNames() async throws {
         let script = ScriptedTransport([
             .response(200, try recorded("runquery-names-1.json")),
