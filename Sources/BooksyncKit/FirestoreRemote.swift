@@ -467,7 +467,8 @@ public struct FirestoreRemote: RemoteCollection {
                 } else {
                     var (code, message) = Self.errorDetails(response.body)
                     (code, message) = (redact(code), Self.shortened(redact(message)))
-                    if response.status == 401, !refreshedToken, (try? await endpoint.tokens.token(refresh: true)) != nil {
+                    // A refresh that fails says why (an expired refresh token, say), not just "401".
+                    if response.status == 401, !refreshedToken, try await endpoint.tokens.token(refresh: true) != nil {
                         refreshedToken = true
                         continue
                     }

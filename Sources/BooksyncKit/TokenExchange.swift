@@ -46,19 +46,42 @@ public struct TokenExchange: Sendable {
     }
 
     /// Secrets of the credential itself, scrubbed from any text shown.
+    /// Also as they travel in the form body: an endpoint or proxy that echoes the
+    /// request shows them percent-encoded (a refresh token `1//…` always is).
     var secrets: [String] {
-        if case .authorizedUser(_, let secret, let refresh, _) = grant { return [secret, refresh] }
+        if case .authorizedUser(_, let secret, let refresh, _) = grant {
+            return [secret, refresh, Self.formEncode(secret), Self.formEncode(refresh)]
+        }
         return []
     }
 
+    /// Tries of one token request: a 429, 5xx or network error is retried
+    /// (DESIGN §5), a refusal is not.
+    static let attempts = 3
+    /// Bounds of a token's lifetime as the endpoint states it (`expires_in`):
+    /// a zero or negative one would mean an exchange per request, a huge one an
+    /// overflow; Google's tokens live an hour.
+    static let lifetimeBounds: ClosedRange<Double> = 30...86_400
+
     /// A new access token and how many seconds it is valid.
     func fetch() async throws(RemoteError) -> (token: String, lifetime: Double) {
-        let request = try makeRequest()
-        let response: HTTPResponse
-        do {
-            response = try await transport(request)
-        } catch {
-            throw unreachable(error.message)
+        var attempt = 1
+        var response: HTTPResponse
+        while true {
+            let request = try makeRequest()
+            do {
+                response = try await transport(request)
+                if attempt < Self.attempts, response.status == 429 || (500...599).contains(response.status) {
+                    attempt += 1
+                    try? await Task.sleep(for: .milliseconds(250 * attempt))
+                    continue
+                }
+                break
+            } catch {
+                if attempt >= Self.attempts || error.kind == .cancelled || Task.isCancelled { throw unreachable(error.message) }
+                attempt += 1
+                try? await Task.sleep(for: .milliseconds(250 * attempt))
+            }
         }
         let redact = SecretRedaction(secrets: secrets)
         if (300..<400).contains(response.status) {
@@ -77,7 +100,7 @@ public struct TokenExchange: Sendable {
         case .double(let d)? where d.isFinite: lifetime = d
         default: lifetime = 3600
         }
-        return (token, max(lifetime, 0))
+        return (token, min(max(lifetime, Self.lifetimeBounds.lowerBound), Self.lifetimeBounds.upperBound))
     }
 
     var endpointURL: String {
@@ -138,7 +161,7 @@ public struct TokenExchange: Sendable {
         switch grant {
         case .authorizedUser where code == "invalid_grant":
             return .authentication(refusal + "; the refresh token has expired or was revoked: run 'gcloud auth application-default login'")
-        case .serviceAccount:
+        case .serviceAccount where status == 400 || status == 401:
             return .authentication(refusal + "; check that the key in the file is still active for the service account, or create a new JSON key")
         default:
             return .authentication(refusal)

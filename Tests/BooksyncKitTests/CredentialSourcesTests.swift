@@ -184,6 +184,9 @@ import BooksyncTestSupport
         Failure(name: "no access_token", file: authorizedUser,
                 answer: { _ in FakeEndpoint.json(200, #"{"token_type": "Bearer"}"#) },
                 says: ["answered without an access_token"]),
+        Failure(name: "form body echoed", file: authorizedUser,
+                answer: { request in HTTPResponse(status: 400, headers: ["content-type": "text/plain"], body: request.body ?? []) },
+                says: ["refused it (400"]),
         Failure(name: "damaged key", file: #"{"type": "service_account", "client_email": "e", "private_key": "not a key"}"#,
                 answer: { _ in FakeEndpoint.json(200, "{}") },
                 says: ["its private_key is not a PEM private key"]),
@@ -207,6 +210,36 @@ import BooksyncTestSupport
         #expect(message.contains("the credentials file \(scratch.path)/creds.json (GOOGLE_APPLICATION_CREDENTIALS)"), "\(message)")
         for expected in failure.says { #expect(message.contains(expected), "\(message)") }
         #expect(!message.contains("refresh-SECRET") && !message.contains("csecret-XYZ"), "\(message)")
+    }
+
+    /// `expires_in` from the endpoint is bounded: a huge one must not overflow
+    /// (it crashed booksync), a zero or negative one must not mean an exchange per request.
+    @Test(arguments: ["10000000000000000", "1e300", "9223372036854775807", "0", "-5"])
+    func anyStatedLifetimeIsBounded(expiresIn: String) async throws {
+        let scratch = try ScratchDirectory()
+        let server = FakeEndpoint { _ in FakeEndpoint.json(200, #"{"access_token": "tok-1", "expires_in": \#(expiresIn)}"#) }
+        let endpoint = try FirestoreEndpoint.resolve(environment: ["HOME": scratch.path, "GCE_METADATA_HOST": "127.0.0.1:9"],
+                                                     commandTimeout: 30, transport: server.transport)
+        #expect(try await endpoint.tokens.token() == "tok-1")
+        #expect(try await endpoint.tokens.token() == "tok-1")
+        #expect(server.requests.count == 1)
+    }
+
+    /// A 503 or a dropped connection at the token endpoint is tried again, as
+    /// Firestore requests are; a refusal is not.
+    @Test func aTransientTokenEndpointFailureIsRetried() async throws {
+        let scratch = try ScratchDirectory()
+        let calls = Mutex(0)
+        let server = FakeEndpoint { _ throws(TransportError) in
+            let n = calls.withLock { $0 += 1; return $0 }
+            if n == 1 { return FakeEndpoint.json(503, #"{"error": "unavailable"}"#) }
+            if n == 2 { throw TransportError(.connectionFailed, "connection reset") }
+            return FakeEndpoint.json(200, #"{"access_token": "tok-3", "expires_in": 3600}"#)
+        }
+        let endpoint = try FirestoreEndpoint.resolve(environment: ["HOME": scratch.path, "GCE_METADATA_HOST": "127.0.0.1:9"],
+                                                     commandTimeout: 30, transport: server.transport)
+        #expect(try await endpoint.tokens.token() == "tok-3")
+        #expect(server.requests.count == 3)
     }
 
     @Test func aMissingCredentialsFileIsNamed() throws {
