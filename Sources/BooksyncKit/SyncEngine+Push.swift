@@ -1,0 +1,245 @@
+import Synchronization
+import BooksyncCore
+
+/// Push: publishing local changes, every write guarded (DESIGN.md §3, `push` column).
+extension CollectionDirectory {
+    /// Publishes local changes (DESIGN.md §3, `push` column). Sends only what
+    /// changed, every write guarded by a precondition; a failed precondition is
+    /// settled by fetching that document: same content → recorded, else reported.
+    public func push(remote: any RemoteCollection, options: SyncOptions = SyncOptions(),
+                     progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
+                     onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
+        let lock = options.dryRun ? nil : try self.lock(onStaleLock: onStaleLock)
+        defer { lock?.release() }
+        let (manifest, scan) = try startSync(options, keepChangedRecords: !options.dryRun)
+        let states = classify(scan: scan, manifest: manifest, listing: nil, bodies: [:])
+
+        var report = SyncReport(command: "push", dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: [])
+        var planned: [(RecordID, PushAction)] = []
+        for status in states {
+            if case .invalidLocal(let diagnostics) = status.state {
+                report.events.append(SyncEvent(id: status.id, kind: .invalidLocal(diagnostics)))
+            } else if let action = SyncPlanner.pushAction(for: status.state, base: manifest.entries[status.id]) {
+                planned.append((status.id, action))
+            }
+        }
+        let deletes = planned.filter { if case .delete = $0.1 { return true } else { return false } }.count
+        if !options.force, options.deleteGuard.refuses(deletes: deletes, baseCount: manifest.entries.count) {
+            throw .massDelete(command: "push", deletes: deletes, baseCount: manifest.entries.count, maximumPercent: options.deleteGuard.maximumPercent)
+        }
+        if options.dryRun {
+            report.events += planned.map { SyncEvent(id: $0.0, kind: .pushed($0.1)) }
+            return report
+        }
+
+        let (writes, sentRecords, loadEvents) = loadWrites(planned, scanned: scan.changedRecords)
+        report.events += loadEvents
+        var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint)
+        let failure = await sendPipelined(writes, sent: sentRecords, manifest: manifest, options: options,
+                                          remote: remote, base: &base, report: &report, progress: progress)
+        if let failure {
+            try base.save()  // keep what was done before the failure
+            throw failure
+        }
+        try base.finish()
+        report.events.sort { $0.id < $1.id }
+        return report
+    }
+
+    /// Writes per request (Firestore's limit for `:batchWrite` and `:commit`).
+    static let pushChunk = 500
+    /// Requests in flight: while the server applies one chunk, the next is
+    /// encoded and sent.
+    static let pushRequestsInFlight = 3
+
+    /// The writes for the planned push steps. Records parsed by the scan are
+    /// sent as scanned; the others (proven changed by the stat cache alone) are
+    /// read now, on several threads.
+    private func loadWrites(_ planned: [(RecordID, PushAction)], scanned: [RecordID: Record])
+        -> (writes: [RemoteWrite], records: [RecordID: Record], events: [SyncEvent]) {
+        let rules = self.rules
+        let paths = self.paths
+        let loaded = ParallelMap.map(planned, chunkSize: 64) { (id, action) -> PushLoad in
+            let record: Record
+            switch action {
+            case .delete(let revision):
+                return .write(.delete(id, baseRevision: revision))
+            case .adopt, .forget:
+                return .nothing
+            case .create, .update:
+                if let scannedRecord = scanned[id] {
+                    record = scannedRecord
+                } else {
+                    guard let bytes = try? FileSystem.readFile(paths.recordFile(id.fileName)) else { return .event(.changedDuringSync) }
+                    switch rules.load(bytes, id: id) {
+                    case .failure(let problems): return .event(.invalidLocal(problems.diagnostics))
+                    case .success(let loaded): record = loaded
+                    }
+                }
+            }
+            if case .update(let revision) = action { return .write(.update(record, baseRevision: revision)) }
+            return .write(.create(record))
+        }
+        var writes: [RemoteWrite] = []
+        var records: [RecordID: Record] = [:]
+        var events: [SyncEvent] = []
+        for ((id, _), outcome) in zip(planned, loaded) {
+            switch outcome {
+            case .write(let write):
+                writes.append(write)
+                switch write {
+                case .create(let record), .update(let record, _): records[id] = record
+                case .delete: break
+                }
+            case .nothing:
+                break
+            case .event(let kind):
+                events.append(SyncEvent(id: id, kind: kind))
+            }
+        }
+        return (writes, records, events)
+    }
+
+    /// Sends the writes in chunks, a few requests in flight, and records in the
+    /// base what the server accepted as each answer arrives. On a failure or
+    /// cancellation no new chunk starts, the ones in flight are still recorded,
+    /// and the first failure is returned.
+    private func sendPipelined(_ writes: [RemoteWrite], sent: [RecordID: Record], manifest: Manifest, options: SyncOptions,
+                               remote: any RemoteCollection, base: inout BaseState, report: inout SyncReport,
+                               progress: @escaping @Sendable (SyncProgress) -> Void) async -> BooksyncError? {
+        let counter = ProgressCounter(phase: "uploading", total: writes.count, report: progress)
+        let chunks = writes.chunked(into: options.atomic ? max(writes.count, 1) : Self.pushChunk)
+        let atomic = options.atomic
+        return await withTaskGroup(of: Result<SentChunk, RemoteError>.self) { group -> BooksyncError? in
+            var failure: BooksyncError?
+            var next = 0
+            func startNext() {
+                guard next < chunks.count, failure == nil, !Task.isCancelled else { return }
+                let chunk = Array(chunks[next])
+                next += 1
+                group.addTask {
+                    do throws(RemoteError) {
+                        let outcomes = try await remote.write(chunk, atomic: atomic) { counter.add($0) }
+                        return .success(SentChunk(chunk, outcomes: outcomes, sent: sent))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+            for _ in 0..<Self.pushRequestsInFlight { startNext() }
+            for await result in group {
+                switch result {
+                case .failure(let error):
+                    if failure == nil { failure = Task.isCancelled ? .interrupted : .remote(error) }
+                case .success(let done):
+                    report.events += done.events
+                    for (write, change) in done.accepted {
+                        base.note(change)
+                        let kind: PushAction = change.isForgotten
+                            ? .delete(baseRevision: manifest.entries[write.id]?.revision ?? "")
+                            : (manifest.entries[write.id].map { .update(baseRevision: $0.revision) } ?? .create)
+                        report.events.append(SyncEvent(id: write.id, kind: .pushed(kind)))
+                    }
+                    if !done.stale.isEmpty {
+                        let preconditions = Dictionary(uniqueKeysWithValues: done.chunk.map { ($0.id, $0) })
+                        do throws(BooksyncError) {
+                            report.events += try await settleStaleWrites(done.stale, sent: sent, writes: preconditions, atomic: atomic,
+                                                                         remote: remote, base: &base, progress: progress)
+                        } catch {
+                            if failure == nil { failure = error }
+                        }
+                    }
+                    do throws(BooksyncError) {
+                        try base.saveIfDue()
+                    } catch {
+                        if failure == nil { failure = error }
+                    }
+                }
+                startNext()
+            }
+            // Chunks left unsent without a failure: the command was cancelled (Ctrl-C).
+            if failure == nil, next < chunks.count { failure = .interrupted }
+            return failure
+        }
+    }
+
+    /// A write whose precondition failed: the remote changed since the base, or
+    /// an earlier attempt of this very write succeeded but its answer was lost.
+    /// Fetch the document; the same content as ours (or both gone) is adopted.
+    ///
+    /// After a refused `--atomic` commit every write is reported stale, though
+    /// only some conflicted: those whose precondition still holds were simply
+    /// not applied, and are reported as such.
+    private func settleStaleWrites(_ ids: [RecordID], sent: [RecordID: Record], writes: [RecordID: RemoteWrite], atomic: Bool,
+                                   remote: any RemoteCollection, base: inout BaseState,
+                                   progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> [SyncEvent] {
+        let documents = try await fetchRemoteBodies(remote, ids: ids, progress: progress)
+        var events: [SyncEvent] = []
+        for id in ids {
+            let ours = sent[id]
+            switch (ours, documents[id]) {
+            case (let record?, let document?) where document.record?.hash == record.hash:
+                base.record(record, revision: document.revision)
+                events.append(SyncEvent(id: id, kind: .pushed(.adopt)))
+            case (nil, nil):
+                base.forget(id)
+                events.append(SyncEvent(id: id, kind: .pushed(.forget)))
+            default:
+                if atomic, let write = writes[id], Self.preconditionHolds(write, document: documents[id]) {
+                    events.append(SyncEvent(id: id, kind: .rejected("not written: the --atomic commit was refused because another record in it changed remotely")))
+                } else {
+                    events.append(SyncEvent(id: id, kind: .remoteChangedSincePull))
+                }
+            }
+        }
+        return events
+    }
+
+    private static func preconditionHolds(_ write: RemoteWrite, document: RemoteDocument?) -> Bool {
+        switch write {
+        case .create: document == nil
+        case .update(_, let revision), .delete(_, let revision): document?.revision == revision
+        }
+    }
+}
+
+/// What loading one planned push step gave.
+private enum PushLoad: Sendable {
+    case write(RemoteWrite)
+    case nothing
+    /// The record cannot be sent (changed away, invalid).
+    case event(SyncEventKind)
+}
+
+/// One chunk of push writes after the server answered: the base changes for
+/// what it accepted, the stale writes to settle, and the refusals.
+private struct SentChunk: Sendable {
+    let chunk: [RemoteWrite]
+    var accepted: [(RemoteWrite, BaseChange)] = []
+    var stale: [RecordID] = []
+    var events: [SyncEvent] = []
+
+    /// Sorts the server's answers; base changes (with their pack lines) are
+    /// prepared here, in the chunk's task, off the task that applies them.
+    init(_ chunk: [RemoteWrite], outcomes: [RecordID: WriteOutcome], sent: [RecordID: Record]) {
+        self.chunk = chunk
+        for write in chunk {
+            switch outcomes[write.id] {
+            case .written(let revision)?:
+                if write.isDelete {
+                    accepted.append((write, .forgotten(write.id)))
+                } else if let record = sent[write.id], let revision {
+                    accepted.append((write, BaseState.copy(record, revision: revision)))
+                } else {
+                    events.append(SyncEvent(id: write.id, kind: .rejected("the server did not return the new revision")))
+                }
+            case .preconditionFailed?:
+                stale.append(write.id)
+            case .rejected(let message)?:
+                events.append(SyncEvent(id: write.id, kind: .rejected(message)))
+            case nil:
+                events.append(SyncEvent(id: write.id, kind: .rejected("no answer for this write")))
+            }
+        }
+    }
+}
