@@ -41,7 +41,7 @@ public struct JSONParser {
     public static func parse(_ bytes: some Collection<UInt8>, decodeTags: Bool = true) throws(JSONSyntaxError) -> Value {
         let array = Array(bytes)
         return try array.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> Value in
-            var parser = Parser(bytes: buffer)
+            var parser = JSONGrammar(bytes: buffer)
             parser.decodeTags = decodeTags
             return try parser.parseDocument()
         }
@@ -54,7 +54,7 @@ public struct JSONParser {
     public static func parseTree(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> JSONTree {
         let array = Array(bytes)
         return try array.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> JSONTree in
-            var parser = Parser(bytes: buffer)
+            var parser = JSONGrammar(bytes: buffer)
             parser.skipBOM()
             try parser.skipWhitespaceRejectingComments()
             guard parser.index < buffer.count else { throw parser.error("the file is empty; expected a JSON object") }
@@ -95,7 +95,7 @@ public struct JSONParser {
     private static func parseTopLevelObject(_ bytes: some Collection<UInt8>, collectingValueErrors: Bool) throws(JSONSyntaxError) -> ParsedRecord {
         let array = Array(bytes)
         return try array.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> ParsedRecord in
-            var parser = Parser(bytes: buffer)
+            var parser = JSONGrammar(bytes: buffer)
             if collectingValueErrors { parser.valueErrors = [] }
             parser.skipBOM()
             try parser.skipWhitespaceRejectingComments()
@@ -113,7 +113,8 @@ public struct JSONParser {
     }
 }
 
-private struct Parser {
+/// The grammar over one buffer; its jobs are split across JSONParser+*.swift.
+struct JSONGrammar {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
     var depth = 0
@@ -278,7 +279,7 @@ private struct Parser {
     /// Parses an object's members, handing each key (with the offset of its
     /// opening quote) to `member`, which must parse the value. Shared by the
     /// `Value` parser and the byte-exact `JSONTree` parser.
-    mutating func parseMembers(_ member: (inout Parser, String, Int) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
+    mutating func parseMembers(_ member: (inout JSONGrammar, String, Int) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
         try enter()
         index += 1  // {
         try skipWhitespaceRejectingComments()
@@ -333,7 +334,7 @@ private struct Parser {
         var firstKey = ""
         var equivalent: EquivalentKeys?
         let errorsBefore = valueErrors?.count ?? 0
-        try parseMembers { (parser: inout Parser, key: String, keyStart: Int) throws(JSONSyntaxError) in
+        try parseMembers { (parser: inout JSONGrammar, key: String, keyStart: Int) throws(JSONSyntaxError) in
             if let seen = keyOffsets.index(forKey: key) {
                 let (earlier, earlierStart) = keyOffsets[seen]
                 if earlier.utf8.elementsEqual(key.utf8) {
@@ -373,14 +374,14 @@ private struct Parser {
         case UInt8(ascii: "{"):
             var members: [JSONTree.Member] = []
             var seen: Set<JSONTree.ByteKey> = []
-            try parseMembers { (parser: inout Parser, key: String, keyStart: Int) throws(JSONSyntaxError) in
+            try parseMembers { (parser: inout JSONGrammar, key: String, keyStart: Int) throws(JSONSyntaxError) in
                 guard seen.insert(JSONTree.ByteKey(key)).inserted else { throw parser.error("duplicate key '\(key)'", at: keyStart) }
                 members.append(JSONTree.Member(key: key, value: try parser.parseTree()))
             }
             return .object(members)
         case UInt8(ascii: "["):
             var items: [JSONTree] = []
-            try parseElements { (parser: inout Parser) throws(JSONSyntaxError) in items.append(try parser.parseTree()) }
+            try parseElements { (parser: inout JSONGrammar) throws(JSONSyntaxError) in items.append(try parser.parseTree()) }
             return .array(items)
         default:
             return .scalar(try parseValue())
@@ -388,7 +389,7 @@ private struct Parser {
     }
 
     /// Parses an array's elements; `element` parses each one.
-    mutating func parseElements(_ element: (inout Parser) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
+    mutating func parseElements(_ element: (inout JSONGrammar) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
         try enter()
         index += 1  // [
         try skipWhitespaceRejectingComments()
@@ -418,215 +419,7 @@ private struct Parser {
 
     mutating func parseArray() throws(JSONSyntaxError) -> Value {
         var items: [Value] = []
-        try parseElements { (parser: inout Parser) throws(JSONSyntaxError) in items.append(try parser.parseValue()) }
+        try parseElements { (parser: inout JSONGrammar) throws(JSONSyntaxError) in items.append(try parser.parseValue()) }
         return .array(items)
     }
-
-    // MARK: strings
-
-    mutating func parseString() throws(JSONSyntaxError) -> String {
-        let open = index
-        index += 1  // opening quote
-        var out = [UInt8]()
-        var runStart = index
-        while true {
-            guard index < bytes.count else { throw error("unterminated string (opened at \(position(of: open)))") }
-            let c = bytes[index]
-            if c == UInt8(ascii: "\"") {
-                if out.isEmpty {
-                    let s = String(decoding: UnsafeBufferPointer(rebasing: bytes[runStart..<index]), as: UTF8.self)
-                    index += 1
-                    return s
-                }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-                index += 1
-                return String(decoding: out, as: UTF8.self)
-            }
-            if c == UInt8(ascii: "\\") {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-                try parseEscape(into: &out)
-                runStart = index
-                continue
-            }
-            if c < 0x20 {
-                if c == 0x0A { throw error("unterminated string (opened at \(position(of: open)))") }
-                throw error("control character U+00\(hex(c)) must be escaped in a string")
-            }
-            if c < 0x80 {
-                index += 1
-            } else {
-                let length = utf8SequenceLength(at: index)
-                guard length > 0 else { throw error("invalid UTF-8 byte 0x\(hex(c)) in a string") }
-                index += length
-            }
-        }
-    }
-
-    mutating func parseEscape(into out: inout [UInt8]) throws(JSONSyntaxError) {
-        let start = index
-        index += 1  // backslash
-        guard let e = peek() else { throw error("unexpected end of file in an escape sequence") }
-        index += 1
-        switch e {
-        case UInt8(ascii: "\""): out.append(0x22)
-        case UInt8(ascii: "\\"): out.append(0x5C)
-        case UInt8(ascii: "/"): out.append(0x2F)
-        case UInt8(ascii: "b"): out.append(0x08)
-        case UInt8(ascii: "f"): out.append(0x0C)
-        case UInt8(ascii: "n"): out.append(0x0A)
-        case UInt8(ascii: "r"): out.append(0x0D)
-        case UInt8(ascii: "t"): out.append(0x09)
-        case UInt8(ascii: "u"):
-            var scalar = try hex4(escapeStart: start)
-            if (0xD800...0xDBFF).contains(scalar) {
-                guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
-                    throw error("unpaired surrogate \\u\(hex16(scalar)); a high surrogate must be followed by a low one", at: start)
-                }
-                let lowStart = index
-                index += 2  // backslash and u
-                let low = try hex4(escapeStart: lowStart)
-                guard (0xDC00...0xDFFF).contains(low) else {
-                    throw error("unpaired surrogate \\u\(hex16(scalar)); a high surrogate must be followed by a low one", at: start)
-                }
-                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-            } else if (0xDC00...0xDFFF).contains(scalar) {
-                throw error("unpaired surrogate \\u\(hex16(scalar))", at: start)
-            }
-            appendUTF8(scalar, to: &out)
-        default:
-            throw error("invalid escape '\\\(describe(at: index - 1))'; valid escapes are \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX", at: start)
-        }
-    }
-
-    /// Four hex digits at the current index (just after `\u`).
-    mutating func hex4(escapeStart: Int) throws(JSONSyntaxError) -> UInt32 {
-        var v: UInt32 = 0
-        for _ in 0..<4 {
-            guard index < bytes.count else { throw error("unexpected end of file in a \\u escape") }
-            let c = bytes[index]
-            let d: UInt32
-            switch c {
-            case 0x30...0x39: d = UInt32(c - 0x30)
-            case 0x41...0x46: d = UInt32(c - 0x41 + 10)
-            case 0x61...0x66: d = UInt32(c - 0x61 + 10)
-            default: throw error("invalid \\u escape; expected four hex digits", at: escapeStart)
-            }
-            v = v << 4 | d
-            index += 1
-        }
-        return v
-    }
-
-    func appendUTF8(_ scalar: UInt32, to out: inout [UInt8]) {
-        switch scalar {
-        case 0..<0x80:
-            out.append(UInt8(scalar))
-        case 0x80..<0x800:
-            out.append(UInt8(0xC0 | scalar >> 6)); out.append(UInt8(0x80 | scalar & 0x3F))
-        case 0x800..<0x10000:
-            out.append(UInt8(0xE0 | scalar >> 12)); out.append(UInt8(0x80 | scalar >> 6 & 0x3F))
-            out.append(UInt8(0x80 | scalar & 0x3F))
-        default:
-            out.append(UInt8(0xF0 | scalar >> 18)); out.append(UInt8(0x80 | scalar >> 12 & 0x3F))
-            out.append(UInt8(0x80 | scalar >> 6 & 0x3F)); out.append(UInt8(0x80 | scalar & 0x3F))
-        }
-    }
-
-    func validUTF8Sequence(at offset: Int) -> Bool { utf8SequenceLength(at: offset) > 0 }
-
-    /// Length of the well-formed UTF-8 sequence at `offset` (RFC 3629: no overlongs,
-    /// no surrogates, nothing above U+10FFFF), or 0 if it is malformed.
-    func utf8SequenceLength(at offset: Int) -> Int {
-        let b0 = bytes[offset]
-        func cont(_ i: Int, _ range: ClosedRange<UInt8> = 0x80...0xBF) -> Bool {
-            offset + i < bytes.count && range.contains(bytes[offset + i])
-        }
-        switch b0 {
-        case 0xC2...0xDF: return cont(1) ? 2 : 0
-        case 0xE0: return cont(1, 0xA0...0xBF) && cont(2) ? 3 : 0
-        case 0xE1...0xEC, 0xEE...0xEF: return cont(1) && cont(2) ? 3 : 0
-        case 0xED: return cont(1, 0x80...0x9F) && cont(2) ? 3 : 0
-        case 0xF0: return cont(1, 0x90...0xBF) && cont(2) && cont(3) ? 4 : 0
-        case 0xF1...0xF3: return cont(1) && cont(2) && cont(3) ? 4 : 0
-        case 0xF4: return cont(1, 0x80...0x8F) && cont(2) && cont(3) ? 4 : 0
-        default: return 0
-        }
-    }
-
-    // MARK: numbers
-
-    mutating func parseNumber() throws(JSONSyntaxError) -> Value {
-        let start = index
-        var isInteger = true
-        if peek() == UInt8(ascii: "-") { index += 1 }
-        guard let first = peek(), first >= 0x30, first <= 0x39 else {
-            if peek() == UInt8(ascii: "I") { throw error("-Infinity is not JSON; write {\"$double\": \"-Infinity\"}", at: start) }
-            throw error("expected a digit after '-'")
-        }
-        if first == 0x30 {
-            index += 1
-            if let d = peek(), d >= 0x30, d <= 0x39 { throw error("leading zeros are not allowed in numbers", at: start) }
-        } else {
-            skipDigits()
-        }
-        if peek() == UInt8(ascii: ".") {
-            isInteger = false
-            index += 1
-            guard let d = peek(), d >= 0x30, d <= 0x39 else { throw error("expected a digit after '.'") }
-            skipDigits()
-        }
-        if let e = peek(), e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
-            isInteger = false
-            index += 1
-            if let s = peek(), s == UInt8(ascii: "+") || s == UInt8(ascii: "-") { index += 1 }
-            guard let d = peek(), d >= 0x30, d <= 0x39 else { throw error("expected a digit in the exponent") }
-            skipDigits()
-        }
-        if let n = peek(), isIdentifierByte(n) || n == UInt8(ascii: ".") {
-            throw error("unexpected '\(describe(at: index))' in a number")
-        }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-        if isInteger {
-            guard let v = Int64(text) else {
-                return try valueError("integer \(text) does not fit in 64 bits; write it as a double (\(text).0) or a string", at: start)
-            }
-            return .integer(v)
-        }
-        guard let v = Double(text), v.isFinite else {
-            return try valueError("number \(text) is too large for a double", at: start)
-        }
-        if v == 0 {
-            // A nonzero literal that rounds to zero would silently lose its
-            // value, like one too large for a double: refused alike.
-            if text.utf8.prefix(while: { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }).contains(where: { $0 >= 0x31 && $0 <= 0x39 }) {
-                return try valueError("number \(text) is too small for a double (it would become 0.0; the smallest is 5e-324)", at: start)
-            }
-            // -0.0 is written 0.0 (see `Value`): Firestore keeps no negative zero.
-            return .double(0)
-        }
-        return .double(v)
-    }
-
-    mutating func skipDigits() {
-        while let d = peek(), d >= 0x30, d <= 0x39 { index += 1 }
-    }
-
-    // MARK: tagged values
-
-    mutating func decodeTagged(_ tag: String, _ payload: Value, at offset: Int) throws(JSONSyntaxError) -> Value {
-        do {
-            return try TaggedValue.decode(tag: tag, payload: payload)
-        } catch {
-            return try valueError(error.message, at: offset)
-        }
-    }
-}
-
-func hex(_ b: UInt8) -> String {
-    let digits = Array("0123456789ABCDEF")
-    return String([digits[Int(b >> 4)], digits[Int(b & 0xF)]])
-}
-
-func hex16(_ v: UInt32) -> String {
-    hex(UInt8(v >> 8 & 0xFF)) + hex(UInt8(v & 0xFF))
 }
