@@ -172,7 +172,7 @@ enum ResolveCommand: Subcommand {
         let choice: ResolveChoice = arguments.has("--ours") ? .ours : (arguments.has("--theirs") ? .theirs : .edited)
         let collection = try context.openCollection()
         let ids = try collection.recordIDs(arguments.positionals)
-        let outcomes = try collection.resolve(ids, choice: choice, onStaleLock: SyncCommandSupport.staleLockNotice(context))
+        let outcomes = try collection.resolve(ids, choice: choice, onStaleLock: SyncCommandSupport.staleLockNotice(context, collection))
         var problems = 0
         for (id, outcome) in outcomes {
             let path = context.shownPath(collection.paths.root + "/" + id.fileName)

@@ -82,12 +82,20 @@ enum JSONDocuments {
     static func syncReports(_ reports: [SyncReport], command: String, root: String, dryRun: Bool,
                             unresolvedConflict: (RecordID) -> ConflictKind?) -> TerminalText {
         var counts: [String: Int] = [:]
+        // Each lookup reads the conflict store; the count key and the event both need it.
+        var looked: [RecordID: ConflictKind?] = [:]
+        func unresolved(_ id: RecordID) -> ConflictKind? {
+            if let known = looked[id] { return known }
+            let kind = unresolvedConflict(id)
+            looked[id] = kind
+            return kind
+        }
         let phases: [Value] = reports.map { report in
             let events: [Value] = report.events.map { event in
                 let key = SyncCommandSupport.describe(event, path: "", would: "", command: report.command,
-                                                      unresolvedConflict: unresolvedConflict).2
+                                                      unresolvedConflict: unresolved).2
                 counts[key, default: 0] += 1
-                return .map(syncEvent(event, command: report.command, unresolvedConflict: unresolvedConflict))
+                return .map(syncEvent(event, command: report.command, unresolvedConflict: unresolved))
             }
             counts["invalid", default: 0] += SyncCommandSupport.countedUnusableFiles(report, of: reports).count
                 + report.unusableRemote.count

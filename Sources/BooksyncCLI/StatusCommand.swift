@@ -162,8 +162,10 @@ struct StatusRenderer {
             }
             guard !(entries + extra).isEmpty else { continue }
             lines.append("\(group.heading)")
-            let remoteInvalid = !status.unusableRemote.isEmpty || status.records.contains { if case .invalidRemote = $0.state { true } else { false } }
-            let hint = group.hint == Self.invalidHint && remoteInvalid ? Self.invalidRemoteHint : group.hint
+            // Only the invalid group asks whether any of it came from the remote.
+            let remoteInvalid = group.hint == Self.invalidHint
+                && (!status.unusableRemote.isEmpty || status.records.contains { if case .invalidRemote = $0.state { true } else { false } })
+            let hint = remoteInvalid ? Self.invalidRemoteHint : group.hint
             if !context.quiet { lines.append("  \(hint)") }
             for entry in entries + extra { lines.append("\t\(group.style.apply(entry, enabled: color))") }
             lines.append("")

@@ -121,11 +121,11 @@ enum SyncCommandSupport {
         return reports.contains { $0.needsAttention } ? .attention : .success
     }
 
-    static func staleLockNotice(_ context: CommandContext) -> (Int32) -> Void {
+    static func staleLockNotice(_ context: CommandContext, _ collection: CollectionDirectory) -> (Int32) -> Void {
         { pid in
             context.console.err("booksync: note: took over a lock left by process \(pid), which is no longer running")
-            if let root = try? context.openCollection().paths, FileSystem.exists(root.recovered) {
-                context.console.err("booksync: note: files that a killed pull had swapped out of place are kept in \(context.shownPath(root.recovered)); check and delete them")
+            if FileSystem.exists(collection.paths.recovered) {
+                context.console.err("booksync: note: files that a killed pull had swapped out of place are kept in \(context.shownPath(collection.paths.recovered)); check and delete them")
             }
         }
     }
@@ -133,13 +133,13 @@ enum SyncCommandSupport {
     static func pull(_ collection: CollectionDirectory, remote: FirestoreRemote, options: SyncOptions, context: CommandContext) async throws(BooksyncError) -> SyncReport {
         let progress = ProgressBar(console: context.console, enabled: !context.quiet)
         defer { progress.finish() }
-        return try await collection.pull(remote: remote, options: options, progress: progress.update, onStaleLock: staleLockNotice(context))
+        return try await collection.pull(remote: remote, options: options, progress: progress.update, onStaleLock: staleLockNotice(context, collection))
     }
 
     static func push(_ collection: CollectionDirectory, remote: FirestoreRemote, options: SyncOptions, context: CommandContext) async throws(BooksyncError) -> SyncReport {
         let progress = ProgressBar(console: context.console, enabled: !context.quiet)
         defer { progress.finish() }
-        return try await collection.push(remote: remote, options: options, progress: progress.update, onStaleLock: staleLockNotice(context))
+        return try await collection.push(remote: remote, options: options, progress: progress.update, onStaleLock: staleLockNotice(context, collection))
     }
 
     /// One line per record, then a summary such as `pulled 3, pushed 2, 1 conflict`.

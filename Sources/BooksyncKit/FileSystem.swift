@@ -259,12 +259,16 @@ public enum FileSystem {
     /// Writes `bytes` to a new temporary file in `path`'s directory, with the
     /// mode of the regular file at `path` (0644 for a new one, less the umask),
     /// and returns its path. Refuses when `path` is not a regular file.
+    /// A new temporary name in `path`'s directory: short, hidden, and unique per
+    /// process (the target's own name could be 255 bytes already, so it is not
+    /// part of it), with the PID that `removeStaleTemporaries` checks.
+    static func temporaryPath(beside path: String, marker: String = temporaryMarker) -> String {
+        split(path).directory + "/" + marker + String(getpid()) + "-" + String(nextTemporaryNumber())
+    }
+
     static func writeTemporary(_ bytes: [UInt8], beside path: String, durable: Bool = false,
                                marker: String = temporaryMarker) throws(FileSystemError) -> String {
-        let (directory, _) = split(path)
-        // Short, hidden, and unique per process: the target's own name could be
-        // 255 bytes already, so it is not part of the temporary name.
-        let temporary = directory + "/" + marker + String(getpid()) + "-" + String(nextTemporaryNumber())
+        let temporary = temporaryPath(beside: path, marker: marker)
         // Keep the permissions of the file being replaced (a 0600 record stays
         // 0600), never set-id or sticky bits; a new file gets 0644.
         var existing = CStat()

@@ -91,7 +91,7 @@ public struct FirestoreEndpoint: Sendable {
         guard let (scheme, host) = schemeAndHost(baseURL) else {
             throw .configuration("'\(baseURL)' is not a URL")
         }
-        if scheme == "http", !isLoopback(host) {
+        if scheme == "http", !HostAddress.isLoopback(host) {
             throw .configuration("refusing plain HTTP to \(host): only loopback hosts and the emulator may be reached without TLS")
         }
         let normalized = baseURL.hasSuffix("/") ? baseURL : baseURL + "/"
@@ -142,11 +142,6 @@ public struct FirestoreEndpoint: Sendable {
             return false
         }
         return !text[..<colon].isEmpty && !text.contains("/")
-    }
-
-    /// Whether plain HTTP may go to `host` (see `HostAddress.isLoopback`).
-    static func isLoopback(_ host: String) -> Bool {
-        HostAddress.isLoopback(host)
     }
 }
 

@@ -30,8 +30,7 @@ extension FileSystem {
     static func replace(_ path: String, with bytes: [UInt8], ifCurrent isExpected: ([UInt8]?) -> Bool) throws(FileSystemError) -> Bool {
         let temporary = try writeTemporary(bytes, beside: path, marker: swapMarker)
         defer { unlink(temporary) }
-        var current = CStat()
-        guard lstat(path, &current) == 0 else {
+        guard exists(path) else {
             // Absent at the scan too? Then move in, unless someone created it meanwhile.
             guard isExpected(nil) else { return false }
             switch RenameCall.noReplace(temporary, path) {
@@ -63,8 +62,7 @@ extension FileSystem {
     /// Removes `path` if its current content passes `isExpected`. Returns false,
     /// with the file left in place, when it did not (or was already gone).
     static func remove(_ path: String, ifCurrent isExpected: ([UInt8]?) -> Bool) throws(FileSystemError) -> Bool {
-        let (directory, _) = split(path)
-        let aside = directory + "/" + swapMarker + String(getpid()) + "-" + String(nextTemporaryNumber())
+        let aside = temporaryPath(beside: path, marker: swapMarker)
         if rename(path, aside) != 0 {
             let code = errno
             if code == ENOENT { return isExpected(nil) }

@@ -65,9 +65,7 @@ public enum Subprocess {
         }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        // WIFEXITED / WEXITSTATUS, spelled out: the C macros are not imported.
-        let exited = status & 0x7F == 0
-        return (exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F), output)
+        return (exitStatus(status), output)
     }
 
     /// What a bounded run produced: exit status (nil when it was killed for
@@ -170,7 +168,6 @@ public enum Subprocess {
         return Captured(status: exited ?? 127, output: output, error: error)
     }
 
-    /// WIFEXITED / WEXITSTATUS, spelled out: the C macros are not imported.
     #if canImport(Darwin)
     typealias SpawnAttributes = posix_spawnattr_t?
     #else
@@ -201,6 +198,7 @@ public enum Subprocess {
         return attributes
     }
 
+    /// WIFEXITED / WEXITSTATUS, spelled out: the C macros are not imported.
     static func exitStatus(_ status: Int32) -> Int32 {
         status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     }

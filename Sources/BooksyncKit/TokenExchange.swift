@@ -50,7 +50,7 @@ public struct TokenExchange: Sendable {
     /// request shows them percent-encoded (a refresh token `1//…` always is).
     var secrets: [String] {
         if case .authorizedUser(_, let secret, let refresh, _) = grant {
-            return [secret, refresh, Self.formEncode(secret), Self.formEncode(refresh)]
+            return [secret, refresh, URLPath.encodeQueryValue(secret), URLPath.encodeQueryValue(refresh)]
         }
         return []
     }
@@ -121,11 +121,11 @@ public struct TokenExchange: Sendable {
             } catch {
                 throw .authentication("\(origin): \(error.message)")
             }
-            let body = "grant_type=" + Self.formEncode("urn:ietf:params:oauth:grant-type:jwt-bearer") + "&assertion=" + Self.formEncode(jwt)
+            let body = "grant_type=" + URLPath.encodeQueryValue("urn:ietf:params:oauth:grant-type:jwt-bearer") + "&assertion=" + URLPath.encodeQueryValue(jwt)
             return HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: timeout)
         case .authorizedUser(let id, let secret, let refresh, let uri):
             let body = [("grant_type", "refresh_token"), ("client_id", id), ("client_secret", secret), ("refresh_token", refresh)]
-                .map { $0.0 + "=" + Self.formEncode($0.1) }.joined(separator: "&")
+                .map { $0.0 + "=" + URLPath.encodeQueryValue($0.1) }.joined(separator: "&")
             return HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: timeout)
         case .metadata:
             return HTTPRequest(method: "GET", url: endpointURL, headers: ["Metadata-Flavor": "Google"], timeout: min(timeout, Self.metadataTimeout))
@@ -166,20 +166,5 @@ public struct TokenExchange: Sendable {
         default:
             return .authentication(refusal)
         }
-    }
-
-    /// `application/x-www-form-urlencoded`: everything but unreserved characters percent-encoded.
-    static func formEncode(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = Array("0123456789ABCDEF".utf8)
-                out += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]], as: UTF8.self)
-            }
-        }
-        return out
     }
 }
