@@ -59,8 +59,8 @@ public struct TokenExchange: Sendable {
     /// (DESIGN §5), a refusal is not.
     static let attempts = 3
     /// Bounds of a token's lifetime as the endpoint states it (`expires_in`):
-    /// a zero or negative one would mean an exchange per request, a huge one an
-    /// overflow; Google's tokens live an hour.
+    /// a tiny one would mean an exchange per request, a huge one an overflow;
+    /// Google's tokens live an hour.
     static let lifetimeBounds: ClosedRange<Double> = 30...86_400
 
     /// A new access token and how many seconds it is valid.
@@ -96,8 +96,9 @@ public struct TokenExchange: Sendable {
         }
         let lifetime: Double
         switch answer["expires_in"] {
-        case .integer(let n)?: lifetime = Double(n)
-        case .double(let d)? where d.isFinite: lifetime = d
+        // A zero or negative lifetime says nothing usable: take Google's hour, as for a missing one.
+        case .integer(let n)? where n > 0: lifetime = Double(n)
+        case .double(let d)? where d.isFinite && d > 0: lifetime = d
         default: lifetime = 3600
         }
         return (token, min(max(lifetime, Self.lifetimeBounds.lowerBound), Self.lifetimeBounds.upperBound))
