@@ -52,7 +52,7 @@ def symbol_name(keyword, rest):
     if keyword == "init":
         match = re.match(r"[?!]?\s*(?:<[^>]*>)?\(\s*(\w+)", rest)
         return "init(" + match.group(1) + ":)" if match else "init()"
-    match = re.match(r"(`?[\w]+`?|[^\s(<:{]+)\s*(?:<[^>]*>)?\s*(\(\s*(\w+))?", rest)
+    match = re.match(r"(`?\w+`?|[-!%&*+./<=>?^|~]+)\s*(?:<[^>]*>)?\s*(\(\s*(\w+))?", rest)
     if not match:
         return keyword
     name = match.group(1).strip("`")
@@ -127,8 +127,9 @@ def self_test():
 @inlinable
 public func documented() {}
 
-public struct Undocumented {
+public struct Undocumented: Comparable {
     public var description: String { "exempt" }
+    public static func < (a: Undocumented, b: Undocumented) -> Bool { false }
 }
 '''
     with tempfile.TemporaryDirectory() as directory:

@@ -12,6 +12,7 @@ public enum Base64 {
         return t
     }()
 
+    /// The padded base64 text of `bytes`.
     public static func encode(_ bytes: [UInt8]) -> String {
         var out = [UInt8]()
         out.reserveCapacity((bytes.count + 2) / 3 * 4)

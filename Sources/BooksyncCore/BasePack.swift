@@ -12,6 +12,7 @@
 public enum BasePack {
     /// Where one copy's line sits in the pack bytes.
     public struct Entry: Sendable, Equatable {
+        /// The content hash on the line (`sha256:<hex>`), not yet checked against the JSON.
         public let hash: String
         /// The whole line, LF included.
         public let line: Range<Int>
@@ -53,6 +54,11 @@ public enum BasePack {
 
     /// The fields of the copy of `id` whose content hash is `hash`, checked
     /// against that hash; nil if there is none (or it was damaged).
+    /// - Parameters:
+    ///   - hash: The content hash the manifest records for `id`.
+    ///   - bytes: The whole pack file.
+    ///   - index: `index(bytes)`, built once per pack and reused per record.
+    ///   - rules: The collection's rules, to recompute the canonical hash.
     public static func fields(of id: RecordID, hash: String, in bytes: [UInt8], index: [String: [Entry]], rules: RecordRules) -> Fields? {
         for entry in index[id.encodedName]?.reversed() ?? [] where entry.hash == hash {
             guard let fields = try? JSONParser.parseObject(bytes[entry.json]) else { continue }
@@ -64,6 +70,9 @@ public enum BasePack {
     /// The pack with only the current copies, sorted by id: for each record in
     /// `current` (id → content hash), its line if the pack has one. Also
     /// returns the ids it had no line for.
+    /// - Parameters:
+    ///   - bytes: The whole pack file, and `index` built from it.
+    ///   - current: The manifest's entries: record id → content hash.
     public static func compacted(_ bytes: [UInt8], index: [String: [Entry]], current: [RecordID: String]) -> (bytes: [UInt8], missing: [RecordID]) {
         var out: [UInt8] = []
         var missing: [RecordID] = []
@@ -77,6 +86,8 @@ public enum BasePack {
         return (out, missing)
     }
 
+    /// The byte between the fields of a line.
     public static let tab = UInt8(ascii: "\t")
+    /// The byte that ends a line; a line without it was cut short and is ignored.
     public static let newline = UInt8(ascii: "\n")
 }

@@ -1,10 +1,15 @@
 /// Where a collection directory syncs to: a Firestore project, database and
 /// collection path (which may be nested, e.g. `users/u1/books`).
 public struct FirestoreTarget: Sendable, Equatable {
+    /// The Google Cloud project id, checked by `problem(withProject:)` when read from a config.
     public let project: String
+    /// The Firestore database id: `(default)` unless the config names another.
     public let database: String
+    /// The collection's slash-separated path, e.g. `books` or `users/u1/books`.
     public let collectionPath: String
 
+    /// Takes the parts as they are; validate untrusted input first with
+    /// `problem(withProject:)`, `problem(withDatabase:)` and `validateCollectionPath(_:)`.
     public init(project: String, database: String = "(default)", collectionPath: String) {
         self.project = project
         self.database = database
@@ -53,9 +58,12 @@ public struct FirestoreTarget: Sendable, Equatable {
 
 /// The contents of `.booksync/config.json`.
 public struct CollectionConfig: Sendable, Equatable {
+    /// The `"version"` this booksync writes and the only one `decode(_:)` accepts.
     public static let currentVersion: Int64 = 1
 
+    /// The Firestore collection this directory syncs with.
     public var remote: FirestoreTarget
+    /// The fields every record must have (the Book schema unless `init --require` said otherwise).
     public var schema: RecordSchema
     /// `remote.tokenCommand` of configs written by older booksync versions: still
     /// read, so those configs load, and kept when the config is written back,
@@ -67,6 +75,7 @@ public struct CollectionConfig: Sendable, Equatable {
     /// another field name, or `null` for none (DESIGN.md §5).
     public var idField: IDField
 
+    /// A config as `init` writes it; `tokenCommand` exists only to round-trip old configs.
     public init(remote: FirestoreTarget, schema: RecordSchema = .books, tokenCommand: String? = nil, idField: IDField = .standard) {
         self.remote = remote
         self.schema = schema
@@ -74,6 +83,7 @@ public struct CollectionConfig: Sendable, Equatable {
         self.idField = idField
     }
 
+    /// The rules that load this collection's record files and documents.
     public var rules: RecordRules {
         RecordRules(schema: schema, collectionPath: remote.collectionPath, documentsRoot: remote.documentsRoot, idField: idField)
     }
@@ -85,6 +95,8 @@ public struct CollectionConfig: Sendable, Equatable {
         return "'\(name)' cannot be both the id field and a required field: documents keep the record id in '\(name)', and record files keep it in 'id'"
     }
 
+    /// The canonical JSON of `.booksync/config.json`, with `version`, `remote`
+    /// and `schema` first; `decode(_:)` reads it back unchanged.
     public func encoded() -> [UInt8] {
         var remoteFields: Fields = [
             "type": .string("firestore"),
@@ -103,6 +115,12 @@ public struct CollectionConfig: Sendable, Equatable {
         return CanonicalJSON.encode(fields, leadingKeys: ["version", "remote", "schema"])
     }
 
+    /// Reads `.booksync/config.json`. The file may come from a stranger's clone,
+    /// so every part is checked: project and database ids, collection path,
+    /// schema types, id field.
+    /// - Parameter bytes: The file's contents.
+    /// - Throws: `StateFileError` naming the first bad key (with a position for
+    ///   a syntax error); the caller adds the file name.
     public static func decode(_ bytes: [UInt8]) throws(StateFileError) -> CollectionConfig {
         let top: Fields
         do {

@@ -34,6 +34,8 @@ public enum CredentialsError: Error, Equatable, Sendable, CustomStringConvertibl
 
     private static let newKey = "create a new JSON key for the service account (Google Cloud console: IAM & Admin → Service Accounts → Keys)"
 
+    /// The error as a sentence to put after the credentials file's name: what
+    /// was found and what to do (usually create a new key); never key material.
     public var message: String {
         switch self {
         case .notPEM:

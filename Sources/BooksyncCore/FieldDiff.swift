@@ -13,10 +13,15 @@ public enum FieldChange: String, Sendable, Equatable {
 /// One top-level field that differs somewhere among base, local and remote.
 /// A nil value means the field (or the whole record) is absent on that side.
 public struct FieldDifference: Sendable, Equatable {
+    /// The top-level field name.
     public let name: String
+    /// The value at the last sync; nil if absent then (or no base exists).
     public let base: Value?
+    /// The value in the record file; nil if absent there.
     public let local: Value?
+    /// The value in the Firestore document; nil if absent there.
     public let remote: Value?
+    /// Which side changed the field relative to `base`.
     public let change: FieldChange
 }
 

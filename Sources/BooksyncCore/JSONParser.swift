@@ -1,8 +1,11 @@
 /// A position in a text file, 1-based, with the column counted in Unicode
 /// scalars (what editors show).
 public struct SourcePosition: Hashable, Sendable, CustomStringConvertible {
+    /// The line, from 1.
     public let line: Int
+    /// The column, from 1, in Unicode scalars.
     public let column: Int
+    /// A position; both numbers count from 1.
     public init(line: Int, column: Int) {
         self.line = line
         self.column = column
@@ -12,8 +15,11 @@ public struct SourcePosition: Hashable, Sendable, CustomStringConvertible {
 
 /// A syntax error in a JSON text, with the position an editor can jump to.
 public struct JSONSyntaxError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Where the problem is, as an editor counts lines and columns.
     public let position: SourcePosition
+    /// What was expected or found, e.g. `expected ',' or '}'`.
     public let message: String
+    /// An error at `position`.
     public init(position: SourcePosition, message: String) {
         self.position = position
         self.message = message

@@ -6,8 +6,11 @@ public indirect enum JSONTree: Sendable, Equatable {
     case array([JSONTree])
     case scalar(Value)
 
+    /// One member of an object, kept even when its key repeats an earlier one.
     public struct Member: Sendable, Equatable {
+        /// The member's name, compared byte for byte.
         public let key: String
+        /// The member's value.
         public let value: JSONTree
 
         public static func == (a: Member, b: Member) -> Bool { a.key.utf8.elementsEqual(b.key.utf8) && a.value == b.value }
@@ -43,9 +46,12 @@ public indirect enum JSONTree: Sendable, Equatable {
 /// which a wire parse cannot otherwise produce (only tags make bytes), so
 /// no server text can forge it.
 public struct EquivalentKeys: Sendable, Equatable {
+    /// The key that came first in the object.
     public let first: String
+    /// The later key, equal to `first` as a Swift string but not in bytes.
     public let second: String
 
+    /// The pair as found, in object order.
     public init(first: String, second: String) {
         self.first = first
         self.second = second

@@ -13,6 +13,8 @@ public enum ServiceAccountJWT {
     public static let lifetime: Int64 = 3600
 
     /// Parses `privateKeyPEM` and signs; see the other `sign` to parse a key once.
+    /// - Throws: `CredentialsError` for a key `RSAPrivateKey(pem:)` refuses,
+    ///   or a signature that does not verify.
     public static func sign(clientEmail: String, privateKeyPEM: String, privateKeyID: String?, scope: String,
                             tokenURI: String, issuedAt: Int64) throws(CredentialsError) -> String {
         try sign(clientEmail: clientEmail, key: RSAPrivateKey(pem: privateKeyPEM), privateKeyID: privateKeyID,
@@ -20,6 +22,17 @@ public enum ServiceAccountJWT {
     }
 
     /// The compact JWS `header.claims.signature`, each part base64url without padding.
+    /// - Parameters:
+    ///   - clientEmail: The file's `client_email`: the `iss` claim.
+    ///   - key: The file's `private_key`, parsed with `RSAPrivateKey(pem:)`.
+    ///   - privateKeyID: The file's `private_key_id`, sent as `kid`; nil or
+    ///     empty leaves `kid` out.
+    ///   - scope: The OAuth scopes, space-separated.
+    ///   - tokenURI: The file's `token_uri`: the `aud` claim.
+    ///   - issuedAt: Seconds since 1970-01-01T00:00:00Z (UTC); `exp` is
+    ///     `issuedAt + lifetime`.
+    /// - Throws: `CredentialsError.signatureCheckFailed` if the signature does
+    ///   not verify with the key's public part (it is then never returned).
     public static func sign(clientEmail: String, key: RSAPrivateKey, privateKeyID: String?, scope: String,
                             tokenURI: String, issuedAt: Int64) throws(CredentialsError) -> String {
         var header: [(String, JSONMember)] = [("alg", .string("RS256"))]
@@ -67,6 +80,7 @@ public enum ServiceAccountJWT {
 /// base64url without padding (RFC 4648 §5, RFC 7515 §2), the encoding of
 /// every part of a JWS.
 public enum Base64URL {
+    /// The base64url text of `bytes`, without `=` padding.
     public static func encode(_ bytes: [UInt8]) -> String {
         var out = Array(Base64.encode(bytes).utf8)
         while out.last == UInt8(ascii: "=") { out.removeLast() }

@@ -8,6 +8,11 @@
 /// OpenSSH key, or DER that does not parse. No error repeats any part of the
 /// key.
 extension RSAPrivateKey {
+    /// Reads the `private_key` of a credentials file: one PEM block of PKCS#8
+    /// `PRIVATE KEY` or PKCS#1 `RSA PRIVATE KEY`, unencrypted.
+    /// - Parameter text: The PEM text, with its BEGIN and END lines.
+    /// - Throws: `CredentialsError` saying what was found instead (an encrypted,
+    ///   EC or OpenSSH key, a certificate, damaged DER, a key below 2048 bits, …).
     public init(pem text: String) throws(CredentialsError) {
         let block = try PEMBlock(text)
         switch block.label {

@@ -69,6 +69,8 @@ public struct RSAPrivateKey: Sendable, CustomStringConvertible, CustomDebugStrin
 
     /// The RSASSA-PKCS1-v1_5 signature of `message` with SHA-256, as many
     /// bytes as the modulus.
+    /// - Throws: `CredentialsError.signatureCheckFailed` if the signature does
+    ///   not verify with the public exponent (a computing fault); it is never returned.
     public func signSHA256(_ message: [UInt8]) throws(CredentialsError) -> [UInt8] {
         let encoded = RSAPrivateKey.encodePKCS1v15SHA256(digest: SHA256.hash(message), length: byteCount)
         let m = BigUInt(bigEndian: encoded)

@@ -1,12 +1,18 @@
 /// A valid record: its id, its fields, and the canonical bytes its hash covers.
 public struct Record: Sendable, Equatable {
+    /// The record's id: its file name without `.json` and its Firestore document id.
     public let id: RecordID
+    /// All top-level fields, `id` included.
     public let fields: Fields
     /// The bytes booksync writes for this record and hashes.
     public let canonicalBytes: [UInt8]
     /// `sha256:<hex>` of `canonicalBytes`; equals `sha256sum` of a canonical file.
     public let hash: String
 
+    /// Encodes and hashes `fields` at once; does not validate them (use
+    /// `RecordRules.load(_:id:)` for untrusted bytes).
+    /// - Parameter leadingKeys: Keys written first in canonical order, normally
+    ///   `RecordSchema.leadingKeys`; they change the bytes and therefore the hash.
     public init(id: RecordID, fields: Fields, leadingKeys: [String]) {
         self.id = id
         self.fields = fields
@@ -17,9 +23,12 @@ public struct Record: Sendable, Equatable {
 
 /// One thing wrong with a record file, with a position when it is a syntax error.
 public struct RecordDiagnostic: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Where a syntax error is; nil for problems with a valid JSON text.
     public let position: SourcePosition?
+    /// The problem as a sentence, without file name or position.
     public let message: String
 
+    /// A diagnostic; pass a position only for a syntax error.
     public init(position: SourcePosition? = nil, message: String) {
         self.position = position
         self.message = message
@@ -34,6 +43,7 @@ public struct RecordDiagnostic: Error, Sendable, Equatable, CustomStringConverti
 
 /// The rules that turn the bytes of one record file into a `Record`.
 public struct RecordRules: Sendable, Equatable {
+    /// The fields every record must have.
     public let schema: RecordSchema
     /// The remote collection path, for Firestore's document-size rule.
     public let collectionPath: String
@@ -43,6 +53,8 @@ public struct RecordRules: Sendable, Equatable {
     /// Where documents keep the record id (config `"idField"`).
     public let idField: IDField
 
+    /// Rules for one collection; an app normally takes `CollectionConfig.rules`
+    /// instead. The defaults are the Book schema without reference shortening.
     public init(schema: RecordSchema = .books, collectionPath: String = "books", documentsRoot: String? = nil, idField: IDField = .standard) {
         self.schema = schema
         self.collectionPath = collectionPath
@@ -153,6 +165,7 @@ extension FieldType {
 
 /// The diagnostics of an invalid record file.
 public struct RecordFileProblems: Error, Sendable, Equatable {
+    /// Every problem found; never empty.
     public let diagnostics: [RecordDiagnostic]
 }
 

@@ -8,6 +8,7 @@
 /// fields that broke the rules keep our value (like conflicting fields), and
 /// if that is not enough the whole record stays ours.
 public enum RecordFileMerge {
+    /// The merged record file and what the user must look at.
     public struct Outcome: Sendable, Equatable {
         /// What to write: valid whenever ours was.
         public let fields: Fields

@@ -1,5 +1,7 @@
 /// The kinds a required field can be declared with in config.json.
 public enum FieldType: String, Sendable, CaseIterable, Equatable {
+    /// One per `Value` kind (`boolean` is `.bool`, `geopoint` `.geoPoint`), plus
+    /// `number` (an integer or a double) and `any` (every value, `null` included).
     case string, integer, double, number, boolean, timestamp, bytes, reference, geopoint, map, array, any
 
     func accepts(_ value: Value) -> Bool {
@@ -16,8 +18,11 @@ public enum FieldType: String, Sendable, CaseIterable, Equatable {
 
 /// One required top-level field.
 public struct FieldRequirement: Sendable, Equatable {
+    /// The top-level field name, byte for byte.
     public let name: String
+    /// The kind of value the field must hold.
     public let type: FieldType
+    /// A requirement as given; `parse(_:)` checks user text first.
     public init(name: String, type: FieldType) {
         self.name = name
         self.type = type
@@ -28,8 +33,11 @@ public struct FieldRequirement: Sendable, Equatable {
 /// string, and must equal the id from the file name; the other required fields
 /// come from config.json (the Book schema by default).
 public struct RecordSchema: Sendable, Equatable {
+    /// Required fields besides `id`, in the order canonical files list them.
     public let requiredFields: [FieldRequirement]
 
+    /// A schema requiring `requiredFields`; an `id` entry is dropped, since `id`
+    /// is always required as a string.
     public init(requiredFields: [FieldRequirement]) {
         self.requiredFields = requiredFields.filter { $0.name != "id" }
     }
@@ -72,7 +80,9 @@ public struct RecordSchema: Sendable, Equatable {
 
 /// A `FIELD:TYPE` argument of `init --require` that cannot be used, with the reason.
 public struct RequirementSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The reason, as a sentence naming the argument.
     public let message: String
+    /// An error with `message` as its whole text.
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }
@@ -82,6 +92,8 @@ extension RecordSchema {
     /// order (the order canonical files list them in), or `none` alone for
     /// nothing but `id`. The field name is everything before the last `:`, so
     /// a name with a colon works; types never contain one.
+    /// - Throws: `RequirementSyntaxError` for the first argument that is not
+    ///   a usable requirement, a field given twice, or `none` with others.
     public static func parse(requirements: [String]) throws(RequirementSyntaxError) -> RecordSchema {
         if requirements.contains("none") {
             guard requirements.count == 1 else {
@@ -103,6 +115,8 @@ extension RecordSchema {
 
 extension FieldRequirement {
     /// `title:string` as a requirement; types are matched without regard to case.
+    /// - Throws: `RequirementSyntaxError` for a missing name or type, an
+    ///   unknown type, `id`, or a name Firestore or a nested path would not take.
     public static func parse(_ text: String) throws(RequirementSyntaxError) -> FieldRequirement {
         let known = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
         guard let colon = text.lastIndex(of: ":") else {

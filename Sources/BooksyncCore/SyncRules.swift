@@ -8,8 +8,11 @@ public enum LocalFileState: Sendable, Equatable {
 
 /// The local file of a record, as far as the sync rules care.
 public enum LocalVersion: Sendable, Equatable {
+    /// No record file.
     case absent
+    /// A file that cannot be used as a record, with every reason.
     case invalid([RecordDiagnostic])
+    /// A valid record file with this content hash.
     case present(hash: String)
 }
 
@@ -17,6 +20,7 @@ public enum LocalVersion: Sendable, Equatable {
 public enum RemoteVersion: Sendable, Equatable {
     /// `--offline`: the remote was not asked, so it counts as unchanged.
     case notChecked
+    /// No document with this id.
     case absent
     /// `hash` is the content hash of the document as a record file; nil when
     /// only its revision was listed (enough unless the local side changed too).
@@ -27,6 +31,7 @@ public enum RemoteVersion: Sendable, Equatable {
 
 /// How one side changed since the base.
 public enum ChangeKind: String, Sendable, Equatable, CaseIterable {
+    /// Created since the base, changed since the base, removed since the base.
     case added, modified, deleted
 }
 
@@ -47,13 +52,17 @@ public enum ConflictKind: Sendable, Equatable {
 
 /// The class of a record in the three-way comparison (DESIGN.md §3).
 public enum SyncState: Sendable, Equatable {
+    /// Neither side changed since the base.
     case clean
+    /// Only the record file changed: `push` sends it.
     case localChange(ChangeKind)
+    /// Only the document changed: `pull` applies it.
     case remoteChange(ChangeKind)
     /// Both sides changed to the same content (or both deleted).
     case converged
     /// Both sides modified different fields; `merged` is the field-level merge.
     case mergeable(merged: Fields)
+    /// Both sides changed incompatibly: the user must choose.
     case conflict(ConflictKind)
     /// The local file cannot be used; it is never sent and never overwritten.
     case invalidLocal([RecordDiagnostic])

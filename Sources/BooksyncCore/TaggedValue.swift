@@ -4,10 +4,12 @@
 /// anything else is an error, so a typo like `$timestmap` is caught instead of
 /// being stored as a map.
 public enum TaggedValue {
+    /// Every tag a record file may use, as named in error messages.
     public static let tags = ["$timestamp", "$bytes", "$reference", "$geopoint", "$double"]
 
     /// Why a tagged object could not be decoded; the message names the tag.
     public struct DecodeError: Error, Sendable {
+        /// The reason, as a sentence naming the tag.
         public let message: String
     }
 

@@ -3,8 +3,11 @@
 /// Stored as microseconds since 1970-01-01T00:00:00Z; the valid range is
 /// Firestore's, 0001-01-01 through 9999-12-31.
 public struct Timestamp: Hashable, Sendable, Comparable {
+    /// Microseconds since 1970-01-01T00:00:00Z (UTC), negative before it.
     public let microsecondsSinceEpoch: Int64
 
+    /// A timestamp from microseconds since 1970-01-01T00:00:00Z (UTC). Not
+    /// range-checked: compare with `minimum` and `maximum` if the value is untrusted.
     public init(microsecondsSinceEpoch: Int64) {
         self.microsecondsSinceEpoch = microsecondsSinceEpoch
     }
@@ -19,6 +22,8 @@ public struct Timestamp: Hashable, Sendable, Comparable {
     /// Parses any RFC 3339 date-time (`2024-05-01T12:00:00Z`, `…T14:00:00.5+02:00`,
     /// 0–9 fraction digits). Digits beyond microseconds must be zero, because
     /// Firestore would silently drop them and the value would change.
+    /// - Throws: `TimestampError`: `.malformed` for bad syntax or an impossible
+    ///   date, `.subMicrosecond`, or `.outOfRange` outside `minimum`...`maximum`.
     public init(rfc3339 text: String) throws(TimestampError) {
         let b = Array(text.utf8)
         var i = 0
@@ -143,10 +148,14 @@ public struct Timestamp: Hashable, Sendable, Comparable {
 
 /// Why a timestamp string was rejected.
 public enum TimestampError: Error, Equatable, Sendable {
+    /// Not an RFC 3339 date-time, or a date or time that does not exist.
     case malformed(String)
+    /// Non-zero digits beyond the sixth fraction digit.
     case subMicrosecond(String)
+    /// Before 0001-01-01 or after 9999-12-31 (UTC).
     case outOfRange(String)
 
+    /// The reason as a sentence quoting the rejected text.
     public var message: String {
         switch self {
         case .malformed(let s):

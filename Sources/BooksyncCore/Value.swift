@@ -4,20 +4,29 @@
 /// Integers and doubles are distinct kinds, so `42` and `42.0` never merge into
 /// one another, and every value survives a round trip through Firestore.
 public enum Value: Sendable {
+    /// JSON `null`; Firestore's `nullValue`.
     case null
+    /// `true` or `false` (`boolean` in schemas and messages).
     case bool(Bool)
+    /// A JSON number without fraction or exponent; Firestore's 64-bit `integerValue`.
     case integer(Int64)
     /// Any IEEE double, including NaN and the infinities. -0.0 is the same
     /// value as 0.0 (equal, written `0.0`, hashed alike): Firestore does not
     /// keep the sign of zero, so booksync does not either.
     case double(Double)
+    /// Text, compared by its UTF-8 bytes.
     case string(String)
+    /// `{"$timestamp": "2024-05-01T12:00:00.000000Z"}` on disk.
     case timestamp(Timestamp)
+    /// `{"$bytes": "<base64>"}` on disk.
     case bytes([UInt8])
     /// A document path relative to the database's documents root, e.g. `authors/frank-herbert`.
     case reference(String)
+    /// `{"$geopoint": {"latitude": …, "longitude": …}}` on disk, in degrees.
     case geoPoint(latitude: Double, longitude: Double)
+    /// A JSON array; its order matters for equality.
     case array([Value])
+    /// A nested JSON object (a Firestore map).
     case map([String: Value])
 }
 
