@@ -12,6 +12,10 @@ public enum FirestoreLimits {
     public static let maximumFieldNameBytes = 1_500
 
     /// Every limit `fields` breaks, as sentences naming the field path.
+    /// - Parameters:
+    ///   - fields: The document's fields (what Firestore stores, see `IDField`).
+    ///   - id: The document id; the document's name counts toward its size.
+    ///   - collectionPath: The collection's path, also part of that name.
     public static func problems(in fields: Fields, id: RecordID, collectionPath: String) -> [String] {
         var problems: [String] = []
         var fieldCount = 0
@@ -28,7 +32,8 @@ public enum FirestoreLimits {
     }
 
     /// Storage size per https://firebase.google.com/docs/firestore/storage-size:
-    /// document name + fields + 32 bytes.
+    /// document name + fields + 32 bytes. In bytes; `id` and `collectionPath`
+    /// make the document name.
     public static func documentSize(_ fields: Fields, id: RecordID, collectionPath: String) -> Int {
         var nameSize = 16 + id.rawValue.utf8.count + 1
         for segment in collectionPath.split(separator: "/") { nameSize += segment.utf8.count + 1 }

@@ -27,6 +27,8 @@ public enum RecordFileMerge {
 
     /// Merges `ours` and `theirs` against `base` (nil: added on both sides) and
     /// validates the result as the record `id` (from the path git merges).
+    /// - Parameter rules: The collection's rules (schema, id field, limits)
+    ///   the result must meet.
     public static func merge(base: Fields?, ours: Fields, theirs: Fields, id: RecordID, rules: RecordRules) -> Outcome {
         let (merged, conflicts) = FieldMerge.mergeKeepingLocal(base: base, local: ours, remote: theirs)
         let problems = rules.problems(in: merged, id: id)

@@ -2,6 +2,8 @@
 /// Tokens are never printed: not in errors, not with `--verbose`; every text
 /// that came from a server or a program is passed through `redaction()` first.
 public actor AccessTokens {
+    /// Where tokens come from; `FirestoreEndpoint.resolve` picks one from the
+    /// environment and user config.
     public enum Source: Sendable {
         /// A token that cannot be refreshed (the emulator's `owner`, `BOOKSYNC_ACCESS_TOKEN`).
         case fixed(String)
@@ -36,6 +38,8 @@ public actor AccessTokens {
 
     /// `isSecret: false` only for the emulator's well-known `owner`, which is
     /// not worth garbling every message that happens to contain the word.
+    /// - Parameter commandTimeout: Seconds a token command may run before it
+    ///   is stopped and the request fails.
     public init(source: Source, isSecret: Bool = true, commandTimeout: Double = AccessTokens.defaultCommandTimeout) {
         self.source = source
         self.isSecret = isSecret
@@ -44,8 +48,13 @@ public actor AccessTokens {
         if case .exchange(let exchange) = source { issued = exchange.secrets.filter { !$0.isEmpty } }
     }
 
-    /// The current token; `refresh` forces a new one from a command source.
-    /// Returns nil when a refresh is asked of a fixed token (nothing new to try).
+    /// The current token; `refresh` forces a new one from a command or an
+    /// exchange (the remote asks for one after a 401). Returns nil when a
+    /// refresh is asked of a fixed token (nothing new to try). Concurrent
+    /// callers share one exchange; a command runs synchronously, up to
+    /// `commandTimeout` seconds, and a failure is remembered until a refresh.
+    /// - Throws: `RemoteError.authentication` naming the source, the cause
+    ///   (also an unreachable token endpoint) and what to do; never a token.
     public func token(refresh: Bool = false) async throws(RemoteError) -> String? {
         switch source {
         case .fixed(let token):
@@ -148,13 +157,18 @@ enum TokenCommand {
 /// Bytes are compared, not Characters: a combining mark after a token must not
 /// make it a different "character" and slip through.
 public struct SecretRedaction: Sendable {
+    /// What each secret is replaced with.
     public static let replacement = "[redacted]"
+    /// The exact texts to scrub (tokens handed out so far), never empty strings.
     public let secrets: [String]
 
+    /// A redaction of `secrets` (empty ones are dropped) and of every `Bearer …`
+    /// credential; with no secrets it still scrubs `Bearer …`.
     public init(secrets: [String]) {
         self.secrets = secrets.filter { !$0.isEmpty }
     }
 
+    /// `text` with every secret and `Bearer` credential replaced by `replacement`.
     public func callAsFunction(_ text: String) -> String {
         var bytes = Array(text.utf8)
         for secret in secrets { bytes = Self.replace(Array(secret.utf8), in: bytes) }

@@ -38,6 +38,8 @@ public final class BaseCopyStore: Sendable {
     static let gitAttributes = "pack merge=union\n"
 
     /// The fields of the base copy with content hash `hash`; nil if there is none.
+    /// Safe from any thread; the pack is read again only when it changed on disk.
+    /// - Parameter hash: The manifest's hash for `id`; nil (no base) gives nil.
     public func fields(_ id: RecordID, hash: String?) -> Fields? {
         guard let hash else { return nil }
         if let pack = currentPack(), let fields = BasePack.fields(of: id, hash: hash, in: pack.bytes, index: pack.index, rules: rules) {

@@ -12,6 +12,7 @@ import Darwin
 /// the file tells whose it was, for the notice). The file itself is never
 /// removed: removing it would let two processes lock two different files.
 public final class CollectionLock: Sendable {
+    /// The lock file, `.booksync/lock`.
     public let path: String
     private let descriptor: Int32
 
@@ -20,8 +21,14 @@ public final class CollectionLock: Sendable {
         self.descriptor = descriptor
     }
 
-    /// Takes the lock, or throws `lockHeld` naming the live holder.
-    /// `onStaleLock` is called with the PID of a holder that died without releasing it.
+    /// Takes the lock, or throws `lockHeld` naming the live holder. Never
+    /// waits. Call `release()` once when the command is done.
+    /// - Parameters:
+    ///   - path: The lock file, normally `CollectionPaths.lock`; created if missing.
+    ///   - onStaleLock: Called with the PID of a holder that died without
+    ///     releasing the lock (the lock is taken all the same).
+    /// - Throws: `BooksyncError.lockHeld` (PID 0 if unknown), or `.io` when the
+    ///   file cannot be opened, is a link, is hard-linked or is not a regular file.
     public static func acquire(at path: String, onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> CollectionLock {
         // Never through a link a cloned repository planted: O_NOFOLLOW, and only a regular file.
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)

@@ -9,7 +9,9 @@ import BooksyncCore
 /// collection's; their `token_uri` must be HTTPS unless loopback, so a
 /// refresh token or signed assertion is never sent in the clear.
 public enum CredentialSources {
+    /// A usable credential and the project its file bills quota to.
     public struct Found: Sendable {
+        /// Fetches tokens for the credential; give it to `AccessTokens.Source.exchange`.
         public let exchange: TokenExchange
         /// The file's `quota_project_id`, if any.
         public let quotaProject: String?
@@ -18,7 +20,15 @@ public enum CredentialSources {
     /// The first source that applies; the metadata server is the last resort
     /// and applies unless `NO_GCE_CHECK` is set (google-auth's switch, used by
     /// tests that must not look up metadata.google.internal); whether it
-    /// answers is known at the first request.
+    /// answers is known at the first request. Reads files, sends nothing.
+    /// - Parameters:
+    ///   - environment: The process environment (`GOOGLE_APPLICATION_CREDENTIALS`,
+    ///     `CLOUDSDK_CONFIG`, `HOME`, `NO_GCE_CHECK`, `GCE_METADATA_HOST`).
+    ///   - transport: Carries the later token requests.
+    ///   - timeout: Seconds one token request may take.
+    /// - Returns: nil when no source applies (only with `NO_GCE_CHECK` set).
+    /// - Throws: `RemoteError.configuration` for a named file that is missing,
+    ///   unreadable or not a usable credentials file, or a bad `GCE_METADATA_HOST`.
     public static func find(environment: [String: String], transport: @escaping HTTPTransport, timeout: Double) throws(RemoteError) -> Found? {
         if let path = environment["GOOGLE_APPLICATION_CREDENTIALS"], !path.isEmpty {
             let origin = "the credentials file \(path) (GOOGLE_APPLICATION_CREDENTIALS)"

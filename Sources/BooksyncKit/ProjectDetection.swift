@@ -8,14 +8,20 @@ import BooksyncCore
 public enum ProjectDetection {
     /// A project and where it came from, so `init` can say which source won.
     public struct Found: Sendable, Equatable {
+        /// Which source named the project.
         public enum Source: Sendable, Equatable {
+            /// The environment variable, without `$`.
             case environment(String)
+            /// The `.firebaserc` file's absolute path.
             case firebaserc(path: String)
         }
 
+        /// The project id, already checked with `FirestoreTarget.problem(withProject:)`.
         public let project: String
+        /// Where the project id was found.
         public let source: Source
 
+        /// A result as found; for tests and callers that detect otherwise.
         public init(project: String, source: Source) {
             self.project = project
             self.source = source
@@ -37,6 +43,11 @@ public enum ProjectDetection {
     /// that names a project that cannot be one, and a `.firebaserc` that
     /// cannot be read, are errors naming the source, not skipped: a
     /// silently ignored setting would point booksync at another project.
+    /// - Parameters:
+    ///   - environment: The process environment, for `variables`.
+    ///   - directory: Where the search for `.firebaserc` starts (made absolute).
+    /// - Throws: `BooksyncError.invalidArgument` naming the variable or file,
+    ///   or `.io` when a `.firebaserc` cannot be read.
     public static func detect(environment: [String: String], searchingFrom directory: String) throws(BooksyncError) -> Found? {
         for variable in variables {
             guard let value = environment[variable], !value.isEmpty else { continue }
@@ -82,6 +93,8 @@ public enum ProjectDetection {
 
     /// The project under `projects.default` of a `.firebaserc`, nil when it has
     /// none; malformed JSON or a default that is not a usable project id is an error.
+    /// - Throws: `StateFileError` with the reason (and position for bad JSON);
+    ///   the caller adds the file's path.
     public static func defaultProject(firebaserc bytes: [UInt8]) throws(StateFileError) -> String? {
         let top: Fields
         do {

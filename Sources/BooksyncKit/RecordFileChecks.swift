@@ -10,8 +10,11 @@ public struct ValidationReport: Sendable, Equatable {
 
 /// What `fmt` did, or would do, to one file.
 public struct FormatReport: Sendable, Equatable {
+    /// What happened to the file.
     public enum Outcome: Sendable, Equatable {
+        /// The file was already in canonical form; nothing was written.
         case alreadyCanonical
+        /// The file was rewritten in canonical form (same values, canonical bytes).
         case reformatted
         /// `--check`: the file is not in canonical form.
         case needsFormatting
@@ -19,7 +22,9 @@ public struct FormatReport: Sendable, Equatable {
         case failed(RecordDiagnostic)
     }
 
+    /// Absolute path of the file.
     public let path: String
+    /// What `fmt` did or would do.
     public let outcome: Outcome
 }
 
@@ -28,6 +33,10 @@ extension CollectionDirectory {
     /// collection directory when none are named.
     /// Files named on the command line must be record files of this collection:
     /// `fmt` rewrites what it is given, and a path outside must never be rewritten.
+    /// - Parameter arguments: Paths as the user gave them, relative to the
+    ///   current directory or absolute; empty for the whole collection.
+    /// - Throws: `BooksyncError.invalidArgument` for a path that is not a record
+    ///   file directly in the collection, `.io` if the directory cannot be listed.
     public func recordFilePaths(_ arguments: [String]) throws(BooksyncError) -> [String] {
         if !arguments.isEmpty {
             let root = FileSystem.realPath(paths.root) ?? paths.root
@@ -61,6 +70,11 @@ extension CollectionDirectory {
     }
 
     /// Checks files against the schema and Firestore's limits (`booksync validate`).
+    /// Reads files on several threads; writes nothing and takes no lock.
+    /// - Parameter arguments: As for `recordFilePaths(_:)`.
+    /// - Returns: One report per file, in the order of `recordFilePaths(_:)`;
+    ///   an unreadable file is a report with its error, not a thrown one.
+    /// - Throws: `BooksyncError` from `recordFilePaths(_:)` only.
     public func validate(_ arguments: [String]) async throws(BooksyncError) -> [ValidationReport] {
         let files = try recordFilePaths(arguments)
         let rules = self.rules
@@ -95,6 +109,11 @@ extension CollectionDirectory {
     /// Rewrites files in canonical form, or with `checkOnly` reports which are not
     /// (`booksync fmt [--check]`). Files that do not parse are never touched.
     /// Only syntax matters here; schema problems are `validate`'s business.
+    /// - Parameters:
+    ///   - arguments: As for `recordFilePaths(_:)`.
+    ///   - checkOnly: Report `.needsFormatting` instead of rewriting.
+    /// - Returns: One report per file, in the order of `recordFilePaths(_:)`.
+    /// - Throws: `BooksyncError` from `recordFilePaths(_:)` only.
     public func format(_ arguments: [String], checkOnly: Bool) async throws(BooksyncError) -> [FormatReport] {
         let files = try recordFilePaths(arguments)
         let rules = self.rules

@@ -14,8 +14,12 @@ import Darwin
 /// message names where the credential came from (`origin`) and the cause;
 /// text from the token endpoint is scrubbed of the credential's secrets.
 public struct TokenExchange: Sendable {
+    /// What is exchanged, read from a credentials file or the environment by
+    /// `CredentialSources`. Holds secrets: never print one.
     public enum Grant: Sendable {
+        /// A `service_account` key file: a JWT signed with `key` is POSTed to `tokenURI`.
         case serviceAccount(clientEmail: String, key: RSAPrivateKey, keyID: String?, tokenURI: String)
+        /// An `authorized_user` file (gcloud's login): the refresh token is POSTed to `tokenURI`.
         case authorizedUser(clientID: String, clientSecret: String, refreshToken: String, tokenURI: String)
         /// `host` is `GCE_METADATA_HOST` (default `metadata.google.internal`).
         case metadata(host: String)
@@ -25,6 +29,7 @@ public struct TokenExchange: Sendable {
     public static let scope = "https://www.googleapis.com/auth/datastore"
     /// Google's own token endpoint, for files that name none.
     public static let defaultTokenURI = "https://oauth2.googleapis.com/token"
+    /// The metadata server's host unless `GCE_METADATA_HOST` names another.
     public static let defaultMetadataHost = "metadata.google.internal"
     /// The metadata server answers within milliseconds where it exists; off
     /// Google Cloud nothing answers, and the user should hear so quickly.
@@ -32,12 +37,19 @@ public struct TokenExchange: Sendable {
     /// Characters of an endpoint's error text shown.
     static let shownErrorCharacters = 500
 
+    /// The credential to exchange.
     public let grant: Grant
     /// Where the credential came from, e.g. "the credentials file /k.json (GOOGLE_APPLICATION_CREDENTIALS)".
     public let origin: String
     let transport: HTTPTransport
     let timeout: Double
 
+    /// An exchange; nothing is sent until `AccessTokens` asks for a token.
+    /// - Parameters:
+    ///   - origin: Where the credential came from, at the start of every message.
+    ///   - transport: Carries the token request (normally Firestore's own).
+    ///   - timeout: Seconds one token request may take (at most
+    ///     `metadataTimeout` for the metadata server).
     public init(grant: Grant, origin: String, transport: @escaping HTTPTransport, timeout: Double) {
         self.grant = grant
         self.origin = origin
