@@ -9,8 +9,9 @@ check keeps the whole public surface documented.
 
 Exempt are implementations of standard-library protocol requirements whose
 meaning the protocol already documents (EXEMPT below); keep that list short.
-Members of a `public extension` without their own `public` and enum cases are
-not checked (the code base writes `public` on each member).
+Not checked: enum cases, and members of a `public extension` that lack their
+own `public` (the code base has no public extension; write `public` on each
+member instead).
 
 Usage:
   scripts/check-docs.py [DIR...]   check DIRs (default: the three library targets);
@@ -56,7 +57,7 @@ def symbol_name(keyword, rest):
     if not match:
         return keyword
     name = match.group(1).strip("`")
-    if keyword == "func" and name[0].isalpha() and match.group(3) and match.group(3) != "_":
+    if keyword == "func" and (name[0].isalpha() or name[0] == "_") and match.group(3) and match.group(3) != "_":
         return name + "(" + match.group(3) + ":)"
     return name
 

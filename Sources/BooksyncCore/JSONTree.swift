@@ -6,7 +6,8 @@ public indirect enum JSONTree: Sendable, Equatable {
     case array([JSONTree])
     case scalar(Value)
 
-    /// One member of an object, kept even when its key repeats an earlier one.
+    /// One member of an object. The keys of one object differ byte for byte
+    /// (a repeated key is a syntax error), yet two may be equal as Swift strings.
     public struct Member: Sendable, Equatable {
         /// The member's name, compared byte for byte.
         public let key: String

@@ -23,12 +23,13 @@ public struct Record: Sendable, Equatable {
 
 /// One thing wrong with a record file, with a position when it is a syntax error.
 public struct RecordDiagnostic: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Where a syntax error is; nil for problems with a valid JSON text.
+    /// Where in the file the problem is (syntax and value errors); nil for
+    /// problems of the record as a whole (schema, limits).
     public let position: SourcePosition?
     /// The problem as a sentence, without file name or position.
     public let message: String
 
-    /// A diagnostic; pass a position only for a syntax error.
+    /// A diagnostic; pass a position when the problem has a place in the file.
     public init(position: SourcePosition? = nil, message: String) {
         self.position = position
         self.message = message

@@ -159,7 +159,7 @@ enum TokenCommand {
 public struct SecretRedaction: Sendable {
     /// What each secret is replaced with.
     public static let replacement = "[redacted]"
-    /// The exact texts to scrub (tokens handed out so far), never empty strings.
+    /// The exact texts to scrub (for `AccessTokens`, every token handed out); never empty strings.
     public let secrets: [String]
 
     /// A redaction of `secrets` (empty ones are dropped) and of every `Bearer …`
