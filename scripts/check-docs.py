@@ -14,7 +14,8 @@ own `public` (the code base has no public extension; write `public` on each
 member instead).
 
 Usage:
-  scripts/check-docs.py [DIR...]   check DIRs (default: the three library targets);
+  scripts/check-docs.py [PATH...]  check these directories or .swift files
+                                   (default: the three library targets);
                                    exit 1 with `file:line: symbol` lines if any
                                    declaration lacks a doc comment, else print
                                    the count of checked declarations and exit 0
@@ -118,6 +119,8 @@ def check(paths):
 def swift_files(directories):
     found = []
     for directory in directories:
+        if directory.endswith(".swift"):
+            found.append(directory)
         for base, _, names in os.walk(directory):
             found.extend(os.path.join(base, name) for name in names if name.endswith(".swift"))
     return sorted(found)
