@@ -20,7 +20,7 @@ enum MergeFileCommand: Subcommand {
         (conflict markers). Enable it with 'booksync init --git' or the lines
         that 'booksync init' prints.
         """
-    static let options: [OptionSpec] = []
+    static let options: [Option] = []
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let files = arguments.positionals.map { PathDisplay.resolve($0, against: context.currentDirectory) }
@@ -132,7 +132,7 @@ enum MergeManifestCommand: Subcommand {
         fingerprint merges the same way. A side that is not a manifest falls
         back to git's line-based merge. Enable it with 'booksync init --git'.
         """
-    static let options: [OptionSpec] = []
+    static let options: [Option] = []
     /// Conflicting records named one per line, up to this many.
     static let listedConflicts = 50
 

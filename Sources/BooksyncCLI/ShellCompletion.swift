@@ -98,12 +98,12 @@ enum ShellCompletion {
     }
 
     /// `--color) _booksync_reply < <(compgen -W "auto always never" -- "$cur"); return ;;`
-    private static func bashValueCase(_ option: CompletionModel.Option, indent: String) -> String {
+    private static func bashValueCase(_ option: Option, indent: String) -> String {
         let pattern = option.spellings.joined(separator: "|")
         switch option.value {
         case .directory:
             return indent + "\(pattern)) type compopt >/dev/null 2>&1 && compopt -o filenames 2>/dev/null; _booksync_reply < <(compgen -d -- \"$cur\"); return ;;"
-        case .choices(let words):
+        case .choice(_, let words):
             return indent + "\(pattern)) _booksync_reply < <(compgen -W \"\(words.joined(separator: " "))\" -- \"$cur\"); return ;;"
         case .text, nil:
             return indent + "\(pattern)) COMPREPLY=(); return ;;"
@@ -169,13 +169,13 @@ enum ShellCompletion {
     }
 
     /// One `_arguments` spec per spelling: `'--color=[help]:WHEN:(auto always never)'`.
-    private static func zshSpecs(_ option: CompletionModel.Option) -> [String] {
+    private static func zshSpecs(_ option: Option) -> [String] {
         let help = "[" + zshBracketed(option.help) + "]"
         let argument: String
         switch option.value {
         case nil: argument = ""
         case .directory: argument = ":directory:_files -/"
-        case .choices(let words): argument = ":value:(\(words.joined(separator: " ")))"
+        case .choice(_, let words): argument = ":value:(\(words.joined(separator: " ")))"
         case .text(let name): argument = ":" + zshMessage(name) + ": "
         }
         return option.spellings.map { spelling in
@@ -251,15 +251,15 @@ enum ShellCompletion {
         return lines.joined(separator: "\n")
     }
 
-    private static func fishOption(_ option: CompletionModel.Option, condition: String?) -> String {
+    private static func fishOption(_ option: Option, condition: String?) -> String {
         var parts = ["complete -c booksync"]
         if let condition { parts.append("-n " + fishQuote(condition)) }
-        if let short = option.short { parts.append("-s \(short)") }
+        if let short = option.letter { parts.append("-s \(short)") }
         if let long = option.long { parts.append("-l " + long.dropFirst(2)) }
         switch option.value {
         case nil: break
         case .directory: parts.append("-x -a '(__fish_complete_directories)'")
-        case .choices(let words): parts.append("-x -a " + fishQuote(words.joined(separator: " ")))
+        case .choice(_, let words): parts.append("-x -a " + fishQuote(words.joined(separator: " ")))
         case .text: parts.append("-x")
         }
         parts.append("-d " + fishQuote(option.help))

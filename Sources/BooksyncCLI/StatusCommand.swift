@@ -23,22 +23,13 @@ enum StatusCommand: Subcommand {
 
         --json prints a stable document, described in README.md.
         """
-    static let options = [
-        OptionSpec("--offline", help: "do not contact the remote; report local changes only"),
-        OptionSpec("--short", short: "s", help: "one line per record: two status columns and the id"),
-        OptionSpec("--json", help: "print a JSON document (see README.md)"),
-        OptionSpec("--exit-code", help: "exit 1 when anything differs from the base"),
-    ]
+    static let options: [Option] = [.offline, .short, .json, .exitCode]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        guard arguments.positionals.isEmpty else {
-            throw UsageError(message: "unexpected argument '\(arguments.positionals[0])'", command: name)
-        }
-        if arguments.has("--short"), arguments.has("--json") {
-            throw UsageError(message: "--short and --json cannot be combined", command: name)
-        }
+        try arguments.expectNoOperands()
+        try arguments.rejectCombined(.short, .json)
         let collection = try context.openCollection()
-        let remote = arguments.has("--offline") ? nil : try context.makeRemote(collection)
+        let remote = arguments.has(.offline) ? nil : try context.makeRemote(collection)
         let progress = ProgressBar(console: context.console, enabled: !context.quiet)
         let status = try await collection.status(remote: remote, progress: progress.update)
         progress.finish()
@@ -46,15 +37,15 @@ enum StatusCommand: Subcommand {
             context.console.err("scanned \(status.recordCount) record files, read \(status.filesRead) (the rest unchanged since last hashed)")
         }
         let renderer = StatusRenderer(context: context, root: collection.paths.root)
-        if arguments.has("--json") {
+        if arguments.has(.json) {
             context.console.out(renderer.json(status))
-        } else if arguments.has("--short") {
+        } else if arguments.has(.short) {
             renderer.short(status).forEach(context.console.out)
         } else {
             renderer.text(status, remoteName: remote?.displayName).forEach(context.console.out)
         }
         if status.needsAttention { return .attention }
-        if arguments.has("--exit-code"), !status.isClean { return .attention }
+        if arguments.has(.exitCode), !status.isClean { return .attention }
         return .success
     }
 }

@@ -15,7 +15,7 @@ enum PullCommand: Subcommand {
         the local file alone and store the remote side in .booksync/conflicts/.
         Invalid local files are never overwritten.
         """
-    static let options = SyncCommandSupport.pullOptions + [SyncCommandSupport.jsonOption]
+    static let options: [Option] = [.dryRun, .ours, .theirs, .maxDelete, .force, SyncCommandSupport.json]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         try await SyncCommandSupport.run(arguments, command: name, context: context, pull: true, push: false)
@@ -38,7 +38,7 @@ enum PushCommand: Subcommand {
         stores the conflict, and a conflict that pull stored is settled with
         booksync resolve ID --ours or --theirs. Invalid files are never sent.
         """
-    static let options = SyncCommandSupport.pushOptions
+    static let options: [Option] = [.dryRun, .atomic, .maxDelete, .force, SyncCommandSupport.json]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         try await SyncCommandSupport.run(arguments, command: name, context: context, pull: false, push: true)
@@ -51,7 +51,7 @@ enum SyncCommand: Subcommand {
     static let summary = "pull, then push"
     static let usage = "booksync sync [--dry-run] [--ours|--theirs] [--atomic] [--max-delete N%] [--force] [--json]"
     static let discussion = "Runs pull and then push with the same options; see their help."
-    static let options = SyncCommandSupport.pullOptions + [SyncCommandSupport.atomicOption, SyncCommandSupport.jsonOption]
+    static let options: [Option] = [.dryRun, .ours, .theirs, .maxDelete, .force, .atomic, SyncCommandSupport.json]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         try await SyncCommandSupport.run(arguments, command: name, context: context, pull: true, push: true)
@@ -60,35 +60,21 @@ enum SyncCommand: Subcommand {
 
 /// Options, execution and rendering shared by pull, push and sync.
 enum SyncCommandSupport {
-    static let dryRunOption = OptionSpec("--dry-run", short: "n", help: "print the plan; write nothing, locally or remotely")
-    static let maxDeleteOption = OptionSpec("--max-delete", value: "N%", help: "refuse to delete more than N% of the synced records (default 50%)")
-    static let forceOption = OptionSpec("--force", help: "skip the mass-delete guard")
-    static let atomicOption = OptionSpec("--atomic", help: "push all changes in one transaction, or none (at most 500)")
-    static let jsonOption = OptionSpec("--json", help: "print one JSON document instead of the lines (see README.md)")
-    static let pullOptions = [
-        dryRunOption,
-        OptionSpec("--ours", help: "settle conflicts with our value of each conflicting field (push publishes it)"),
-        OptionSpec("--theirs", help: "settle conflicts with their value of each conflicting field"),
-        maxDeleteOption, forceOption,
-    ]
-    static let pushOptions = [dryRunOption, atomicOption, maxDeleteOption, forceOption, jsonOption]
+    /// `--json` as pull, push and sync word it.
+    static let json = Option.json.explained("print one JSON document instead of the lines (see README.md)")
 
-    static func options(_ arguments: ParsedArguments, command: String) throws(UsageError) -> SyncOptions {
-        guard arguments.positionals.isEmpty else {
-            throw UsageError(message: "unexpected argument '\(arguments.positionals[0])'", command: command)
-        }
+    static func options(_ arguments: ParsedArguments) throws(UsageError) -> SyncOptions {
+        try arguments.expectNoOperands()
         var options = SyncOptions()
-        options.dryRun = arguments.has("--dry-run")
-        options.force = arguments.has("--force")
-        options.atomic = arguments.has("--atomic")
-        if arguments.has("--ours"), arguments.has("--theirs") {
-            throw UsageError(message: "--ours and --theirs cannot be combined", command: command)
-        }
-        if arguments.has("--ours") { options.conflictChoice = .ours }
-        if arguments.has("--theirs") { options.conflictChoice = .theirs }
-        if let text = arguments.values["--max-delete"] {
+        options.dryRun = arguments.has(.dryRun)
+        options.force = arguments.has(.force)
+        options.atomic = arguments.has(.atomic)
+        try arguments.rejectCombined(.ours, .theirs)
+        if arguments.has(.ours) { options.conflictChoice = .ours }
+        if arguments.has(.theirs) { options.conflictChoice = .theirs }
+        if let text = arguments.value(.maxDelete) {
             guard let percent = DeleteGuard.parsePercent(text) else {
-                throw UsageError(message: "--max-delete takes a percentage from 0 to 100, like 25%", command: command)
+                throw arguments.usageError("\(Option.maxDelete.name) takes a percentage from 0 to 100, like 25%")
             }
             options.deleteGuard.maximumPercent = percent
         }
@@ -97,7 +83,7 @@ enum SyncCommandSupport {
 
     /// Pull, push, or both (sync): options, the remote, the reports, the exit code.
     static func run(_ arguments: ParsedArguments, command: String, context: CommandContext, pull: Bool, push: Bool) async throws -> ExitCode {
-        let options = try options(arguments, command: command)
+        let options = try options(arguments)
         let collection = try context.openCollection()
         let remote = try context.makeRemote(collection)
         var reports: [SyncReport] = []
@@ -112,7 +98,7 @@ enum SyncCommandSupport {
         } else if push {
             reports.append(try await self.push(collection, remote: remote, options: options, context: context))
         }
-        if arguments.has("--json") {
+        if arguments.has(.json) {
             context.console.out(JSONDocuments.syncReports(reports, command: command, root: collection.paths.root, dryRun: options.dryRun,
                                                           unresolvedConflict: collection.unresolvedConflict))
         } else {
