@@ -122,7 +122,7 @@ enum DiffCommand: Subcommand {
             }
             var record: Fields = [
                 "id": .string(diff.id.rawValue), "file": .string(diff.id.fileName),
-                "class": .string(StatusRenderer.jsonSides(diff.state).kind),
+                "class": .string(diff.state.statusNames.statusClass.json),
                 "inBase": .bool(diff.inBase), "inLocal": .bool(diff.inLocal), "inRemote": .bool(diff.inRemote),
                 "fields": .array(fields),
             ]
