@@ -19,9 +19,7 @@ enum FormatCommand: Subcommand {
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let collection = try context.openCollection()
         let checkOnly = arguments.has(.check)
-        let lock = checkOnly ? nil : try collection.lock { pid in
-            context.console.err("booksync: note: took over a lock left by process \(pid), which is no longer running")
-        }
+        let lock = checkOnly ? nil : try collection.lock(onStaleLock: SyncCommandSupport.tookOverLockNotice(context))
         defer { lock?.release() }
         let files = arguments.positionals.map { PathDisplay.resolve($0, against: context.currentDirectory) }
         let reports = try await collection.format(files, checkOnly: checkOnly)

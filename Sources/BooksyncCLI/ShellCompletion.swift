@@ -5,13 +5,18 @@
 /// shell that reads them. The bash script keeps to bash 3.2 (macOS's
 /// /bin/bash): no associative arrays, `mapfile` or unguarded `compopt`.
 enum ShellCompletion {
+    /// The comment that opens every script: what printed it, then how to load
+    /// it (`howToLoad`, one comment line each, the first one after the text).
+    private static func header(_ shell: String, _ howToLoad: String...) -> [String] {
+        ["# \(shell) completion for booksync, printed by 'booksync completion \(shell)' from its own",
+         "# tables of commands and options. " + howToLoad[0]]
+            + howToLoad.dropFirst().map { "# " + $0 }
+    }
+
     static func bash(_ model: CompletionModel) -> String {
         let globalValues = model.valueSpellings(model.globals)
-        var lines = [
-            "# bash completion for booksync, printed by 'booksync completion bash' from its own",
-            "# tables of commands and options. Load it from ~/.bashrc with",
-            "#   source <(booksync completion bash)",
-            "# or install it as bash-completion/completions/booksync.",
+        var lines = header("bash", "Load it from ~/.bashrc with", "  source <(booksync completion bash)",
+                           "or install it as bash-completion/completions/booksync.") + [
             "_booksync_reply() {",
             "    COMPREPLY=()",
             "    local line",
@@ -111,11 +116,9 @@ enum ShellCompletion {
     }
 
     static func zsh(_ model: CompletionModel) -> String {
-        var lines = [
-            "#compdef booksync",
-            "# zsh completion for booksync, printed by 'booksync completion zsh' from its own",
-            "# tables of commands and options. Install it as _booksync in a directory of $fpath,",
-            "# or load it from ~/.zshrc (after compinit) with: source <(booksync completion zsh)",
+        var lines = ["#compdef booksync"]
+            + header("zsh", "Install it as _booksync in a directory of $fpath,",
+                     "or load it from ~/.zshrc (after compinit) with: source <(booksync completion zsh)") + [
             "_booksync() {",
             "    local curcontext=\"$curcontext\" state line ret=1",
             "    typeset -A opt_args",
@@ -202,10 +205,8 @@ enum ShellCompletion {
 
     static func fish(_ model: CompletionModel) -> String {
         let globalValues = model.valueSpellings(model.globals)
-        var lines = [
-            "# fish completion for booksync, printed by 'booksync completion fish' from its own",
-            "# tables of commands and options. Install it as fish/vendor_completions.d/booksync.fish,",
-            "# or load it with: booksync completion fish | source",
+        var lines = header("fish", "Install it as fish/vendor_completions.d/booksync.fish,",
+                           "or load it with: booksync completion fish | source") + [
             "function __booksync_command",
             "    set -l tokens (commandline -opc)",
             "    set -e tokens[1]",

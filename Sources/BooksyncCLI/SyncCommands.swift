@@ -1,8 +1,20 @@
 import BooksyncCore
 import BooksyncKit
 
+/// pull, push and sync: one `run` (`SyncCommandSupport.run`), told which phases to run.
+protocol SyncPhasesCommand: Subcommand {
+    /// Whether the command pulls, and whether it pushes (after the pull).
+    static var phases: (pull: Bool, push: Bool) { get }
+}
+
+extension SyncPhasesCommand {
+    static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
+        try await SyncCommandSupport.run(arguments, command: name, context: context, pull: phases.pull, push: phases.push)
+    }
+}
+
 /// `booksync pull`: apply remote changes locally.
-enum PullCommand: Subcommand {
+enum PullCommand: SyncPhasesCommand {
     static let name = "pull"
     static let summary = "apply remote changes to the record files"
     static let usage = "booksync pull [--dry-run] [--ours|--theirs] [--max-delete N%] [--force] [--json]"
@@ -16,14 +28,11 @@ enum PullCommand: Subcommand {
         Invalid local files are never overwritten.
         """
     static let options: [Option] = [.dryRun, .ours, .theirs, .maxDelete, .force, SyncCommandSupport.json]
-
-    static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        try await SyncCommandSupport.run(arguments, command: name, context: context, pull: true, push: false)
-    }
+    static let phases = (pull: true, push: false)
 }
 
 /// `booksync push`: publish local changes.
-enum PushCommand: Subcommand {
+enum PushCommand: SyncPhasesCommand {
     static let name = "push"
     static let summary = "publish local changes to the remote collection"
     static let usage = "booksync push [--dry-run] [--atomic] [--max-delete N%] [--force] [--json]"
@@ -39,23 +48,17 @@ enum PushCommand: Subcommand {
         booksync resolve ID --ours or --theirs. Invalid files are never sent.
         """
     static let options: [Option] = [.dryRun, .atomic, .maxDelete, .force, SyncCommandSupport.json]
-
-    static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        try await SyncCommandSupport.run(arguments, command: name, context: context, pull: false, push: true)
-    }
+    static let phases = (pull: false, push: true)
 }
 
 /// `booksync sync`: pull, then push.
-enum SyncCommand: Subcommand {
+enum SyncCommand: SyncPhasesCommand {
     static let name = "sync"
     static let summary = "pull, then push"
     static let usage = "booksync sync [--dry-run] [--ours|--theirs] [--atomic] [--max-delete N%] [--force] [--json]"
     static let discussion = "Runs pull and then push with the same options; see their help."
     static let options: [Option] = [.dryRun, .ours, .theirs, .maxDelete, .force, .atomic, SyncCommandSupport.json]
-
-    static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        try await SyncCommandSupport.run(arguments, command: name, context: context, pull: true, push: true)
-    }
+    static let phases = (pull: true, push: true)
 }
 
 /// Options, execution and rendering shared by pull, push and sync.
@@ -107,13 +110,21 @@ enum SyncCommandSupport {
         return reports.contains { $0.needsAttention } ? .attention : .success
     }
 
+    /// What to tell when a command took over the lock of a process that died:
+    /// that it did, and where the files a killed pull swapped out of place are.
     static func staleLockNotice(_ context: CommandContext, _ collection: CollectionDirectory) -> (Int32) -> Void {
         { pid in
-            context.console.err("booksync: note: took over a lock left by process \(pid), which is no longer running")
+            tookOverLockNotice(context)(pid)
             if FileSystem.exists(collection.paths.recovered) {
                 context.console.err("booksync: note: files that a killed pull had swapped out of place are kept in \(context.shownPath(collection.paths.recovered)); check and delete them")
             }
         }
+    }
+
+    /// `staleLockNotice` without the recovered files, for fmt (a pull taking
+    /// over the lock tells about them).
+    static func tookOverLockNotice(_ context: CommandContext) -> (Int32) -> Void {
+        { pid in context.console.err("booksync: note: took over a lock left by process \(pid), which is no longer running") }
     }
 
     static func pull(_ collection: CollectionDirectory, remote: FirestoreRemote, options: SyncOptions, context: CommandContext) async throws(BooksyncError) -> SyncReport {
