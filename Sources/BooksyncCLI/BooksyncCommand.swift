@@ -220,8 +220,16 @@ public enum BooksyncCommand {
             lines += ["", "options:"]
             lines += optionLines(command.options)
         }
-        lines += ["", "global options: -C DIR, --color WHEN, --no-color, -q/--quiet, -v/--verbose (see 'booksync --help')"]
+        lines += ["", "global options: \(globalOptionsReminder) (see 'booksync --help')"]
         return lines.joined(separator: "\n")
+    }
+
+    /// `-C DIR, --color WHEN, --no-color, -q/--quiet, -v/--verbose`: the global
+    /// options a command's help reminds of (not `--help` and `--version`).
+    static var globalOptionsReminder: String {
+        globalOptions.filter { $0 != .help && $0 != .version }
+            .map { option in option.spellings.joined(separator: "/") + (option.value.map { " " + $0.name } ?? "") }
+            .joined(separator: ", ")
     }
 
     static func optionLines(_ options: [Option]) -> [String] {
