@@ -40,6 +40,16 @@ import BooksyncURLSession
         #expect(Set(spellings).count == spellings.count, "\(command): \(spellings)")
     }
 
+    /// A command's usage line is written by hand (it groups `[--ours|--theirs]`):
+    /// it names every option the command accepts, with its value.
+    @Test(arguments: BooksyncCommand.subcommands.map { ($0.usage, $0.options) })
+    func usageNamesEveryOption(usage: String, options: [Option]) {
+        for option in options {
+            let written = option.name + (option.value.map { " " + $0.name } ?? "")
+            #expect(usage.contains(written + "]") || usage.contains(written + " ") || usage.contains(written + "|"), "\(usage): \(written)")
+        }
+    }
+
     /// The parser keeps every value of a repeated option in order (`value`
     /// is the last), flags by their declaration whatever the spelling, and
     /// what follows `--` as operands.
