@@ -1,26 +1,46 @@
-/// An option a command accepts.
-struct OptionSpec: Sendable {
-    let name: String
-    let short: Character?
-    /// Name of the value (`DIR`, `N%`) for options that take one; nil for flags.
-    let valueName: String?
-    let help: String
-
-    init(_ name: String, short: Character? = nil, value: String? = nil, help: String) {
-        self.name = name
-        self.short = short
-        self.valueName = value
-        self.help = help
-    }
-}
-
-/// A command line split into flags, option values and positionals.
+/// A command line read against its declared options (`Option`): the flags
+/// given, every value of each option in order, and the operands.
 struct ParsedArguments: Sendable {
-    var flags: Set<String> = []
-    var values: [String: String] = [:]
-    var positionals: [String] = []
+    /// The command these arguments are for (nil at the top level), named by usage errors.
+    let command: String?
+    private var flags: Set<String> = []
+    private var values: [String: [String]] = [:]
+    /// What is not an option or an option's value, in order.
+    private(set) var positionals: [String] = []
 
-    func has(_ flag: String) -> Bool { flags.contains(flag) }
+    init(command: String?) {
+        self.command = command
+    }
+
+    /// Whether the flag `option` was given.
+    func has(_ option: Option) -> Bool { flags.contains(option.name) }
+
+    /// The value of `option`: the last one given, so a later `--color` overrides an earlier one.
+    func value(_ option: Option) -> String? { values[option.name]?.last }
+
+    /// Every value of a repeatable option (`--require`), in command-line order.
+    func values(_ option: Option) -> [String] { values[option.name] ?? [] }
+
+    /// A usage mistake in these arguments, reported against their command.
+    func usageError(_ message: String) -> UsageError {
+        UsageError(message: message, command: command)
+    }
+
+    /// - Throws: `UsageError` naming the first operand, for commands that take none.
+    func expectNoOperands() throws(UsageError) {
+        if let first = positionals.first { throw usageError("unexpected argument '\(first)'") }
+    }
+
+    /// - Throws: `UsageError` when both flags were given.
+    func rejectCombined(_ one: Option, _ other: Option) throws(UsageError) {
+        if has(one), has(other) { throw usageError("\(one.name) and \(other.name) cannot be combined") }
+    }
+
+    fileprivate mutating func add(_ option: Option, value: String?) {
+        if let value { values[option.name, default: []].append(value) } else { flags.insert(option.name) }
+    }
+
+    fileprivate mutating func add(operand: String) { positionals.append(operand) }
 }
 
 /// A usage mistake; printed with a pointer to `--help`, exit code 2.
@@ -33,46 +53,91 @@ struct UsageError: Error, Sendable {
 /// A small strict parser: `--name`, `--name VALUE`, `--name=VALUE`, `-x`, `-x VALUE`,
 /// bundled short flags are not needed and not accepted, `--` ends options.
 enum ArgumentParser {
-    static func parse(_ arguments: [String], options: [OptionSpec], command: String?) throws(UsageError) -> ParsedArguments {
-        var result = ParsedArguments()
+    /// One argument as the grammar reads it.
+    enum Word {
+        /// A declared option, with the value that followed it (the next argument,
+        /// or `=VALUE`; a flag keeps an `=VALUE` so the parser can refuse it).
+        case option(Option, value: String?)
+        /// An option no declaration names (`name` without any `=VALUE`).
+        case unknown(name: String)
+        /// `arguments[index]`, which is not an option.
+        case operand(String, index: Int)
+        /// `--`: the arguments after it are operands.
+        case endOfOptions
+    }
+
+    /// Reads `arguments` against `options`. An option that takes a value takes
+    /// the next argument whatever it looks like, so `-C books status` finds
+    /// `status`, not `books`. `commandOptions` adds the options of the command
+    /// once the first operand (the command name, at the top level) is met, so
+    /// that a command's option value is never taken for anything else.
+    static func words(_ arguments: [String], options: [Option],
+                      commandOptions: (String) -> [Option] = { _ in [] }) -> [Word] {
+        var known = options
+        var words: [Word] = []
+        var seenOperand = false
         var i = 0
-        var onlyPositionals = false
         while i < arguments.count {
             let argument = arguments[i]
             i += 1
-            if onlyPositionals || !isOption(argument) {
-                result.positionals.append(argument)
+            guard isOption(argument) else {
+                if !seenOperand {
+                    seenOperand = true
+                    known += commandOptions(argument)
+                }
+                words.append(.operand(argument, index: i - 1))
                 continue
             }
             if argument == "--" {
-                onlyPositionals = true
-                continue
+                words.append(.endOfOptions)
+                words += arguments[i...].indices.map { .operand(arguments[$0], index: $0) }
+                break
             }
             let (name, inlineValue) = split(argument)
-            guard let spec = spec(named: name, in: options) else {
-                let suggestion = name.hasPrefix("--") ? Suggestions.didYouMean(name, among: options.map(\.name).filter { $0.hasPrefix("--") }) : ""
-                throw UsageError(message: "unknown option '\(name)'\(suggestion)", command: command)
+            guard let option = known.first(where: { $0.isSpelled(name) }) else {
+                words.append(.unknown(name: name))
+                continue
             }
-            if let valueName = spec.valueName {
-                if let inlineValue {
-                    result.values[spec.name] = inlineValue
-                } else {
-                    guard i < arguments.count else {
-                        throw UsageError(message: "option '\(spec.name)' needs a value (\(valueName))", command: command)
-                    }
-                    result.values[spec.name] = arguments[i]
-                    i += 1
+            var value = inlineValue
+            if option.value != nil, value == nil, i < arguments.count {
+                value = arguments[i]
+                i += 1
+            }
+            words.append(.option(option, value: value))
+        }
+        return words
+    }
+
+    /// `arguments` as flags, values and operands of `options`.
+    /// - Throws: `UsageError` against `command` for the first unknown option
+    ///   (with a suggestion), option without its value, or flag given a value.
+    static func parse(_ arguments: [String], options: [Option], command: String?) throws(UsageError) -> ParsedArguments {
+        var result = ParsedArguments(command: command)
+        for word in words(arguments, options: options) {
+            switch word {
+            case .operand(let operand, _):
+                result.add(operand: operand)
+            case .endOfOptions:
+                continue
+            case .unknown(let name):
+                let suggestion = name.hasPrefix("--") ? Suggestions.didYouMean(name, among: options.compactMap(\.long)) : ""
+                throw result.usageError("unknown option '\(name)'\(suggestion)")
+            case .option(let option, let value):
+                switch (option.value, value) {
+                case (let declared?, nil):
+                    throw result.usageError("option '\(option.name)' needs a value (\(declared.name))")
+                case (nil, _?):
+                    throw result.usageError("option '\(option.name)' takes no value")
+                default:
+                    result.add(option, value: value)
                 }
-            } else {
-                if inlineValue != nil { throw UsageError(message: "option '\(spec.name)' takes no value", command: command) }
-                result.flags.insert(spec.name)
             }
         }
         return result
     }
 
-    /// Whether `argument` is an option (or `--`) rather than a positional; a
-    /// lone `-` is a positional (stdin, by convention).
+    /// Whether `argument` is an option (or `--`) rather than an operand; a
+    /// lone `-` is an operand (stdin, by convention).
     static func isOption(_ argument: String) -> Bool {
         argument.hasPrefix("-") && argument != "-"
     }
@@ -81,47 +146,5 @@ enum ArgumentParser {
     static func split(_ argument: String) -> (name: String, inlineValue: String?) {
         guard argument.hasPrefix("--"), let eq = argument.firstIndex(of: "=") else { return (argument, nil) }
         return (String(argument[..<eq]), String(argument[argument.index(after: eq)...]))
-    }
-
-    /// The option `name` (`--color`, `-q`) means in `options`, if any.
-    static func spec(named name: String, in options: [OptionSpec]) -> OptionSpec? {
-        options.first { option in
-            option.name == name || (option.short.map { "-\($0)" } == name)
-        }
-    }
-
-    /// Walks a command line as `parse` would, without failing on options it
-    /// does not know: the index of the first positional (the command, for the
-    /// top level) and each option met with its value, in order. `commandOptions`
-    /// adds the options of the command once it is found, so that a command's
-    /// option value is never taken for anything else. Options that take a value
-    /// skip it, so `-C books status` finds `status`, not `books`.
-    static func scan(_ arguments: [String], options: [OptionSpec],
-                     commandOptions: (String) -> [OptionSpec] = { _ in [] }) -> (firstPositional: Int?, options: [(OptionSpec, String?)]) {
-        var known = options
-        var first: Int?
-        var found: [(OptionSpec, String?)] = []
-        var i = 0
-        while i < arguments.count {
-            let argument = arguments[i]
-            i += 1
-            if argument == "--" { break }
-            guard isOption(argument) else {
-                if first == nil {
-                    first = i - 1
-                    known += commandOptions(argument)
-                }
-                continue
-            }
-            let (name, inlineValue) = split(argument)
-            guard let spec = spec(named: name, in: known) else { continue }
-            var value = inlineValue
-            if spec.valueName != nil, value == nil, i < arguments.count {
-                value = arguments[i]
-                i += 1
-            }
-            found.append((spec, value))
-        }
-        return (first, found)
     }
 }

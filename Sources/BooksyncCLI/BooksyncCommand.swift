@@ -40,7 +40,8 @@ protocol Subcommand {
     static var usage: String { get }
     /// Longer explanation shown by `--help`.
     static var discussion: String { get }
-    static var options: [OptionSpec] { get }
+    /// The options it accepts besides the global ones, in the order its help lists them.
+    static var options: [Option] { get }
     /// What follows the options, for shell completion (default: nothing to offer).
     static var operands: Operands { get }
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode
@@ -58,18 +59,15 @@ public enum BooksyncCommand {
         ]
     }
 
-    /// The one table of global options: `run` parses with it, and
-    /// `locateCommand` uses it to skip the values of `-C` and `--color` on the
-    /// way to the command name.
-    static let globalOptions: [OptionSpec] = [
-        OptionSpec("-C", value: "DIR", help: "run as if booksync was started in DIR"),
-        OptionSpec("--color", value: "WHEN", help: "colour output: auto (default, only on a terminal), always, never"),
-        OptionSpec("--no-color", help: "the same as --color never"),
-        OptionSpec("--quiet", short: "q", help: "print only results and errors"),
-        OptionSpec("--verbose", short: "v", help: "explain what booksync is doing, on stderr"),
-        OptionSpec("--help", short: "h", help: "show help"),
-        OptionSpec("--version", help: "print the version"),
-    ]
+    /// The options every command accepts: `run` parses with them, and
+    /// `locateCommand` uses them to skip the values of `-C` and `--color` on
+    /// the way to the command name.
+    static let globalOptions: [Option] = [.directory, .color, .noColor, .quiet, .verbose, .help, .version]
+
+    /// The subcommand called `name`, if any.
+    static func subcommand(named name: String) -> (any Subcommand.Type)? {
+        subcommands.first { $0.name == name }
+    }
 
     /// Runs booksync with `arguments` (without the program name) and returns the exit
     /// status. Never throws and never crashes on bad input: every failure becomes a
@@ -93,7 +91,7 @@ public enum BooksyncCommand {
             if name == "help" {
                 return help(for: locateCommand(rest).commandIndex.map { rest[$0] }, console: console)
             }
-            guard let found = subcommands.first(where: { $0.name == name }) else {
+            guard let found = subcommand(named: name) else {
                 return report(notACommand(name), console)
             }
             command = found
@@ -104,22 +102,22 @@ public enum BooksyncCommand {
         } catch {
             return report(error, console)
         }
-        if parsed.has("--version") {
+        if parsed.has(.version) {
             console.out("booksync \(version)")
             return ExitCode.success.rawValue
         }
         guard let command else {
             console.out(TerminalText(trusted: mainHelp))
-            return (parsed.has("--help") ? ExitCode.success : ExitCode.usage).rawValue
+            return (parsed.has(.help) ? ExitCode.success : ExitCode.usage).rawValue
         }
-        if parsed.has("--help") {
+        if parsed.has(.help) {
             console.out(TerminalText(trusted: help(command)))
             return ExitCode.success.rawValue
         }
-        let directory = parsed.values["-C"].map { PathDisplay.resolve($0, against: currentDirectory) } ?? currentDirectory
+        let directory = parsed.value(.directory).map { PathDisplay.resolve($0, against: currentDirectory) } ?? currentDirectory
         let context = CommandContext(
             console: console, directory: directory, currentDirectory: currentDirectory,
-            quiet: parsed.has("--quiet"), verbose: parsed.has("--verbose"), environment: environment,
+            quiet: parsed.has(.quiet), verbose: parsed.has(.verbose), environment: environment,
             arguments: commandLine, network: network)
         do {
             return try await command.run(parsed, context: context).rawValue
@@ -141,15 +139,23 @@ public enum BooksyncCommand {
     /// last value. Values are skipped by the same table `run` parses with, and
     /// after the command name by the command's own table too.
     static func locateCommand(_ arguments: [String]) -> (commandIndex: Int?, color: String?) {
-        let scan = ArgumentParser.scan(arguments, options: globalOptions) { name in
-            subcommands.first { $0.name == name }?.options ?? []
-        }
+        var commandIndex: Int?
         var color: String?
-        for (option, value) in scan.options {
-            if option.name == "--color", let value { color = value }
-            if option.name == "--no-color" { color = ColorChoice.never.rawValue }
+        let words = ArgumentParser.words(arguments, options: globalOptions) { subcommand(named: $0)?.options ?? [] }
+        for word in words {
+            switch word {
+            case .option(let option, let value):
+                if option == .color, let value { color = value }
+                if option == .noColor { color = ColorChoice.never.rawValue }
+            case .operand(_, let index):
+                if commandIndex == nil { commandIndex = index }
+            case .endOfOptions:
+                return (commandIndex, color)
+            case .unknown:
+                continue
+            }
         }
-        return (scan.firstPositional, color)
+        return (commandIndex, color)
     }
 
     /// Every name `booksync NAME` accepts, for suggestions.
@@ -176,7 +182,7 @@ public enum BooksyncCommand {
             console.out(TerminalText(trusted: AuthHelp.text))
             return ExitCode.success.rawValue
         }
-        guard let command = subcommands.first(where: { $0.name == name }) else {
+        guard let command = subcommand(named: name) else {
             return report(notACommand(name), console)
         }
         console.out(TerminalText(trusted: help(command)))
@@ -214,15 +220,23 @@ public enum BooksyncCommand {
             lines += ["", "options:"]
             lines += optionLines(command.options)
         }
-        lines += ["", "global options: -C DIR, --color WHEN, --no-color, -q/--quiet, -v/--verbose (see 'booksync --help')"]
+        lines += ["", "global options: \(globalOptionsReminder) (see 'booksync --help')"]
         return lines.joined(separator: "\n")
     }
 
-    static func optionLines(_ options: [OptionSpec]) -> [String] {
+    /// `-C DIR, --color WHEN, --no-color, -q/--quiet, -v/--verbose`: the global
+    /// options a command's help reminds of (not `--help` and `--version`).
+    static var globalOptionsReminder: String {
+        globalOptions.filter { $0 != .help && $0 != .version }
+            .map { option in option.spellings.joined(separator: "/") + (option.value.map { " " + $0.name } ?? "") }
+            .joined(separator: ", ")
+    }
+
+    static func optionLines(_ options: [Option]) -> [String] {
         options.map { option in
-            var left = option.short.map { "-\($0), " } ?? ""
+            var left = option.alias.map { "-\($0), " } ?? ""
             left += option.name
-            if let value = option.valueName { left += " " + value }
+            if let value = option.value { left += " " + value.name }
             return "  " + left.padding(to: 22) + option.help
         }
     }

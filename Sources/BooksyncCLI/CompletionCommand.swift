@@ -15,7 +15,7 @@ enum CompletionCommand: Subcommand {
           zsh   source <(booksync completion zsh)         (in ~/.zshrc, after compinit)
           fish  booksync completion fish | source         (in config.fish)
         """
-    static let options: [OptionSpec] = []
+    static let options: [Option] = []
     static var operands: Operands { .choices(Shell.allCases.map(\.rawValue)) }
 
     enum Shell: String, CaseIterable {
@@ -25,10 +25,10 @@ enum CompletionCommand: Subcommand {
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let names = Shell.allCases.map(\.rawValue).joined(separator: ", ")
         guard arguments.positionals.count == 1 else {
-            throw UsageError(message: "name one shell: \(names)", command: name)
+            throw arguments.usageError("name one shell: \(names)")
         }
         guard let shell = Shell(rawValue: arguments.positionals[0]) else {
-            throw UsageError(message: "no completion for '\(arguments.positionals[0])'; the shells are \(names)", command: name)
+            throw arguments.usageError("no completion for '\(arguments.positionals[0])'; the shells are \(names)")
         }
         let model = CompletionModel.booksync
         let script = switch shell {

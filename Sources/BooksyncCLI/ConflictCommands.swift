@@ -16,20 +16,17 @@ enum DiffCommand: Subcommand {
         record is shown with every problem; like status, diff exits 1 when a
         record is invalid or in conflict.
         """
-    static let options = [
-        OptionSpec("--offline", help: "do not contact the remote; compare the file with the base only"),
-        OptionSpec("--json", help: "print a JSON document (see README.md)"),
-    ]
+    static let options: [Option] = [.offline.explained("do not contact the remote; compare the file with the base only"), .json]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let collection = try context.openCollection()
         let ids = try collection.recordIDs(arguments.positionals)
-        let remote = arguments.has("--offline") ? nil : try context.makeRemote(collection)
+        let remote = arguments.has(.offline) ? nil : try context.makeRemote(collection)
         let progress = ProgressBar(console: context.console, enabled: !context.quiet)
         let result = try await collection.diff(ids, remote: remote, progress: progress.update)
         progress.finish()
         let exitCode: ExitCode = result.needsAttention ? .attention : .success
-        if arguments.has("--json") {
+        if arguments.has(.json) {
             context.console.out(JSONDocuments.text(json(result)))
             return exitCode
         }
@@ -125,7 +122,7 @@ enum DiffCommand: Subcommand {
             }
             var record: Fields = [
                 "id": .string(diff.id.rawValue), "file": .string(diff.id.fileName),
-                "class": .string(StatusRenderer.jsonSides(diff.state).kind),
+                "class": .string(diff.state.statusNames.statusClass.json),
                 "inBase": .bool(diff.inBase), "inLocal": .bool(diff.inLocal), "inRemote": .bool(diff.inRemote),
                 "fields": .array(fields),
             ]
@@ -157,19 +154,16 @@ enum ResolveCommand: Subcommand {
         again meanwhile, the record becomes a conflict again instead of being
         overwritten. No network is needed.
         """
-    static let options = [
-        OptionSpec("--ours", help: "our value for each conflicting field"),
-        OptionSpec("--theirs", help: "their value for each conflicting field"),
+    static let options: [Option] = [
+        .ours.explained("our value for each conflicting field"), .theirs.explained("their value for each conflicting field"),
     ]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         guard !arguments.positionals.isEmpty else {
-            throw UsageError(message: "name the records to resolve (booksync status lists conflicts)", command: name)
+            throw arguments.usageError("name the records to resolve (booksync status lists conflicts)")
         }
-        if arguments.has("--ours"), arguments.has("--theirs") {
-            throw UsageError(message: "--ours and --theirs cannot be combined", command: name)
-        }
-        let choice: ResolveChoice = arguments.has("--ours") ? .ours : (arguments.has("--theirs") ? .theirs : .edited)
+        try arguments.rejectCombined(.ours, .theirs)
+        let choice: ResolveChoice = arguments.has(.ours) ? .ours : (arguments.has(.theirs) ? .theirs : .edited)
         let collection = try context.openCollection()
         let ids = try collection.recordIDs(arguments.positionals)
         let outcomes = try collection.resolve(ids, choice: choice, onStaleLock: SyncCommandSupport.staleLockNotice(context, collection))

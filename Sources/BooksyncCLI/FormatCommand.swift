@@ -14,16 +14,12 @@ enum FormatCommand: Subcommand {
         Files that do not parse are reported and left untouched. Each file is
         replaced atomically.
         """
-    static let options = [
-        OptionSpec("--check", help: "change nothing; list files that are not canonical and exit 1 if any"),
-    ]
+    static let options: [Option] = [.check]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let collection = try context.openCollection()
-        let checkOnly = arguments.has("--check")
-        let lock = checkOnly ? nil : try collection.lock { pid in
-            context.console.err("booksync: note: took over a lock left by process \(pid), which is no longer running")
-        }
+        let checkOnly = arguments.has(.check)
+        let lock = checkOnly ? nil : try collection.lock(onStaleLock: SyncCommandSupport.tookOverLockNotice(context))
         defer { lock?.release() }
         let files = arguments.positionals.map { PathDisplay.resolve($0, against: context.currentDirectory) }
         let reports = try await collection.format(files, checkOnly: checkOnly)

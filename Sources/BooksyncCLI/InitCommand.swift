@@ -37,28 +37,20 @@ enum InitCommand: Subcommand {
         existing collection, 'booksync init --git' does only that. git does not
         clone its config: run 'booksync init --git' once in each clone.
         """
-    static let options = [
-        OptionSpec("--firestore", value: "PROJECT[/DATABASE]", help: "the Firestore project (and database) to sync with"),
-        OptionSpec("--collection", value: "PATH", help: "the collection path, e.g. books or users/u1/books"),
-        OptionSpec("--require", value: "FIELD:TYPE", help: "a field every record must have (repeatable), or none for only id"),
-        OptionSpec("--id-field", value: "NAME|none", help: "the document field that holds the record id (default id), or none"),
-        OptionSpec("--git", help: "set up booksync as git's merge driver for the record files and the manifest"),
-    ]
+    static let options: [Option] = [.firestore, .collection, .require, .idField, .git]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        guard arguments.positionals.isEmpty else {
-            throw UsageError(message: "unexpected argument '\(arguments.positionals[0])'", command: name)
-        }
-        let requirements = requireArguments(in: context.arguments)
-        if arguments.has("--git"), arguments.values["--collection"] == nil, let existing = try? context.openCollection() {
-            if !requirements.isEmpty || arguments.values["--id-field"] != nil {
+        try arguments.expectNoOperands()
+        let requirements = arguments.values(.require)
+        if arguments.has(.git), arguments.value(.collection) == nil, let existing = try? context.openCollection() {
+            if !requirements.isEmpty || arguments.value(.idField) != nil {
                 throw UsageError(message: "--require and --id-field only apply when a collection is created; edit \(context.display(existing.paths.config)) to change them", command: name)
             }
             try GitCommand.install(collectionRoot: existing.paths.root)
             if !context.quiet { context.console.out("git now merges record files in \(existing.paths.root) field by field and the manifest by record (booksync must be on PATH)") }
             return .success
         }
-        guard let collection = arguments.values["--collection"] else {
+        guard let collection = arguments.value(.collection) else {
             throw UsageError(message: "missing --collection PATH (the Firestore collection to sync, e.g. books)", command: name)
         }
         if let problem = FirestoreTarget.validateCollectionPath(collection) {
@@ -70,11 +62,11 @@ enum InitCommand: Subcommand {
         } catch {
             throw UsageError(message: "--require: \(error.message)", command: name)
         }
-        let idField = try parseIDField(arguments.values["--id-field"])
+        let idField = try parseIDField(arguments.value(.idField))
         if let problem = CollectionConfig.problem(idField: idField, schema: schema) {
             throw UsageError(message: problem, command: name)
         }
-        let (target, detected) = try resolveTarget(arguments.values["--firestore"], collection: collection, context: context)
+        let (target, detected) = try resolveTarget(arguments.value(.firestore), collection: collection, context: context)
         let config = CollectionConfig(remote: target, schema: schema, idField: idField)
         let directory = try CollectionDirectory.initialize(at: context.directory, config: config)
         if !context.quiet {
@@ -89,21 +81,13 @@ enum InitCommand: Subcommand {
             context.console.out("  id field: \(describe(idField))")
             context.console.out("Commit .booksync/ (its .gitignore leaves out local-only files).")
         }
-        if arguments.has("--git") {
+        if arguments.has(.git) {
             try GitCommand.install(collectionRoot: directory.paths.root)
             if !context.quiet { context.console.out("git now merges record files here field by field and the manifest by record (booksync must be on PATH)") }
         } else if !context.quiet {
             for line in GitCommand.instructions(collectionRoot: context.display(directory.paths.root)) { context.console.out("\(line)") }
         }
         return .success
-    }
-
-    /// Every value of `--require`, in order: `ParsedArguments` keeps only the
-    /// last value of an option, so the command line is walked again with the
-    /// parser's own grammar (an option's value is never taken for another).
-    static func requireArguments(in commandLine: [String]) -> [String] {
-        ArgumentParser.scan(commandLine, options: BooksyncCommand.globalOptions + options).options
-            .filter { $0.0.name == "--require" }.compactMap(\.1)
     }
 
     /// `--id-field`: absent or `id` is the default, `none` is no field, anything else a field name.

@@ -33,14 +33,6 @@ enum JSONDocuments {
 
     // MARK: pull, push, sync
 
-    /// The summary buckets of pull, push and sync, in the text summary's order:
-    /// the JSON key of each and the key `SyncCommandSupport.describe` counts it under.
-    static let syncCountKeys: [(json: String, text: String)] = [
-        ("pulled", "pulled"), ("pushed", "pushed"), ("merged", "merged"), ("recorded", "recorded"),
-        ("conflict", "conflict"), ("remote-changed", "stale"), ("invalid", "invalid"), ("rejected", "rejected"),
-        ("skipped", "skipped"),
-    ]
-
     /// The `--json` document of `pull`, `push` and `sync` (version 1):
     ///
     /// - `version`: 1.
@@ -81,7 +73,7 @@ enum JSONDocuments {
     /// - `needsAttention`: true when the exit status is 1.
     static func syncReports(_ reports: [SyncReport], command: String, root: String, dryRun: Bool,
                             unresolvedConflict: (RecordID) -> ConflictKind?) -> TerminalText {
-        var counts: [String: Int] = [:]
+        var counts: [SyncCount: Int] = [:]
         // Each lookup reads the conflict store; the count key and the event both need it.
         var looked: [RecordID: ConflictKind?] = [:]
         func unresolved(_ id: RecordID) -> ConflictKind? {
@@ -92,12 +84,12 @@ enum JSONDocuments {
         }
         let phases: [Value] = reports.map { report in
             let events: [Value] = report.events.map { event in
-                let key = SyncCommandSupport.describe(event, path: "", would: "", command: report.command,
-                                                      unresolvedConflict: unresolved).2
-                counts[key, default: 0] += 1
-                return .map(syncEvent(event, command: report.command, unresolvedConflict: unresolved))
+                let line = SyncCommandSupport.describe(event, path: "", would: "", command: report.command,
+                                                       unresolvedConflict: unresolved)
+                counts[line.count, default: 0] += 1
+                return .map(syncEvent(event, action: line.action, unresolvedConflict: unresolved))
             }
-            counts["invalid", default: 0] += SyncCommandSupport.countedUnusableFiles(report, of: reports).count
+            counts[.invalid, default: 0] += SyncCommandSupport.countedUnusableFiles(report, of: reports).count
                 + report.unusableRemote.count
             return .map([
                 "command": .string(report.command),
@@ -107,7 +99,7 @@ enum JSONDocuments {
             ])
         }
         var countFields: Fields = [:]
-        for key in syncCountKeys { countFields[key.json] = .integer(Int64(counts[key.text] ?? 0)) }
+        for count in SyncCount.allCases { countFields[count.rawValue] = .integer(Int64(counts[count] ?? 0)) }
         return text([
             "version": .integer(1),
             "command": .string(command),
@@ -119,60 +111,32 @@ enum JSONDocuments {
         ])
     }
 
-    static func syncEvent(_ event: SyncEvent, command: String, unresolvedConflict: (RecordID) -> ConflictKind?) -> Fields {
-        var fields: Fields = ["id": .string(event.id.rawValue), "file": .string(event.id.fileName)]
+    /// One event of `phases[].events`: `action` (from `SyncCommandSupport.describe`)
+    /// and the fields that action carries.
+    static func syncEvent(_ event: SyncEvent, action: String, unresolvedConflict: (RecordID) -> ConflictKind?) -> Fields {
+        var fields: Fields = ["id": .string(event.id.rawValue), "file": .string(event.id.fileName), "action": .string(action)]
         func sides(_ state: SyncState) {
-            let sides = StatusRenderer.jsonSides(state)
-            fields["local"] = sides.local.map(Value.string) ?? .null
-            fields["remote"] = sides.remote.map(Value.string) ?? .null
+            let names = state.statusNames
+            fields["local"] = names.local.map(Value.string) ?? .null
+            fields["remote"] = names.remote.map(Value.string) ?? .null
         }
-        func conflict(_ kind: ConflictKind) {
+        switch event.kind {
+        case .pulled(.conflict(let kind)), .conflict(let kind):
             sides(.conflict(kind))
             if case .bothModified(let names) = kind, !names.isEmpty { fields["conflictFields"] = .array(names.map(Value.string)) }
-        }
-        let action: String
-        switch event.kind {
-        case .pulled(let pulled):
-            switch pulled {
-            case .write: action = "write"
-            case .delete: action = "delete"
-            case .adopt: action = "record"
-            case .forget: action = "forget"
-            case .merge: action = "merge"
-            case .keepLocal: action = "keep-local"
-            case .conflict(let kind):
-                action = "conflict"
-                conflict(kind)
-            }
-        case .pushed(let pushed):
-            switch pushed {
-            case .create: action = "create"
-            case .update: action = "update"
-            case .delete: action = "delete"
-            case .adopt: action = "record"
-            case .forget: action = "forget"
-            }
-        case .conflict(let kind):
-            action = "conflict"
-            conflict(kind)
         case .remoteChangedSincePull:
-            action = "remote-changed"
             fields["unresolvedConflict"] = .bool(unresolvedConflict(event.id) != nil)
         case .invalidLocal(let diagnostics):
-            action = "invalid"
             sides(.invalidLocal(diagnostics))
             fields["problems"] = problems(diagnostics)
         case .invalidRemote(let diagnostics):
-            action = "invalid"
             sides(.invalidRemote(diagnostics))
             fields["problems"] = problems(diagnostics)
         case .rejected(let message):
-            action = "rejected"
             fields["message"] = .string(message)
-        case .changedDuringSync:
-            action = "skipped"
+        case .pulled, .pushed, .changedDuringSync:
+            break
         }
-        fields["action"] = .string(action)
         return fields
     }
 

@@ -20,45 +20,40 @@ enum MergeFileCommand: Subcommand {
         (conflict markers). Enable it with 'booksync init --git' or the lines
         that 'booksync init' prints.
         """
-    static let options: [OptionSpec] = []
+    static let options: [Option] = []
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        let files = arguments.positionals.map { PathDisplay.resolve($0, against: context.currentDirectory) }
-        guard files.count == 3 || files.count == 4 else {
-            throw UsageError(message: "expected BASE OURS THEIRS [PATH] (git's %O %A %B %P)", command: name)
-        }
-        // git passes its temporary files as %O %A %B: messages name %P instead.
-        let label = arguments.positionals[files.count == 4 ? 3 : 1]
-        func report(_ message: TerminalText) { context.console.err("booksync merge-file: \(name: label): \(message)") }
+        let files = try MergeDriverFiles(arguments, context: context)
+        let report = files.report
 
         var rules = RecordRules()
         var pathID: RecordID?
-        if files.count == 4 {
-            let (directory, fileName) = FileSystem.split(files[3])
+        if let path = files.path {
+            let (directory, fileName) = FileSystem.split(path)
             do {
                 pathID = try RecordID.fromFileName(fileName)
             } catch {
                 report("\(error.message); merging by lines")
-                _ = try GitCommand.lineMerge(base: files[0], ours: files[1], theirs: files[2])
+                _ = try files.lineMerge()
                 return .attention
             }
             guard pathID != nil else {
                 report("not a record file (records are <id>.json); merging by lines")
-                return try GitCommand.lineMerge(base: files[0], ours: files[1], theirs: files[2])
+                return try files.lineMerge()
             }
             if FileSystem.isDirectory(directory + "/.booksync") {
                 do {
                     rules = try CollectionDirectory.open(searchingFrom: directory).rules
                 } catch {
                     report("cannot read the collection's rules (\(error)); merging by lines")
-                    _ = try GitCommand.lineMerge(base: files[0], ours: files[1], theirs: files[2])
-                return .attention
+                    _ = try files.lineMerge()
+                    return .attention
                 }
             }
         }
         func parse(_ path: String, side: String, allowEmpty: Bool) throws -> Fields?? {
             let bytes = try FileSystem.readFile(path)
-            if allowEmpty, bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x09 || $0 == 0x0D }) { return .some(nil) }
+            if allowEmpty, MergeDriverFiles.isBlank(bytes) { return .some(nil) }
             switch rules.parse(bytes) {
             case .success(let fields): return .some(fields)
             case .failure(let diagnostic):
@@ -66,20 +61,20 @@ enum MergeFileCommand: Subcommand {
                 return nil
             }
         }
-        guard let base = try parse(files[0], side: "base", allowEmpty: true),
-              let ours = try parse(files[1], side: "our", allowEmpty: false) ?? nil,
-              let theirs = try parse(files[2], side: "their", allowEmpty: false) ?? nil
+        guard let base = try parse(files.base, side: "base", allowEmpty: true),
+              let ours = try parse(files.ours, side: "our", allowEmpty: false) ?? nil,
+              let theirs = try parse(files.theirs, side: "their", allowEmpty: false) ?? nil
         else {
-            let status = try GitCommand.lineMerge(base: files[0], ours: files[1], theirs: files[2])
+            let status = try files.lineMerge()
             guard status == .success else { return status }
-            return try checkLineMerge(files[1], id: pathID, rules: rules, report: report)
+            return try checkLineMerge(files.ours, id: pathID, rules: rules, report: report)
         }
         guard let id = pathID ?? ours.recordID else {
             report("no PATH (git's %P) and our version has no valid 'id': cannot tell which record this is; kept ours")
             return .attention
         }
         let outcome = RecordFileMerge.merge(base: base, ours: ours, theirs: theirs, id: id, rules: rules)
-        try FileSystem.writeAtomically(rules.canonicalBytes(outcome.fields), to: files[1])
+        try FileSystem.writeAtomically(rules.canonicalBytes(outcome.fields), to: files.ours)
         if !outcome.conflicts.isEmpty {
             report("conflicting field\(outcome.conflicts.count == 1 ? "" : "s") \(quoted(outcome.conflicts)) (kept ours); edit the file to settle")
         }
@@ -132,21 +127,17 @@ enum MergeManifestCommand: Subcommand {
         fingerprint merges the same way. A side that is not a manifest falls
         back to git's line-based merge. Enable it with 'booksync init --git'.
         """
-    static let options: [OptionSpec] = []
+    static let options: [Option] = []
     /// Conflicting records named one per line, up to this many.
     static let listedConflicts = 50
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        let files = arguments.positionals.map { PathDisplay.resolve($0, against: context.currentDirectory) }
-        guard files.count == 3 || files.count == 4 else {
-            throw UsageError(message: "expected BASE OURS THEIRS [PATH] (git's %O %A %B %P)", command: name)
-        }
-        let label = arguments.positionals[files.count == 4 ? 3 : 1]
-        func report(_ message: TerminalText) { context.console.err("booksync merge-manifest: \(name: label): \(message)") }
+        let files = try MergeDriverFiles(arguments, context: context)
+        let report = files.report
         func load(_ path: String, side: String) throws -> Manifest? {
             let bytes = try FileSystem.readFile(path)
             // An empty base: the manifest was added on both branches.
-            if side == "base", bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x09 || $0 == 0x0D }) { return Manifest() }
+            if side == "base", MergeDriverFiles.isBlank(bytes) { return Manifest() }
             do {
                 return try Manifest.decode(bytes)
             } catch {
@@ -154,17 +145,17 @@ enum MergeManifestCommand: Subcommand {
                 return nil
             }
         }
-        guard let base = try load(files[0], side: "base"), let ours = try load(files[1], side: "our"),
-              let theirs = try load(files[2], side: "their")
+        guard let base = try load(files.base, side: "base"), let ours = try load(files.ours, side: "our"),
+              let theirs = try load(files.theirs, side: "their")
         else {
-            let status = try GitCommand.lineMerge(base: files[0], ours: files[1], theirs: files[2])
+            let status = try files.lineMerge()
             guard status == .success else { return status }
-            if (try? Manifest.decode(FileSystem.readFile(files[1]))) != nil { return .success }
+            if (try? Manifest.decode(FileSystem.readFile(files.ours))) != nil { return .success }
             report("merged by lines, but the result is not a valid manifest; edit it or take one side")
             return .attention
         }
         let result = ManifestMerge.merge(base: base, ours: ours, theirs: theirs)
-        try FileSystem.writeAtomically(result.manifest.encoded(), to: files[1])
+        try FileSystem.writeAtomically(result.manifest.encoded(), to: files.ours)
         if result.isClean { return .success }
         if !result.conflicts.isEmpty {
             let count = result.conflicts.count
@@ -182,6 +173,44 @@ enum MergeManifestCommand: Subcommand {
         }
         report("settle the record files, then 'git add' this manifest")
         return .attention
+    }
+}
+
+/// The operands of a git merge driver, `BASE OURS THEIRS [PATH]` (git's
+/// `%O %A %B %P`), resolved against the current directory.
+struct MergeDriverFiles {
+    let base: String
+    let ours: String
+    let theirs: String
+    /// The path being merged (`%P`), if git passed it.
+    let path: String?
+    /// Prints a problem on stderr, naming the file as the user knows it.
+    let report: (TerminalText) -> Void
+
+    /// - Throws: `UsageError` unless there are three or four operands.
+    init(_ arguments: ParsedArguments, context: CommandContext) throws(UsageError) {
+        let operands = arguments.positionals
+        let files = operands.map { PathDisplay.resolve($0, against: context.currentDirectory) }
+        guard files.count == 3 || files.count == 4 else {
+            throw arguments.usageError("expected BASE OURS THEIRS [PATH] (git's %O %A %B %P)")
+        }
+        (base, ours, theirs) = (files[0], files[1], files[2])
+        path = files.count == 4 ? files[3] : nil
+        // git passes its temporary files as %O %A %B: messages name %P instead.
+        let label = operands[files.count == 4 ? 3 : 1]
+        let prefix = ["booksync", arguments.command].compactMap { $0 }.joined(separator: " ")
+        let console = context.console
+        report = { message in console.err("\(prefix): \(name: label): \(message)") }
+    }
+
+    /// git's own line merge of the three files into OURS, with conflict markers.
+    func lineMerge() throws -> ExitCode {
+        try GitCommand.lineMerge(base: base, ours: ours, theirs: theirs)
+    }
+
+    /// Whether a side is empty but for white space: a file added on both branches has an empty base.
+    static func isBlank(_ bytes: [UInt8]) -> Bool {
+        bytes.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x09 || $0 == 0x0D }
     }
 }
 

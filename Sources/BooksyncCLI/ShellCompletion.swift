@@ -5,13 +5,18 @@
 /// shell that reads them. The bash script keeps to bash 3.2 (macOS's
 /// /bin/bash): no associative arrays, `mapfile` or unguarded `compopt`.
 enum ShellCompletion {
+    /// The comment that opens every script: what printed it, then how to load
+    /// it (`howToLoad`, one comment line each, the first one after the text).
+    private static func header(_ shell: String, _ howToLoad: String...) -> [String] {
+        ["# \(shell) completion for booksync, printed by 'booksync completion \(shell)' from its own",
+         "# tables of commands and options. " + howToLoad[0]]
+            + howToLoad.dropFirst().map { "# " + $0 }
+    }
+
     static func bash(_ model: CompletionModel) -> String {
         let globalValues = model.valueSpellings(model.globals)
-        var lines = [
-            "# bash completion for booksync, printed by 'booksync completion bash' from its own",
-            "# tables of commands and options. Load it from ~/.bashrc with",
-            "#   source <(booksync completion bash)",
-            "# or install it as bash-completion/completions/booksync.",
+        var lines = header("bash", "Load it from ~/.bashrc with", "  source <(booksync completion bash)",
+                           "or install it as bash-completion/completions/booksync.") + [
             "_booksync_reply() {",
             "    COMPREPLY=()",
             "    local line",
@@ -98,12 +103,12 @@ enum ShellCompletion {
     }
 
     /// `--color) _booksync_reply < <(compgen -W "auto always never" -- "$cur"); return ;;`
-    private static func bashValueCase(_ option: CompletionModel.Option, indent: String) -> String {
+    private static func bashValueCase(_ option: Option, indent: String) -> String {
         let pattern = option.spellings.joined(separator: "|")
         switch option.value {
         case .directory:
             return indent + "\(pattern)) type compopt >/dev/null 2>&1 && compopt -o filenames 2>/dev/null; _booksync_reply < <(compgen -d -- \"$cur\"); return ;;"
-        case .choices(let words):
+        case .choice(_, let words):
             return indent + "\(pattern)) _booksync_reply < <(compgen -W \"\(words.joined(separator: " "))\" -- \"$cur\"); return ;;"
         case .text, nil:
             return indent + "\(pattern)) COMPREPLY=(); return ;;"
@@ -111,11 +116,9 @@ enum ShellCompletion {
     }
 
     static func zsh(_ model: CompletionModel) -> String {
-        var lines = [
-            "#compdef booksync",
-            "# zsh completion for booksync, printed by 'booksync completion zsh' from its own",
-            "# tables of commands and options. Install it as _booksync in a directory of $fpath,",
-            "# or load it from ~/.zshrc (after compinit) with: source <(booksync completion zsh)",
+        var lines = ["#compdef booksync"]
+            + header("zsh", "Install it as _booksync in a directory of $fpath,",
+                     "or load it from ~/.zshrc (after compinit) with: source <(booksync completion zsh)") + [
             "_booksync() {",
             "    local curcontext=\"$curcontext\" state line ret=1",
             "    typeset -A opt_args",
@@ -169,13 +172,13 @@ enum ShellCompletion {
     }
 
     /// One `_arguments` spec per spelling: `'--color=[help]:WHEN:(auto always never)'`.
-    private static func zshSpecs(_ option: CompletionModel.Option) -> [String] {
+    private static func zshSpecs(_ option: Option) -> [String] {
         let help = "[" + zshBracketed(option.help) + "]"
         let argument: String
         switch option.value {
         case nil: argument = ""
         case .directory: argument = ":directory:_files -/"
-        case .choices(let words): argument = ":value:(\(words.joined(separator: " ")))"
+        case .choice(_, let words): argument = ":value:(\(words.joined(separator: " ")))"
         case .text(let name): argument = ":" + zshMessage(name) + ": "
         }
         return option.spellings.map { spelling in
@@ -202,10 +205,8 @@ enum ShellCompletion {
 
     static func fish(_ model: CompletionModel) -> String {
         let globalValues = model.valueSpellings(model.globals)
-        var lines = [
-            "# fish completion for booksync, printed by 'booksync completion fish' from its own",
-            "# tables of commands and options. Install it as fish/vendor_completions.d/booksync.fish,",
-            "# or load it with: booksync completion fish | source",
+        var lines = header("fish", "Install it as fish/vendor_completions.d/booksync.fish,",
+                           "or load it with: booksync completion fish | source") + [
             "function __booksync_command",
             "    set -l tokens (commandline -opc)",
             "    set -e tokens[1]",
@@ -251,15 +252,15 @@ enum ShellCompletion {
         return lines.joined(separator: "\n")
     }
 
-    private static func fishOption(_ option: CompletionModel.Option, condition: String?) -> String {
+    private static func fishOption(_ option: Option, condition: String?) -> String {
         var parts = ["complete -c booksync"]
         if let condition { parts.append("-n " + fishQuote(condition)) }
-        if let short = option.short { parts.append("-s \(short)") }
+        if let short = option.letter { parts.append("-s \(short)") }
         if let long = option.long { parts.append("-l " + long.dropFirst(2)) }
         switch option.value {
         case nil: break
         case .directory: parts.append("-x -a '(__fish_complete_directories)'")
-        case .choices(let words): parts.append("-x -a " + fishQuote(words.joined(separator: " ")))
+        case .choice(_, let words): parts.append("-x -a " + fishQuote(words.joined(separator: " ")))
         case .text: parts.append("-x")
         }
         parts.append("-d " + fishQuote(option.help))

@@ -1,8 +1,20 @@
 import BooksyncCore
 import BooksyncKit
 
+/// pull, push and sync: one `run` (`SyncCommandSupport.run`), told which phases to run.
+protocol SyncPhasesCommand: Subcommand {
+    /// Whether the command pulls, and whether it pushes (after the pull).
+    static var phases: (pull: Bool, push: Bool) { get }
+}
+
+extension SyncPhasesCommand {
+    static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
+        try await SyncCommandSupport.run(arguments, command: name, context: context, pull: phases.pull, push: phases.push)
+    }
+}
+
 /// `booksync pull`: apply remote changes locally.
-enum PullCommand: Subcommand {
+enum PullCommand: SyncPhasesCommand {
     static let name = "pull"
     static let summary = "apply remote changes to the record files"
     static let usage = "booksync pull [--dry-run] [--ours|--theirs] [--max-delete N%] [--force] [--json]"
@@ -15,15 +27,12 @@ enum PullCommand: Subcommand {
         the local file alone and store the remote side in .booksync/conflicts/.
         Invalid local files are never overwritten.
         """
-    static let options = SyncCommandSupport.pullOptions + [SyncCommandSupport.jsonOption]
-
-    static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        try await SyncCommandSupport.run(arguments, command: name, context: context, pull: true, push: false)
-    }
+    static let options: [Option] = [.dryRun, .ours, .theirs, .maxDelete, .force, SyncCommandSupport.json]
+    static let phases = (pull: true, push: false)
 }
 
 /// `booksync push`: publish local changes.
-enum PushCommand: Subcommand {
+enum PushCommand: SyncPhasesCommand {
     static let name = "push"
     static let summary = "publish local changes to the remote collection"
     static let usage = "booksync push [--dry-run] [--atomic] [--max-delete N%] [--force] [--json]"
@@ -38,57 +47,37 @@ enum PushCommand: Subcommand {
         stores the conflict, and a conflict that pull stored is settled with
         booksync resolve ID --ours or --theirs. Invalid files are never sent.
         """
-    static let options = SyncCommandSupport.pushOptions
-
-    static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        try await SyncCommandSupport.run(arguments, command: name, context: context, pull: false, push: true)
-    }
+    static let options: [Option] = [.dryRun, .atomic, .maxDelete, .force, SyncCommandSupport.json]
+    static let phases = (pull: false, push: true)
 }
 
 /// `booksync sync`: pull, then push.
-enum SyncCommand: Subcommand {
+enum SyncCommand: SyncPhasesCommand {
     static let name = "sync"
     static let summary = "pull, then push"
     static let usage = "booksync sync [--dry-run] [--ours|--theirs] [--atomic] [--max-delete N%] [--force] [--json]"
     static let discussion = "Runs pull and then push with the same options; see their help."
-    static let options = SyncCommandSupport.pullOptions + [SyncCommandSupport.atomicOption, SyncCommandSupport.jsonOption]
-
-    static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        try await SyncCommandSupport.run(arguments, command: name, context: context, pull: true, push: true)
-    }
+    static let options: [Option] = [.dryRun, .ours, .theirs, .maxDelete, .force, .atomic, SyncCommandSupport.json]
+    static let phases = (pull: true, push: true)
 }
 
 /// Options, execution and rendering shared by pull, push and sync.
 enum SyncCommandSupport {
-    static let dryRunOption = OptionSpec("--dry-run", short: "n", help: "print the plan; write nothing, locally or remotely")
-    static let maxDeleteOption = OptionSpec("--max-delete", value: "N%", help: "refuse to delete more than N% of the synced records (default 50%)")
-    static let forceOption = OptionSpec("--force", help: "skip the mass-delete guard")
-    static let atomicOption = OptionSpec("--atomic", help: "push all changes in one transaction, or none (at most 500)")
-    static let jsonOption = OptionSpec("--json", help: "print one JSON document instead of the lines (see README.md)")
-    static let pullOptions = [
-        dryRunOption,
-        OptionSpec("--ours", help: "settle conflicts with our value of each conflicting field (push publishes it)"),
-        OptionSpec("--theirs", help: "settle conflicts with their value of each conflicting field"),
-        maxDeleteOption, forceOption,
-    ]
-    static let pushOptions = [dryRunOption, atomicOption, maxDeleteOption, forceOption, jsonOption]
+    /// `--json` as pull, push and sync word it.
+    static let json = Option.json.explained("print one JSON document instead of the lines (see README.md)")
 
-    static func options(_ arguments: ParsedArguments, command: String) throws(UsageError) -> SyncOptions {
-        guard arguments.positionals.isEmpty else {
-            throw UsageError(message: "unexpected argument '\(arguments.positionals[0])'", command: command)
-        }
+    static func options(_ arguments: ParsedArguments) throws(UsageError) -> SyncOptions {
+        try arguments.expectNoOperands()
         var options = SyncOptions()
-        options.dryRun = arguments.has("--dry-run")
-        options.force = arguments.has("--force")
-        options.atomic = arguments.has("--atomic")
-        if arguments.has("--ours"), arguments.has("--theirs") {
-            throw UsageError(message: "--ours and --theirs cannot be combined", command: command)
-        }
-        if arguments.has("--ours") { options.conflictChoice = .ours }
-        if arguments.has("--theirs") { options.conflictChoice = .theirs }
-        if let text = arguments.values["--max-delete"] {
+        options.dryRun = arguments.has(.dryRun)
+        options.force = arguments.has(.force)
+        options.atomic = arguments.has(.atomic)
+        try arguments.rejectCombined(.ours, .theirs)
+        if arguments.has(.ours) { options.conflictChoice = .ours }
+        if arguments.has(.theirs) { options.conflictChoice = .theirs }
+        if let text = arguments.value(.maxDelete) {
             guard let percent = DeleteGuard.parsePercent(text) else {
-                throw UsageError(message: "--max-delete takes a percentage from 0 to 100, like 25%", command: command)
+                throw arguments.usageError("\(Option.maxDelete.name) takes a percentage from 0 to 100, like 25%")
             }
             options.deleteGuard.maximumPercent = percent
         }
@@ -97,7 +86,7 @@ enum SyncCommandSupport {
 
     /// Pull, push, or both (sync): options, the remote, the reports, the exit code.
     static func run(_ arguments: ParsedArguments, command: String, context: CommandContext, pull: Bool, push: Bool) async throws -> ExitCode {
-        let options = try options(arguments, command: command)
+        let options = try options(arguments)
         let collection = try context.openCollection()
         let remote = try context.makeRemote(collection)
         var reports: [SyncReport] = []
@@ -112,7 +101,7 @@ enum SyncCommandSupport {
         } else if push {
             reports.append(try await self.push(collection, remote: remote, options: options, context: context))
         }
-        if arguments.has("--json") {
+        if arguments.has(.json) {
             context.console.out(JSONDocuments.syncReports(reports, command: command, root: collection.paths.root, dryRun: options.dryRun,
                                                           unresolvedConflict: collection.unresolvedConflict))
         } else {
@@ -121,13 +110,21 @@ enum SyncCommandSupport {
         return reports.contains { $0.needsAttention } ? .attention : .success
     }
 
+    /// What to tell when a command took over the lock of a process that died:
+    /// that it did, and where the files a killed pull swapped out of place are.
     static func staleLockNotice(_ context: CommandContext, _ collection: CollectionDirectory) -> (Int32) -> Void {
         { pid in
-            context.console.err("booksync: note: took over a lock left by process \(pid), which is no longer running")
+            tookOverLockNotice(context)(pid)
             if FileSystem.exists(collection.paths.recovered) {
                 context.console.err("booksync: note: files that a killed pull had swapped out of place are kept in \(context.shownPath(collection.paths.recovered)); check and delete them")
             }
         }
+    }
+
+    /// `staleLockNotice` without the recovered files, for fmt (a pull taking
+    /// over the lock tells about them).
+    static func tookOverLockNotice(_ context: CommandContext) -> (Int32) -> Void {
+        { pid in context.console.err("booksync: note: took over a lock left by process \(pid), which is no longer running") }
     }
 
     static func pull(_ collection: CollectionDirectory, remote: FirestoreRemote, options: SyncOptions, context: CommandContext) async throws(BooksyncError) -> SyncReport {
@@ -146,34 +143,28 @@ enum SyncCommandSupport {
     static func render(_ reports: [SyncReport], context: CommandContext, root: String, unresolvedConflict: (RecordID) -> ConflictKind?) {
         let color = context.console.colorStdout
         func path(_ id: RecordID) -> TerminalText { context.shownPath(root + "/" + id.fileName) }
-        var counts: [String: Int] = [:]
+        var counts: [SyncCount: Int] = [:]
         for report in reports {
             let would = report.dryRun ? "would " : ""
             for event in report.events {
-                let (line, style, key) = describe(event, path: path(event.id), would: would, command: report.command,
-                                                  unresolvedConflict: unresolvedConflict)
-                counts[key, default: 0] += 1
-                if !context.quiet || style == .red { context.console.out(style.apply(line, enabled: color)) }
+                let line = describe(event, path: path(event.id), would: would, command: report.command,
+                                    unresolvedConflict: unresolvedConflict)
+                counts[line.count, default: 0] += 1
+                if !context.quiet || line.style == .red { context.console.out(line.style.apply(line.text, enabled: color)) }
             }
             for file in countedUnusableFiles(report, of: reports) {
                 let path = context.shownPath(root + "/" + file.fileName)
                 context.console.out(Style.red.apply("invalid  \(path): \(file.message)", enabled: color))
-                counts["invalid", default: 0] += 1
+                counts[.invalid, default: 0] += 1
             }
             for document in report.unusableRemote {
                 context.console.out(Style.red.apply("invalid  remote document '\(name: document.name)': \(document.message) (not pulled)", enabled: color))
-                counts["invalid", default: 0] += 1
+                counts[.invalid, default: 0] += 1
             }
         }
-        let order: [(String, String, String)] = [
-            ("pulled", "pulled", "pulled"), ("pushed", "pushed", "pushed"), ("merged", "merged", "merged"),
-            ("recorded", "recorded", "recorded"), ("conflict", "conflict", "conflicts"), ("stale", "remote changed", "remote changed"),
-            ("invalid", "invalid", "invalid"), ("rejected", "rejected", "rejected"), ("skipped", "skipped", "skipped"),
-        ]
-        let parts = order.compactMap { key, one, many -> String? in
-            guard let n = counts[key], n > 0 else { return nil }
-            if ["pulled", "pushed", "merged", "recorded"].contains(key) { return "\(one) \(n)" }
-            return "\(n) \(n == 1 ? one : many)"
+        let parts = SyncCount.allCases.compactMap { count -> String? in
+            guard let n = counts[count], n > 0 else { return nil }
+            return count.summary(n)
         }
         let prefix = reports.first?.dryRun == true ? "dry run: nothing written; " : ""
         context.console.out("\(prefix)\(parts.isEmpty ? "nothing to do" : parts.joined(separator: ", "))")
@@ -193,49 +184,54 @@ enum SyncCommandSupport {
     static let conflictHint = "settle each conflict with 'booksync resolve ID --ours' or '--theirs', or edit the file "
         + "and run 'booksync resolve ID'; 'booksync diff ID' shows both sides"
 
-    /// The line, colour and summary key for one event.
+    /// The one table of how pull, push and sync show each event: its line,
+    /// colour, summary bucket, and `action` in `--json`.
     static func describe(_ event: SyncEvent, path: TerminalText, would: String, command: String,
-                         unresolvedConflict: (RecordID) -> ConflictKind? = { _ in nil }) -> (TerminalText, Style, String) {
+                         unresolvedConflict: (RecordID) -> ConflictKind? = { _ in nil }) -> EventLine {
         switch event.kind {
         case .pulled(let action):
             switch action {
-            case .write: return ("\(would)pull     \(path)", .cyan, "pulled")
-            case .delete: return ("\(would)delete   \(path) (deleted remotely)", .cyan, "pulled")
-            case .adopt: return ("\(would)record   \(path) (same content on both sides)", .green, "recorded")
-            case .forget: return ("\(would)forget   \(event.id) (deleted on both sides)", .green, "recorded")
-            case .merge: return ("\(would)merge    \(path) (fields changed on both sides; push publishes the merge)", .yellow, "merged")
-            case .keepLocal: return ("\(would)keep     \(path) (ours; push publishes it)", .yellow, "recorded")
-            case .conflict(let kind): return conflictLine(kind, path: path, id: event.id, would: would)
+            case .write: EventLine("\(would)pull     \(path)", .cyan, .pulled, action: "write")
+            case .delete: EventLine("\(would)delete   \(path) (deleted remotely)", .cyan, .pulled, action: "delete")
+            case .adopt: EventLine("\(would)record   \(path) (same content on both sides)", .green, .recorded, action: "record")
+            case .forget: EventLine("\(would)forget   \(event.id) (deleted on both sides)", .green, .recorded, action: "forget")
+            case .merge: EventLine("\(would)merge    \(path) (fields changed on both sides; push publishes the merge)", .yellow, .merged, action: "merge")
+            case .keepLocal: EventLine("\(would)keep     \(path) (ours; push publishes it)", .yellow, .recorded, action: "keep-local")
+            case .conflict(let kind): conflictLine(kind, path: path, id: event.id, would: would)
             }
         case .pushed(let action):
             switch action {
-            case .create: return ("\(would)create   \(event.id)", .green, "pushed")
-            case .update: return ("\(would)update   \(event.id)", .green, "pushed")
-            case .delete: return ("\(would)delete   \(event.id)", .green, "pushed")
-            case .adopt: return ("\(would)record   \(event.id) (the remote already had this content)", .green, "recorded")
-            case .forget: return ("\(would)forget   \(event.id) (already deleted remotely)", .green, "recorded")
+            case .create: EventLine("\(would)create   \(event.id)", .green, .pushed, action: "create")
+            case .update: EventLine("\(would)update   \(event.id)", .green, .pushed, action: "update")
+            case .delete: EventLine("\(would)delete   \(event.id)", .green, .pushed, action: "delete")
+            case .adopt: EventLine("\(would)record   \(event.id) (the remote already had this content)", .green, .recorded, action: "record")
+            case .forget: EventLine("\(would)forget   \(event.id) (already deleted remotely)", .green, .recorded, action: "forget")
             }
         case .conflict(let kind):
-            return conflictLine(kind, path: path, id: event.id, would: would)
+            conflictLine(kind, path: path, id: event.id, would: would)
         case .remoteChangedSincePull:
             // Pull already found and stored this conflict: only resolve gets it out.
-            if let kind = unresolvedConflict(event.id) { return (resolveAdvice(kind, path: path, id: event.id), .red, "conflict") }
-            return ("remote changed '\(event.id)' since your last pull; run 'booksync pull' (it merges the change or stores the conflict)", .red, "stale")
+            if let kind = unresolvedConflict(event.id) {
+                EventLine(resolveAdvice(kind, path: path, id: event.id), .red, .conflict, action: "remote-changed")
+            } else {
+                EventLine("remote changed '\(event.id)' since your last pull; run 'booksync pull' (it merges the change or stores the conflict)",
+                          .red, .remoteChanged, action: "remote-changed")
+            }
         case .invalidLocal(let diagnostics):
-            return ("invalid  \(path)\(StatusRenderer.firstProblem(diagnostics)) (not \(command == "push" ? "sent" : "overwritten"))", .red, "invalid")
+            EventLine("invalid  \(path)\(StatusRenderer.firstProblem(diagnostics)) (not \(command == "push" ? "sent" : "overwritten"))", .red, .invalid, action: "invalid")
         case .invalidRemote(let diagnostics):
-            return ("invalid  remote \(event.id)\(StatusRenderer.firstProblem(diagnostics)) (not pulled)", .red, "invalid")
+            EventLine("invalid  remote \(event.id)\(StatusRenderer.firstProblem(diagnostics)) (not pulled)", .red, .invalid, action: "invalid")
         case .rejected(let message):
-            return ("rejected \(event.id): \(message)", .red, "rejected")
+            EventLine("rejected \(event.id): \(message)", .red, .rejected, action: "rejected")
         case .changedDuringSync:
-            return ("skipped  \(path): it changed while booksync was working; run the command again", .red, "skipped")
+            EventLine("skipped  \(path): it changed while booksync was working; run the command again", .red, .skipped, action: "skipped")
         }
     }
 
-    static func conflictLine(_ kind: ConflictKind, path: TerminalText, id: RecordID, would: String) -> (TerminalText, Style, String) {
+    static func conflictLine(_ kind: ConflictKind, path: TerminalText, id: RecordID, would: String) -> EventLine {
         let what = StatusRenderer.describe(kind).trimmingWhitespace.trimmingSuffix(":")
         let saved = would.isEmpty && kind != .modifiedLocallyDeletedRemotely ? "; remote side in .booksync/conflicts/\(id.fileName)" : ""
-        return ("conflict \(path): \(what)\(StatusRenderer.fieldList(kind))\(saved)", .red, "conflict")
+        return EventLine("conflict \(path): \(what)\(StatusRenderer.fieldList(kind))\(saved)", .red, .conflict, action: "conflict")
     }
 
     /// Push's line for a record whose conflict pull stored: the resolve
@@ -263,6 +259,43 @@ enum SyncCommandSupport {
     static func commandArgument(_ id: RecordID) -> String {
         let name = id.encodedName == id.rawValue ? id.rawValue : id.fileName
         return name.hasPrefix("-") ? "./" + id.fileName : name
+    }
+}
+
+/// One event of pull, push or sync as `SyncCommandSupport.describe` shows it.
+struct EventLine {
+    /// The text line (without the colour).
+    let text: TerminalText
+    let style: Style
+    /// The summary bucket it counts in.
+    let count: SyncCount
+    /// Its `action` in the `--json` events.
+    let action: String
+
+    init(_ text: TerminalText, _ style: Style, _ count: SyncCount, action: String) {
+        self.text = text
+        self.style = style
+        self.count = count
+        self.action = action
+    }
+}
+
+/// The buckets the summary of pull, push and sync counts events in, in the
+/// summary's order; the raw value is the key in `--json` `counts`.
+enum SyncCount: String, CaseIterable {
+    case pulled, pushed, merged, recorded, conflict
+    case remoteChanged = "remote-changed"
+    case invalid, rejected, skipped
+
+    /// `n` events of the bucket in the text summary: the verbs come first
+    /// (`pulled 3`), the rest after the count (`2 conflicts`, `1 remote changed`).
+    func summary(_ n: Int) -> String {
+        switch self {
+        case .pulled, .pushed, .merged, .recorded: "\(rawValue) \(n)"
+        case .conflict: plural(n, "conflict")
+        case .remoteChanged: "\(n) remote changed"
+        case .invalid, .rejected, .skipped: "\(n) \(rawValue)"
+        }
     }
 }
 

@@ -16,15 +16,13 @@ enum ValidateCommand: Subcommand {
         go on. Prints one line per problem as FILE[:LINE:COLUMN]: MESSAGE and
         exits 1 if there are any.
         """
-    static let options = [
-        OptionSpec("--json", help: "print one JSON document listing every file and its problems (see README.md)"),
-    ]
+    static let options: [Option] = [.json.explained("print one JSON document listing every file and its problems (see README.md)")]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let collection = try context.openCollection()
         let files = arguments.positionals.map { PathDisplay.resolve($0, against: context.currentDirectory) }
         let reports = try await collection.validate(files)
-        if arguments.has("--json") {
+        if arguments.has(.json) {
             context.console.out(JSONDocuments.validation(reports, root: collection.paths.root))
             return reports.allSatisfy { $0.diagnostics.isEmpty } ? .success : .attention
         }

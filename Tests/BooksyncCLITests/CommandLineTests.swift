@@ -31,6 +31,39 @@ import BooksyncURLSession
         #expect(located.color == color, "\(arguments)")
     }
 
+    /// Options are declared once and each command lists the ones it accepts:
+    /// no two a command accepts (its own and the global ones) share a
+    /// spelling, or the parser would take one for the other.
+    @Test(arguments: BooksyncCommand.subcommands.map { ($0.name, $0.options) })
+    func noTwoOptionsOfACommandShareASpelling(command: String, options: [Option]) {
+        let spellings = (BooksyncCommand.globalOptions + options).flatMap(\.spellings)
+        #expect(Set(spellings).count == spellings.count, "\(command): \(spellings)")
+    }
+
+    /// A command's usage line is written by hand (it groups `[--ours|--theirs]`):
+    /// it names every option the command accepts, with its value.
+    @Test(arguments: BooksyncCommand.subcommands.map { ($0.usage, $0.options) })
+    func usageNamesEveryOption(usage: String, options: [Option]) {
+        for option in options {
+            let written = option.name + (option.value.map { " " + $0.name } ?? "")
+            #expect(usage.contains(written + "]") || usage.contains(written + " ") || usage.contains(written + "|"), "\(usage): \(written)")
+        }
+    }
+
+    /// The parser keeps every value of a repeated option in order (`value`
+    /// is the last), flags by their declaration whatever the spelling, and
+    /// what follows `--` as operands.
+    @Test func parsedArgumentsKeepEveryValue() throws {
+        let parsed = try ArgumentParser.parse(["--require", "a:string", "x", "--require=b:map", "-q", "--", "--require", "-"],
+                                              options: BooksyncCommand.globalOptions + InitCommand.options, command: InitCommand.name)
+        #expect(parsed.values(.require) == ["a:string", "b:map"])
+        #expect(parsed.value(.require) == "b:map")
+        #expect(parsed.has(.quiet))
+        #expect(!parsed.has(.git))
+        #expect(parsed.value(.collection) == nil)
+        #expect(parsed.positionals == ["x", "--require", "-"])
+    }
+
     /// `help` finds its topic past global options and their values, as the
     /// top level finds the command (it once took `dir` or `never` for the topic).
     @Test(arguments: [
@@ -107,6 +140,26 @@ import BooksyncURLSession
         #expect(Suggestions.didYouMean("pu", among: Self.commands) == "; did you mean 'pull' or 'push'?")
         #expect(Suggestions.didYouMean("a", among: ["ab", "ac", "ad"]) == "; did you mean 'ab', 'ac' or 'ad'?")
         #expect(Suggestions.didYouMean("frobnicate", among: Self.commands) == "")
+    }
+
+    /// Usage errors name the option as declared, whichever spelling was typed,
+    /// and the command whose help to read.
+    @Test(arguments: [
+        (["pull", "--max-delete"], "booksync pull: option '--max-delete' needs a value (N%)"),
+        (["-C"], "booksync: option '-C' needs a value (DIR)"),
+        (["push", "--dry-run=yes"], "booksync push: option '--dry-run' takes no value"),
+        (["--quiet=1", "status"], "booksync status: option '--quiet' takes no value"),
+        (["status", "-s", "--json"], "booksync status: --short and --json cannot be combined"),
+        (["resolve", "b1", "--theirs", "--ours"], "booksync resolve: --ours and --theirs cannot be combined"),
+        (["sync", "--ours", "--theirs"], "booksync sync: --ours and --theirs cannot be combined"),
+        (["status", "extra"], "booksync status: unexpected argument 'extra'"),
+        (["init", "--git", "extra"], "booksync init: unexpected argument 'extra'"),
+        (["push", "--max-delete", "101%"], "booksync push: --max-delete takes a percentage from 0 to 100, like 25%"),
+    ])
+    func usageErrorsNameTheDeclaredOption(arguments: [String], message: String) async {
+        let result = await runBooksync(arguments, in: "/")
+        #expect(result.exitCode == 2)
+        #expect(result.stderr.split(separator: "\n").first.map(String.init) == message, "\(result.stderr)")
     }
 
     /// Options get suggestions from the command's table and the global one.

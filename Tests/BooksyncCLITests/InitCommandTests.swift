@@ -99,17 +99,24 @@ import BooksyncTestSupport
         #expect(result.stderr.hasPrefix("booksync init: --require and --id-field only apply when a collection is created; edit .booksync/config.json to change them"))
     }
 
-    /// (command line, the values of --require)
-    static let repeated: [([String], [String])] = [
+    /// (command line, the values of --require; nil for a usage error): the
+    /// parser keeps every value of a repeated option, and an option's value is
+    /// never taken for another option.
+    static let repeated: [([String], [String]?)] = [
         (["init", "--require", "a:string", "--require=b:map", "--collection", "x"], ["a:string", "b:map"]),
         (["-C", "--require", "init", "--require", "a:string"], ["a:string"]),  // -C takes "--require" as its value
         (["init", "--collection", "--require", "--require", "none"], ["none"]),
         (["init", "--require", "a:string", "--", "--require", "b:string"], ["a:string"]),
-        (["init", "--git", "-q", "--require"], []),
+        (["init", "--git", "-q", "--require"], nil),
     ]
 
     @Test(arguments: repeated)
-    func repeatedOption(arguments: [String], values: [String]) {
-        #expect(InitCommand.requireArguments(in: arguments) == values)
+    func repeatedOption(arguments: [String], values: [String]?) throws {
+        // As `BooksyncCommand.run` reads a command line: find the command, parse the rest.
+        let index = try #require(BooksyncCommand.locateCommand(arguments).commandIndex)
+        var rest = arguments
+        #expect(rest.remove(at: index) == InitCommand.name)
+        let parsed = try? ArgumentParser.parse(rest, options: BooksyncCommand.globalOptions + InitCommand.options, command: InitCommand.name)
+        #expect(parsed?.values(.require) == values, "\(arguments)")
     }
 }

@@ -1,0 +1,102 @@
+/// One option of booksync's command line, declared once in the table below:
+/// how it is written, the value it takes and its help.
+///
+/// Everything that knows options reads these declarations: the parser, the
+/// search for the command name past global options and their values
+/// (`BooksyncCommand.locateCommand`), usage errors, `--help`, "did you mean"
+/// and the shell completion scripts. A command lists the options it accepts
+/// (`Subcommand.options`, global ones in `BooksyncCommand.globalOptions`) and
+/// asks `ParsedArguments` for them by declaration, never by string.
+struct Option: Sendable {
+    /// How it is written: `--color`, or `-C` for an option that has only a one-letter name.
+    let name: String
+    /// The one-letter spelling of a long option: `q` for `--quiet`.
+    let alias: Character?
+    /// What follows the option; nil for a flag.
+    let value: Value?
+    /// Its line in `--help`, and its description in the completion scripts.
+    let help: String
+
+    /// The value an option takes: its name in help (`DIR`, `N%`), and what a shell can offer for it.
+    enum Value: Sendable, Equatable {
+        /// A directory: the shell offers directories.
+        case directory(String)
+        /// One of a fixed set of words, which the option's reader checks: the shell offers them.
+        case choice(String, [String])
+        /// Free text the shell cannot guess: nothing is offered.
+        case text(String)
+
+        /// The value's name in help: `DIR`, `WHEN`, `N%`.
+        var name: String {
+            switch self {
+            case .directory(let name), .choice(let name, _), .text(let name): name
+            }
+        }
+    }
+
+    init(_ name: String, alias: Character? = nil, value: Value? = nil, help: String) {
+        self.name = name
+        self.alias = alias
+        self.value = value
+        self.help = help
+    }
+
+    /// The same option with the help one command words for it (`--json` says
+    /// what it prints in each command).
+    func explained(_ help: String) -> Option {
+        Option(name, alias: alias, value: value, help: help)
+    }
+
+    /// `--color`; nil for an option that has only a one-letter name (`-C`).
+    var long: String? { name.hasPrefix("--") ? name : nil }
+
+    /// `q` for `--quiet`, `C` for `-C`; nil for a long option without an alias.
+    var letter: Character? { alias ?? (long == nil ? name.dropFirst().first : nil) }
+
+    /// Every spelling of the option on a command line: `-q`, `--quiet`.
+    var spellings: [String] { (letter.map { ["-\($0)"] } ?? []) + (long.map { [$0] } ?? []) }
+
+    /// Whether `word` (`--quiet`, `-q`, without any `=VALUE`) names this option.
+    func isSpelled(_ word: String) -> Bool { spellings.contains(word) }
+}
+
+extension Option: Equatable {
+    /// The same option, however a command words its help.
+    static func == (lhs: Option, rhs: Option) -> Bool { lhs.name == rhs.name }
+}
+
+extension Option {
+    // Global: before or after the command name.
+    static let directory = Option("-C", value: .directory("DIR"), help: "run as if booksync was started in DIR")
+    static let color = Option("--color", value: .choice("WHEN", ColorChoice.allCases.map(\.rawValue)),
+                              help: "colour output: auto (default, only on a terminal), always, never")
+    static let noColor = Option("--no-color", help: "the same as --color never")
+    static let quiet = Option("--quiet", alias: "q", help: "print only results and errors")
+    static let verbose = Option("--verbose", alias: "v", help: "explain what booksync is doing, on stderr")
+    static let help = Option("--help", alias: "h", help: "show help")
+    static let version = Option("--version", help: "print the version")
+
+    // status, diff, validate and the sync commands (each words --offline and --json for itself).
+    static let offline = Option("--offline", help: "do not contact the remote; report local changes only")
+    static let json = Option("--json", help: "print a JSON document (see README.md)")
+    static let short = Option("--short", alias: "s", help: "one line per record: two status columns and the id")
+    static let exitCode = Option("--exit-code", help: "exit 1 when anything differs from the base")
+
+    // pull, push, sync; --ours and --theirs also resolve.
+    static let dryRun = Option("--dry-run", alias: "n", help: "print the plan; write nothing, locally or remotely")
+    static let ours = Option("--ours", help: "settle conflicts with our value of each conflicting field (push publishes it)")
+    static let theirs = Option("--theirs", help: "settle conflicts with their value of each conflicting field")
+    static let atomic = Option("--atomic", help: "push all changes in one transaction, or none (at most 500)")
+    static let maxDelete = Option("--max-delete", value: .text("N%"), help: "refuse to delete more than N% of the synced records (default 50%)")
+    static let force = Option("--force", help: "skip the mass-delete guard")
+
+    // fmt
+    static let check = Option("--check", help: "change nothing; list files that are not canonical and exit 1 if any")
+
+    // init
+    static let firestore = Option("--firestore", value: .text("PROJECT[/DATABASE]"), help: "the Firestore project (and database) to sync with")
+    static let collection = Option("--collection", value: .text("PATH"), help: "the collection path, e.g. books or users/u1/books")
+    static let require = Option("--require", value: .text("FIELD:TYPE"), help: "a field every record must have (repeatable), or none for only id")
+    static let idField = Option("--id-field", value: .text("NAME|none"), help: "the document field that holds the record id (default id), or none")
+    static let git = Option("--git", help: "set up booksync as git's merge driver for the record files and the manifest")
+}
