@@ -72,8 +72,10 @@ public final class CollectionLock: Sendable {
 }
 
 extension String {
-    /// The string without leading and trailing white space.
-    public var trimmingWhitespace: String {
+    /// The string without leading and trailing white space. `package`, not
+    /// `public`: the CLI needs it, but an app importing BooksyncKit must not
+    /// find a new member on every `String`.
+    package var trimmingWhitespace: String {
         var s = Substring(self)
         while let c = s.first, c.isWhitespace { s.removeFirst() }
         while let c = s.last, c.isWhitespace { s.removeLast() }
