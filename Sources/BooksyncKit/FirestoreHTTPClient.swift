@@ -36,7 +36,7 @@ struct FirestoreHTTPClient: Sendable {
         var attempt = 1
         var refreshedToken = false
         while true {
-            if Task.isCancelled { throw .unreachable(endpoint: endpoint.baseURL, detail: "cancelled", attempts: attempt) }
+            if Task.isCancelled { throw cancelled(attempts: attempt) }
             guard let token = try await endpoint.tokens.token() else {
                 throw .authentication("no Firestore access token")
             }
@@ -52,7 +52,7 @@ struct FirestoreHTTPClient: Sendable {
                 response = try await transport(request)
             } catch {
                 log(redact("\(request.method) \(path) → \(error.message) after \(Self.milliseconds(since: sent)) ms"))
-                if error.kind == .cancelled { throw .unreachable(endpoint: endpoint.baseURL, detail: "cancelled", attempts: attempt) }
+                if error.kind == .cancelled { throw cancelled(attempts: attempt) }
                 problem = .noAnswer(error.message)
                 try await giveUpOrWait(problem, retryAfter: nil, attempt: &attempt, started: started, during: during)
                 continue
@@ -108,6 +108,12 @@ struct FirestoreHTTPClient: Sendable {
         }
         await retry.sleep(wait)
         attempt += 1
+    }
+
+    /// The error of a request whose task was cancelled (Ctrl-C): the engine
+    /// reports the command as interrupted, whatever the text.
+    func cancelled(attempts: Int = 1) -> RemoteError {
+        .unreachable(endpoint: endpoint.baseURL, detail: "cancelled", attempts: attempts)
     }
 
     static func milliseconds(since start: ContinuousClock.Instant) -> Int {

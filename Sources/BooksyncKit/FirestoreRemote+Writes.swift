@@ -48,7 +48,7 @@ extension FirestoreRemote {
             progress(writes.count)
             return outcomes
         }
-        let results = try await BoundedTaskGroup.map(requests, limit: Self.parallelRequests, cancelled: cancelled) { (batch) throws(RemoteError) -> [RecordID: WriteOutcome] in
+        let results = try await BoundedTaskGroup.map(requests, limit: Self.parallelRequests, cancelled: client.cancelled()) { (batch) throws(RemoteError) -> [RecordID: WriteOutcome] in
             let outcomes = try await self.batchWrite(batch)
             progress(batch.count)
             return outcomes

@@ -216,7 +216,7 @@ public struct FirestoreRemote: RemoteCollection {
         let batches = stride(from: 0, to: ids.count, by: Self.fetchBatch).map { Array(ids[$0..<min($0 + Self.fetchBatch, ids.count)]) }
         let results: [[RecordID: RemoteDocument]]
         do {
-            results = try await BoundedTaskGroup.map(batches, limit: Self.parallelRequests, cancelled: cancelled) { (batch) throws(RemoteError) -> [RecordID: RemoteDocument] in
+            results = try await BoundedTaskGroup.map(batches, limit: Self.parallelRequests, cancelled: client.cancelled()) { (batch) throws(RemoteError) -> [RecordID: RemoteDocument] in
                 let documents = try await self.fetchBatch(batch)
                 progress(batch.count)
                 return documents
@@ -226,10 +226,6 @@ public struct FirestoreRemote: RemoteCollection {
         }
         return results.reduce(into: [:]) { all, part in all.merge(part) { a, _ in a } }
     }
-
-    /// The error of a call cancelled before all its requests could start: the
-    /// one a request throws when it finds its task cancelled.
-    var cancelled: RemoteError { .unreachable(endpoint: endpoint.baseURL, detail: "cancelled", attempts: 1) }
 
     private func fetchBatch(_ ids: [RecordID]) async throws(RemoteError) -> [RecordID: RemoteDocument] {
         let during = "read \(ids.count) document\(ids.count == 1 ? "" : "s") of \(target.collectionPath)"
