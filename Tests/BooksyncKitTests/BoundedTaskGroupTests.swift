@@ -58,10 +58,9 @@ import Testing
     }
 
     /// The transport's race: the first answer wins and the timer still asleep
-    /// is cancelled instead of waited for.
+    /// is cancelled instead of waited for (it wakes cancelled, not after 60 s;
+    /// no wall-clock bound, which a loaded machine could break).
     @Test func cancelRestReturnsWithoutWaitingForTheOthers() async {
-        let clock = ContinuousClock()
-        let start = clock.now
         let sawCancellation = Mutex(false)
         var winner: String?
         await BoundedTaskGroup.run(["answer", "timer"], limit: 2) { racer -> String? in
@@ -77,7 +76,6 @@ import Testing
             return .cancelRest
         }
         #expect(winner == "answer")
-        #expect(clock.now - start < .seconds(30))
         #expect(sawCancellation.withLock { $0 })
     }
 
