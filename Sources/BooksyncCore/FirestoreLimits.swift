@@ -10,6 +10,12 @@ public enum FirestoreLimits {
     public static let maximumFieldCount = 20_000
     /// Maximum size of a field name.
     public static let maximumFieldNameBytes = 1_500
+    /// Maximum number of writes in one `:batchWrite` or `:commit` request; a
+    /// push sends its changes in chunks of this size (one request each).
+    public static let maximumWritesPerRequest = 500
+    /// Bytes of writes booksync puts in one request: under Firestore's 10 MiB
+    /// request limit, with room for the request around them.
+    public static let maximumWriteRequestBytes = 9 * 1024 * 1024
 
     /// Every limit `fields` breaks, as sentences naming the field path.
     /// - Parameters:

@@ -5,7 +5,7 @@
 /// error, an outcome or a `--verbose` log line. A proxy or a test server that
 /// echoes the request's `Authorization` header would otherwise print the
 /// token on every failing command.
-extension FirestoreRemote {
+extension FirestoreHTTPClient {
     /// What scrubs tokens from server text (see `SecretRedaction`), with the
     /// token fetched first, so that one a command prints is known to it too.
     /// A token that cannot be had fails the first request instead, with its reason.
@@ -27,6 +27,13 @@ extension FirestoreRemote {
         let location = response.headers["location"].map { " to " + shortened(redact($0)) } ?? ""
         return "Firestore answered \(response.status), a redirect\(location), to \(during); booksync does not follow redirects "
             + "(one could carry the access token to another host): check the endpoint (BOOKSYNC_FIRESTORE_URL, FIRESTORE_EMULATOR_HOST)"
+    }
+}
+
+extension FirestoreRemote {
+    /// The client's token scrubber (see `FirestoreHTTPClient.redaction()`).
+    func redaction() async -> SecretRedaction {
+        await client.redaction()
     }
 }
 

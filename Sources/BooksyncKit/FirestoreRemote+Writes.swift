@@ -2,6 +2,20 @@ import BooksyncCore
 
 /// Writes: `:batchWrite` (or `:commit` when atomic), preconditions in the body.
 extension FirestoreRemote {
+    /// Applies guarded writes (see `RemoteCollection.write`).
+    ///
+    /// Chunking belongs to the caller: the push pipeline hands over at most
+    /// `FirestoreLimits.maximumWritesPerRequest` writes at a time, and writes
+    /// within Firestore's limits (that count, `maximumWriteRequestBytes` of
+    /// JSON) go out as one request. More than that — an app passing a whole
+    /// collection, or a chunk of large records over the byte limit — is split
+    /// here into requests within the limits, up to `parallelRequests` in
+    /// flight: the writes are independent of each other, so a split loses
+    /// nothing, and an error would make every caller learn Firestore's limits.
+    /// Atomic writes cannot be split: over the limits they are refused.
+    ///
+    /// - Throws: `RemoteError.configuration` for atomic writes over the limits;
+    ///   the request's error when one fails after retries.
     public func write(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome] {
         let outcomes: [RecordID: WriteOutcome]
         do {
@@ -17,33 +31,50 @@ extension FirestoreRemote {
     }
 
     private func writeUnredacted(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome] {
-        let encoded = writes.map { (write: $0, json: CanonicalJSON.encodeInline(encode($0))) }
+        let encoded = writes.map { EncodedWrite(write: $0, json: CanonicalJSON.encodeInline(encode($0))) }
         if atomic {
-            let bytes = encoded.reduce(0) { $0 + $1.json.utf8.count + 1 }
-            guard encoded.count <= Self.writeBatch, bytes <= Self.maximumRequestBytes else {
-                throw .configuration("--atomic can send at most \(Self.writeBatch) writes and 9 MiB in one commit; this push has \(encoded.count) writes of \(bytes / 1024) KiB")
+            let bytes = encoded.reduce(0) { $0 + $1.bytes }
+            let (most, mostBytes) = (FirestoreLimits.maximumWritesPerRequest, FirestoreLimits.maximumWriteRequestBytes)
+            guard encoded.count <= most, bytes <= mostBytes else {
+                throw .configuration("--atomic can send at most \(most) writes and 9 MiB in one commit; this push has \(encoded.count) writes of \(bytes / 1024) KiB")
             }
             let outcomes = try await commit(encoded)
             progress(writes.count)
             return outcomes
         }
-        var batches: [[(write: RemoteWrite, json: String)]] = [[]]
-        var batchBytes = 0
-        for item in encoded {
-            let size = item.json.utf8.count + 1
-            if batches[batches.count - 1].count >= Self.writeBatch || (batchBytes + size > Self.maximumRequestBytes && !batches[batches.count - 1].isEmpty) {
-                batches.append([])
-                batchBytes = 0
-            }
-            batches[batches.count - 1].append(item)
-            batchBytes += size
+        let requests = Self.withinRequestLimits(encoded)
+        if requests.count == 1 {
+            let outcomes = try await batchWrite(requests[0])
+            progress(writes.count)
+            return outcomes
         }
-        let results = try await inParallel(batches.filter { !$0.isEmpty }) { (batch) throws(RemoteError) -> [RecordID: WriteOutcome] in
+        let results = try await BoundedTaskGroup.map(requests, limit: Self.parallelRequests, cancelled: client.cancelled()) { (batch) throws(RemoteError) -> [RecordID: WriteOutcome] in
             let outcomes = try await self.batchWrite(batch)
             progress(batch.count)
             return outcomes
         }
         return results.reduce(into: [:]) { all, part in all.merge(part) { a, _ in a } }
+    }
+
+    /// The writes in order, cut into requests of at most
+    /// `FirestoreLimits.maximumWritesPerRequest` writes and
+    /// `maximumWriteRequestBytes` of JSON (a single larger write goes alone).
+    static func withinRequestLimits(_ encoded: [EncodedWrite]) -> [[EncodedWrite]] {
+        var requests: [[EncodedWrite]] = []
+        var current: [EncodedWrite] = []
+        var currentBytes = 0
+        for item in encoded {
+            if current.count >= FirestoreLimits.maximumWritesPerRequest
+                || (currentBytes + item.bytes > FirestoreLimits.maximumWriteRequestBytes && !current.isEmpty) {
+                requests.append(current)
+                current = []
+                currentBytes = 0
+            }
+            current.append(item)
+            currentBytes += item.bytes
+        }
+        if !current.isEmpty { requests.append(current) }
+        return requests
     }
 
     func encode(_ write: RemoteWrite) -> Value {
@@ -63,19 +94,19 @@ extension FirestoreRemote {
         }
     }
 
-    private func requestBody(_ batch: [(write: RemoteWrite, json: String)]) -> [UInt8] {
+    private func requestBody(_ batch: [EncodedWrite]) -> [UInt8] {
         Array(("{\"writes\": [" + batch.map(\.json).joined(separator: ", ") + "]}").utf8)
     }
 
     /// `:batchWrite`: each write succeeds or fails on its own. Writes that fail
     /// with a transient status are sent again, within the retry budget.
-    private func batchWrite(_ batch: [(write: RemoteWrite, json: String)]) async throws(RemoteError) -> [RecordID: WriteOutcome] {
+    private func batchWrite(_ batch: [EncodedWrite]) async throws(RemoteError) -> [RecordID: WriteOutcome] {
         var pending = batch
         var outcomes: [RecordID: WriteOutcome] = [:]
         var attempt = 1
         while !pending.isEmpty {
             let during = "write \(pending.count) document\(pending.count == 1 ? "" : "s") of \(target.collectionPath)"
-            let body = try await send(
+            let body = try await client.send(
                 HTTPRequest(method: "POST", url: endpoint.baseURL + URLPath.encode(documentsRoot) + ":batchWrite", body: requestBody(pending)),
                 during: during)
             guard case .map(let answer) = body, case .array(let results)? = answer["writeResults"], results.count == pending.count else {
@@ -83,31 +114,32 @@ extension FirestoreRemote {
             }
             var statuses: [Value] = []
             if case .array(let s)? = answer["status"] { statuses = s }
-            var retryLater: [(write: RemoteWrite, json: String)] = []
+            var retryLater: [EncodedWrite] = []
             for (i, item) in pending.enumerated() {
-                var code: Int64 = 0
+                // A google.rpc.Status: the gRPC code as a number (absent means OK).
+                var number: Int64 = 0
                 var message = ""
                 if i < statuses.count, case .map(let status) = statuses[i] {
-                    if case .integer(let c)? = status["code"] { code = c }
+                    if case .integer(let c)? = status["code"] { number = c }
                     if case .string(let m)? = status["message"] { message = m }
                 }
-                switch code {
-                case 0:
+                let code = GRPCCode(number: number)
+                if code == .ok {
                     var revision: String?
                     if case .map(let result) = results[i], case .string(let time)? = result["updateTime"] { revision = time }
                     if case .delete = item.write { revision = nil }
                     outcomes[item.write.id] = .written(revision: revision)
-                case 5, 6, 9:  // NOT_FOUND, ALREADY_EXISTS, FAILED_PRECONDITION
+                } else if code?.isPreconditionFailure == true {
                     outcomes[item.write.id] = .preconditionFailed
-                case 4, 8, 10, 13, 14:  // DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED, INTERNAL, UNAVAILABLE
+                } else if code?.isTransientWriteFailure == true {
                     retryLater.append(item)
-                    outcomes[item.write.id] = .rejected(message.isEmpty ? "transient error \(code)" : message)
-                default:
-                    outcomes[item.write.id] = .rejected(message.isEmpty ? "error \(code)" : message)
+                    outcomes[item.write.id] = .rejected(message.isEmpty ? "transient error \(number)" : message)
+                } else {
+                    outcomes[item.write.id] = .rejected(message.isEmpty ? "error \(number)" : message)
                 }
             }
-            if retryLater.isEmpty || attempt >= retry.maximumAttempts { break }
-            await retry.sleep(retry.delay(afterAttempt: attempt, retryAfter: nil))
+            if retryLater.isEmpty || attempt >= client.retry.maximumAttempts { break }
+            await client.retry.sleep(client.retry.delay(afterAttempt: attempt, retryAfter: nil))
             attempt += 1
             pending = retryLater
         }
@@ -117,14 +149,14 @@ extension FirestoreRemote {
     /// `:commit`: all writes or none. A failed precondition fails the whole
     /// commit, and the answer does not say which write caused it: every write
     /// is reported as precondition-failed, for the engine to re-check.
-    private func commit(_ batch: [(write: RemoteWrite, json: String)]) async throws(RemoteError) -> [RecordID: WriteOutcome] {
+    private func commit(_ batch: [EncodedWrite]) async throws(RemoteError) -> [RecordID: WriteOutcome] {
         let during = "commit \(batch.count) write\(batch.count == 1 ? "" : "s") to \(target.collectionPath)"
         let request = HTTPRequest(method: "POST", url: endpoint.baseURL + URLPath.encode(documentsRoot) + ":commit", body: requestBody(batch))
         let body: Value
         do {
-            body = try await send(request, during: during)
+            body = try await client.send(request, during: during)
         } catch {
-            if case .rejected(_, _, let code, _) = error, ["FAILED_PRECONDITION", "ALREADY_EXISTS", "NOT_FOUND"].contains(code) {
+            if case .rejected(_, _, let code, _) = error, GRPCCode(name: code)?.isPreconditionFailure == true {
                 return Dictionary(uniqueKeysWithValues: batch.map { ($0.write.id, WriteOutcome.preconditionFailed) })
             }
             throw error
@@ -141,6 +173,14 @@ extension FirestoreRemote {
         }
         return outcomes
     }
+}
+
+/// A write and its JSON in a request body.
+struct EncodedWrite: Sendable {
+    let write: RemoteWrite
+    let json: String
+    /// Its share of a request body: the JSON and a separator.
+    var bytes: Int { json.utf8.count + 1 }
 }
 
 extension RemoteWrite {

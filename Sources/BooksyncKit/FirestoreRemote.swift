@@ -1,6 +1,8 @@
 import BooksyncCore
 
-/// A Firestore collection over the REST API v1.
+/// A Firestore collection over the REST API v1: listing and reading here,
+/// writes in FirestoreRemote+Writes.swift, every request through the
+/// retrying `FirestoreHTTPClient`.
 ///
 /// - Listing is a `:runQuery` ordered by name, in batches continued after the
 ///   last name seen; it selects only names and revisions (`select __name__`)
@@ -10,18 +12,15 @@ import BooksyncCore
 ///   bodies) instead of per 300.
 /// - Bodies come from `:batchGet` (answers in any order: keyed by name).
 /// - Writes go through `:batchWrite` (or `:commit` when atomic), preconditions
-///   in the JSON body, chunked by count and size, a few requests in flight.
+///   in the JSON body, one request per call within Firestore's limits.
 /// - Every request has a timeout and is retried with backoff for 429, 5xx,
 ///   ABORTED and network errors; 401 refreshes a command token once.
 public struct FirestoreRemote: RemoteCollection {
+    /// The collection: project, database and path.
     public let target: FirestoreTarget
-    public let endpoint: FirestoreEndpoint
-    let transport: HTTPTransport
-    let retry: RetryPolicy
+    /// Auth, retries, timeout and `--verbose` lines of every request.
+    let client: FirestoreHTTPClient
     let rules: RecordRules
-    /// Called with a one-line description of each request (method, path, status,
-    /// duration) for `--verbose`. Never includes headers or tokens.
-    let log: @Sendable (String) -> Void
     /// Documents per listing query, with and without bodies; tests use fewer.
     var firstQueryBatch = Self.firstQueryBatch
     var queryBatch = Self.defaultQueryBatch
@@ -40,25 +39,27 @@ public struct FirestoreRemote: RemoteCollection {
     static let defaultNamesQueryBatch = 10_000
     /// Documents per `:batchGet` request.
     static let fetchBatch = 200
-    /// Writes per `:batchWrite` / `:commit` request (Firestore's limit).
-    static let writeBatch = 500
-    /// Bytes per write request, under Firestore's 10 MiB request limit.
-    static let maximumRequestBytes = 9 * 1024 * 1024
-    /// Requests in flight at once.
+    /// Requests in flight at once, when one call needs several.
     static let parallelRequests = 4
 
+    /// A remote for `target` at `endpoint`.
+    /// - Parameters:
+    ///   - rules: how documents become record files (the id field, the schema).
+    ///   - transport: the HTTP seam (`URLSessionTransport.make()` in the app).
+    ///   - retry: attempts, backoff and timeouts of every request.
+    ///   - log: gets one line per request for `--verbose`, scrubbed of tokens.
     public init(
         target: FirestoreTarget, endpoint: FirestoreEndpoint, rules: RecordRules,
         transport: @escaping HTTPTransport, retry: RetryPolicy = RetryPolicy(),
         log: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.target = target
-        self.endpoint = endpoint
         self.rules = rules
-        self.transport = transport
-        self.retry = retry
-        self.log = log
+        client = FirestoreHTTPClient(endpoint: endpoint, transport: transport, retry: retry, log: log)
     }
+
+    /// Where requests go and the token they carry.
+    public var endpoint: FirestoreEndpoint { client.endpoint }
 
     public var displayName: String {
         "firestore \(target.project)/\(target.database) \(target.collectionPath)" + (endpoint.isEmulator ? " (emulator)" : "")
@@ -113,8 +114,9 @@ public struct FirestoreRemote: RemoteCollection {
             }
         } catch {
             // Refused before any answer: the server has no :runQuery.
-            guard !handedOn, case .rejected(_, let status, let code, _) = error, status == 404 || status == 501 || code == "UNIMPLEMENTED" else { throw error }
-            log(":runQuery refused (\(status) \(code)): listing page by page")
+            guard !handedOn, case .rejected(_, let status, let code, _) = error,
+                  status == 404 || status == 501 || GRPCCode(name: code) == .unimplemented else { throw error }
+            client.log(":runQuery refused (\(status) \(code)): listing page by page")
             try await page(withBodies: withBodies, progress: progress, each: each)
         }
     }
@@ -132,7 +134,7 @@ public struct FirestoreRemote: RemoteCollection {
         var batch = withBodies ? firstQueryBatch : namesQueryBatch
         var after: String?
         repeat {
-            let (body, bytes) = try await sendMeasured(HTTPRequest(method: "POST", url: url, body: Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies)), during: during)
+            let (body, bytes) = try await client.sendMeasured(HTTPRequest(method: "POST", url: url, body: Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies)), during: during)
             guard case .array(let items) = body else { throw .malformedResponse(during: during, detail: "expected a JSON array") }
             var found = ListedDocuments(withBodies: withBodies)
             var count = 0
@@ -140,8 +142,8 @@ public struct FirestoreRemote: RemoteCollection {
             for item in items {
                 guard case .map(let entry) = item else { throw .malformedResponse(during: during, detail: "an entry that is not an object") }
                 if case .map(let error)? = entry["error"] {
-                    let (code, message) = Self.errorDetails(error)
-                    throw .rejected(during: during, status: 200, code: code.isEmpty ? "UNKNOWN" : code, message: message)
+                    let (code, message) = FirestoreHTTPClient.errorDetails(error)
+                    throw .rejected(during: during, status: 200, code: code.isEmpty ? GRPCCode.unknown.name : code, message: message)
                 }
                 guard case .map(let document)? = entry["document"] else { continue }  // readTime-only entries
                 lastName = try found.add(document, remote: self, during: during)
@@ -166,7 +168,7 @@ public struct FirestoreRemote: RemoteCollection {
         repeat {
             var url = collectionURL + "?pageSize=\(Self.pageSize)" + (withBodies ? "" : "&mask.fieldPaths=__name__")
             if let pageToken { url += "&pageToken=" + URLPath.encodeQueryValue(pageToken) }
-            let body = try await send(HTTPRequest(method: "GET", url: url), during: during)
+            let body = try await client.send(HTTPRequest(method: "GET", url: url), during: during)
             guard case .map(let page) = body else { throw .malformedResponse(during: during, detail: "not a JSON object") }
             if case .array(let items)? = page["documents"] {
                 var found = ListedDocuments(withBodies: withBodies)
@@ -214,7 +216,7 @@ public struct FirestoreRemote: RemoteCollection {
         let batches = stride(from: 0, to: ids.count, by: Self.fetchBatch).map { Array(ids[$0..<min($0 + Self.fetchBatch, ids.count)]) }
         let results: [[RecordID: RemoteDocument]]
         do {
-            results = try await inParallel(batches) { (batch) throws(RemoteError) -> [RecordID: RemoteDocument] in
+            results = try await BoundedTaskGroup.map(batches, limit: Self.parallelRequests, cancelled: client.cancelled()) { (batch) throws(RemoteError) -> [RecordID: RemoteDocument] in
                 let documents = try await self.fetchBatch(batch)
                 progress(batch.count)
                 return documents
@@ -228,7 +230,7 @@ public struct FirestoreRemote: RemoteCollection {
     private func fetchBatch(_ ids: [RecordID]) async throws(RemoteError) -> [RecordID: RemoteDocument] {
         let during = "read \(ids.count) document\(ids.count == 1 ? "" : "s") of \(target.collectionPath)"
         let request = Value.map(["documents": .array(ids.map { .string(documentName($0)) })])
-        let body = try await send(
+        let body = try await client.send(
             HTTPRequest(method: "POST", url: endpoint.baseURL + URLPath.encode(documentsRoot) + ":batchGet", body: Array(CanonicalJSON.encodeInline(request).utf8)),
             during: during)
         guard case .array(let items) = body else { throw .malformedResponse(during: during, detail: "expected a JSON array") }

@@ -86,6 +86,12 @@ public protocol RemoteCollection: Sendable {
     /// Bodies of the given documents; ids that do not exist are absent from the result.
     func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument]
     /// Applies guarded writes; `atomic` applies all or none.
+    ///
+    /// Chunking is the caller's: the push pipeline passes at most
+    /// `FirestoreLimits.maximumWritesPerRequest` writes per call, a few calls
+    /// in flight, and records each call's outcomes as they come. A remote
+    /// sends what fits in one request as one request; it may split a larger
+    /// call (FirestoreRemote does, at Firestore's limits), but never an atomic one.
     func write(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome]
 }
 

@@ -40,11 +40,12 @@ public struct RetryPolicy: Sendable {
         return jittered
     }
 
-    /// HTTP statuses worth another attempt: rate limits and transient server errors.
+    /// HTTP statuses worth another attempt: rate limits and transient server
+    /// errors; `code` is the answer's status name (a `GRPCCode` name).
     static func isRetryable(status: Int, code: String) -> Bool {
         switch status {
         case 429, 500, 502, 503, 504: true
-        case 409: code == "ABORTED"
+        case 409: GRPCCode(name: code) == .aborted
         default: false
         }
     }

@@ -26,17 +26,19 @@ public enum URLSessionTransport {
         let refuse = RefuseRedirects()
         let session = URLSession(configuration: configuration, delegate: refuse, delegateQueue: nil)
         return { (request: HTTPRequest) async throws(TransportError) -> HTTPResponse in
-            let outcome = await withTaskGroup(of: Result<HTTPResponse, TransportError>?.self) { group in
-                group.addTask { await perform(request, session: session, delegate: refuse) }
-                group.addTask {
+            // The request races a timer; the first to finish wins and the other is cancelled.
+            let racers: [@Sendable () async -> Result<HTTPResponse, TransportError>?] = [
+                { await perform(request, session: session, delegate: refuse) },
+                {
                     try? await Task.sleep(for: .milliseconds(Int(request.timeout * 1000) + 500))
                     return Task.isCancelled ? nil : .failure(TransportError(.timedOut, "no answer within \(format(request.timeout)) s"))
-                }
-                defer { group.cancelAll() }
-                for await result in group {
-                    if let result { return result }
-                }
-                return .failure(TransportError(.cancelled, "cancelled"))
+                },
+            ]
+            var outcome: Result<HTTPResponse, TransportError> = .failure(TransportError(.cancelled, "cancelled"))
+            await BoundedTaskGroup.run(racers, limit: racers.count, work: { racer in await racer() }) { _, result in
+                guard let result else { return .proceed }
+                outcome = result
+                return .cancelRest
             }
             return try outcome.get()
         }
