@@ -92,15 +92,15 @@ enum JSONDocuments {
         }
         let phases: [Value] = reports.map { report in
             let events: [Value] = report.events.map { event in
-                let key = SyncCommandSupport.describe(event, path: "", would: "", command: report.command,
+                let key = SyncCommandSupport.describe(event, path: "", would: "", command: report.command.rawValue,
                                                       unresolvedConflict: unresolved).2
                 counts[key, default: 0] += 1
-                return .map(syncEvent(event, command: report.command, unresolvedConflict: unresolved))
+                return .map(syncEvent(event, command: report.command.rawValue, unresolvedConflict: unresolved))
             }
             counts["invalid", default: 0] += SyncCommandSupport.countedUnusableFiles(report, of: reports).count
                 + report.unusableRemote.count
             return .map([
-                "command": .string(report.command),
+                "command": .string(report.command.rawValue),
                 "events": .array(events),
                 "unusableFiles": unusableFiles(report.unusableFiles),
                 "unusableRemote": unusableRemote(report.unusableRemote),

@@ -150,7 +150,7 @@ enum SyncCommandSupport {
         for report in reports {
             let would = report.dryRun ? "would " : ""
             for event in report.events {
-                let (line, style, key) = describe(event, path: path(event.id), would: would, command: report.command,
+                let (line, style, key) = describe(event, path: path(event.id), would: would, command: report.command.rawValue,
                                                   unresolvedConflict: unresolvedConflict)
                 counts[key, default: 0] += 1
                 if !context.quiet || style == .red { context.console.out(style.apply(line, enabled: color)) }
@@ -178,7 +178,7 @@ enum SyncCommandSupport {
         let prefix = reports.first?.dryRun == true ? "dry run: nothing written; " : ""
         context.console.out("\(prefix)\(parts.isEmpty ? "nothing to do" : parts.joined(separator: ", "))")
         let stored = reports.contains { report in
-            report.command == "pull" && !report.dryRun && report.events.contains { if case .conflict = $0.kind { true } else { false } }
+            report.command == .pull && !report.dryRun && report.events.contains { if case .conflict = $0.kind { true } else { false } }
         }
         if stored, !context.quiet { context.console.err("booksync: hint: \(conflictHint)") }
     }
@@ -186,7 +186,7 @@ enum SyncCommandSupport {
     /// The unusable files to list for `report`: sync's pull and push find the
     /// same ones, so they are listed (and counted) once, under push.
     static func countedUnusableFiles(_ report: SyncReport, of reports: [SyncReport]) -> [UnusableFile] {
-        report.command == "push" || reports.count == 1 ? report.unusableFiles : []
+        report.command == .push || reports.count == 1 ? report.unusableFiles : []
     }
 
     /// After a pull stored conflicts: the way out, so the next push is not refused again.

@@ -41,45 +41,64 @@ public enum PushAction: Sendable, Equatable {
     case forget
 }
 
-/// Turns classified records into the steps of a pull or a push. Pure: the
-/// engine executes the plan and records outcomes.
-public enum SyncPlanner {
-    /// The pull step for a record; `remoteExists` tells a converged record
-    /// (same content on both sides) from a record both sides deleted.
-    public static func pullAction(for state: SyncState, choice: ConflictChoice, remoteExists: Bool) -> PullAction? {
-        switch state {
-        case .clean, .localChange, .invalidLocal, .invalidRemote:
-            return nil
-        case .remoteChange(.added), .remoteChange(.modified):
-            return .write
-        case .remoteChange(.deleted):
-            return .delete
-        case .converged:
-            return remoteExists ? .adopt : .forget
-        case .mergeable(let merged):
-            return .merge(merged)
-        case .conflict(let kind):
-            switch choice {
-            case .ask: return .conflict(kind)
-            case .theirs:
-                if kind == .modifiedLocallyDeletedRemotely { return .delete }
-                return kind == .remoteContentUnknown ? .conflict(kind) : .write
-            case .ours: return kind == .remoteContentUnknown ? .conflict(kind) : .keepLocal
-            }
-        }
+/// One record's step in a pull plan.
+public struct PullStep: Sendable, Equatable {
+    public let id: RecordID
+    public let action: PullAction
+
+    /// The step `action` for the record `id`.
+    public init(id: RecordID, action: PullAction) {
+        self.id = id
+        self.action = action
     }
 
-    public static func pushAction(for state: SyncState, base: BaseEntry?) -> PushAction? {
-        switch state {
-        case .localChange(.added):
-            return .create
-        case .localChange(.modified):
-            return base.map { .update(baseRevision: $0.revision) }
-        case .localChange(.deleted):
-            return base.map { .delete(baseRevision: $0.revision) }
-        case .clean, .remoteChange, .converged, .mergeable, .conflict, .invalidLocal, .invalidRemote:
-            return nil
-        }
+    /// What a dry run reports for this step: a conflict as a conflict, the
+    /// rest as pulled.
+    public var dryRunEvent: SyncEvent {
+        if case .conflict(let kind) = action { return SyncEvent(id: id, kind: .conflict(kind)) }
+        return SyncEvent(id: id, kind: .pulled(action))
+    }
+}
+
+/// One record's step in a push plan.
+public struct PushStep: Sendable, Equatable {
+    public let id: RecordID
+    public let action: PushAction
+
+    /// The step `action` for the record `id`.
+    public init(id: RecordID, action: PushAction) {
+        self.id = id
+        self.action = action
+    }
+}
+
+/// Everything a pull will do, decided before anything is written: the steps,
+/// in id order, and the events of the records that get none (invalid ones).
+public struct PullPlan: Sendable, Equatable {
+    public var steps: [PullStep] = []
+    /// Reported as they are; nothing is done for these records.
+    public var events: [SyncEvent] = []
+
+    /// An empty plan.
+    public init() {}
+
+    /// Local files the plan removes: what the mass-delete guard counts.
+    public var deletes: Int { steps.count { $0.action == .delete } }
+}
+
+/// Everything a push will send, decided before anything is sent: the steps,
+/// in id order, and the events of the records that get none (invalid ones).
+public struct PushPlan: Sendable, Equatable {
+    public var steps: [PushStep] = []
+    /// Reported as they are; nothing is sent for these records.
+    public var events: [SyncEvent] = []
+
+    /// An empty plan.
+    public init() {}
+
+    /// Remote documents the plan deletes: what the mass-delete guard counts.
+    public var deletes: Int {
+        steps.count { if case .delete = $0.action { true } else { false } }
     }
 }
 
@@ -91,6 +110,7 @@ public struct DeleteGuard: Sendable, Equatable {
     /// collection goes through.
     public static let alwaysAllowed = 3
 
+    /// A guard that refuses deleting more than `maximumPercent` of the base.
     public init(maximumPercent: Double = 50) {
         self.maximumPercent = maximumPercent
     }

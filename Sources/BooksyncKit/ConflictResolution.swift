@@ -90,19 +90,13 @@ extension CollectionDirectory {
     public func diff(_ ids: [RecordID], remote: (any RemoteCollection)?, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> CollectionDiff {
         let manifest = try loadManifest()
         let scan = try await scanLocal()
-        var listing: RemoteListing?
-        var bodies: [RecordID: RemoteDocument] = [:]
+        var snapshot: RemoteSnapshot?
         if let remote {
-            let fetched = try await listRemoteRevisions(remote, progress: progress)
-            listing = fetched
-            let candidates = ids.isEmpty ? Array(fetched.revisions.keys) : ids
-            let changed = candidates.filter { id in
-                guard let revision = fetched.revisions[id] else { return false }
-                return manifest.entries[id]?.revision != revision
-            }
-            bodies = try await fetchRemoteBodies(remote, ids: changed, progress: progress)
+            let named = Set(ids)
+            snapshot = try await readRemote(remote, manifest: manifest, needing: { named.isEmpty || named.contains($0) }, progress: progress)
         }
-        let states = Dictionary(uniqueKeysWithValues: classify(scan: scan, manifest: manifest, listing: listing, bodies: bodies).map { ($0.id, $0.state) })
+        let listing = snapshot?.listing
+        let states = Dictionary(uniqueKeysWithValues: classify(scan: scan, manifest: manifest, remote: snapshot).records.map { ($0.id, $0.state) })
         let targets = ids.isEmpty ? states.filter { $0.value != .clean }.keys.sorted() : ids
         var diffs: [RecordDiff] = []
         for id in targets {
@@ -113,7 +107,7 @@ extension CollectionDirectory {
             let local = scan.files[id] == nil ? nil : loadLocalFields(id)
             let remoteFields: Fields?
             if let listing, let revision = listing.revisions[id] {
-                remoteFields = revision == manifest.entries[id]?.revision ? base : bodies[id]?.record?.fields
+                remoteFields = revision == manifest.entries[id]?.revision ? base : snapshot?.bodies[id]?.record?.fields
             } else if listing != nil {
                 remoteFields = nil
             } else {
@@ -217,8 +211,7 @@ extension CollectionDirectory {
                 }
                 try store.clear(id)
             } catch {
-                try base.save()  // keep what was settled before the failure
-                throw .io(error)
+                try base.saveAndThrow(.io(error))  // keep what was settled before the failure
             }
         }
         try base.finish()
