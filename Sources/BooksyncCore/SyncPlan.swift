@@ -41,17 +41,63 @@ public enum PushAction: Sendable, Equatable {
     case forget
 }
 
-/// One record's step in a pull plan.
-public struct PullStep: Sendable, Equatable {
+/// A pull or push action, as far as the mass-delete guard cares.
+public protocol PlanAction: Sendable, Equatable {
+    /// True for an action that deletes the record (a local file for pull, a
+    /// remote document for push).
+    var isDelete: Bool { get }
+}
+
+extension PullAction: PlanAction {
+    /// Removing the local file (deleted remotely, or `--theirs`).
+    public var isDelete: Bool { self == .delete }
+}
+
+extension PushAction: PlanAction {
+    /// Deleting the remote document.
+    public var isDelete: Bool {
+        if case .delete = self { return true }
+        return false
+    }
+}
+
+/// One record's step in a plan: the record and what is done with it.
+public struct PlanStep<Action: PlanAction>: Sendable, Equatable {
     public let id: RecordID
-    public let action: PullAction
+    public let action: Action
 
     /// The step `action` for the record `id`.
-    public init(id: RecordID, action: PullAction) {
+    public init(id: RecordID, action: Action) {
         self.id = id
         self.action = action
     }
+}
 
+/// Everything a pull or push will do, decided before anything is written or
+/// sent: the steps, in id order, and the events of the records that get none
+/// (invalid ones).
+public struct SyncPlan<Action: PlanAction>: Sendable, Equatable {
+    public var steps: [PlanStep<Action>] = []
+    /// Reported as they are; nothing is done for these records.
+    public var events: [SyncEvent] = []
+
+    /// An empty plan.
+    public init() {}
+
+    /// How many steps delete a record: what the mass-delete guard counts.
+    public var deletes: Int { steps.count { $0.action.isDelete } }
+}
+
+/// A step of a pull plan.
+public typealias PullStep = PlanStep<PullAction>
+/// A step of a push plan.
+public typealias PushStep = PlanStep<PushAction>
+/// What a pull will do.
+public typealias PullPlan = SyncPlan<PullAction>
+/// What a push will do.
+public typealias PushPlan = SyncPlan<PushAction>
+
+extension PlanStep where Action == PullAction {
     /// What a dry run reports for this step: a conflict as a conflict, the
     /// rest as pulled.
     public var dryRunEvent: SyncEvent {
@@ -60,46 +106,9 @@ public struct PullStep: Sendable, Equatable {
     }
 }
 
-/// One record's step in a push plan.
-public struct PushStep: Sendable, Equatable {
-    public let id: RecordID
-    public let action: PushAction
-
-    /// The step `action` for the record `id`.
-    public init(id: RecordID, action: PushAction) {
-        self.id = id
-        self.action = action
-    }
-}
-
-/// Everything a pull will do, decided before anything is written: the steps,
-/// in id order, and the events of the records that get none (invalid ones).
-public struct PullPlan: Sendable, Equatable {
-    public var steps: [PullStep] = []
-    /// Reported as they are; nothing is done for these records.
-    public var events: [SyncEvent] = []
-
-    /// An empty plan.
-    public init() {}
-
-    /// Local files the plan removes: what the mass-delete guard counts.
-    public var deletes: Int { steps.count { $0.action == .delete } }
-}
-
-/// Everything a push will send, decided before anything is sent: the steps,
-/// in id order, and the events of the records that get none (invalid ones).
-public struct PushPlan: Sendable, Equatable {
-    public var steps: [PushStep] = []
-    /// Reported as they are; nothing is sent for these records.
-    public var events: [SyncEvent] = []
-
-    /// An empty plan.
-    public init() {}
-
-    /// Remote documents the plan deletes: what the mass-delete guard counts.
-    public var deletes: Int {
-        steps.count { if case .delete = $0.action { true } else { false } }
-    }
+extension PlanStep where Action == PushAction {
+    /// What a dry run reports for this step.
+    public var dryRunEvent: SyncEvent { SyncEvent(id: id, kind: .pushed(action)) }
 }
 
 /// The mass-delete safety rail (DESIGN.md §6).

@@ -45,7 +45,7 @@ extension CollectionDirectory {
             let classified = classify(scan: scan, manifest: manifest, remote: snapshot)
             let plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice)
             report.events += plan.events
-            try options.checkDeletes(plan.deletes, command: .pull, baseCount: manifest.entries.count)
+            try options.checkDeletes(plan, command: .pull, baseCount: manifest.entries.count)
             if options.dryRun {
                 report.events += plan.steps.map(\.dryRunEvent)
                 return report

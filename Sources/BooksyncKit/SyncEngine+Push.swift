@@ -26,9 +26,9 @@ extension CollectionDirectory {
         let (manifest, scan) = try startSync(options, keepChangedRecords: !options.dryRun)
         let plan = SyncPlanner.push(classify(scan: scan, manifest: manifest, remote: nil).records)
         var report = SyncReport(command: .push, dryRun: options.dryRun, events: plan.events, unusableFiles: scan.unusableFiles, unusableRemote: [])
-        try options.checkDeletes(plan.deletes, command: .push, baseCount: manifest.entries.count)
+        try options.checkDeletes(plan, command: .push, baseCount: manifest.entries.count)
         if options.dryRun {
-            report.events += plan.steps.map { SyncEvent(id: $0.id, kind: .pushed($0.action)) }
+            report.events += plan.steps.map(\.dryRunEvent)
             return report
         }
 

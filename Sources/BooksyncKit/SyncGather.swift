@@ -74,12 +74,4 @@ extension CollectionDirectory {
     func loadLocalFields(_ id: RecordID) -> Fields? {
         readLocal(id)?.fields
     }
-
-    /// The three-way merge of a conflicted record where each conflicting field
-    /// takes the preferred side's value; nil when the local file cannot be read.
-    /// (`resolve`, which settles a conflict pull stored, long after the pull.)
-    func preferredMerge(_ id: RecordID, baseHash: String?, remote: Fields, preferLocal: Bool) -> Fields? {
-        guard let local = loadLocalFields(id) else { return nil }
-        return RecordMerge(base: baseCopies.fields(id, hash: baseHash), local: local, remote: remote).preferring(local: preferLocal)
-    }
 }

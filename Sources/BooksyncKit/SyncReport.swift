@@ -18,9 +18,11 @@ public struct SyncOptions: Sendable {
     public init() {}
 
     /// The one mass-delete check (DESIGN.md §6), for the plan of either
-    /// command: refuses `deletes` of `baseCount` base records unless `--force`.
+    /// command: refuses a plan that deletes too much of the `baseCount` base
+    /// records, unless `--force`.
     /// - Throws: `BooksyncError.massDelete` naming the command and the numbers.
-    func checkDeletes(_ deletes: Int, command: SyncCommand, baseCount: Int) throws(BooksyncError) {
+    func checkDeletes<Action>(_ plan: SyncPlan<Action>, command: SyncCommand, baseCount: Int) throws(BooksyncError) {
+        let deletes = plan.deletes
         guard !force, deleteGuard.refuses(deletes: deletes, baseCount: baseCount) else { return }
         throw .massDelete(command: command.rawValue, deletes: deletes, baseCount: baseCount, maximumPercent: deleteGuard.maximumPercent)
     }
