@@ -20,6 +20,7 @@ public enum SyncEventKind: Sendable, Equatable {
 /// One record's line in a pull or push report.
 public struct SyncEvent: Sendable, Equatable {
     public let id: RecordID
+    /// What happened to the record.
     public let kind: SyncEventKind
 
     /// An event for the record `id`.

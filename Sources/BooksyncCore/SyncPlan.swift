@@ -64,6 +64,7 @@ extension PushAction: PlanAction {
 /// One record's step in a plan: the record and what is done with it.
 public struct PlanStep<Action: PlanAction>: Sendable, Equatable {
     public let id: RecordID
+    /// What the command does with the record.
     public let action: Action
 
     /// The step `action` for the record `id`.
@@ -77,6 +78,7 @@ public struct PlanStep<Action: PlanAction>: Sendable, Equatable {
 /// sent: the steps, in id order, and the events of the records that get none
 /// (invalid ones).
 public struct SyncPlan<Action: PlanAction>: Sendable, Equatable {
+    /// One per record the command changes, in id order.
     public var steps: [PlanStep<Action>] = []
     /// Reported as they are; nothing is done for these records.
     public var events: [SyncEvent] = []

@@ -2,6 +2,7 @@
 /// needs: nothing is read or merged a second time to plan it.
 public struct ClassifiedRecord: Sendable, Equatable {
     public let id: RecordID
+    /// The record's class (DESIGN.md §3).
     public let state: SyncState
     /// The base entry the record was classified against (nil: not in the base).
     public let base: BaseEntry?

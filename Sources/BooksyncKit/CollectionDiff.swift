@@ -37,8 +37,13 @@ extension SyncState {
 
 extension CollectionDirectory {
     /// The field-level differences of the named records (all changed records,
-    /// and the unusable files and documents, when none are named). Without a
-    /// remote, the remote side is the base.
+    /// and the unusable files and documents, when none are named).
+    /// - Parameters:
+    ///   - ids: The records to compare; empty for every record that is not clean.
+    ///   - remote: The remote collection; nil (`--offline`) takes the base as the remote side.
+    ///   - progress: Called from any thread while the remote is listed and read.
+    /// - Throws: `BooksyncError.invalidArgument` for a named record no side
+    ///   knows; otherwise as `status`.
     public func diff(_ ids: [RecordID], remote: (any RemoteCollection)?, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> CollectionDiff {
         let manifest = try loadManifest()
         let scan = try await scanLocal()
@@ -73,5 +78,4 @@ extension CollectionDirectory {
             records: diffs, unusableFiles: ids.isEmpty ? scan.unusableFiles : [],
             unusableRemote: ids.isEmpty ? listing?.unusable ?? [] : [])
     }
-
 }

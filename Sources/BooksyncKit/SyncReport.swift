@@ -32,6 +32,7 @@ public struct SyncOptions: Sendable {
 public struct SyncProgress: Sendable {
     /// What is being counted: "listing", "downloading", "applying", "uploading".
     public let phase: String
+    /// How many have been counted so far.
     public let done: Int
     /// Nil while the total is not known (a listing).
     public let total: Int?
@@ -70,17 +71,23 @@ public struct SyncStatus: Sendable {
 /// The writing command a `SyncReport` belongs to; the raw value is its name
 /// on the command line (and in `--json`).
 public enum SyncCommand: String, Sendable, Equatable {
+    /// `booksync pull` (or the pull phase of `sync`).
     case pull
+    /// `booksync push` (or the push phase of `sync`).
     case push
 }
 
 /// The result of `pull` or `push`.
 public struct SyncReport: Sendable {
+    /// Which command this reports on (`sync` gives one report per phase).
     public let command: SyncCommand
+    /// True for `--dry-run`: the events say what would be done; nothing was.
     public let dryRun: Bool
     /// What was done (or would be) per record: the plan's events, then the steps' outcomes.
     public var events: [SyncEvent]
+    /// Files that look like records but cannot be (bad names, not regular files).
     public var unusableFiles: [UnusableFile]
+    /// Remote documents whose names cannot be record ids (pull only).
     public var unusableRemote: [UnusableRemoteDocument]
 
     /// Anything other than pulled or pushed records: exit status 1.
