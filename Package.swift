@@ -23,8 +23,8 @@ let package = Package(
         .executableTarget(name: "booksync", dependencies: ["BooksyncCLI"],
                           linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux]))]),
         .executableTarget(name: "booksync-network", dependencies: ["BooksyncCLI", "BooksyncURLSession"]),
-        // Scratch directories and fixture lookup shared by the test targets.
-        .target(name: "BooksyncTestSupport", path: "Tests/BooksyncTestSupport"),
+        // Scratch directories, fixture lookup and an in-memory remote shared by the test targets.
+        .target(name: "BooksyncTestSupport", dependencies: ["BooksyncKit", "BooksyncCore"], path: "Tests/BooksyncTestSupport"),
         .testTarget(name: "BooksyncCoreTests", dependencies: ["BooksyncCore"]),
         .testTarget(name: "BooksyncKitTests", dependencies: ["BooksyncKit", "BooksyncCore", "BooksyncTestSupport"]),
         .testTarget(name: "BooksyncCLITests", dependencies: ["BooksyncCLI", "BooksyncKit", "BooksyncCore", "BooksyncURLSession", "BooksyncTestSupport"]),

@@ -92,7 +92,7 @@ enum JSONDocuments {
             counts[.invalid, default: 0] += SyncCommandSupport.countedUnusableFiles(report, of: reports).count
                 + report.unusableRemote.count
             return .map([
-                "command": .string(report.command),
+                "command": .string(report.command.rawValue),
                 "events": .array(events),
                 "unusableFiles": unusableFiles(report.unusableFiles),
                 "unusableRemote": unusableRemote(report.unusableRemote),

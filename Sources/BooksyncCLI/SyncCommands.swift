@@ -169,7 +169,7 @@ enum SyncCommandSupport {
         let prefix = reports.first?.dryRun == true ? "dry run: nothing written; " : ""
         context.console.out("\(prefix)\(parts.isEmpty ? "nothing to do" : parts.joined(separator: ", "))")
         let stored = reports.contains { report in
-            report.command == "pull" && !report.dryRun && report.events.contains { if case .conflict = $0.kind { true } else { false } }
+            report.command == .pull && !report.dryRun && report.events.contains { if case .conflict = $0.kind { true } else { false } }
         }
         if stored, !context.quiet { context.console.err("booksync: hint: \(conflictHint)") }
     }
@@ -177,7 +177,7 @@ enum SyncCommandSupport {
     /// The unusable files to list for `report`: sync's pull and push find the
     /// same ones, so they are listed (and counted) once, under push.
     static func countedUnusableFiles(_ report: SyncReport, of reports: [SyncReport]) -> [UnusableFile] {
-        report.command == "push" || reports.count == 1 ? report.unusableFiles : []
+        report.command == .push || reports.count == 1 ? report.unusableFiles : []
     }
 
     /// After a pull stored conflicts: the way out, so the next push is not refused again.
@@ -186,7 +186,7 @@ enum SyncCommandSupport {
 
     /// The one table of how pull, push and sync show each event: its line,
     /// colour, summary bucket, and `action` in `--json`.
-    static func describe(_ event: SyncEvent, path: TerminalText, would: String, command: String,
+    static func describe(_ event: SyncEvent, path: TerminalText, would: String, command: SyncCommand,
                          unresolvedConflict: (RecordID) -> ConflictKind? = { _ in nil }) -> EventLine {
         switch event.kind {
         case .pulled(let action):
@@ -218,7 +218,7 @@ enum SyncCommandSupport {
                           .red, .remoteChanged, action: "remote-changed")
             }
         case .invalidLocal(let diagnostics):
-            EventLine("invalid  \(path)\(StatusRenderer.firstProblem(diagnostics)) (not \(command == "push" ? "sent" : "overwritten"))", .red, .invalid, action: "invalid")
+            EventLine("invalid  \(path)\(StatusRenderer.firstProblem(diagnostics)) (not \(command == .push ? "sent" : "overwritten"))", .red, .invalid, action: "invalid")
         case .invalidRemote(let diagnostics):
             EventLine("invalid  remote \(event.id)\(StatusRenderer.firstProblem(diagnostics)) (not pulled)", .red, .invalid, action: "invalid")
         case .rejected(let message):

@@ -41,46 +41,76 @@ public enum PushAction: Sendable, Equatable {
     case forget
 }
 
-/// Turns classified records into the steps of a pull or a push. Pure: the
-/// engine executes the plan and records outcomes.
-public enum SyncPlanner {
-    /// The pull step for a record; `remoteExists` tells a converged record
-    /// (same content on both sides) from a record both sides deleted.
-    public static func pullAction(for state: SyncState, choice: ConflictChoice, remoteExists: Bool) -> PullAction? {
-        switch state {
-        case .clean, .localChange, .invalidLocal, .invalidRemote:
-            return nil
-        case .remoteChange(.added), .remoteChange(.modified):
-            return .write
-        case .remoteChange(.deleted):
-            return .delete
-        case .converged:
-            return remoteExists ? .adopt : .forget
-        case .mergeable(let merged):
-            return .merge(merged)
-        case .conflict(let kind):
-            switch choice {
-            case .ask: return .conflict(kind)
-            case .theirs:
-                if kind == .modifiedLocallyDeletedRemotely { return .delete }
-                return kind == .remoteContentUnknown ? .conflict(kind) : .write
-            case .ours: return kind == .remoteContentUnknown ? .conflict(kind) : .keepLocal
-            }
-        }
-    }
+/// A pull or push action, as far as the mass-delete guard cares.
+public protocol PlanAction: Sendable, Equatable {
+    /// True for an action that deletes the record (a local file for pull, a
+    /// remote document for push).
+    var isDelete: Bool { get }
+}
 
-    public static func pushAction(for state: SyncState, base: BaseEntry?) -> PushAction? {
-        switch state {
-        case .localChange(.added):
-            return .create
-        case .localChange(.modified):
-            return base.map { .update(baseRevision: $0.revision) }
-        case .localChange(.deleted):
-            return base.map { .delete(baseRevision: $0.revision) }
-        case .clean, .remoteChange, .converged, .mergeable, .conflict, .invalidLocal, .invalidRemote:
-            return nil
-        }
+extension PullAction: PlanAction {
+    /// Removing the local file (deleted remotely, or `--theirs`).
+    public var isDelete: Bool { self == .delete }
+}
+
+extension PushAction: PlanAction {
+    /// Deleting the remote document.
+    public var isDelete: Bool {
+        if case .delete = self { return true }
+        return false
     }
+}
+
+/// One record's step in a plan: the record and what is done with it.
+public struct PlanStep<Action: PlanAction>: Sendable, Equatable {
+    public let id: RecordID
+    /// What the command does with the record.
+    public let action: Action
+
+    /// The step `action` for the record `id`.
+    public init(id: RecordID, action: Action) {
+        self.id = id
+        self.action = action
+    }
+}
+
+/// Everything a pull or push will do, decided before anything is written or
+/// sent: the steps, in id order, and the events of the records that get none
+/// (invalid ones).
+public struct SyncPlan<Action: PlanAction>: Sendable, Equatable {
+    /// One per record the command changes, in id order.
+    public var steps: [PlanStep<Action>] = []
+    /// Reported as they are; nothing is done for these records.
+    public var events: [SyncEvent] = []
+
+    /// An empty plan.
+    public init() {}
+
+    /// How many steps delete a record: what the mass-delete guard counts.
+    public var deletes: Int { steps.count { $0.action.isDelete } }
+}
+
+/// A step of a pull plan.
+public typealias PullStep = PlanStep<PullAction>
+/// A step of a push plan.
+public typealias PushStep = PlanStep<PushAction>
+/// What a pull will do.
+public typealias PullPlan = SyncPlan<PullAction>
+/// What a push will do.
+public typealias PushPlan = SyncPlan<PushAction>
+
+extension PlanStep where Action == PullAction {
+    /// What a dry run reports for this step: a conflict as a conflict, the
+    /// rest as pulled.
+    public var dryRunEvent: SyncEvent {
+        if case .conflict(let kind) = action { return SyncEvent(id: id, kind: .conflict(kind)) }
+        return SyncEvent(id: id, kind: .pulled(action))
+    }
+}
+
+extension PlanStep where Action == PushAction {
+    /// What a dry run reports for this step.
+    public var dryRunEvent: SyncEvent { SyncEvent(id: id, kind: .pushed(action)) }
 }
 
 /// The mass-delete safety rail (DESIGN.md §6).
@@ -91,6 +121,7 @@ public struct DeleteGuard: Sendable, Equatable {
     /// collection goes through.
     public static let alwaysAllowed = 3
 
+    /// A guard that refuses deleting more than `maximumPercent` of the base.
     public init(maximumPercent: Double = 50) {
         self.maximumPercent = maximumPercent
     }

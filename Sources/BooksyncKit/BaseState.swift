@@ -52,6 +52,14 @@ struct BaseState {
         lastSave = .now
     }
 
+    /// Saves what was done before a failure, then throws it: the next run
+    /// starts from there instead of redoing (or misjudging) that work.
+    /// - Throws: the failure, or the save's own failure if saving fails.
+    mutating func saveAndThrow(_ failure: BooksyncError) throws(BooksyncError) -> Never {
+        try save()
+        throw failure
+    }
+
     /// The last save of a command; then the pack is compacted if stale copies
     /// have made it grow (best effort: the sync itself is already complete).
     mutating func finish() throws(BooksyncError) {

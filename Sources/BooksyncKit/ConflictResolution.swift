@@ -1,40 +1,5 @@
 import BooksyncCore
 
-/// The three versions of one record, field by field (`booksync diff`).
-public struct RecordDiff: Sendable, Equatable {
-    public let id: RecordID
-    public let state: SyncState
-    /// Fields that are not the same in base, local and remote.
-    public let fields: [FieldDifference]
-    /// Whether each side has the record at all (a deleted side has no fields).
-    public let inBase: Bool
-    public let inLocal: Bool
-    public let inRemote: Bool
-}
-
-/// What `diff` found: the records, and, when every changed record is asked
-/// for, the files and documents that cannot be records at all.
-public struct CollectionDiff: Sendable, Equatable {
-    public let records: [RecordDiff]
-    public let unusableFiles: [UnusableFile]
-    public let unusableRemote: [UnusableRemoteDocument]
-
-    /// Conflicts, invalid records or unusable files: exit status 1, as for `status`.
-    public var needsAttention: Bool {
-        !unusableFiles.isEmpty || !unusableRemote.isEmpty || records.contains { $0.state.needsAttention }
-    }
-}
-
-extension SyncState {
-    /// A conflict or an invalid side: what `status` and `diff` exit 1 for.
-    public var needsAttention: Bool {
-        switch self {
-        case .conflict, .invalidLocal, .invalidRemote: true
-        default: false
-        }
-    }
-}
-
 /// How `resolve` settles a conflict.
 public enum ResolveChoice: Sendable, Equatable {
     /// Our value for each conflicting field; every one-sided change, from
@@ -80,52 +45,6 @@ extension CollectionDirectory {
             }
         }
         return ids
-    }
-
-    // MARK: diff
-
-    /// The field-level differences of the named records (all changed records,
-    /// and the unusable files and documents, when none are named). Without a
-    /// remote, the remote side is the base.
-    public func diff(_ ids: [RecordID], remote: (any RemoteCollection)?, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> CollectionDiff {
-        let manifest = try loadManifest()
-        let scan = try await scanLocal()
-        var listing: RemoteListing?
-        var bodies: [RecordID: RemoteDocument] = [:]
-        if let remote {
-            let fetched = try await listRemoteRevisions(remote, progress: progress)
-            listing = fetched
-            let candidates = ids.isEmpty ? Array(fetched.revisions.keys) : ids
-            let changed = candidates.filter { id in
-                guard let revision = fetched.revisions[id] else { return false }
-                return manifest.entries[id]?.revision != revision
-            }
-            bodies = try await fetchRemoteBodies(remote, ids: changed, progress: progress)
-        }
-        let states = Dictionary(uniqueKeysWithValues: classify(scan: scan, manifest: manifest, listing: listing, bodies: bodies).map { ($0.id, $0.state) })
-        let targets = ids.isEmpty ? states.filter { $0.value != .clean }.keys.sorted() : ids
-        var diffs: [RecordDiff] = []
-        for id in targets {
-            guard let state = states[id] else {
-                throw .invalidArgument("no record '\(TerminalEscaping.abbreviate(id.rawValue))' here, in the base or remotely")
-            }
-            let base = baseCopies.fields(id, hash: manifest.entries[id]?.hash)
-            let local = scan.files[id] == nil ? nil : loadLocalFields(id)
-            let remoteFields: Fields?
-            if let listing, let revision = listing.revisions[id] {
-                remoteFields = revision == manifest.entries[id]?.revision ? base : bodies[id]?.record?.fields
-            } else if listing != nil {
-                remoteFields = nil
-            } else {
-                remoteFields = base
-            }
-            diffs.append(RecordDiff(
-                id: id, state: state, fields: FieldDiff.compare(base: base, local: local, remote: remoteFields),
-                inBase: base != nil, inLocal: local != nil, inRemote: remoteFields != nil))
-        }
-        return CollectionDiff(
-            records: diffs, unusableFiles: ids.isEmpty ? scan.unusableFiles : [],
-            unusableRemote: ids.isEmpty ? listing?.unusable ?? [] : [])
     }
 
     // MARK: resolve
@@ -179,7 +98,8 @@ extension CollectionDirectory {
                 case .theirs:
                     if let record = remote.record, let revision = remote.revision {
                         // Theirs for conflicting fields; one-sided local changes are kept.
-                        let fields = preferredMerge(id, baseHash: base.manifest.entries[id]?.hash, remote: record.fields, preferLocal: false) ?? record.fields
+                        let localFields = current.flatMap { try? rules.parse($0).get() }
+                        let fields = localFields.map { merge(id, base: base, local: $0, remote: record.fields).keepingRemote } ?? record.fields
                         guard try FileSystem.replace(file, with: rules.canonicalBytes(fields), ifCurrent: unchanged) else {
                             outcomes.append((id, .changedMeanwhile))
                             continue
@@ -195,15 +115,19 @@ extension CollectionDirectory {
                     outcomes.append((id, .tookRemote))
                 case .ours, .edited:
                     if let bytes = current {
-                        if case .failure(let problems) = rules.load(bytes, id: id) {
+                        let local: Record
+                        switch rules.load(bytes, id: id) {
+                        case .failure(let problems):
                             outcomes.append((id, .invalidLocal(problems.diagnostics)))
                             continue
+                        case .success(let loaded):
+                            local = loaded
                         }
                         // --ours: ours for conflicting fields; one-sided remote changes are kept.
                         // Without a flag the file as edited is the resolution, exactly.
                         if choice == .ours, let record = remote.record,
-                           let merged = preferredMerge(id, baseHash: base.manifest.entries[id]?.hash, remote: record.fields, preferLocal: true),
-                           !(try FileSystem.replace(file, with: rules.canonicalBytes(merged), ifCurrent: unchanged)) {
+                           !(try FileSystem.replace(file, with: rules.canonicalBytes(merge(id, base: base, local: local.fields, remote: record.fields).keepingLocal),
+                                                    ifCurrent: unchanged)) {
                             outcomes.append((id, .changedMeanwhile))
                             continue
                         }
@@ -217,11 +141,15 @@ extension CollectionDirectory {
                 }
                 try store.clear(id)
             } catch {
-                try base.save()  // keep what was settled before the failure
-                throw .io(error)
+                try base.saveAndThrow(.io(error))  // keep what was settled before the failure
             }
         }
         try base.finish()
         return outcomes
+    }
+
+    /// The merge of a stored conflict with the file as resolve read it.
+    private func merge(_ id: RecordID, base: BaseState, local: Fields, remote: Fields) -> RecordMerge {
+        RecordMerge(base: baseCopies.fields(id, hash: base.manifest.entries[id]?.hash), local: local, remote: remote)
     }
 }

@@ -6,41 +6,38 @@ extension CollectionDirectory {
     /// Publishes local changes (DESIGN.md §3, `push` column). Sends only what
     /// changed, every write guarded by a precondition; a failed precondition is
     /// settled by fetching that document: same content → recorded, else reported.
+    /// gather (scan, classify) → plan (pure) → guard → execute → record.
+    /// - Parameters:
+    ///   - remote: The remote collection to publish to.
+    ///   - options: `--dry-run`, `--atomic`, the mass-delete guard.
+    ///   - progress: Called from any thread while uploading.
+    ///   - onStaleLock: Called with the process id of a booksync that died
+    ///     holding the lock (the lock is taken over).
+    /// - Returns: What was done (or would be) per record, sorted by id.
+    /// - Throws: `BooksyncError`: the collection is locked, the remote fails,
+    ///   the plan deletes too much (`.massDelete`), or the command was
+    ///   cancelled (`.interrupted`); writes the server accepted before a
+    ///   failure are recorded in the base.
     public func push(remote: any RemoteCollection, options: SyncOptions = SyncOptions(),
                      progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
         let lock = options.dryRun ? nil : try self.lock(onStaleLock: onStaleLock)
         defer { lock?.release() }
         let (manifest, scan) = try startSync(options, keepChangedRecords: !options.dryRun)
-        let states = classify(scan: scan, manifest: manifest, listing: nil, bodies: [:])
-
-        var report = SyncReport(command: "push", dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: [])
-        var planned: [(RecordID, PushAction)] = []
-        for status in states {
-            if case .invalidLocal(let diagnostics) = status.state {
-                report.events.append(SyncEvent(id: status.id, kind: .invalidLocal(diagnostics)))
-            } else if let action = SyncPlanner.pushAction(for: status.state, base: manifest.entries[status.id]) {
-                planned.append((status.id, action))
-            }
-        }
-        let deletes = planned.filter { if case .delete = $0.1 { return true } else { return false } }.count
-        if !options.force, options.deleteGuard.refuses(deletes: deletes, baseCount: manifest.entries.count) {
-            throw .massDelete(command: "push", deletes: deletes, baseCount: manifest.entries.count, maximumPercent: options.deleteGuard.maximumPercent)
-        }
+        let plan = SyncPlanner.push(classify(scan: scan, manifest: manifest, remote: nil).records)
+        var report = SyncReport(command: .push, dryRun: options.dryRun, events: plan.events, unusableFiles: scan.unusableFiles, unusableRemote: [])
+        try options.checkDeletes(plan, command: .push, baseCount: manifest.entries.count)
         if options.dryRun {
-            report.events += planned.map { SyncEvent(id: $0.0, kind: .pushed($0.1)) }
+            report.events += plan.steps.map(\.dryRunEvent)
             return report
         }
 
-        let (writes, sentRecords, loadEvents) = loadWrites(planned, scanned: scan.changedRecords)
+        let (writes, sentRecords, loadEvents) = loadWrites(plan.steps, scanned: scan.changedRecords)
         report.events += loadEvents
         var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint)
         let failure = await sendPipelined(writes, sent: sentRecords, manifest: manifest, options: options,
                                           remote: remote, base: &base, report: &report, progress: progress)
-        if let failure {
-            try base.save()  // keep what was done before the failure
-            throw failure
-        }
+        if let failure { try base.saveAndThrow(failure) }
         try base.finish()
         report.events.sort { $0.id < $1.id }
         return report
@@ -55,13 +52,14 @@ extension CollectionDirectory {
     /// The writes for the planned push steps. Records parsed by the scan are
     /// sent as scanned; the others (proven changed by the stat cache alone) are
     /// read now, on several threads.
-    private func loadWrites(_ planned: [(RecordID, PushAction)], scanned: [RecordID: Record])
+    private func loadWrites(_ planned: [PushStep], scanned: [RecordID: Record])
         -> (writes: [RemoteWrite], records: [RecordID: Record], events: [SyncEvent]) {
         let rules = self.rules
         let paths = self.paths
-        let loaded = ParallelMap.map(planned, chunkSize: 64) { (id, action) -> PushLoad in
+        let loaded = ParallelMap.map(planned, chunkSize: 64) { step -> PushLoad in
+            let id = step.id
             let record: Record
-            switch action {
+            switch step.action {
             case .delete(let revision):
                 return .write(.delete(id, baseRevision: revision))
             case .adopt, .forget:
@@ -77,13 +75,14 @@ extension CollectionDirectory {
                     }
                 }
             }
-            if case .update(let revision) = action { return .write(.update(record, baseRevision: revision)) }
+            if case .update(let revision) = step.action { return .write(.update(record, baseRevision: revision)) }
             return .write(.create(record))
         }
         var writes: [RemoteWrite] = []
         var records: [RecordID: Record] = [:]
         var events: [SyncEvent] = []
-        for ((id, _), outcome) in zip(planned, loaded) {
+        for (step, outcome) in zip(planned, loaded) {
+            let id = step.id
             switch outcome {
             case .write(let write):
                 writes.append(write)
@@ -130,7 +129,7 @@ extension CollectionDirectory {
             for await result in group {
                 switch result {
                 case .failure(let error):
-                    if failure == nil { failure = Task.isCancelled ? .interrupted : .remote(error) }
+                    if failure == nil { failure = .remoteFailure(error) }
                 case .success(let done):
                     report.events += done.events
                     for (write, change) in done.accepted {
@@ -241,5 +240,12 @@ private struct SentChunk: Sendable {
                 events.append(SyncEvent(id: write.id, kind: .rejected("no answer for this write")))
             }
         }
+    }
+}
+
+extension Array {
+    /// The array in slices of `size` (the last one shorter).
+    func chunked(into size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
     }
 }

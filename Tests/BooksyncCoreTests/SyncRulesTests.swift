@@ -82,30 +82,6 @@ import Testing
         #expect(state == row.expected)
     }
 
-    /// What pull and push do for each class (the table's last two columns).
-    @Test func actions() {
-        let merged: Fields = ["a": .integer(1)]
-        #expect(SyncPlanner.pullAction(for: .clean, choice: .ask, remoteExists: true) == nil)
-        #expect(SyncPlanner.pullAction(for: .localChange(.modified), choice: .ask, remoteExists: true) == nil)
-        #expect(SyncPlanner.pullAction(for: .remoteChange(.modified), choice: .ask, remoteExists: true) == .write)
-        #expect(SyncPlanner.pullAction(for: .remoteChange(.deleted), choice: .ask, remoteExists: false) == .delete)
-        #expect(SyncPlanner.pullAction(for: .converged, choice: .ask, remoteExists: true) == .adopt)
-        #expect(SyncPlanner.pullAction(for: .converged, choice: .ask, remoteExists: false) == .forget)
-        #expect(SyncPlanner.pullAction(for: .mergeable(merged: merged), choice: .ask, remoteExists: true) == .merge(merged))
-        #expect(SyncPlanner.pullAction(for: .conflict(.bothAdded), choice: .ask, remoteExists: true) == .conflict(.bothAdded))
-        #expect(SyncPlanner.pullAction(for: .conflict(.bothAdded), choice: .theirs, remoteExists: true) == .write)
-        #expect(SyncPlanner.pullAction(for: .conflict(.modifiedLocallyDeletedRemotely), choice: .theirs, remoteExists: false) == .delete)
-        #expect(SyncPlanner.pullAction(for: .conflict(.bothAdded), choice: .ours, remoteExists: true) == .keepLocal)
-        #expect(SyncPlanner.pullAction(for: .invalidLocal([Self.problem]), choice: .theirs, remoteExists: true) == nil)
-
-        #expect(SyncPlanner.pushAction(for: .localChange(.added), base: nil) == .create)
-        #expect(SyncPlanner.pushAction(for: .localChange(.modified), base: Self.base) == .update(baseRevision: "r1"))
-        #expect(SyncPlanner.pushAction(for: .localChange(.deleted), base: Self.base) == .delete(baseRevision: "r1"))
-        #expect(SyncPlanner.pushAction(for: .remoteChange(.modified), base: Self.base) == nil)
-        #expect(SyncPlanner.pushAction(for: .conflict(.bothAdded), base: nil) == nil)
-        #expect(SyncPlanner.pushAction(for: .invalidLocal([Self.problem]), base: Self.base) == nil)
-    }
-
     @Test(arguments: [(3, 4, false), (4, 4, true), (4, 7, true), (4, 8, false), (50, 100, false), (51, 100, true), (1, 2, false), (2, 2, false)])
     func massDeleteGuard(deletes: Int, base: Int, refused: Bool) {
         #expect(DeleteGuard().refuses(deletes: deletes, baseCount: base) == refused)

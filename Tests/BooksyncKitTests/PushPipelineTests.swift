@@ -9,36 +9,6 @@ import BooksyncTestSupport
 /// drive it through an in-memory remote whose answers can be delayed or refused,
 /// to pin down what the base holds when one chunk fails while others are in flight.
 @Suite struct PushPipelineTests {
-    /// A remote that accepts every write (revision `r1`) after `delay`, except
-    /// for chunks whose first id is in `failing`, which are refused at once.
-    final class ScriptedRemote: RemoteCollection {
-        let failing: Set<String>
-        let delay: Duration
-        let chunks = Mutex<[[String]]>([])
-        var displayName: String { "scripted" }
-
-        init(failing: Set<String> = [], delay: Duration = .zero) {
-            self.failing = failing
-            self.delay = delay
-        }
-
-        func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing { RemoteListing() }
-        func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
-                           progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {}
-        func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument] { [:] }
-
-        func write(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome] {
-            let ids = writes.map(\.id.rawValue)
-            chunks.withLock { $0.append(ids) }
-            if let first = ids.first, failing.contains(first) {
-                throw .rejected(during: "write \(ids.count) documents", status: 400, code: "INVALID_ARGUMENT", message: "refused by the test")
-            }
-            try? await Task.sleep(for: delay)
-            progress(writes.count)
-            return Dictionary(uniqueKeysWithValues: writes.map { ($0.id, WriteOutcome.written(revision: "r1")) })
-        }
-    }
-
     static func collection(records: Int, in scratch: ScratchDirectory) throws -> CollectionDirectory {
         let collection = try CollectionDirectory.initialize(at: scratch.path, config: CollectionConfig(remote: FirestoreTarget(project: "p", collectionPath: "books")))
         for i in 0..<records {

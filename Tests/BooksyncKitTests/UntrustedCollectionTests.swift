@@ -59,7 +59,7 @@ import BooksyncTestSupport
         let clone = try Clone()
         if path == ".booksync/conflicts" || path == ".booksync/base/pack" {
             // Give the link something to replace; they may not exist yet.
-            _ = try await clone.collection.push(remote: PushPipelineTests.ScriptedRemote())
+            _ = try await clone.collection.push(remote: ScriptedRemote())
         }
         if path == ".booksync" {
             // A committed .booksync pointing at a state directory elsewhere.
@@ -146,7 +146,7 @@ import BooksyncTestSupport
             #expect(formatted == [FormatReport(path: file, outcome: .failed(RecordDiagnostic(message: sentence)))])
         }
 
-        let remote = PushPipelineTests.ScriptedRemote()
+        let remote = ScriptedRemote()
         let pushed = try await clone.collection.push(remote: remote)
         #expect(pushed.events.contains(SyncEvent(id: try RecordID("x"), kind: .invalidLocal([RecordDiagnostic(message: sentence)]))))
         #expect(remote.chunks.withLock { $0 }.joined().contains("x") == false)

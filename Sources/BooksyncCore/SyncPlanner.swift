@@ -1,0 +1,148 @@
+/// A record as the gather step classified it, with everything the planner
+/// needs: nothing is read or merged a second time to plan it.
+public struct ClassifiedRecord: Sendable, Equatable {
+    public let id: RecordID
+    /// The record's class (DESIGN.md §3).
+    public let state: SyncState
+    /// The base entry the record was classified against (nil: not in the base).
+    public let base: BaseEntry?
+    /// The remote revision the classification saw; nil when the document is
+    /// absent (deleted meanwhile counts as absent) or the remote was not asked.
+    public let remoteRevision: String?
+    /// The field-level merge, when both sides modified the record and both
+    /// were readable: `--ours` / `--theirs` take their merge from it.
+    public let merge: RecordMerge?
+
+    /// A classified record; see the properties.
+    public init(id: RecordID, state: SyncState, base: BaseEntry?, remoteRevision: String?, merge: RecordMerge? = nil) {
+        self.id = id
+        self.state = state
+        self.base = base
+        self.remoteRevision = remoteRevision
+        self.merge = merge
+    }
+}
+
+/// The field-level three-way merge of one record, done once while
+/// classifying; every preferred merge (`--ours`, `--theirs`, `resolve`) is
+/// derived from it without merging again.
+public struct RecordMerge: Sendable, Equatable {
+    /// The remote side's fields.
+    public let remote: Fields
+    /// The merge with every conflicting field at its local value.
+    public let keepingLocal: Fields
+    /// Fields changed differently on both sides, sorted by UTF-8 bytes (empty: a clean merge).
+    public let conflicts: [String]
+
+    /// Merges `local` and `remote` against `base` (see `FieldMerge`).
+    public init(base: Fields?, local: Fields, remote: Fields) {
+        (keepingLocal, conflicts) = FieldMerge.mergeKeepingLocal(base: base, local: local, remote: remote)
+        self.remote = remote
+    }
+
+    /// What `SyncRules.classify` needs: the merged record, or the conflicts.
+    public var outcome: FieldMerge.Outcome {
+        conflicts.isEmpty ? .merged(keepingLocal) : .conflicts(conflicts)
+    }
+
+    /// The merge with every conflicting field at its remote value (removed
+    /// where the remote removed it); every one-sided change is kept. The same
+    /// as merging with the sides swapped: only the conflicting fields differ.
+    public var keepingRemote: Fields {
+        var fields = keepingLocal
+        for name in conflicts { fields[name] = remote[name] }
+        return fields
+    }
+
+    /// The merge that takes `preferLocal`'s side for each conflicting field.
+    public func preferring(local preferLocal: Bool) -> Fields {
+        preferLocal ? keepingLocal : keepingRemote
+    }
+}
+
+/// Turns classified records into the plan of a pull or a push (DESIGN.md §3,
+/// the table's last two columns). Pure: the engine executes the plan, after
+/// the mass-delete guard has seen its deletes, and records the outcomes.
+public enum SyncPlanner {
+    /// The pull plan: a step per record that pull changes, an event per record
+    /// that it cannot touch. An invalid local file is reported only when the
+    /// remote changed it (otherwise `status` covers it); an invalid remote
+    /// document always.
+    public static func pull(_ records: [ClassifiedRecord], choice: ConflictChoice) -> PullPlan {
+        var plan = PullPlan()
+        for record in records {
+            switch record.state {
+            case .invalidLocal(let diagnostics):
+                if record.remoteRevision != record.base?.revision {
+                    plan.events.append(SyncEvent(id: record.id, kind: .invalidLocal(diagnostics)))
+                }
+            case .invalidRemote(let diagnostics):
+                plan.events.append(SyncEvent(id: record.id, kind: .invalidRemote(diagnostics)))
+            default:
+                if let action = pullAction(for: record, choice: choice) { plan.steps.append(PullStep(id: record.id, action: action)) }
+            }
+        }
+        return plan
+    }
+
+    /// The push plan: a step per local change, an event per invalid local file.
+    public static func push(_ records: [ClassifiedRecord]) -> PushPlan {
+        var plan = PushPlan()
+        for record in records {
+            if case .invalidLocal(let diagnostics) = record.state {
+                plan.events.append(SyncEvent(id: record.id, kind: .invalidLocal(diagnostics)))
+            } else if let action = pushAction(for: record.state, base: record.base) {
+                plan.steps.append(PushStep(id: record.id, action: action))
+            }
+        }
+        return plan
+    }
+
+    /// The pull step for one record; nil when pull leaves it alone.
+    static func pullAction(for record: ClassifiedRecord, choice: ConflictChoice) -> PullAction? {
+        switch record.state {
+        case .clean, .localChange, .invalidLocal, .invalidRemote:
+            return nil
+        case .remoteChange(.added), .remoteChange(.modified):
+            return .write
+        case .remoteChange(.deleted):
+            return .delete
+        case .converged:
+            return record.remoteRevision != nil ? .adopt : .forget
+        case .mergeable(let merged):
+            return .merge(merged)
+        case .conflict(let kind):
+            switch (choice, kind) {
+            case (.ask, _), (_, .remoteContentUnknown):
+                return .conflict(kind)
+            case (.ours, .bothModified), (.theirs, .bothModified):
+                // --ours / --theirs decide only the fields that really conflict:
+                // one-sided changes from either side are kept.
+                guard let merge = record.merge else { return choice == .ours ? .keepLocal : .write }
+                let merged = merge.preferring(local: choice == .ours)
+                // Nothing of ours survived the merge: that is simply taking theirs.
+                return merged == merge.remote ? .write : .merge(merged)
+            case (.theirs, .modifiedLocallyDeletedRemotely):
+                return .delete
+            case (.theirs, _):
+                return .write
+            case (.ours, _):
+                return .keepLocal
+            }
+        }
+    }
+
+    /// The push step for a record in `state`; nil when push leaves it alone.
+    static func pushAction(for state: SyncState, base: BaseEntry?) -> PushAction? {
+        switch state {
+        case .localChange(.added):
+            return .create
+        case .localChange(.modified):
+            return base.map { .update(baseRevision: $0.revision) }
+        case .localChange(.deleted):
+            return base.map { .delete(baseRevision: $0.revision) }
+        case .clean, .remoteChange, .converged, .mergeable, .conflict, .invalidLocal, .invalidRemote:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import BooksyncCore
+
+/// The three versions of one record, field by field (`booksync diff`).
+public struct RecordDiff: Sendable, Equatable {
+    public let id: RecordID
+    public let state: SyncState
+    /// Fields that are not the same in base, local and remote.
+    public let fields: [FieldDifference]
+    /// Whether each side has the record at all (a deleted side has no fields).
+    public let inBase: Bool
+    public let inLocal: Bool
+    public let inRemote: Bool
+}
+
+/// What `diff` found: the records, and, when every changed record is asked
+/// for, the files and documents that cannot be records at all.
+public struct CollectionDiff: Sendable, Equatable {
+    public let records: [RecordDiff]
+    public let unusableFiles: [UnusableFile]
+    public let unusableRemote: [UnusableRemoteDocument]
+
+    /// Conflicts, invalid records or unusable files: exit status 1, as for `status`.
+    public var needsAttention: Bool {
+        !unusableFiles.isEmpty || !unusableRemote.isEmpty || records.contains { $0.state.needsAttention }
+    }
+}
+
+extension SyncState {
+    /// A conflict or an invalid side: what `status` and `diff` exit 1 for.
+    public var needsAttention: Bool {
+        switch self {
+        case .conflict, .invalidLocal, .invalidRemote: true
+        default: false
+        }
+    }
+}
+
+extension CollectionDirectory {
+    /// The field-level differences of the named records (all changed records,
+    /// and the unusable files and documents, when none are named).
+    /// - Parameters:
+    ///   - ids: The records to compare; empty for every record that is not clean.
+    ///   - remote: The remote collection; nil (`--offline`) takes the base as the remote side.
+    ///   - progress: Called from any thread while the remote is listed and read.
+    /// - Throws: `BooksyncError.invalidArgument` for a named record no side
+    ///   knows; otherwise as `status`.
+    public func diff(_ ids: [RecordID], remote: (any RemoteCollection)?, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> CollectionDiff {
+        let manifest = try loadManifest()
+        let scan = try await scanLocal()
+        var snapshot: RemoteSnapshot?
+        if let remote {
+            let named = Set(ids)
+            snapshot = try await readRemote(remote, manifest: manifest, needing: { named.isEmpty || named.contains($0) }, progress: progress)
+        }
+        let listing = snapshot?.listing
+        let states = Dictionary(uniqueKeysWithValues: classify(scan: scan, manifest: manifest, remote: snapshot).records.map { ($0.id, $0.state) })
+        let targets = ids.isEmpty ? states.filter { $0.value != .clean }.keys.sorted() : ids
+        var diffs: [RecordDiff] = []
+        for id in targets {
+            guard let state = states[id] else {
+                throw .invalidArgument("no record '\(TerminalEscaping.abbreviate(id.rawValue))' here, in the base or remotely")
+            }
+            let base = baseCopies.fields(id, hash: manifest.entries[id]?.hash)
+            let local = scan.files[id] == nil ? nil : loadLocalFields(id)
+            let remoteFields: Fields?
+            if let listing, let revision = listing.revisions[id] {
+                remoteFields = revision == manifest.entries[id]?.revision ? base : snapshot?.bodies[id]?.record?.fields
+            } else if listing != nil {
+                remoteFields = nil
+            } else {
+                remoteFields = base
+            }
+            diffs.append(RecordDiff(
+                id: id, state: state, fields: FieldDiff.compare(base: base, local: local, remote: remoteFields),
+                inBase: base != nil, inLocal: local != nil, inRemote: remoteFields != nil))
+        }
+        return CollectionDiff(
+            records: diffs, unusableFiles: ids.isEmpty ? scan.unusableFiles : [],
+            unusableRemote: ids.isEmpty ? listing?.unusable ?? [] : [])
+    }
+}

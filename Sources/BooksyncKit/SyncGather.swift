@@ -1,0 +1,77 @@
+import BooksyncCore
+
+/// The gather step's result: every record classified, with the local files
+/// it had to read to merge.
+struct Classification: Sendable {
+    /// Sorted by id.
+    var records: [ClassifiedRecord]
+    /// The local files read (once) for a field merge, by id. Pull's safety
+    /// check at replace time compares the file with these bytes, so it need
+    /// not parse the file again.
+    var localReads: [RecordID: LocalRead]
+
+    /// The records as `status` and `diff` show them.
+    var statuses: [RecordStatus] { records.map { RecordStatus(id: $0.id, state: $0.state) } }
+}
+
+/// A local record file as read for a merge: its bytes and their fields.
+struct LocalRead: Sendable {
+    let bytes: [UInt8]
+    let fields: Fields
+}
+
+extension CollectionDirectory {
+    /// Classifies every record known to any side (or just `ids`), sorted by id.
+    /// Without a snapshot (`--offline`, push) the remote side counts as
+    /// unchanged. A record both sides modified is read and merged here, once:
+    /// the merge goes into the class and into the `ClassifiedRecord`, where
+    /// the planner finds it. With `includeClean` false only the records that
+    /// differ are returned (what status lists), which spares sorting the whole
+    /// collection.
+    func classify(scan: LocalScan, manifest: Manifest, remote snapshot: RemoteSnapshot?, includeClean: Bool = true,
+                  only ids: [RecordID]? = nil) -> Classification {
+        var result = Classification(records: [], localReads: [:])
+        func visit(_ id: RecordID) {
+            let base = manifest.entries[id]
+            let local: LocalVersion
+            switch scan.files[id] {
+            case nil: local = .absent
+            case .invalid(let diagnostics)?: local = .invalid(diagnostics)
+            case .valid(let hash)?: local = .present(hash: hash)
+            }
+            var merge: RecordMerge?
+            let state = SyncRules.classify(base: base, local: local, remote: snapshot?.version(id) ?? .notChecked) {
+                guard let remoteFields = snapshot?.bodies[id]?.record?.fields, let read = readLocal(id) else { return nil }
+                result.localReads[id] = read
+                merge = RecordMerge(base: baseCopies.fields(id, hash: base?.hash), local: read.fields, remote: remoteFields)
+                return merge?.outcome
+            }
+            if includeClean || state != .clean {
+                result.records.append(ClassifiedRecord(id: id, state: state, base: base,
+                                                       remoteRevision: snapshot?.listing.revisions[id], merge: merge))
+            }
+        }
+        if let ids {
+            for id in ids { visit(id) }
+        } else {
+            for id in scan.files.keys { visit(id) }
+            for id in manifest.entries.keys where scan.files[id] == nil { visit(id) }
+            if let listing = snapshot?.listing {
+                for id in listing.revisions.keys where scan.files[id] == nil && manifest.entries[id] == nil { visit(id) }
+            }
+        }
+        result.records.sort { $0.id < $1.id }
+        return result
+    }
+
+    /// The local file of `id`, parsed; nil when it cannot be read or parsed.
+    func readLocal(_ id: RecordID) -> LocalRead? {
+        guard let bytes = try? FileSystem.readFile(paths.recordFile(id.fileName)), case .success(let fields) = rules.parse(bytes) else { return nil }
+        return LocalRead(bytes: bytes, fields: fields)
+    }
+
+    /// The fields of the local file of `id`; nil when it cannot be read or parsed.
+    func loadLocalFields(_ id: RecordID) -> Fields? {
+        readLocal(id)?.fields
+    }
+}

@@ -1,0 +1,124 @@
+import Synchronization
+import BooksyncCore
+
+/// Options of the writing commands.
+public struct SyncOptions: Sendable {
+    /// Print the plan, write nothing anywhere.
+    public var dryRun = false
+    /// `--ours` / `--theirs` for pull's conflicts.
+    public var conflictChoice: ConflictChoice = .ask
+    /// `--max-delete`: how much of the base one command may delete.
+    public var deleteGuard = DeleteGuard()
+    /// `--force`: skip the mass-delete guard.
+    public var force = false
+    /// `--atomic`: push all writes in one commit, or none.
+    public var atomic = false
+
+    /// The defaults: report conflicts, write, refuse mass deletes, no `--atomic`.
+    public init() {}
+
+    /// The one mass-delete check (DESIGN.md §6), for the plan of either
+    /// command: refuses a plan that deletes too much of the `baseCount` base
+    /// records, unless `--force`.
+    /// - Throws: `BooksyncError.massDelete` naming the command and the numbers.
+    func checkDeletes<Action>(_ plan: SyncPlan<Action>, command: SyncCommand, baseCount: Int) throws(BooksyncError) {
+        let deletes = plan.deletes
+        guard !force, deleteGuard.refuses(deletes: deletes, baseCount: baseCount) else { return }
+        throw .massDelete(command: command.rawValue, deletes: deletes, baseCount: baseCount, maximumPercent: deleteGuard.maximumPercent)
+    }
+}
+
+/// Progress of a long transfer, for a progress bar.
+public struct SyncProgress: Sendable {
+    /// What is being counted: "listing", "downloading", "applying", "uploading".
+    public let phase: String
+    /// How many have been counted so far.
+    public let done: Int
+    /// Nil while the total is not known (a listing).
+    public let total: Int?
+}
+
+/// One record's three-way state.
+public struct RecordStatus: Sendable, Equatable {
+    public let id: RecordID
+    public let state: SyncState
+}
+
+/// The result of `status`.
+public struct SyncStatus: Sendable {
+    /// Records that are not clean, sorted by id.
+    public let records: [RecordStatus]
+    public let unusableFiles: [UnusableFile]
+    public let unusableRemote: [UnusableRemoteDocument]
+    /// Record files in the directory.
+    public let recordCount: Int
+    /// Documents in the remote collection; nil when the remote was not checked.
+    public let remoteCount: Int?
+    /// Record files read during the scan (0 for an unchanged tree with a warm cache).
+    public let filesRead: Int
+
+    /// False for `--offline`.
+    public var remoteChecked: Bool { remoteCount != nil }
+    /// Nothing to pull, push or fix.
+    public var isClean: Bool { records.isEmpty && unusableFiles.isEmpty && unusableRemote.isEmpty }
+
+    /// Conflicts, invalid files or unusable documents: exit status 1.
+    public var needsAttention: Bool {
+        !unusableFiles.isEmpty || !unusableRemote.isEmpty || records.contains { $0.state.needsAttention }
+    }
+}
+
+/// The writing command a `SyncReport` belongs to; the raw value is its name
+/// on the command line (and in `--json`).
+public enum SyncCommand: String, Sendable, Equatable {
+    /// `booksync pull` (or the pull phase of `sync`).
+    case pull
+    /// `booksync push` (or the push phase of `sync`).
+    case push
+}
+
+/// The result of `pull` or `push`.
+public struct SyncReport: Sendable {
+    /// Which command this reports on (`sync` gives one report per phase).
+    public let command: SyncCommand
+    /// True for `--dry-run`: the events say what would be done; nothing was.
+    public let dryRun: Bool
+    /// What was done (or would be) per record: the plan's events, then the steps' outcomes.
+    public var events: [SyncEvent]
+    /// Files that look like records but cannot be (bad names, not regular files).
+    public var unusableFiles: [UnusableFile]
+    /// Remote documents whose names cannot be record ids (pull only).
+    public var unusableRemote: [UnusableRemoteDocument]
+
+    /// Anything other than pulled or pushed records: exit status 1.
+    public var needsAttention: Bool {
+        !unusableFiles.isEmpty || !unusableRemote.isEmpty || events.contains {
+            switch $0.kind {
+            case .pulled, .pushed: false
+            default: true
+            }
+        }
+    }
+}
+
+/// Counts progress from concurrent callbacks and reports totals.
+final class ProgressCounter: Sendable {
+    private let phase: String
+    private let total: Int?
+    private let report: @Sendable (SyncProgress) -> Void
+    private let done = Mutex(0)
+
+    init(phase: String, total: Int?, report: @escaping @Sendable (SyncProgress) -> Void) {
+        self.phase = phase
+        self.total = total
+        self.report = report
+    }
+
+    func add(_ count: Int) {
+        let now = done.withLock { value in
+            value += count
+            return value
+        }
+        report(SyncProgress(phase: phase, done: now, total: total))
+    }
+}

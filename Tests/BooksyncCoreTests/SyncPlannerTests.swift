@@ -1,0 +1,142 @@
+import Testing
+@testable import BooksyncCore
+
+/// The planner at the core level, without I/O: one row per class × conflict
+/// choice, with the step or event pull and push plan for it (DESIGN.md §3,
+/// the table's last two columns).
+@Suite struct SyncPlannerTests {
+    static let base = BaseEntry(hash: "sha256:base", revision: "r1")
+    static let problem = RecordDiagnostic(position: SourcePosition(line: 2, column: 3), message: "expected ',' or '}'")
+    static let baseFields: Fields = ["id": .string("x"), "title": .string("T"), "year": .integer(1)]
+    /// Title conflicts; isbn added locally only, year changed remotely only.
+    static let bothModified = RecordMerge(base: baseFields, local: with(["title": .string("L"), "isbn": .string("1")]),
+                                          remote: with(["title": .string("R"), "year": .integer(2)]))
+    /// Only the conflicting title changed locally: ours does not survive --theirs.
+    static let onlyConflicting = RecordMerge(base: baseFields, local: with(["title": .string("L")]), remote: with(["title": .string("R")]))
+
+    static func with(_ changes: Fields) -> Fields { baseFields.merging(changes) { _, new in new } }
+
+    /// What the plan holds for the record: a step, an event, or nothing.
+    enum Planned<Action: Equatable & Sendable>: Equatable, Sendable {
+        case step(Action)
+        case event(SyncEventKind)
+        case nothing
+    }
+
+    struct PullRow: CustomTestStringConvertible, Sendable {
+        let name: String
+        let state: SyncState
+        let choice: ConflictChoice
+        /// The remote revision the classification saw (nil: absent).
+        var remote: String? = "r2"
+        var merge: RecordMerge? = nil
+        let expected: Planned<PullAction>
+        var testDescription: String { "\(name), \(choice)" }
+    }
+
+    static let pullRows: [PullRow] = [
+        PullRow(name: "clean", state: .clean, choice: .ask, remote: "r1", expected: .nothing),
+        PullRow(name: "local change", state: .localChange(.modified), choice: .theirs, remote: "r1", expected: .nothing),
+        PullRow(name: "remote added", state: .remoteChange(.added), choice: .ask, expected: .step(.write)),
+        PullRow(name: "remote modified", state: .remoteChange(.modified), choice: .ask, expected: .step(.write)),
+        PullRow(name: "remote deleted", state: .remoteChange(.deleted), choice: .ask, remote: nil, expected: .step(.delete)),
+        PullRow(name: "converged", state: .converged, choice: .ask, expected: .step(.adopt)),
+        PullRow(name: "both deleted", state: .converged, choice: .ask, remote: nil, expected: .step(.forget)),
+        PullRow(name: "mergeable", state: .mergeable(merged: ["a": .integer(1)]), choice: .ask, expected: .step(.merge(["a": .integer(1)]))),
+        PullRow(name: "mergeable", state: .mergeable(merged: ["a": .integer(1)]), choice: .theirs, expected: .step(.merge(["a": .integer(1)]))),
+        // conflicts: left alone unless told
+        PullRow(name: "both added", state: .conflict(.bothAdded), choice: .ask, expected: .step(.conflict(.bothAdded))),
+        PullRow(name: "both added", state: .conflict(.bothAdded), choice: .theirs, expected: .step(.write)),
+        PullRow(name: "both added", state: .conflict(.bothAdded), choice: .ours, expected: .step(.keepLocal)),
+        PullRow(name: "modified here, deleted there", state: .conflict(.modifiedLocallyDeletedRemotely), choice: .theirs, remote: nil, expected: .step(.delete)),
+        PullRow(name: "modified here, deleted there", state: .conflict(.modifiedLocallyDeletedRemotely), choice: .ours, remote: nil, expected: .step(.keepLocal)),
+        PullRow(name: "deleted here, modified there", state: .conflict(.deletedLocallyModifiedRemotely), choice: .theirs, expected: .step(.write)),
+        PullRow(name: "deleted here, modified there", state: .conflict(.deletedLocallyModifiedRemotely), choice: .ours, expected: .step(.keepLocal)),
+        // an unknown remote body is never settled on a guess
+        PullRow(name: "remote unknown", state: .conflict(.remoteContentUnknown), choice: .theirs, expected: .step(.conflict(.remoteContentUnknown))),
+        PullRow(name: "remote unknown", state: .conflict(.remoteContentUnknown), choice: .ours, expected: .step(.conflict(.remoteContentUnknown))),
+        // --ours / --theirs decide only the conflicting fields, from the merge classification did
+        PullRow(name: "fields conflict", state: .conflict(.bothModified(fields: ["title"])), choice: .ask, merge: bothModified,
+                expected: .step(.conflict(.bothModified(fields: ["title"])))),
+        PullRow(name: "fields conflict", state: .conflict(.bothModified(fields: ["title"])), choice: .ours, merge: bothModified,
+                expected: .step(.merge(with(["title": .string("L"), "year": .integer(2), "isbn": .string("1")])))),
+        PullRow(name: "fields conflict", state: .conflict(.bothModified(fields: ["title"])), choice: .theirs, merge: bothModified,
+                expected: .step(.merge(with(["title": .string("R"), "year": .integer(2), "isbn": .string("1")])))),
+        PullRow(name: "nothing of ours survives", state: .conflict(.bothModified(fields: ["title"])), choice: .theirs, merge: onlyConflicting,
+                expected: .step(.write)),
+        PullRow(name: "fields conflict, file unreadable", state: .conflict(.bothModified(fields: ["title"])), choice: .ours, expected: .step(.keepLocal)),
+        // invalid sides: an event, never a step
+        PullRow(name: "invalid file, remote unchanged", state: .invalidLocal([problem]), choice: .theirs, remote: "r1", expected: .nothing),
+        PullRow(name: "invalid file, remote changed", state: .invalidLocal([problem]), choice: .theirs, expected: .event(.invalidLocal([problem]))),
+        PullRow(name: "invalid file, remote deleted", state: .invalidLocal([problem]), choice: .ask, remote: nil, expected: .event(.invalidLocal([problem]))),
+        PullRow(name: "invalid remote document", state: .invalidRemote([problem]), choice: .theirs, expected: .event(.invalidRemote([problem]))),
+    ]
+
+    @Test(arguments: pullRows)
+    func pull(_ row: PullRow) throws {
+        let id = try RecordID("x")
+        let record = ClassifiedRecord(id: id, state: row.state, base: Self.base, remoteRevision: row.remote, merge: row.merge)
+        let plan = SyncPlanner.pull([record], choice: row.choice)
+        let planned: [Planned<PullAction>] = plan.steps.map { .step($0.action) } + plan.events.map { .event($0.kind) }
+        #expect(planned == (row.expected == .nothing ? [] : [row.expected]))
+        #expect(plan.steps.allSatisfy { $0.id == id } && plan.events.allSatisfy { $0.id == id })
+    }
+
+    struct PushRow: CustomTestStringConvertible, Sendable {
+        let name: String
+        let state: SyncState
+        var base: BaseEntry? = SyncPlannerTests.base
+        let expected: Planned<PushAction>
+        var testDescription: String { name }
+    }
+
+    static let pushRows: [PushRow] = [
+        PushRow(name: "clean", state: .clean, expected: .nothing),
+        PushRow(name: "local added", state: .localChange(.added), base: nil, expected: .step(.create)),
+        PushRow(name: "local modified", state: .localChange(.modified), expected: .step(.update(baseRevision: "r1"))),
+        PushRow(name: "local deleted", state: .localChange(.deleted), expected: .step(.delete(baseRevision: "r1"))),
+        PushRow(name: "remote change", state: .remoteChange(.modified), expected: .nothing),
+        PushRow(name: "conflict", state: .conflict(.bothAdded), base: nil, expected: .nothing),
+        PushRow(name: "mergeable", state: .mergeable(merged: [:]), expected: .nothing),
+        PushRow(name: "invalid file", state: .invalidLocal([problem]), expected: .event(.invalidLocal([problem]))),
+    ]
+
+    @Test(arguments: pushRows)
+    func push(_ row: PushRow) throws {
+        let record = ClassifiedRecord(id: try RecordID("x"), state: row.state, base: row.base, remoteRevision: nil)
+        let plan = SyncPlanner.push([record])
+        let planned: [Planned<PushAction>] = plan.steps.map { .step($0.action) } + plan.events.map { .event($0.kind) }
+        #expect(planned == (row.expected == .nothing ? [] : [row.expected]))
+    }
+
+    /// A plan counts its deletes, which the mass-delete guard checks; steps keep the records' order.
+    @Test func plansCountTheirDeletes() throws {
+        let ids = try ["a", "b", "c", "d"].map { try RecordID($0) }
+        let pull = SyncPlanner.pull([
+            ClassifiedRecord(id: ids[0], state: .remoteChange(.deleted), base: Self.base, remoteRevision: nil),
+            ClassifiedRecord(id: ids[1], state: .remoteChange(.modified), base: Self.base, remoteRevision: "r2"),
+            ClassifiedRecord(id: ids[2], state: .conflict(.modifiedLocallyDeletedRemotely), base: Self.base, remoteRevision: nil),
+            ClassifiedRecord(id: ids[3], state: .invalidRemote([Self.problem]), base: Self.base, remoteRevision: "r2"),
+        ], choice: .theirs)
+        #expect(pull.steps.map(\.id) == Array(ids[0...2]))
+        #expect(pull.deletes == 2)
+        #expect(pull.events == [SyncEvent(id: ids[3], kind: .invalidRemote([Self.problem]))])
+        let push = SyncPlanner.push(ids.map { ClassifiedRecord(id: $0, state: .localChange(.deleted), base: Self.base, remoteRevision: nil) })
+        #expect(push.deletes == 4)
+        #expect(SyncPlanner.push([]).deletes == 0)
+    }
+
+    /// `keepingRemote` is the merge with the sides swapped, without merging again.
+    @Test(arguments: [
+        (with(["title": .string("L")]), with(["title": .string("R"), "year": .integer(2)])),
+        (baseFields.filter { $0.key != "year" }, with(["year": .integer(9)])),
+        (with(["year": .integer(9)]), baseFields.filter { $0.key != "year" }),
+        (with(["isbn": .string("1")]), with(["isbn": .string("2"), "title": .string("R")])),
+    ])
+    func keepingRemoteIsTheSwappedMerge(local: Fields, remote: Fields) {
+        let merge = RecordMerge(base: Self.baseFields, local: local, remote: remote)
+        #expect(!merge.conflicts.isEmpty)
+        #expect(merge.keepingRemote == FieldMerge.mergeKeepingLocal(base: Self.baseFields, local: remote, remote: local).merged)
+        #expect(merge.preferring(local: true) == FieldMerge.mergeKeepingLocal(base: Self.baseFields, local: local, remote: remote).merged)
+    }
+}

@@ -1,0 +1,79 @@
+import Synchronization
+import BooksyncCore
+import BooksyncKit
+
+/// An in-memory remote for the engine's pipeline tests: it holds documents
+/// (listed and fetched as Firestore would), accepts writes after `delay`
+/// (revision `r1`), and can refuse chunks or fail a listing part-way, so tests
+/// can pin down what the base holds after each kind of failure.
+public final class ScriptedRemote: RemoteCollection {
+    /// Write chunks whose first id is in here are refused at once.
+    public let failing: Set<String>
+    public let delay: Duration
+    /// The ids of every write chunk received, in order of arrival.
+    public let chunks = Mutex<[[String]]>([])
+    /// The documents listed and fetched (writes do not change them).
+    public let documents: Mutex<[RecordID: RemoteDocument]>
+    /// The ids of every fetch, in order: which bodies were read (each a billed read).
+    public let fetches = Mutex<[[RecordID]]>([])
+    /// Documents per `listDocuments` answer (a first pull).
+    public let listingBatch: Int
+    /// When set, `listDocuments` fails after this many answers.
+    public let failListingAfter: Int?
+    /// Runs in every fetch before it answers: a test edits local files here,
+    /// as a user would while booksync works.
+    public let duringFetch: @Sendable () -> Void
+    public var displayName: String { "scripted" }
+
+    /// A remote holding `documents`; see the properties for the rest.
+    public init(documents: [RemoteDocument] = [], failing: Set<String> = [], delay: Duration = .zero,
+                listingBatch: Int = 100, failListingAfter: Int? = nil, duringFetch: @escaping @Sendable () -> Void = {}) {
+        self.documents = Mutex(Dictionary(uniqueKeysWithValues: documents.map { ($0.id, $0) }))
+        self.failing = failing
+        self.delay = delay
+        self.listingBatch = listingBatch
+        self.failListingAfter = failListingAfter
+        self.duringFetch = duringFetch
+    }
+
+    /// The error `listDocuments` fails with after `failListingAfter` answers.
+    public static let listingFailure = RemoteError.unreachable(endpoint: "scripted", detail: "connection reset by the test", attempts: 1)
+
+    public func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
+        let revisions = documents.withLock { $0.mapValues(\.revision) }
+        progress(revisions.count)
+        return RemoteListing(revisions: revisions)
+    }
+
+    public func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
+                              progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
+        let all = documents.withLock { $0.values.sorted { $0.id < $1.id } }
+        for (answer, start) in stride(from: 0, to: all.count, by: listingBatch).enumerated() {
+            if let failListingAfter, answer >= failListingAfter { throw Self.listingFailure }
+            let page = all[start..<min(start + listingBatch, all.count)]
+            batch(RemoteListing(revisions: Dictionary(uniqueKeysWithValues: page.map { ($0.id, $0.revision) })),
+                  Dictionary(uniqueKeysWithValues: page.map { ($0.id, $0) }))
+            progress(page.count)
+            try? await Task.sleep(for: delay)
+        }
+    }
+
+    public func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument] {
+        fetches.withLock { $0.append(ids) }
+        duringFetch()
+        let found = documents.withLock { documents in ids.compactMap { documents[$0] } }
+        progress(found.count)
+        return Dictionary(uniqueKeysWithValues: found.map { ($0.id, $0) })
+    }
+
+    public func write(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome] {
+        let ids = writes.map(\.id.rawValue)
+        chunks.withLock { $0.append(ids) }
+        if let first = ids.first, failing.contains(first) {
+            throw .rejected(during: "write \(ids.count) documents", status: 400, code: "INVALID_ARGUMENT", message: "refused by the test")
+        }
+        try? await Task.sleep(for: delay)
+        progress(writes.count)
+        return Dictionary(uniqueKeysWithValues: writes.map { ($0.id, WriteOutcome.written(revision: "r1")) })
+    }
+}
