@@ -186,7 +186,7 @@ enum SyncCommandSupport {
 
     /// The one table of how pull, push and sync show each event: its line,
     /// colour, summary bucket, and `action` in `--json`.
-    static func describe(_ event: SyncEvent, path: TerminalText, would: String, command: SyncCommand,
+    static func describe(_ event: SyncEvent, path: TerminalText, would: String, command: SyncPhase,
                          unresolvedConflict: (RecordID) -> ConflictKind? = { _ in nil }) -> EventLine {
         switch event.kind {
         case .pulled(let action):

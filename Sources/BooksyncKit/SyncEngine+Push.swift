@@ -43,8 +43,9 @@ extension CollectionDirectory {
         return report
     }
 
-    /// Writes per request (Firestore's limit for `:batchWrite` and `:commit`).
-    static let pushChunk = 500
+    /// Writes per request: push owns the chunking (the remote sends each
+    /// chunk as one request), at Firestore's limit for `:batchWrite` and `:commit`.
+    static let pushChunk = FirestoreLimits.maximumWritesPerRequest
     /// Requests in flight: while the server applies one chunk, the next is
     /// encoded and sent.
     static let pushRequestsInFlight = 3
@@ -109,57 +110,48 @@ extension CollectionDirectory {
         let counter = ProgressCounter(phase: "uploading", total: writes.count, report: progress)
         let chunks = writes.chunked(into: options.atomic ? max(writes.count, 1) : Self.pushChunk)
         let atomic = options.atomic
-        return await withTaskGroup(of: Result<SentChunk, RemoteError>.self) { group -> BooksyncError? in
-            var failure: BooksyncError?
-            var next = 0
-            func startNext() {
-                guard next < chunks.count, failure == nil, !Task.isCancelled else { return }
-                let chunk = Array(chunks[next])
-                next += 1
-                group.addTask {
-                    do throws(RemoteError) {
-                        let outcomes = try await remote.write(chunk, atomic: atomic) { counter.add($0) }
-                        return .success(SentChunk(chunk, outcomes: outcomes, sent: sent))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
+        var failure: BooksyncError?
+        let started = await BoundedTaskGroup.run(chunks.map { Array($0) }, limit: Self.pushRequestsInFlight) { chunk -> Result<SentChunk, RemoteError> in
+            do throws(RemoteError) {
+                let outcomes = try await remote.write(chunk, atomic: atomic) { counter.add($0) }
+                return .success(SentChunk(chunk, outcomes: outcomes, sent: sent))
+            } catch {
+                return .failure(error)
             }
-            for _ in 0..<Self.pushRequestsInFlight { startNext() }
-            for await result in group {
-                switch result {
-                case .failure(let error):
-                    if failure == nil { failure = .remoteFailure(error) }
-                case .success(let done):
-                    report.events += done.events
-                    for (write, change) in done.accepted {
-                        base.note(change)
-                        let kind: PushAction = change.isForgotten
-                            ? .delete(baseRevision: manifest.entries[write.id]?.revision ?? "")
-                            : (manifest.entries[write.id].map { .update(baseRevision: $0.revision) } ?? .create)
-                        report.events.append(SyncEvent(id: write.id, kind: .pushed(kind)))
-                    }
-                    if !done.stale.isEmpty {
-                        let preconditions = Dictionary(uniqueKeysWithValues: done.chunk.map { ($0.id, $0) })
-                        do throws(BooksyncError) {
-                            report.events += try await settleStaleWrites(done.stale, sent: sent, writes: preconditions, atomic: atomic,
-                                                                         remote: remote, base: &base, progress: progress)
-                        } catch {
-                            if failure == nil { failure = error }
-                        }
-                    }
+        } receive: { _, result in
+            switch result {
+            case .failure(let error):
+                if failure == nil { failure = .remoteFailure(error) }
+            case .success(let done):
+                report.events += done.events
+                for (write, change) in done.accepted {
+                    base.note(change)
+                    let kind: PushAction = change.isForgotten
+                        ? .delete(baseRevision: manifest.entries[write.id]?.revision ?? "")
+                        : (manifest.entries[write.id].map { .update(baseRevision: $0.revision) } ?? .create)
+                    report.events.append(SyncEvent(id: write.id, kind: .pushed(kind)))
+                }
+                if !done.stale.isEmpty {
+                    let preconditions = Dictionary(uniqueKeysWithValues: done.chunk.map { ($0.id, $0) })
                     do throws(BooksyncError) {
-                        try base.saveIfDue()
+                        report.events += try await settleStaleWrites(done.stale, sent: sent, writes: preconditions, atomic: atomic,
+                                                                     remote: remote, base: &base, progress: progress)
                     } catch {
                         if failure == nil { failure = error }
                     }
                 }
-                startNext()
+                do throws(BooksyncError) {
+                    try base.saveIfDue()
+                } catch {
+                    if failure == nil { failure = error }
+                }
             }
-            // Chunks left unsent without a failure: the command was cancelled (Ctrl-C).
-            if failure == nil, next < chunks.count { failure = .interrupted }
-            return failure
+            // After a failure no new chunk starts; the ones in flight are still recorded.
+            return failure == nil ? .proceed : .drain
         }
+        // Chunks left unsent without a failure: the command was cancelled (Ctrl-C).
+        if failure == nil, started < chunks.count { failure = .interrupted }
+        return failure
     }
 
     /// A write whose precondition failed: the remote changed since the base, or

@@ -21,7 +21,7 @@ public struct SyncOptions: Sendable {
     /// command: refuses a plan that deletes too much of the `baseCount` base
     /// records, unless `--force`.
     /// - Throws: `BooksyncError.massDelete` naming the command and the numbers.
-    func checkDeletes<Action>(_ plan: SyncPlan<Action>, command: SyncCommand, baseCount: Int) throws(BooksyncError) {
+    func checkDeletes<Action>(_ plan: SyncPlan<Action>, command: SyncPhase, baseCount: Int) throws(BooksyncError) {
         let deletes = plan.deletes
         guard !force, deleteGuard.refuses(deletes: deletes, baseCount: baseCount) else { return }
         throw .massDelete(command: command.rawValue, deletes: deletes, baseCount: baseCount, maximumPercent: deleteGuard.maximumPercent)
@@ -68,9 +68,9 @@ public struct SyncStatus: Sendable {
     }
 }
 
-/// The writing command a `SyncReport` belongs to; the raw value is its name
-/// on the command line (and in `--json`).
-public enum SyncCommand: String, Sendable, Equatable {
+/// The phase of a sync a `SyncReport` belongs to (`sync` is a pull, then a
+/// push); the raw value is the command's name on the command line and in `--json`.
+public enum SyncPhase: String, Sendable, Equatable {
     /// `booksync pull` (or the pull phase of `sync`).
     case pull
     /// `booksync push` (or the push phase of `sync`).
@@ -80,7 +80,7 @@ public enum SyncCommand: String, Sendable, Equatable {
 /// The result of `pull` or `push`.
 public struct SyncReport: Sendable {
     /// Which command this reports on (`sync` gives one report per phase).
-    public let command: SyncCommand
+    public let command: SyncPhase
     /// True for `--dry-run`: the events say what would be done; nothing was.
     public let dryRun: Bool
     /// What was done (or would be) per record: the plan's events, then the steps' outcomes.
