@@ -62,11 +62,18 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
         self.encodedName = text
     }
 
+    /// True for the directory entries that stand for records (`*.json`, not
+    /// hidden), valid or not: the one rule for what the scan, the stat cache's
+    /// clean proof and the file checks count as a record file.
+    public static func isRecordFileName(_ name: String) -> Bool {
+        name.hasSuffix(".json") && !name.hasPrefix(".")
+    }
+
     /// The id a record file name stands for; nil for names that are not record
     /// files at all (no `.json`, hidden files), an error for names that look like
     /// records but do not decode to a valid id.
     public static func fromFileName(_ name: String) throws(RecordIDError) -> RecordID? {
-        guard name.hasSuffix(".json"), !name.hasPrefix(".") else { return nil }
+        guard isRecordFileName(name) else { return nil }
         let stem = String(name.utf8.dropLast(5))!
         if let plain = RecordID(plain: stem) { return plain }
         guard let raw = decode(stem) else { throw .badFileName(name) }
