@@ -75,9 +75,8 @@ public enum TerminalEscaping {
         case "\r": return "\\r"
         case "\t": return "\\t"
         default:
-            let hex = String(scalar.value, radix: 16)
-            if scalar.value < 0x80 { return "\\x" + (hex.count == 1 ? "0" : "") + hex }
-            return "\\u{" + hex + "}"
+            if scalar.value < 0x80 { return "\\x" + Hex.string(scalar.value, minimumDigits: 2, .lower) }
+            return "\\u{" + Hex.string(scalar.value, minimumDigits: 1, .lower) + "}"
         }
     }
 
@@ -100,7 +99,7 @@ public enum TerminalEscaping {
             kept.unicodeScalars.append(scalar)
             bytes += size
         }
-        let digest = SHA256.hexString(SHA256.hash(Array(text.utf8)))
+        let digest = Hex.string(SHA256.hash(Array(text.utf8)), .lower)
         return kept + "…[\(count) bytes, sha256 \(digest.prefix(8))]"
     }
 
@@ -117,8 +116,7 @@ public enum TerminalEscaping {
         out.reserveCapacity(json.utf8.count)
         for scalar in json.unicodeScalars {
             if scalar.value >= 0x7F, isUnsafe(scalar) {
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                out += "\\u" + Hex.string(scalar.value, minimumDigits: 4, .lower)
             } else {
                 out.unicodeScalars.append(scalar)
             }
