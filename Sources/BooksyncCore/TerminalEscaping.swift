@@ -45,21 +45,21 @@ public enum TerminalEscaping {
     /// A name (record id, field name, file name) as it may be shown: unsafe
     /// scalars written visibly and `\` always written `\\`.
     public static func escapeName(_ name: String) -> String {
-        escape(name, doublingBackslashes: true)
+        escape(name)
     }
 
     /// A message as it may be shown: unchanged when nothing in it is unsafe;
     /// otherwise unsafe scalars written visibly and every `\` doubled.
     public static func escapeMessage(_ message: String) -> String {
-        needsEscaping(message) ? escape(message, doublingBackslashes: true) : message
+        needsEscaping(message) ? escape(message) : message
     }
 
-    private static func escape(_ text: String, doublingBackslashes: Bool) -> String {
+    private static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
             if scalar == "\\" {
-                out += doublingBackslashes ? "\\\\" : "\\"
+                out += "\\\\"
             } else if isUnsafe(scalar) {
                 out += visible(scalar)
             } else {
