@@ -26,6 +26,9 @@ import BooksyncCore
 /// start of the scan that wrote it, less a safety margin; otherwise it is
 /// re-hashed, and the index is rewritten with the new scan's start time, so the
 /// entry settles once the file is older than the margin.
+///
+/// The text format is written and parsed only in `StatCacheFormat.swift`; the
+/// clean proof that streams it lives beside it in `StatCache+QuickClean.swift`.
 struct StatCache: Sendable {
     static let header = "booksync-index"
     static let version = "3"
@@ -127,5 +130,13 @@ struct StatCache: Sendable {
         bytes.withUnsafeBufferPointer { b in
             parseHeader(b).map { String(decoding: UnsafeBufferPointer(rebasing: b[$0.directoryStamp]), as: UTF8.self) }
         }
+    }
+}
+
+extension StatCache.Entry {
+    /// The entry for a file with this stat (taken before it was read: a change
+    /// during the read shows as a different stat next time) and content hash.
+    init(_ stat: FileStat, hash: String) {
+        self.init(size: stat.size, mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: hash)
     }
 }
