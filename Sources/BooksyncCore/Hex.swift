@@ -16,7 +16,11 @@ public enum Hex {
     @inlinable
     public static func digit(_ nibble: UInt8, _ letters: LetterCase) -> UInt8 {
         let n = nibble & 0xF
-        return n < 10 ? 0x30 &+ n : (letters == .upper ? 0x37 : 0x57) &+ n
+        if n < 10 { return 0x30 &+ n }
+        switch letters {
+        case .lower: return 0x57 &+ n
+        case .upper: return 0x37 &+ n
+        }
     }
 
     /// Appends the two digits of `byte`.
@@ -27,7 +31,7 @@ public enum Hex {
     }
 
     /// Two digits for each byte (a digest as text).
-    public static func string(_ bytes: some Collection<UInt8>, _ letters: LetterCase) -> String {
+    public static func string(_ bytes: [UInt8], _ letters: LetterCase) -> String {
         var out = [UInt8]()
         out.reserveCapacity(bytes.count * 2)
         for b in bytes { append(b, letters, to: &out) }
