@@ -88,6 +88,7 @@ extension StatCache {
                     clean: b[flag.lowerBound] == cleanFlag, end: f.i)
     }
 
+    /// Writes the header line (see `StatCache` for the fields).
     static func appendHeader(scanStartedAt: Int64, fingerprint: String, baseStamp: String, baseCount: Int,
                              directoryStamp: String, to out: inout [UInt8]) {
         out.append(contentsOf: header.utf8)
@@ -106,6 +107,8 @@ extension StatCache {
         out.append(newline)
     }
 
+    /// Writes one entry line; `name` and `hash` as bytes, so a line copied
+    /// from an index needs no string.
     static func appendLine(name: some Collection<UInt8>, size: Int64, mtime: Int64, ctime: Int64, inode: UInt64,
                            hash: some Collection<UInt8>, clean: Bool, to out: inout [UInt8]) {
         out.append(contentsOf: name)
@@ -124,6 +127,7 @@ extension StatCache {
         out.append(newline)
     }
 
+    /// Writes one entry line for a cache entry.
     static func appendLine(name: String, _ entry: Entry, to out: inout [UInt8]) {
         appendLine(name: name.utf8, size: entry.size, mtime: entry.mtime, ctime: entry.ctime, inode: entry.inode,
                    hash: entry.hash.utf8, clean: entry.clean, to: &out)
