@@ -11,7 +11,7 @@
 /// multiplication with a fixed 4-bit window for odd moduli. Nothing here is
 /// constant-time: the only secret it handles is the user's own key, used on
 /// the user's own machine (see `RSAPrivateKey`).
-struct BigUInt: Equatable, Comparable, Sendable, CustomStringConvertible {
+struct BigUInt: Equatable, Comparable, Sendable {
     /// Little-endian limbs, never with a zero limb at the top (zero is `[]`).
     private(set) var limbs: [UInt64]
 
@@ -49,17 +49,6 @@ struct BigUInt: Equatable, Comparable, Sendable, CustomStringConvertible {
     var bitWidth: Int {
         guard let top = limbs.last else { return 0 }
         return limbs.count * 64 - top.leadingZeroBitCount
-    }
-
-    /// Lowercase hex without leading zeros, for tests and debugging only.
-    var description: String {
-        guard let top = limbs.last else { return "0" }
-        var text = String(top, radix: 16)
-        for limb in limbs.dropLast().reversed() {
-            let digits = String(limb, radix: 16)
-            text += String(repeating: "0", count: 16 - digits.count) + digits
-        }
-        return text
     }
 
     static func < (a: BigUInt, b: BigUInt) -> Bool {

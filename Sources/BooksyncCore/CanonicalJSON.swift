@@ -161,8 +161,6 @@ public enum CanonicalJSON {
         for _ in 0..<(level * 2) { out.append(0x20) }
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
     static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(0x22)
         for b in s.utf8 {
@@ -175,7 +173,8 @@ public enum CanonicalJSON {
             case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
             case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
             case 0..<0x20:
-                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigits[Int(b >> 4)], hexDigits[Int(b & 0xF)]])
+                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30])
+                Hex.append(b, .lower, to: &out)
             default: out.append(b)
             }
         }
@@ -195,8 +194,7 @@ public enum CanonicalJSON {
             case 0x5C: out += "\\\\"
             case 0x20..<0x7F: out.unicodeScalars.append(Unicode.Scalar(UInt8(unit)))
             default:
-                let hex = String(unit, radix: 16, uppercase: true)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                out += "\\u" + Hex.string(UInt32(unit), minimumDigits: 4, .upper)
             }
         }
         return out + "\""

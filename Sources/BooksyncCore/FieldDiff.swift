@@ -36,15 +36,11 @@ public enum FieldDiff {
         return keys.sorted(by: CanonicalJSON.utf8Less).compactMap { key in
             let b = base?[key], l = local?[key], r = remote?[key]
             if b == l, l == r { return nil }
-            let change: FieldChange
-            if l == r {
-                change = .both
-            } else if l == b {
-                change = .remote
-            } else if r == b {
-                change = .local
-            } else {
-                change = .conflict
+            let change: FieldChange = switch ThreeWay(base: b, ours: l, theirs: r) {
+            case .same: .both
+            case .theirs: .remote
+            case .ours: .local
+            case .conflict: .conflict
             }
             return FieldDifference(name: key, base: b, local: l, remote: r, change: change)
         }

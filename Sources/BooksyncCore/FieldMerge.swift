@@ -29,18 +29,9 @@ public enum FieldMerge {
         for key in keys {
             let l = local[key], r = remote[key]
             let b = base?[key]
-            let chosen: Value?
-            if l == r {
-                chosen = l
-            } else if base != nil, l == b {
-                chosen = r
-            } else if base != nil, r == b {
-                chosen = l
-            } else {
-                conflicts.append(key)
-                chosen = l
-            }
-            if let chosen { merged[key] = chosen }
+            let change = ThreeWay(base: b, ours: l, theirs: r, baseKnown: base != nil)
+            if change == .conflict { conflicts.append(key) }
+            if let chosen = change.kept(ours: l, theirs: r) { merged[key] = chosen }
         }
         return (merged, conflicts.sorted(by: CanonicalJSON.utf8Less))
     }

@@ -66,12 +66,3 @@ extension JSONGrammar {
         }
     }
 }
-
-func hex(_ b: UInt8) -> String {
-    let digits = Array("0123456789ABCDEF")
-    return String([digits[Int(b >> 4)], digits[Int(b & 0xF)]])
-}
-
-func hex16(_ v: UInt32) -> String {
-    hex(UInt8(v >> 8 & 0xFF)) + hex(UInt8(v & 0xFF))
-}

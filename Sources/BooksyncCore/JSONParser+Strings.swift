@@ -26,13 +26,13 @@ extension JSONGrammar {
             }
             if c < 0x20 {
                 if c == 0x0A { throw error("unterminated string (opened at \(position(of: open)))") }
-                throw error("control character U+00\(hex(c)) must be escaped in a string")
+                throw error("control character U+00\(Hex.string(UInt32(c), minimumDigits: 2, .upper)) must be escaped in a string")
             }
             if c < 0x80 {
                 index += 1
             } else {
                 let length = utf8SequenceLength(at: index)
-                guard length > 0 else { throw error("invalid UTF-8 byte 0x\(hex(c)) in a string") }
+                guard length > 0 else { throw error("invalid UTF-8 byte 0x\(Hex.string(UInt32(c), minimumDigits: 2, .upper)) in a string") }
                 index += length
             }
         }
@@ -56,17 +56,17 @@ extension JSONGrammar {
             var scalar = try hex4(escapeStart: start)
             if (0xD800...0xDBFF).contains(scalar) {
                 guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
-                    throw error("unpaired surrogate \\u\(hex16(scalar)); a high surrogate must be followed by a low one", at: start)
+                    throw error("unpaired surrogate \\u\(Hex.string(scalar, minimumDigits: 4, .upper)); a high surrogate must be followed by a low one", at: start)
                 }
                 let lowStart = index
                 index += 2  // backslash and u
                 let low = try hex4(escapeStart: lowStart)
                 guard (0xDC00...0xDFFF).contains(low) else {
-                    throw error("unpaired surrogate \\u\(hex16(scalar)); a high surrogate must be followed by a low one", at: start)
+                    throw error("unpaired surrogate \\u\(Hex.string(scalar, minimumDigits: 4, .upper)); a high surrogate must be followed by a low one", at: start)
                 }
                 scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
             } else if (0xDC00...0xDFFF).contains(scalar) {
-                throw error("unpaired surrogate \\u\(hex16(scalar))", at: start)
+                throw error("unpaired surrogate \\u\(Hex.string(scalar, minimumDigits: 4, .upper))", at: start)
             }
             appendUTF8(scalar, to: &out)
         default:
@@ -80,14 +80,8 @@ extension JSONGrammar {
         for _ in 0..<4 {
             guard index < bytes.count else { throw error("unexpected end of file in a \\u escape") }
             let c = bytes[index]
-            let d: UInt32
-            switch c {
-            case 0x30...0x39: d = UInt32(c - 0x30)
-            case 0x41...0x46: d = UInt32(c - 0x41 + 10)
-            case 0x61...0x66: d = UInt32(c - 0x61 + 10)
-            default: throw error("invalid \\u escape; expected four hex digits", at: escapeStart)
-            }
-            v = v << 4 | d
+            guard let d = Hex.value(c) else { throw error("invalid \\u escape; expected four hex digits", at: escapeStart) }
+            v = v << 4 | UInt32(d)
             index += 1
         }
         return v

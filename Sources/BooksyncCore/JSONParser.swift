@@ -252,7 +252,7 @@ struct JSONGrammar {
         case UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: ","):
             throw error("expected a value before '\(describe(at: index))'")
         default:
-            if c >= 0x80, !validUTF8Sequence(at: index) { throw error("invalid UTF-8 byte 0x\(hex(c))") }
+            if c >= 0x80, !validUTF8Sequence(at: index) { throw error("invalid UTF-8 byte 0x\(Hex.string(UInt32(c), minimumDigits: 2, .upper))") }
             throw error("unexpected '\(describe(at: index))'; expected a value")
         }
     }

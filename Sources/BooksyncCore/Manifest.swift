@@ -165,7 +165,7 @@ extension Manifest {
                         case UInt8(ascii: "t"): unescaped!.append(0x09)
                         case UInt8(ascii: "u"):
                             // Only the control characters writeString spells \u00xx.
-                            guard i + 5 < end, b[i + 2] == 0x30, b[i + 3] == 0x30, let hi = hexDigit(b[i + 4]), let lo = hexDigit(b[i + 5]),
+                            guard i + 5 < end, b[i + 2] == 0x30, b[i + 3] == 0x30, let hi = Hex.value(b[i + 4], only: .lower), let lo = Hex.value(b[i + 5], only: .lower),
                                   hi < 2 else { return nil }
                             unescaped!.append(hi << 4 | lo)
                             i += 4
@@ -187,13 +187,6 @@ extension Manifest {
                 // Bytes that are not UTF-8 would be repaired silently: the full parser reports them.
                 if nonASCII, !text.utf8.elementsEqual(raw) { return nil }
                 return text
-            }
-            func hexDigit(_ c: UInt8) -> UInt8? {
-                switch c {
-                case 0x30...0x39: c - 0x30
-                case 0x61...0x66: c - 0x61 + 10
-                default: nil
-                }
             }
             let firstLine = Array("\n    \"".utf8), nextLine = Array(",\n    \"".utf8), close: [UInt8] = [0x22, 0x7D]
             var first = true

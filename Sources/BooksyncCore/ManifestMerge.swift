@@ -74,9 +74,11 @@ public enum ManifestMerge {
             let b = base.entries[id], o = ours.entries[id], t = theirs.entries[id]
             if o != b { oursChangedEntries = true }
             if t != b { theirsChangedEntries = true }
-            switch mergeOne(base: b, ours: o, theirs: t) {
-            case .take(let entry): entries[id] = entry
-            case .conflict: conflicts.append(Conflict(id: id, base: b, ours: o, theirs: t))
+            let change = ThreeWay(base: b, ours: o, theirs: t)
+            if change == .conflict {
+                conflicts.append(Conflict(id: id, base: b, ours: o, theirs: t))
+            } else {
+                entries[id] = change.kept(ours: o, theirs: t)
             }
         }
         // The fingerprint says under which config.json every hash in the manifest
@@ -86,32 +88,16 @@ public enum ManifestMerge {
         // which costs one full re-validation and is rewritten by the next sync.
         var fingerprint: String?
         var configConflict = false
-        switch mergeOne(base: base.configFingerprint, ours: ours.configFingerprint, theirs: theirs.configFingerprint) {
-        case .take(let value):
-            let oursChangedIt = ours.configFingerprint != base.configFingerprint
-            let theirsChangedIt = theirs.configFingerprint != base.configFingerprint
-            if oursChangedIt != theirsChangedIt, oursChangedIt ? theirsChangedEntries : oursChangedEntries {
-                fingerprint = nil
-            } else {
-                fingerprint = value
-            }
+        let change = ThreeWay(base: base.configFingerprint, ours: ours.configFingerprint, theirs: theirs.configFingerprint)
+        switch change {
         case .conflict:
             configConflict = true
+        case .ours where theirsChangedEntries, .theirs where oursChangedEntries:
+            fingerprint = nil
+        case .same, .ours, .theirs:
+            fingerprint = change.kept(ours: ours.configFingerprint, theirs: theirs.configFingerprint)
         }
         return Result(manifest: Manifest(entries: entries, configFingerprint: fingerprint),
                       conflicts: conflicts.sorted { $0.id < $1.id }, configConflict: configConflict)
-    }
-
-    enum Choice<T> {
-        case take(T?)
-        case conflict
-    }
-
-    /// The three-way rule for one optional value (nil: absent).
-    static func mergeOne<T: Equatable>(base: T?, ours: T?, theirs: T?) -> Choice<T> {
-        if ours == theirs { return .take(ours) }
-        if ours == base { return .take(theirs) }
-        if theirs == base { return .take(ours) }
-        return .conflict
     }
 }

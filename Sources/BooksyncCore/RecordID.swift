@@ -62,14 +62,21 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
         self.encodedName = text
     }
 
+    /// True for the directory entries that stand for records (`*.json`, not
+    /// hidden), valid or not: the one rule for what the scan, the stat cache's
+    /// clean proof and the file checks count as a record file.
+    public static func isRecordFileName(_ name: String) -> Bool {
+        name.hasSuffix(".json") && !name.hasPrefix(".")
+    }
+
     /// The id a record file name stands for; nil for names that are not record
     /// files at all (no `.json`, hidden files), an error for names that look like
     /// records but do not decode to a valid id.
     public static func fromFileName(_ name: String) throws(RecordIDError) -> RecordID? {
-        guard name.hasSuffix(".json"), !name.hasPrefix(".") else { return nil }
+        guard isRecordFileName(name) else { return nil }
         let stem = String(name.utf8.dropLast(5))!
         if let plain = RecordID(plain: stem) { return plain }
-        guard let raw = decode(stem) else { throw .badFileName(name) }
+        guard let raw = PercentEncoding.decode(stem) else { throw .badFileName(name) }
         let id = try RecordID(raw)
         guard id.encodedName == stem else { throw .nonCanonicalFileName(name, id.fileName) }
         return id
@@ -80,47 +87,9 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
             || b == 0x5F || b == 0x2E || b == 0x2D
     }
 
+    /// The file-name encoding: plain bytes kept, except a leading `.`.
     static func encode(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count)
-        for (i, b) in bytes.enumerated() {
-            if isPlain(b), !(i == 0 && b == 0x2E) {
-                out.append(b)
-            } else {
-                out.append(0x25)
-                out.append(digits[Int(b >> 4)])
-                out.append(digits[Int(b & 0xF)])
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Percent-decoding; nil when an escape is malformed or the bytes are not UTF-8.
-    static func decode(_ stem: String) -> String? {
-        let bytes = Array(stem.utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count)
-        var i = 0
-        func hexValue(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: c - 0x30
-            case 0x41...0x46: c - 0x41 + 10
-            default: nil  // lowercase hex is not canonical and is rejected
-            }
-        }
-        while i < bytes.count {
-            if bytes[i] == 0x25 {
-                guard i + 2 < bytes.count, let hi = hexValue(bytes[i + 1]), let lo = hexValue(bytes[i + 2]) else { return nil }
-                out.append(hi << 4 | lo)
-                i += 3
-            } else {
-                out.append(bytes[i])
-                i += 1
-            }
-        }
-        let text = String(decoding: out, as: UTF8.self)
-        return Array(text.utf8) == out ? text : nil
+        PercentEncoding.encode(bytes) { b, offset in isPlain(b) && !(offset == 0 && b == 0x2E) }
     }
 }
 

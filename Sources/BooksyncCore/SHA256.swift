@@ -17,18 +17,7 @@ public struct SHA256: Sendable {
 
     /// `sha256:<hex>`, the form manifests and messages use.
     public static func contentHash(_ bytes: [UInt8]) -> String {
-        "sha256:" + hexString(hash(bytes))
-    }
-
-    public static func hexString(_ digest: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(digest.count * 2)
-        for b in digest {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        "sha256:" + Hex.string(hash(bytes), .lower)
     }
 
     public mutating func update(_ bytes: [UInt8]) {

@@ -45,21 +45,21 @@ public enum TerminalEscaping {
     /// A name (record id, field name, file name) as it may be shown: unsafe
     /// scalars written visibly and `\` always written `\\`.
     public static func escapeName(_ name: String) -> String {
-        escape(name, doublingBackslashes: true)
+        escape(name)
     }
 
     /// A message as it may be shown: unchanged when nothing in it is unsafe;
     /// otherwise unsafe scalars written visibly and every `\` doubled.
     public static func escapeMessage(_ message: String) -> String {
-        needsEscaping(message) ? escape(message, doublingBackslashes: true) : message
+        needsEscaping(message) ? escape(message) : message
     }
 
-    private static func escape(_ text: String, doublingBackslashes: Bool) -> String {
+    private static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
             if scalar == "\\" {
-                out += doublingBackslashes ? "\\\\" : "\\"
+                out += "\\\\"
             } else if isUnsafe(scalar) {
                 out += visible(scalar)
             } else {
@@ -75,9 +75,8 @@ public enum TerminalEscaping {
         case "\r": return "\\r"
         case "\t": return "\\t"
         default:
-            let hex = String(scalar.value, radix: 16)
-            if scalar.value < 0x80 { return "\\x" + (hex.count == 1 ? "0" : "") + hex }
-            return "\\u{" + hex + "}"
+            if scalar.value < 0x80 { return "\\x" + Hex.string(scalar.value, minimumDigits: 2, .lower) }
+            return "\\u{" + Hex.string(scalar.value, minimumDigits: 1, .lower) + "}"
         }
     }
 
@@ -100,7 +99,7 @@ public enum TerminalEscaping {
             kept.unicodeScalars.append(scalar)
             bytes += size
         }
-        let digest = SHA256.hexString(SHA256.hash(Array(text.utf8)))
+        let digest = Hex.string(SHA256.hash(Array(text.utf8)), .lower)
         return kept + "…[\(count) bytes, sha256 \(digest.prefix(8))]"
     }
 
@@ -117,8 +116,7 @@ public enum TerminalEscaping {
         out.reserveCapacity(json.utf8.count)
         for scalar in json.unicodeScalars {
             if scalar.value >= 0x7F, isUnsafe(scalar) {
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                out += "\\u" + Hex.string(scalar.value, minimumDigits: 4, .lower)
             } else {
                 out.unicodeScalars.append(scalar)
             }

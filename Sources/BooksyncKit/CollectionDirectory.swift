@@ -131,50 +131,6 @@ public struct CollectionDirectory: Sendable {
         return StatCache.stamp(of: stat, scanStartedAt: WallClock.nowNanoseconds())
     }
 
-    /// `status --offline` on an unchanged tree, proved from the stat cache alone:
-    /// the manifest is the one the cache was written against, every record file
-    /// is trusted by its stat (or, touched, still hashes to its content hash)
-    /// and was clean, and there are as many as the base has records. When the
-    /// directory itself is unchanged too, not even its listing is read. Nil when
-    /// anything is different (then the full comparison runs).
-    func quickCleanStatus() -> SyncStatus? {
-        let stamp = manifestStamp()
-        guard stamp != "-", let bytes = try? FileSystem.readFile(paths.index),
-              let directory = try? FileSystem.openDirectory(paths.root)
-        else { return nil }
-        defer { FileSystem.closeDirectory(directory) }
-        let now = WallClock.nowNanoseconds()
-        if let rootStat = try? FileSystem.stat(descriptor: directory) {
-            let directoryStamp = StatCache.stamp(of: rootStat, scanStartedAt: now)
-            if directoryStamp != "-", StatCache.directoryStamp(of: bytes) == directoryStamp {
-                // Same directory: the index alone decides, and a listing could not do better.
-                guard let proof = StatCache.verifiesClean(
-                    bytes, fingerprint: configFingerprint, baseStamp: stamp, directoryStamp: directoryStamp,
-                    directory: directory, scanStartedAt: now)
-                else { return nil }
-                if let refreshed = proof.refreshedIndex {
-                    // Best effort, like every index write.
-                    try? FileSystem.writeAtomically(refreshed, to: paths.index)
-                }
-                return SyncStatus(records: [], unusableFiles: [], unusableRemote: [], recordCount: proof.count, remoteCount: nil,
-                                  filesRead: proof.rehashed)
-            }
-        }
-        guard let cache = StatCache.decode(bytes, fingerprint: configFingerprint), cache.baseStamp == stamp,
-              let names = try? FileSystem.listDirectory(paths.root)
-        else { return nil }
-        let records = names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
-        guard records.count == cache.baseCount else { return nil }
-        let verdicts = ParallelMap.map(records, chunkSize: 2048) { name -> Bool in
-            guard let entry = cache.entries[name], entry.clean,
-                  let stat = try? FileSystem.stat(directory: directory, name: name), stat.isRegularFile
-            else { return false }
-            return cache.trusts(entry, stat)
-        }
-        guard !verdicts.contains(false) else { return nil }
-        return SyncStatus(records: [], unusableFiles: [], unusableRemote: [], recordCount: records.count, remoteCount: nil, filesRead: 0)
-    }
-
     /// Takes the collection lock for a writing command, removes temporary files
     /// left by a booksync that was killed mid-write, and makes sure `base/` exists.
     public func lock(onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> CollectionLock {

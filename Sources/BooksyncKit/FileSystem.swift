@@ -147,12 +147,15 @@ public enum FileSystem {
     /// opens without waiting for a writer (and is then refused by its kind).
     static let readFlags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY
 
-    /// All bytes of an open descriptor, which must be a regular file.
-    private static func readRegular(_ fd: Int32, path: String) throws(FileSystemError) -> [UInt8] {
+    /// All bytes of an open descriptor, which must be a regular file of at
+    /// most `limit` bytes (larger: `EFBIG`, checked as it is read too, since
+    /// the size a file system reports may be wrong).
+    private static func readRegular(_ fd: Int32, path: String, limit: Int = .max) throws(FileSystemError) -> [UInt8] {
         var s = CStat()
         guard fstat(fd, &s) == 0 else { throw FileSystemError(path: path, operation: "read file status", code: errno) }
         let kind = FileKind(mode: s.st_mode)
         guard kind == .regular else { throw .notRegular(path, kind, operation: "read") }
+        guard Int(s.st_size) <= limit else { throw FileSystemError(path: path, operation: "read", code: EFBIG) }
         var bytes = [UInt8](repeating: 0, count: max(Int(s.st_size), 4095) + 1)
         var count = 0
         while true {
@@ -164,6 +167,7 @@ public enum FileSystem {
             }
             if n == 0 { break }
             count += n
+            if count > limit { throw FileSystemError(path: path, operation: "read", code: EFBIG) }
         }
         bytes.removeSubrange(count...)
         return bytes
@@ -215,6 +219,19 @@ public enum FileSystem {
         }
         defer { close(fd) }
         return try readRegular(fd, path: path)
+    }
+
+    /// The contents of a regular file the user named outside any collection
+    /// (their own settings or credentials file), following a symbolic link:
+    /// there a link is the user's own choice, while inside a collection it
+    /// could be planted by a clone (`readFile`). Anything but a regular file
+    /// is refused without blocking (a FIFO opens non-blocking), and a file
+    /// over `limit` bytes fails with `EFBIG`.
+    public static func readUserFile(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
+        let fd = open(path, readFlags & ~O_NOFOLLOW)
+        guard fd >= 0 else { throw FileSystemError(path: path, operation: "open", code: errno) }
+        defer { close(fd) }
+        return try readRegular(fd, path: path, limit: limit)
     }
 
     /// Refuses an open state file that booksync writes in place unless it is a

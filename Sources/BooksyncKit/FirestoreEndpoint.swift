@@ -174,28 +174,18 @@ public enum UserConfig {
         return command
     }
 
-    /// The file's bytes (at most 1 MiB), nil if it does not exist. Opened
-    /// non-blocking and checked to be a regular file before it is read.
-    /// `holding` says what the file is for, in the message when it is not a regular file.
+    /// The file's bytes (at most 1 MiB), nil if it does not exist. A link is
+    /// followed (the user's own file); anything but a regular file is refused
+    /// before it is read. `holding` says what the file is for, in the message
+    /// when it is not a regular file.
     static func contents(of path: String, holding: String = "its user settings") throws(RemoteError) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw .configuration("\(path): cannot open: \(String(cString: strerror(errno)))")
+        do {
+            return try FileSystem.readUserFile(path, limit: 1 << 20)
+        } catch {
+            if error.isNotFound { return nil }
+            if error.unsafeKind != nil { throw .configuration("\(path) is not a regular file; booksync reads \(holding) from it") }
+            if error.code == EFBIG { throw .configuration("\(path) is larger than 1 MiB; it should hold a few settings or one key") }
+            throw .configuration(error.description)
         }
-        defer { close(fd) }
-        guard (try? FileSystem.stat(descriptor: fd))?.isRegularFile == true else {
-            throw .configuration("\(path) is not a regular file; booksync reads \(holding) from it")
-        }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while bytes.count <= 1 << 20 {
-            let n = read(fd, &buffer, buffer.count)
-            if n < 0, errno == EINTR { continue }
-            guard n >= 0 else { throw .configuration("\(path): cannot read: \(String(cString: strerror(errno)))") }
-            if n == 0 { return bytes }
-            bytes += buffer[0..<n]
-        }
-        throw .configuration("\(path) is larger than 1 MiB; it should hold a few settings or one key")
     }
 }

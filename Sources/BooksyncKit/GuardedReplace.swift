@@ -110,22 +110,18 @@ enum RenameCall {
     }
 
     /// Swaps the two paths' directory entries atomically.
-    static func exchange(_ a: String, _ b: String) -> Result {
-        #if canImport(Glibc)
-        call(a, b, flags: 2)  // RENAME_EXCHANGE
-        #elseif canImport(Darwin)
-        result(renamex_np(a, b, UInt32(RENAME_SWAP)))
-        #else
-        .unsupported
-        #endif
-    }
+    static func exchange(_ a: String, _ b: String) -> Result { rename(a, b, .exchange) }
 
     /// Renames `from` to `to` unless `to` exists.
-    static func noReplace(_ from: String, _ to: String) -> Result {
+    static func noReplace(_ from: String, _ to: String) -> Result { rename(from, to, .noReplace) }
+
+    private enum Mode { case exchange, noReplace }
+
+    private static func rename(_ from: String, _ to: String, _ mode: Mode) -> Result {
         #if canImport(Glibc)
-        call(from, to, flags: 1)  // RENAME_NOREPLACE
+        call(from, to, flags: mode == .exchange ? 2 : 1)  // RENAME_EXCHANGE, RENAME_NOREPLACE
         #elseif canImport(Darwin)
-        result(renamex_np(from, to, UInt32(RENAME_EXCL)))
+        result(renamex_np(from, to, UInt32(mode == .exchange ? RENAME_SWAP : RENAME_EXCL)))
         #else
         .unsupported
         #endif

@@ -1,3 +1,5 @@
+import BooksyncCore
+
 /// Decides whether a URL's host is this machine, by parsing it, never by a
 /// prefix test: `127.example.com` or `127.0.0.1.nip.io` are names anyone can
 /// point anywhere, and a token sent to them over plain HTTP crosses a network.
@@ -60,7 +62,7 @@ public enum HostAddress {
                     continue
                 }
                 guard (1...4).contains(piece.utf8.count), let value = UInt16(piece, radix: 16),
-                      piece.utf8.allSatisfy({ isHexDigit($0) }) else { return nil }
+                      piece.utf8.allSatisfy({ Hex.value($0) != nil }) else { return nil }
                 result.append(value)
             }
             return result
@@ -72,10 +74,6 @@ public enum HostAddress {
         guard let head = groups(halves[0], allowIPv4: false), let tail = groups(halves[1], allowIPv4: true),
               head.count + tail.count <= 7 else { return nil }
         return head + [UInt16](repeating: 0, count: 8 - head.count - tail.count) + tail
-    }
-
-    private static func isHexDigit(_ byte: UInt8) -> Bool {
-        (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
     }
 }
 

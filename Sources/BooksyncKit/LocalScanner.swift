@@ -155,7 +155,7 @@ struct LocalScanner: Sendable {
             return .invalid([RecordDiagnostic(message: FileSystemError.refusal(stat.kind))], read: false)
         }
         if let cache, let hash = cache.trustedHash(fileName: fileName, stat: stat) {
-            return .valid(hash: hash, entry: StatCache.Entry(size: stat.size, mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: hash), read: false, record: nil)
+            return .valid(hash: hash, entry: StatCache.Entry(stat, hash: hash), read: false, record: nil)
         }
         let bytes: [UInt8]
         do {
@@ -168,14 +168,14 @@ struct LocalScanner: Sendable {
         // content hash are that content's canonical bytes, already validated,
         // so they need no parsing.
         if let knownHash, SHA256.contentHash(bytes) == knownHash {
-            let entry = StatCache.Entry(size: stat.size, mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: knownHash)
+            let entry = StatCache.Entry(stat, hash: knownHash)
             return .valid(hash: knownHash, entry: entry, read: true, record: nil)
         }
         switch rules.load(bytes, id: id) {
         case .success(let record):
             // Cache under the stat taken before reading: if the file changed
             // while we read it, the next scan sees a different stat and re-reads.
-            let entry = StatCache.Entry(size: stat.size, mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: record.hash)
+            let entry = StatCache.Entry(stat, hash: record.hash)
             return .valid(hash: record.hash, entry: entry, read: true, record: keepRecord(record.hash) ? record : nil)
         case .failure(let problems):
             return .invalid(problems.diagnostics, read: true)

@@ -44,7 +44,7 @@ extension CollectionDirectory {
                 // The directory as the kernel resolves it (`link/../x.json` is not
                 // `x.json`); the file itself is never followed.
                 let (directory, name) = FileSystem.split(argument.hasPrefix("/") ? argument : FileSystem.currentDirectory() + "/" + argument)
-                guard FileSystem.realPath(directory) == root, Self.looksLikeRecordFile(name) else {
+                guard FileSystem.realPath(directory) == root, RecordID.isRecordFileName(name) else {
                     throw .invalidArgument("\(argument): not a record file of the collection in \(paths.root); records are the *.json files directly in it")
                 }
                 return paths.recordFile(name)
@@ -52,20 +52,11 @@ extension CollectionDirectory {
         }
         do {
             return try FileSystem.listDirectory(paths.root)
-                .filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
+                .filter(RecordID.isRecordFileName)
                 .sorted(by: CanonicalJSON.utf8Less)
                 .map(paths.recordFile)
         } catch {
             throw .io(error)
-        }
-    }
-
-    /// `*.json`, not hidden: a record file name, or one whose bad encoding `validate` reports.
-    static func looksLikeRecordFile(_ name: String) -> Bool {
-        do {
-            return try RecordID.fromFileName(name) != nil
-        } catch {
-            return true
         }
     }
 

@@ -26,6 +26,9 @@ import BooksyncCore
 /// start of the scan that wrote it, less a safety margin; otherwise it is
 /// re-hashed, and the index is rewritten with the new scan's start time, so the
 /// entry settles once the file is older than the margin.
+///
+/// The text format is written and parsed only in `StatCacheFormat.swift`; the
+/// clean proof that streams it lives beside it in `StatCache+QuickClean.swift`.
 struct StatCache: Sendable {
     static let header = "booksync-index"
     static let version = "3"
@@ -90,14 +93,14 @@ struct StatCache: Sendable {
         return max(mtime, ctime) >= scanStartedAt - margin
     }
 
+    /// The index file's bytes; entries unsorted: the index is local-only and
+    /// read into a dictionary or streamed.
     func encoded() -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(64 + entries.count * 120)
-        out.append(contentsOf: "\(Self.header)\t\(Self.version)\t\(scanStartedAt)\t\(fingerprint)\t\(baseStamp)\t\(baseCount)\t\(directoryStamp)\n".utf8)
-        // Unsorted: the index is local-only and read into a dictionary or streamed.
-        for (name, e) in entries {
-            out.append(contentsOf: "\(name)\t\(e.size)\t\(e.mtime)\t\(e.ctime)\t\(e.inode)\t\(e.hash)\t\(e.clean ? "c" : "-")\n".utf8)
-        }
+        Self.appendHeader(scanStartedAt: scanStartedAt, fingerprint: fingerprint, baseStamp: baseStamp, baseCount: baseCount,
+                          directoryStamp: directoryStamp, to: &out)
+        for (name, entry) in entries { Self.appendLine(name: name, entry, to: &out) }
         return out
     }
 
@@ -106,201 +109,34 @@ struct StatCache: Sendable {
     /// Parsed from bytes without intermediate strings: it is read by every status.
     static func decode(_ bytes: [UInt8], fingerprint: String) -> StatCache? {
         bytes.withUnsafeBufferPointer { b -> StatCache? in
-            var i = 0
-            /// The bytes up to the next tab or newline (consumed).
-            func field() -> UnsafeBufferPointer<UInt8>? {
-                let start = i
-                while i < b.count, b[i] != 0x09, b[i] != 0x0A { i += 1 }
-                guard i < b.count else { return nil }
-                let slice = UnsafeBufferPointer(rebasing: b[start..<i])
-                i += 1
-                return slice
-            }
-            func text(_ f: UnsafeBufferPointer<UInt8>) -> String { String(decoding: f, as: UTF8.self) }
-            func unsigned(_ f: UnsafeBufferPointer<UInt8>) -> UInt64? {
-                guard !f.isEmpty, f.count <= 20 else { return nil }
-                var n: UInt64 = 0
-                for c in f {
-                    guard c >= 0x30, c <= 0x39 else { return nil }
-                    let (times10, o1) = n.multipliedReportingOverflow(by: 10)
-                    let (sum, o2) = times10.addingReportingOverflow(UInt64(c - 0x30))
-                    guard !o1, !o2 else { return nil }
-                    n = sum
-                }
-                return n
-            }
-            /// Signed: file times before 1970 are negative.
-            func number(_ f: UnsafeBufferPointer<UInt8>) -> Int64? {
-                if let first = f.first, first == 0x2D {
-                    guard let magnitude = unsigned(UnsafeBufferPointer(rebasing: f.dropFirst())), magnitude <= UInt64(Int64.max) else { return nil }
-                    return -Int64(magnitude)
-                }
-                guard let magnitude = unsigned(f), magnitude <= UInt64(Int64.max) else { return nil }
-                return Int64(magnitude)
-            }
-            guard let h = field(), text(h) == header, let v = field(), text(v) == version,
-                  let startField = field(), let started = number(startField), let fp = field(), text(fp) == fingerprint,
-                  let stampField = field(), let countField = field(), let count = number(countField),
-                  let directoryField = field(), b[i - 1] == 0x0A
-            else { return nil }
+            func text(_ r: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: b[r]), as: UTF8.self) }
+            guard let head = parseHeader(b), head.fingerprint(b, is: fingerprint) else { return nil }
             var entries: [String: Entry] = [:]
             entries.reserveCapacity(b.count / 100)
+            var i = head.end
             while i < b.count {
-                guard let name = field(), let sizeField = field(), let size = number(sizeField),
-                      let mtimeField = field(), let mtime = number(mtimeField), let ctimeField = field(), let ctime = number(ctimeField),
-                      let inodeField = field(), let inode = unsigned(inodeField), let hash = field(), let flag = field(),
-                      flag.count == 1, b[i - 1] == 0x0A
-                else { return nil }
-                entries[text(name)] = Entry(size: size, mtime: mtime, ctime: ctime, inode: inode, hash: text(hash), clean: flag[0] == 0x63)
+                guard let line = parseLine(b, at: i) else { return nil }
+                entries[text(line.name)] = Entry(size: line.size, mtime: line.mtime, ctime: line.ctime, inode: line.inode,
+                                                 hash: text(line.hash), clean: line.clean)
+                i = line.end
             }
-            return StatCache(scanStartedAt: started, fingerprint: fingerprint, baseStamp: text(stampField), baseCount: Int(count),
-                             directoryStamp: text(directoryField), entries: entries)
+            return StatCache(scanStartedAt: head.scanStartedAt, fingerprint: fingerprint, baseStamp: text(head.baseStamp),
+                             baseCount: Int(head.baseCount), directoryStamp: text(head.directoryStamp), entries: entries)
         }
     }
 
     /// The directory stamp in an index's header, without decoding the rest.
     static func directoryStamp(of bytes: [UInt8]) -> String? {
-        guard let newline = bytes.firstIndex(of: 0x0A) else { return nil }
-        let head = bytes[..<newline].split(separator: 0x09, omittingEmptySubsequences: false)
-        return head.count == 7 ? String(decoding: head[6], as: UTF8.self) : nil
+        bytes.withUnsafeBufferPointer { b in
+            parseHeader(b).map { String(decoding: UnsafeBufferPointer(rebasing: b[$0.directoryStamp]), as: UTF8.self) }
+        }
     }
+}
 
-    /// What streaming verification proved.
-    struct CleanProof {
-        /// Record files, all clean.
-        let count: Int
-        /// Files that had to be read again.
-        let rehashed: Int
-        /// A refreshed index when some files had to be re-hashed (their stat had
-        /// changed, their bytes had not); nil when the index is current.
-        let refreshedIndex: [UInt8]?
-    }
-
-    /// One line's verdict.
-    private enum LineVerdict {
-        case unchanged
-        /// Stat changed, bytes still hash to the line's content hash: the new line.
-        case rehashed([UInt8])
-        case dirty
-    }
-
-    /// Proves an unchanged, clean tree straight from the index bytes, without
-    /// building the cache: the header must name `baseStamp` and
-    /// `directoryStamp`, and every entry must be clean and either trusted by a
-    /// fresh `fstatat` in `directory` or, if its stat changed (a `touch`, a
-    /// checkout), have bytes that still hash to its content hash. Returns nil
-    /// as soon as anything differs. Entries are checked on several threads.
-    /// `scanStartedAt` (taken before any stat) heads the refreshed index.
-    static func verifiesClean(_ bytes: [UInt8], fingerprint: String, baseStamp: String, directoryStamp: String,
-                              directory: Int32, scanStartedAt: Int64) -> CleanProof? {
-        let expectedHeader = Array("\(header)\t\(version)\t".utf8)
-        guard bytes.starts(with: expectedHeader), let newline = bytes.firstIndex(of: 0x0A) else { return nil }
-        let head = bytes[expectedHeader.count..<newline].split(separator: 0x09, omittingEmptySubsequences: false)
-        guard head.count == 5, let started = Int64(String(decoding: head[0], as: UTF8.self)),
-              String(decoding: head[1], as: UTF8.self) == fingerprint, String(decoding: head[2], as: UTF8.self) == baseStamp,
-              let count = Int(String(decoding: head[3], as: UTF8.self)), String(decoding: head[4], as: UTF8.self) == directoryStamp
-        else { return nil }
-        // Line starts, then the lines split among threads.
-        var starts: [Int] = []
-        starts.reserveCapacity(count + 1)
-        var i = newline + 1
-        while i < bytes.count {
-            starts.append(i)
-            guard let end = bytes[i...].firstIndex(of: 0x0A) else { return nil }
-            i = end + 1
-        }
-        guard starts.count == count else { return nil }
-        let lineStarts = starts
-        let chunks = stride(from: 0, to: starts.count, by: 1024).map { ($0, min($0 + 1024, starts.count)) }
-        // Per chunk: nil if a line is dirty, else the re-hashed lines (index, new bytes).
-        let verdicts = bytes.withUnsafeBufferPointer { buffer -> [[(Int, [UInt8])]?] in
-            nonisolated(unsafe) let b = buffer
-            return ParallelMap.map(chunks, chunkSize: 1) { (from, to) -> [(Int, [UInt8])]? in
-                var rehashed: [(Int, [UInt8])] = []
-                for line in from..<to {
-                    switch verifyLine(b, at: lineStarts[line], started: started, directory: directory) {
-                    case .unchanged: continue
-                    case .rehashed(let text): rehashed.append((line, text))
-                    case .dirty: return nil
-                    }
-                }
-                return rehashed
-            }
-        }
-        var replacements: [Int: [UInt8]] = [:]
-        for verdict in verdicts {
-            guard let verdict else { return nil }
-            for (line, text) in verdict { replacements[line] = text }
-        }
-        guard !replacements.isEmpty else { return CleanProof(count: count, rehashed: 0, refreshedIndex: nil) }
-        var out = Array("\(header)\t\(version)\t\(scanStartedAt)\t\(fingerprint)\t\(baseStamp)\t\(count)\t\(directoryStamp)\n".utf8)
-        out.reserveCapacity(bytes.count + 64)
-        for (line, start) in lineStarts.enumerated() {
-            if let text = replacements[line] {
-                out.append(contentsOf: text)
-            } else {
-                let end = line + 1 < lineStarts.count ? lineStarts[line + 1] : bytes.count
-                out.append(contentsOf: bytes[start..<end])
-            }
-        }
-        return CleanProof(count: count, rehashed: replacements.count, refreshedIndex: out)
-    }
-
-    /// One index line: clean, and its file's stat unchanged and not racy, or
-    /// re-hashed to the same content.
-    private static func verifyLine(_ b: UnsafeBufferPointer<UInt8>, at start: Int, started: Int64, directory: Int32) -> LineVerdict {
-        var i = start
-        var fields: [(Int, Int)] = []
-        fields.reserveCapacity(7)
-        var fieldStart = i
-        while i < b.count, b[i] != 0x0A {
-            if b[i] == 0x09 {
-                fields.append((fieldStart, i))
-                fieldStart = i + 1
-            }
-            i += 1
-        }
-        fields.append((fieldStart, i))
-        guard fields.count == 7, fields[6].1 - fields[6].0 == 1, b[fields[6].0] == 0x63 else { return .dirty }
-        func number(_ f: (Int, Int)) -> Int64? {
-            var n: Int64 = 0
-            var negative = false
-            var j = f.0
-            if j < f.1, b[j] == 0x2D { negative = true; j += 1 }
-            guard j < f.1, f.1 - j <= 18 else { return f.1 - j == 19 || f.1 - j == 20 ? bigNumber(f) : nil }
-            while j < f.1 {
-                let c = b[j]
-                guard c >= 0x30, c <= 0x39 else { return nil }
-                n = n * 10 + Int64(c - 0x30)
-                j += 1
-            }
-            return negative ? -n : n
-        }
-        func bigNumber(_ f: (Int, Int)) -> Int64? {
-            Int64(String(decoding: UnsafeBufferPointer(rebasing: b[f.0..<f.1]), as: UTF8.self))
-        }
-        guard let size = number(fields[1]), let mtime = number(fields[2]), let ctime = number(fields[3]),
-              let inode = UInt64(String(decoding: UnsafeBufferPointer(rebasing: b[fields[4].0..<fields[4].1]), as: UTF8.self))
-        else { return .dirty }
-        // The name as a C string on the stack: no allocation per unchanged file.
-        let nameLength = fields[0].1 - fields[0].0
-        guard nameLength > 0, nameLength < 256 else { return .dirty }
-        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: nameLength + 1) { name -> LineVerdict in
-            for k in 0..<nameLength { name[k] = CChar(bitPattern: b[fields[0].0 + k]) }
-            name[nameLength] = 0
-            guard let stat = FileSystem.stat(directory: directory, cName: name.baseAddress!), stat.isRegularFile else { return .dirty }
-            if stat.size == size, stat.mtimeNanoseconds == mtime, stat.ctimeNanoseconds == ctime, stat.inode == inode,
-               !isRacy(mtime: mtime, ctime: ctime, scanStartedAt: started) {
-                return .unchanged
-            }
-            // Touched or racy: same bytes as hashed before means same, valid content.
-            guard let content = FileSystem.readFile(directory: directory, cName: name.baseAddress!),
-                  Array(SHA256.contentHash(content).utf8) == Array(b[fields[5].0..<fields[5].1])
-            else { return .dirty }
-            let hash = String(decoding: UnsafeBufferPointer(rebasing: b[fields[5].0..<fields[5].1]), as: UTF8.self)
-            let fileName = String(decoding: UnsafeBufferPointer(rebasing: b[fields[0].0..<fields[0].1]), as: UTF8.self)
-            // The stat taken before reading: a change during the read shows next time.
-            return .rehashed(Array("\(fileName)\t\(stat.size)\t\(stat.mtimeNanoseconds)\t\(stat.ctimeNanoseconds)\t\(stat.inode)\t\(hash)\tc\n".utf8))
-        }
+extension StatCache.Entry {
+    /// The entry for a file with this stat (taken before it was read: a change
+    /// during the read shows as a different stat next time) and content hash.
+    init(_ stat: FileStat, hash: String) {
+        self.init(size: stat.size, mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: hash)
     }
 }

@@ -14,58 +14,33 @@ public enum Subprocess {
     /// and input are /dev/null.
     public static func run(_ arguments: [String], captureOutput: Bool = false) -> (status: Int32, output: [UInt8]) {
         guard !arguments.isEmpty else { return (127, []) }
-        var pipeEnds: [Int32] = [-1, -1]
+        var output: Pipe?
         if captureOutput {
-            guard pipe(&pipeEnds) == 0 else { return (127, []) }
-            // Not inherited by programs other threads start meanwhile (they would hold the write end open).
-            for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            guard let pipe = Pipe() else { return (127, []) }
+            output = pipe
         }
-        #if canImport(Darwin)
-        var actions: posix_spawn_file_actions_t? = nil
-        #else
-        var actions = posix_spawn_file_actions_t()
-        #endif
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        if captureOutput {
-            posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
-            posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
-            posix_spawn_file_actions_addclose(&actions, pipeEnds[1])
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        }
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-
-        var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in cArguments { free(pointer) } }
-        var pid: pid_t = 0
-        var attributes = freshProcessAttributes(newGroup: false)
-        defer { posix_spawnattr_destroy(&attributes) }
-        let spawned = posix_spawnp(&pid, arguments[0], &actions, &attributes, &cArguments, currentEnvironment)
-        if captureOutput { close(pipeEnds[1]) }
-        guard spawned == 0 else {
-            if captureOutput { close(pipeEnds[0]) }
+        guard let pid = spawn(arguments, output: output?.write, error: nil, newGroup: false) else {
+            if let output { close(output.read) }
             return (127, [])
         }
-        var output: [UInt8] = []
-        if captureOutput {
+        var printed: [UInt8] = []
+        if let output {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
-                let n = read(pipeEnds[0], &buffer, buffer.count)
+                let n = read(output.read, &buffer, buffer.count)
                 if n > 0 {
-                    output += buffer[0..<n]
+                    printed += buffer[0..<n]
                 } else if n < 0, errno == EINTR {
                     continue
                 } else {
                     break
                 }
             }
-            close(pipeEnds[0])
+            close(output.read)
         }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        return (exitStatus(status), output)
+        return (exitStatus(status), printed)
     }
 
     /// What a bounded run produced: exit status (nil when it was killed for
@@ -84,40 +59,19 @@ public enum Subprocess {
     /// out, so a shell's children (`sh -c 'sleep 30'`) go too and cannot hold
     /// the pipes open. Status 127 if it could not be started.
     public static func capture(_ arguments: [String], timeout: Double, limit: Int = 1 << 20) -> Captured {
-        guard !arguments.isEmpty else { return Captured(status: 127, output: [], error: []) }
-        var outPipe: [Int32] = [-1, -1]
-        var errPipe: [Int32] = [-1, -1]
-        guard pipe(&outPipe) == 0 else { return Captured(status: 127, output: [], error: []) }
-        guard pipe(&errPipe) == 0 else {
-            for end in outPipe { close(end) }
+        guard !arguments.isEmpty, let outPipe = Pipe() else { return Captured(status: 127, output: [], error: []) }
+        guard let errPipe = Pipe() else {
+            close(outPipe.read)
+            close(outPipe.write)
             return Captured(status: 127, output: [], error: [])
         }
-        for end in outPipe + errPipe { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        #if canImport(Darwin)
-        var actions: posix_spawn_file_actions_t? = nil
-        #else
-        var actions = posix_spawn_file_actions_t()
-        #endif
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
         // A new process group (its id is the child's pid), to kill as a whole.
-        var attributes = freshProcessAttributes(newGroup: true)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-
-        var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in cArguments { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, arguments[0], &actions, &attributes, &cArguments, currentEnvironment)
-        close(outPipe[1])
-        close(errPipe[1])
+        let spawned = spawn(arguments, output: outPipe.write, error: errPipe.write, newGroup: true)
         defer {
-            close(outPipe[0])
-            close(errPipe[0])
+            close(outPipe.read)
+            close(errPipe.read)
         }
-        guard spawned == 0 else { return Captured(status: 127, output: [], error: []) }
+        guard let pid = spawned else { return Captured(status: 127, output: [], error: []) }
 
         let deadline = ContinuousClock.now + .milliseconds(Int(max(0, timeout) * 1000))
         var output: [UInt8] = []
@@ -148,7 +102,7 @@ public enum Subprocess {
             // Once the program has exited, take only what is already there: a
             // background child it left may hold the pipes open for ever.
             let wait = exited != nil ? 0 : Int32(min(left.components.seconds * 1000 + 1, 50))
-            var fds = [outPipe[0], errPipe[0]].enumerated().map { i, fd in pollfd(fd: open[i] ? fd : -1, events: Int16(POLLIN), revents: 0) }
+            var fds = [outPipe.read, errPipe.read].enumerated().map { i, fd in pollfd(fd: open[i] ? fd : -1, events: Int16(POLLIN), revents: 0) }
             let ready = poll(&fds, nfds_t(fds.count), wait)
             if ready < 0, errno != EINTR { break }
             if ready == 0, exited != nil { break }
@@ -166,6 +120,51 @@ public enum Subprocess {
             }
         }
         return Captured(status: exited ?? 127, output: output, error: error)
+    }
+
+    /// A pipe whose ends are not inherited by programs other threads start
+    /// meanwhile (they would hold the write end open).
+    private struct Pipe {
+        let read: Int32
+        let write: Int32
+
+        /// Nil if no pipe could be made.
+        init?() {
+            var ends: [Int32] = [-1, -1]
+            guard pipe(&ends) == 0 else { return nil }
+            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            (read, write) = (ends[0], ends[1])
+        }
+    }
+
+    /// Starts `arguments` (found on `PATH`, with this process's environment)
+    /// with standard input from /dev/null and standard output and error into
+    /// the given pipe write ends, or /dev/null; the write ends are closed here
+    /// once the child holds them. Nil if the program could not be started.
+    private static func spawn(_ arguments: [String], output: Int32?, error: Int32?, newGroup: Bool) -> pid_t? {
+        #if canImport(Darwin)
+        var actions: posix_spawn_file_actions_t? = nil
+        #else
+        var actions = posix_spawn_file_actions_t()
+        #endif
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        for (fd, end) in [(Int32(1), output), (2, error)] {
+            if let end {
+                posix_spawn_file_actions_adddup2(&actions, end, fd)
+            } else {
+                posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_WRONLY, 0)
+            }
+        }
+        var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in cArguments { free(pointer) } }
+        var attributes = freshProcessAttributes(newGroup: newGroup)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, arguments[0], &actions, &attributes, &cArguments, currentEnvironment)
+        for end in [output, error] { if let end { close(end) } }
+        return spawned == 0 ? pid : nil
     }
 
     #if canImport(Darwin)

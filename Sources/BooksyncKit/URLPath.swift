@@ -1,3 +1,5 @@
+import BooksyncCore
+
 /// Percent-encoding for URL paths and query values.
 enum URLPath {
     private static func isUnreserved(_ b: UInt8) -> Bool {
@@ -16,16 +18,7 @@ enum URLPath {
     }
 
     private static func percentEncode(_ text: String, keep: (UInt8) -> Bool) -> String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var out = [UInt8]()
-        for b in text.utf8 {
-            if keep(b) {
-                out.append(b)
-            } else {
-                out += [0x25, digits[Int(b >> 4)], digits[Int(b & 0xF)]]
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        PercentEncoding.encode(text.utf8) { b, _ in keep(b) }
     }
 
     /// The URL without the base and without a page token, for logs.

@@ -15,30 +15,14 @@ import BooksyncTestSupport
         return ""
     }()
 
-    struct Output {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
+    typealias Output = ProgramOutput
 
     /// Runs `program` (the built booksync unless given) with this process's
     /// environment plus `environment`, or with `environment` alone when `cleanEnvironment`.
     static func run(_ arguments: [String], in directory: String, environment: [String: String] = [:],
                     program: String = executable, cleanEnvironment: Bool = false) throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.environment = cleanEnvironment ? environment : ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+        try runProgram(program, arguments, in: directory,
+                       environment: cleanEnvironment ? environment : ProcessInfo.processInfo.environment.merging(environment) { _, new in new })
     }
 
     @Test func executableWasBuilt() {

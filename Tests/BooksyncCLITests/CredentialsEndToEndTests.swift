@@ -14,31 +14,14 @@ final class TokenServer {
     static let clientEmail = "sync@test-project.iam.gserviceaccount.com"
     static let refreshToken = "1//refresh-\(UUID().uuidString)"
 
-    let process = Process()
-    let input = Pipe()
+    let server: LoopbackScript
     let port: Int
 
     init(upstream: String, publicKey: String) throws {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.script, "--upstream", upstream, "--client-email", Self.clientEmail,
-                             "--public-key", publicKey, "--refresh-token", Self.refreshToken, "--lifetime", "120", "--max-seconds", "300"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardInput = input
-        try process.run()
-        var line = Data()
-        while !line.contains(0x0A) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line += chunk
-        }
-        let answer = try JSONSerialization.jsonObject(with: line) as? [String: Int]
-        port = try #require(answer?["port"], "the token server did not start")
-    }
-
-    deinit {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        server = try LoopbackScript(python: [Self.script, "--upstream", upstream, "--client-email", Self.clientEmail,
+                                             "--public-key", publicKey, "--refresh-token", Self.refreshToken,
+                                             "--lifetime", "120", "--max-seconds", "300"])
+        port = try #require(server.ports["port"], "the token server did not start")
     }
 
     var tokenURI: String { "http://127.0.0.1:\(port)/token" }

@@ -68,35 +68,18 @@ final class HostileServer {
     sys.stdin.read()
     """#
 
+    /// Declared first so that it stops before its scratch directory goes.
+    let server: LoopbackScript
     let scratch: ScratchDirectory
-    let process = Process()
-    let input = Pipe()
     let mainPort: Int
     let trapPort: Int
 
     init() throws {
         scratch = try ScratchDirectory()
         try scratch.write("server.py", Self.script)
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", scratch.path + "/server.py", scratch.path + "/requests.jsonl"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardInput = input
-        try process.run()
-        var line = Data()
-        while !line.contains(0x0A) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line += chunk
-        }
-        let ports = try JSONSerialization.jsonObject(with: line) as? [String: Int]
-        mainPort = try #require(ports?["main"], "the test server did not start")
-        trapPort = try #require(ports?["trap"])
-    }
-
-    deinit {
-        try? input.fileHandleForWriting.close()  // its stdin.read() returns: it exits
-        process.waitUntilExit()
+        server = try LoopbackScript(python: [scratch.path + "/server.py", scratch.path + "/requests.jsonl"])
+        mainPort = try #require(server.ports["main"], "the test server did not start")
+        trapPort = try #require(server.ports["trap"])
     }
 
     func url(_ mode: String) -> String { "http://127.0.0.1:\(mainPort)/\(mode)/v1/" }

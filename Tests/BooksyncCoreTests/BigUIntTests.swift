@@ -139,7 +139,15 @@ extension BigUInt {
     init(hex: String) {
         let digits = Array(hex.utf8)
         let padded = digits.count % 2 == 1 ? [UInt8(ascii: "0")] + digits : digits
-        func value(_ c: UInt8) -> UInt8 { c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x61 + 10 }
+        func value(_ c: UInt8) -> UInt8 { Hex.value(c)! }
         self.init(bigEndian: stride(from: 0, to: padded.count, by: 2).map { value(padded[$0]) << 4 | value(padded[$0 + 1]) })
+    }
+
+    /// Lowercase hex without leading zeros, as the expected values are written
+    /// (tests only: the signer never prints a number).
+    var description: String {
+        guard let bytes = bigEndianBytes(count: (bitWidth + 7) / 8), !bytes.isEmpty else { return "0" }
+        let text = Hex.string(bytes, .lower)
+        return text.hasPrefix("0") ? String(text.dropFirst()) : text
     }
 }

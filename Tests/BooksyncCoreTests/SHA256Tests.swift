@@ -16,11 +16,11 @@ import Testing
 
     @Test(arguments: vectors)
     func vector(message: String, digest: String) {
-        #expect(SHA256.hexString(SHA256.hash(Array(message.utf8))) == digest)
+        #expect(Hex.string(SHA256.hash(Array(message.utf8)), .lower) == digest)
     }
 
     @Test func millionA() {
-        #expect(SHA256.hexString(SHA256.hash([UInt8](repeating: 0x61, count: 1_000_000)))
+        #expect(Hex.string(SHA256.hash([UInt8](repeating: 0x61, count: 1_000_000)), .lower)
             == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 

@@ -93,7 +93,7 @@ import Testing
         let b = String(repeating: "L", count: 1_499) + "b"
         #expect(TerminalEscaping.abbreviate(a) != TerminalEscaping.abbreviate(b))
         // The digits are those of `printf %s ID | sha256sum`.
-        let digest = SHA256.hexString(SHA256.hash(Array(a.utf8)))
+        let digest = Hex.string(SHA256.hash(Array(a.utf8)), .lower)
         #expect(TerminalEscaping.abbreviate(a).hasSuffix("sha256 \(digest.prefix(8))]"))
     }
 

@@ -266,6 +266,27 @@ import Glibc
         #expect(StatCache.decode(cache.encoded(), fingerprint: "f")?.entries == ["a.json": entry])
     }
 
+    /// The bytes of the documented format, so a codec change cannot silently
+    /// change what existing indexes mean.
+    @Test func writesAndReadsTheDocumentedFormat() throws {
+        let entry = StatCache.Entry(size: 5, mtime: -3, ctime: 7, inode: 9, hash: "sha256:ab", clean: true)
+        let cache = StatCache(scanStartedAt: 1, fingerprint: "f", baseStamp: "1:2:3:4", baseCount: 1, directoryStamp: "5:6:7:8",
+                              entries: ["a.json": entry])
+        let text = "booksync-index\t3\t1\tf\t1:2:3:4\t1\t5:6:7:8\na.json\t5\t-3\t7\t9\tsha256:ab\tc\n"
+        #expect(String(decoding: cache.encoded(), as: UTF8.self) == text)
+        #expect(StatCache.directoryStamp(of: Array(text.utf8)) == "5:6:7:8")
+        let decoded = try #require(StatCache.decode(Array(text.utf8), fingerprint: "f"))
+        #expect(decoded.entries == ["a.json": entry] && decoded.baseStamp == "1:2:3:4" && decoded.baseCount == 1)
+        #expect(StatCache.decode(Array(text.utf8), fingerprint: "g") == nil)
+    }
+
+    @Test(arguments: ["99999999999999999999", "-", "1x", "", "+1", "9223372036854775808"])
+    func damagedNumbersInvalidateTheCurrentFormat(number: String) {
+        let index = { (mtime: String) in Array("booksync-index\t3\t5\tf\t-\t1\t-\na.json\t1\t\(mtime)\t1\t1\tsha256:ab\tc\n".utf8) }
+        #expect(StatCache.decode(index("-12"), fingerprint: "f")?.entries["a.json"]?.mtime == -12)
+        #expect(StatCache.decode(index(number), fingerprint: "f") == nil)
+    }
+
     @Test(arguments: ["99999999999999999999", "-", "1x", ""])
     func damagedNumbersInvalidateTheCacheWithoutCrashing(number: String) {
         let text = "booksync-index\t1\t5\tf\na.json\t1\t\(number)\t1\t1\tsha256:ab\n"

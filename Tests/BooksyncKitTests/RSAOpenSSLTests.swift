@@ -13,26 +13,10 @@ import BooksyncCore
     static let openssl: String? = ["/usr/bin/openssl", "/usr/local/bin/openssl", "/opt/homebrew/bin/openssl"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    struct Output {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
+    typealias Output = ProgramOutput
 
     static func openssl(_ arguments: [String], in directory: String) throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: openssl!)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                      stderr: String(decoding: stderr, as: UTF8.self))
+        try runProgram(openssl!, arguments, in: directory)
     }
 
     static func write(_ bytes: [UInt8], _ path: String) throws {

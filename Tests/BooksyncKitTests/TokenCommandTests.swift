@@ -141,6 +141,21 @@ import BooksyncTestSupport
         }
     }
 
+    /// The size bound holds for a followed link too, and a missing file is
+    /// no settings rather than an error.
+    @Test func userConfigIsBoundedAndMayBeAbsent() throws {
+        let (scratch, environment) = try userConfig(nil)
+        let path = scratch.path + "/xdg/booksync/config.json"
+        #expect(try UserConfig.contents(of: path) == nil)
+        try scratch.write("big.json", String(repeating: " ", count: (1 << 20) + 1))
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: scratch.path + "/big.json")
+        #expect(throws: RemoteError.configuration("\(path) is larger than 1 MiB; it should hold a few settings or one key")) {
+            try FirestoreEndpoint.resolve(environment: environment)
+        }
+        try scratch.write("exact.json", String(repeating: " ", count: 1 << 20))
+        #expect(try UserConfig.contents(of: scratch.path + "/exact.json")?.count == 1 << 20)
+    }
+
     /// Old configs with remote.tokenCommand still load; resolving the endpoint
     /// never sees the key (it takes no collection config at all).
     @Test func collectionTokenCommandStillParses() throws {
