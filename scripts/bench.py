@@ -1,6 +1,11 @@
 #!/usr/bin/env python3
 """Benchmarks booksync against reference tools measured in the same run on the same data.
 
+One long file on purpose for now: the Bench class is the list of scenarios, each a
+few lines of set-up, timing and a table row, and they share its state (sizes, runs,
+the emulator host). Issue 13 (billed reads, --scale) reworks the scenarios; split it
+there by local and remote scenarios rather than twice.
+
 Normally started through scripts/bench, which builds booksync (release), starts the
 Firestore emulator and stops it afterwards. Every scenario runs once as a warm-up
 (not reported), then --runs times; the table shows medians. booksync and its
