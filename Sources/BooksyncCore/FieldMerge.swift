@@ -5,6 +5,7 @@
 /// both sides is fine; different values for the same field conflict. A field
 /// removed on one side and unchanged on the other is removed.
 public enum FieldMerge {
+    /// A clean merge, or the fields that stop one.
     public enum Outcome: Sendable, Equatable {
         /// The merged record (equal to both sides when nothing conflicts).
         case merged(Fields)

@@ -1,9 +1,13 @@
 /// What the last sync saw of one record: the content hash both sides agreed on
 /// and the remote revision (Firestore `updateTime`) it had then.
 public struct BaseEntry: Sendable, Equatable {
+    /// `sha256:<hex>` of the record's canonical bytes (`SHA256.contentHash`).
     public let hash: String
+    /// The remote revision, exactly as the server wrote it: push sends it back
+    /// as the write precondition, so it is never reformatted.
     public let revision: String
 
+    /// An entry; `hash` in `sha256:<hex>` form.
     public init(hash: String, revision: String) {
         self.hash = hash
         self.revision = revision
@@ -15,18 +19,25 @@ public struct BaseEntry: Sendable, Equatable {
 /// Written deterministically: sorted by id (UTF-8 bytes), one record per line,
 /// so a git diff of the manifest shows exactly which records a sync touched.
 public struct Manifest: Sendable, Equatable {
+    /// The `"version"` this booksync writes and the only one it reads; any
+    /// other is refused with "upgrade booksync".
     public static let currentVersion: Int64 = 1
 
+    /// The base of each synced record; a record absent here has no base (never
+    /// synced, or its deletion was synced).
     public var entries: [RecordID: BaseEntry]
     /// The content hash of config.json when the base was last written: the rules
     /// the base's records were validated under.
     public var configFingerprint: String?
 
+    /// A manifest (empty by default: a collection that never synced).
     public init(entries: [RecordID: BaseEntry] = [:], configFingerprint: String? = nil) {
         self.entries = entries
         self.configFingerprint = configFingerprint
     }
 
+    /// The manifest.json bytes: records sorted by id, one per line, so equal
+    /// manifests are equal bytes (and `decode` takes its fast path).
     public func encoded() -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(64 + entries.count * 140)
@@ -208,9 +219,12 @@ extension Manifest {
 /// A problem in one of booksync's own state files (config, manifest, index).
 /// The layer above adds the file name.
 public struct StateFileError: Error, Sendable, Equatable {
+    /// Where in the file, for JSON syntax errors; nil for problems of content.
     public let position: SourcePosition?
+    /// What is wrong and, where there is one, what to do about it.
     public let message: String
 
+    /// An error; give `position` for syntax errors.
     public init(position: SourcePosition? = nil, message: String) {
         self.position = position
         self.message = message

@@ -27,11 +27,16 @@
 public enum ManifestMerge {
     /// A record whose entry changed differently on the two sides.
     public struct Conflict: Sendable, Equatable {
+        /// The record, left out of the merged manifest.
         public let id: RecordID
+        /// Its entry in the common ancestor; nil when it had none.
         public let base: BaseEntry?
+        /// Its entry on our side (the branch being merged into); nil when removed.
         public let ours: BaseEntry?
+        /// Its entry on their side; nil when removed.
         public let theirs: BaseEntry?
 
+        /// A conflict; nil entries mean the manifest has no such record.
         public init(id: RecordID, base: BaseEntry?, ours: BaseEntry?, theirs: BaseEntry?) {
             self.id = id
             self.base = base
@@ -50,6 +55,7 @@ public enum ManifestMerge {
         }
     }
 
+    /// The merged manifest and what could not be merged.
     public struct Result: Sendable, Equatable {
         /// The merge, without the conflicting records (and without a config
         /// fingerprint when that conflicted).
@@ -59,9 +65,14 @@ public enum ManifestMerge {
         /// Both sides recorded a different config fingerprint than the base.
         public let configConflict: Bool
 
+        /// Nothing conflicted: git may take the merge as is (the driver exits 0).
         public var isClean: Bool { conflicts.isEmpty && !configConflict }
     }
 
+    /// Merges `ours` and `theirs` against their common ancestor `base`, record
+    /// by record (the table on `ManifestMerge`); pure, never fails.
+    /// - Returns: The merged manifest, always valid, with conflicting records
+    ///   (and a conflicting config fingerprint) left out, and what conflicted.
     public static func merge(base: Manifest, ours: Manifest, theirs: Manifest) -> Result {
         var entries: [RecordID: BaseEntry] = [:]
         entries.reserveCapacity(max(ours.entries.count, theirs.entries.count))

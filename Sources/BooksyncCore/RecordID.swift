@@ -5,6 +5,7 @@
 /// exact inverse and rejects every other spelling, so each id has exactly one file
 /// name and no id can name a path outside the collection directory.
 public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The id as Firestore knows it; equality and order compare its UTF-8 bytes.
     public let rawValue: String
 
     /// Firestore's limit on a document id.
@@ -31,6 +32,7 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
     /// The id as it appears in the file name, without `.json`.
     public let encodedName: String
 
+    /// The record file's name in the collection directory: `encodedName` + `.json`.
     public var fileName: String { encodedName + ".json" }
     public var description: String { rawValue }
 

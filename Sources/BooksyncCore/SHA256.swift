@@ -6,6 +6,7 @@ public struct SHA256: Sendable {
     private var buffer = [UInt8]()
     private var totalBytes: UInt64 = 0
 
+    /// A fresh hash; feed it with `update`, then call `finalize` once.
     public init() {}
 
     /// The digest of `bytes` in one call.
@@ -20,6 +21,7 @@ public struct SHA256: Sendable {
         "sha256:" + Hex.string(hash(bytes), .lower)
     }
 
+    /// Adds `bytes` to the message; any split of the input gives the same digest.
     public mutating func update(_ bytes: [UInt8]) {
         totalBytes &+= UInt64(bytes.count)
         var input = bytes[...]
@@ -39,6 +41,9 @@ public struct SHA256: Sendable {
         buffer.append(contentsOf: input.dropFirst(whole))
     }
 
+    /// The 32-byte digest of everything passed to `update`. Call it once: the
+    /// value is not reset, so neither further updates nor a second call give
+    /// a meaningful digest.
     public mutating func finalize() -> [UInt8] {
         var tail = buffer
         tail.append(0x80)

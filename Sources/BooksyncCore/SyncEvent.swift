@@ -19,6 +19,7 @@ public enum SyncEventKind: Sendable, Equatable {
 
 /// One record's line in a pull or push report.
 public struct SyncEvent: Sendable, Equatable {
+    /// The record the event is about.
     public let id: RecordID
     /// What happened to the record.
     public let kind: SyncEventKind

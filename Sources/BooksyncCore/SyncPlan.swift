@@ -63,6 +63,7 @@ extension PushAction: PlanAction {
 
 /// One record's step in a plan: the record and what is done with it.
 public struct PlanStep<Action: PlanAction>: Sendable, Equatable {
+    /// The record the step is for.
     public let id: RecordID
     /// What the command does with the record.
     public let action: Action

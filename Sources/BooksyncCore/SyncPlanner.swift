@@ -1,6 +1,7 @@
 /// A record as the gather step classified it, with everything the planner
 /// needs: nothing is read or merged a second time to plan it.
 public struct ClassifiedRecord: Sendable, Equatable {
+    /// The record classified.
     public let id: RecordID
     /// The record's class (DESIGN.md §3).
     public let state: SyncState

@@ -2,21 +2,29 @@ import BooksyncCore
 
 /// The three versions of one record, field by field (`booksync diff`).
 public struct RecordDiff: Sendable, Equatable {
+    /// The record.
     public let id: RecordID
+    /// Its class, as `status` reports it.
     public let state: SyncState
     /// Fields that are not the same in base, local and remote.
     public let fields: [FieldDifference]
     /// Whether each side has the record at all (a deleted side has no fields).
     public let inBase: Bool
+    /// Whether the record file exists and can be read as a record.
     public let inLocal: Bool
+    /// Whether the remote has the record (offline: the base stands in for it).
     public let inRemote: Bool
 }
 
 /// What `diff` found: the records, and, when every changed record is asked
 /// for, the files and documents that cannot be records at all.
 public struct CollectionDiff: Sendable, Equatable {
+    /// One entry per record compared, in the order asked for (by id when none were named).
     public let records: [RecordDiff]
+    /// Files that cannot be records; empty when records were named.
     public let unusableFiles: [UnusableFile]
+    /// Documents whose names cannot be record ids; empty when records were
+    /// named or the remote was not read.
     public let unusableRemote: [UnusableRemoteDocument]
 
     /// Conflicts, invalid records or unusable files: exit status 1, as for `status`.

@@ -11,13 +11,16 @@ import Darwin
 ///     let collection = try CollectionDirectory.open(searchingFrom: ".")
 ///     let status = try await collection.status(remote: nil)   // or a FirestoreRemote
 public struct CollectionDirectory: Sendable {
+    /// Where the collection's files are.
     public let paths: CollectionPaths
+    /// config.json as read when the collection was opened.
     public let config: CollectionConfig
     /// SHA-256 of config.json: hashes in the stat cache are only valid under the same rules.
     let configFingerprint: String
     /// The base copies, for three-way merges.
     public let baseCopies: BaseCopyStore
 
+    /// How records look in this collection (id field, schema), from config.json.
     public var rules: RecordRules { config.rules }
 
     init(paths: CollectionPaths, config: CollectionConfig, configFingerprint: String) {

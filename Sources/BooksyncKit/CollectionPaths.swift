@@ -3,23 +3,35 @@ public struct CollectionPaths: Sendable, Equatable {
     /// The collection directory: record files live directly in it.
     public let root: String
 
+    /// The paths of the collection at `root` (absolute, as `locate` gives it);
+    /// nothing is checked or created.
     public init(root: String) {
         self.root = root
     }
 
+    /// `.booksync/`: booksync's own files; committed except the local-only ones.
     public var state: String { root + "/.booksync" }
+    /// The remote and record rules (committed).
     public var config: String { state + "/config.json" }
+    /// The base state: each record's hash and remote revision (committed).
     public var manifest: String { state + "/manifest.json" }
     /// Base copy of every synced record, for three-way merges.
     public var base: String { state + "/base" }
+    /// Written by `init`: keeps the local-only files out of git.
     public var gitignore: String { state + "/.gitignore" }
+    /// The stat cache (`StatCache`), local only: lets scans skip unchanged files.
     public var index: String { state + "/index" }
+    /// The `flock` file of `CollectionLock`, holding the holder's PID; local only.
     public var lock: String { state + "/lock" }
+    /// The remote side of unresolved conflicts (`ConflictStore`), local only.
     public var conflicts: String { state + "/conflicts" }
     /// Files a killed pull had swapped out of place (see `FileSystem.replace`), kept for the user.
     public var recovered: String { state + "/recovered" }
 
+    /// The record file named `fileName` (`RecordID.fileName`, with `.json`).
     public func recordFile(_ fileName: String) -> String { root + "/" + fileName }
+    /// A per-record base copy as earlier versions wrote it (`base/<file name>`);
+    /// still read, but new copies go into `base/pack`.
     public func baseFile(_ fileName: String) -> String { base + "/" + fileName }
     /// The remote side of an unresolved conflict.
     public func conflictFile(_ fileName: String) -> String { conflicts + "/" + fileName }

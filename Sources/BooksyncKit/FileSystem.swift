@@ -7,11 +7,17 @@ import Darwin
 #endif
 
 /// The stat fields the stat cache compares to decide whether a file changed.
+/// Links are never followed: a symbolic link's stat describes the link itself.
 public struct FileStat: Sendable, Equatable {
+    /// Size in bytes.
     public let size: Int64
+    /// Last modification, in nanoseconds since 1970 (as fine as the file system keeps it).
     public let mtimeNanoseconds: Int64
+    /// Last status change (any write, rename or chmod), in nanoseconds since 1970.
     public let ctimeNanoseconds: Int64
+    /// The inode number: a file replaced by rename gets a new one.
     public let inode: UInt64
+    /// What the entry is, from the mode bits alone (never `.hardLinked`; see `linkCount`).
     public let kind: FileKind
     /// Permission bits.
     public let mode: UInt32
@@ -20,7 +26,9 @@ public struct FileStat: Sendable, Equatable {
     /// The owner's user id.
     public let owner: UInt32
 
+    /// A regular file (not a link, FIFO, device or directory).
     public var isRegularFile: Bool { kind == .regular }
+    /// A real directory (a symbolic link to one is `.symbolicLink`).
     public var isDirectory: Bool { kind == .directory }
 }
 
@@ -50,12 +58,16 @@ public enum FileKind: Sendable, Equatable {
 
 /// An I/O failure with the path and the operation, phrased for users.
 public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The path the operation was on (a bare name for `stat(directory:name:)`).
     public let path: String
+    /// What booksync tried, as a verb phrase after "cannot": "read", "remove", "list directory".
     public let operation: String
+    /// The `errno` value (`EINVAL` for an `unsafeKind` refusal).
     public let code: Int32
     /// Set when the path is there but is not what booksync may touch (a link, a FIFO…).
     public let unsafeKind: FileKind?
 
+    /// An error; `code` is an `errno` value, `operation` a verb phrase.
     public init(path: String, operation: String, code: Int32, unsafeKind: FileKind? = nil) {
         self.path = path
         self.operation = operation
@@ -89,6 +101,9 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
         RecordDiagnostic(message: unsafeKind.map(Self.refusal) ?? "cannot \(operation): \(String(cString: strerror(code)))")
     }
 
+    /// The path (or a directory on the way) does not exist: `ENOENT` or
+    /// `ENOTDIR`, never a refusal of an unsafe kind. Lets a caller take the
+    /// path as absent instead of failing.
     public var isNotFound: Bool { unsafeKind == nil && (code == ENOENT || code == ENOTDIR) }
 }
 
@@ -105,6 +120,8 @@ public enum FileSystem {
     /// killed process can be recognised (hidden, so never taken for records) and removed.
     public static let temporaryMarker = ".booksync-tmp-"
 
+    /// `lstat(2)` of `path`: a symbolic link is reported as one, never followed.
+    /// - Throws: `FileSystemError` (`isNotFound` when nothing is there).
     public static func stat(_ path: String) throws(FileSystemError) -> FileStat {
         var s = CStat()
         guard lstat(path, &s) == 0 else { throw FileSystemError(path: path, operation: "read file status", code: errno) }
@@ -180,10 +197,13 @@ public enum FileSystem {
         return fd
     }
 
+    /// Closes a descriptor from `openDirectory`; once per descriptor.
     public static func closeDirectory(_ fd: Int32) {
         close(fd)
     }
 
+    /// Whether anything is at `path`, without following a link (a dangling
+    /// symbolic link exists). Errors other than absence also give false.
     public static func exists(_ path: String) -> Bool {
         var s = CStat()
         return lstat(path, &s) == 0
@@ -374,6 +394,9 @@ public enum FileSystem {
         if kind != .directory { throw .notRegular(path, kind, operation: "use directory") }
     }
 
+    /// Unlinks the file (or link) at `path`; one already gone is not an error.
+    /// Directories are not removed.
+    /// - Throws: `FileSystemError` for any failure but absence.
     public static func remove(_ path: String) throws(FileSystemError) {
         if unlink(path) != 0, errno != ENOENT {
             throw FileSystemError(path: path, operation: "remove", code: errno)

@@ -9,13 +9,19 @@ import Darwin
 public struct FirestoreEndpoint: Sendable {
     /// `https://firestore.googleapis.com/v1/` or `http://HOST:PORT/v1/` for the emulator.
     public let baseURL: String
+    /// True only for `FIRESTORE_EMULATOR_HOST`: shown in `displayName` so a
+    /// user never mistakes emulator data for production.
     public let isEmulator: Bool
+    /// Supplies the bearer token of every request; it caches the token, so a
+    /// token command runs once, not once per request.
     public let tokens: AccessTokens
     /// Sent as `x-goog-user-project` (`GOOGLE_CLOUD_QUOTA_PROJECT`, else the credentials file's `quota_project_id`).
     public let quotaProject: String?
     /// Which credentials are used, for `--verbose` (never the token itself).
     public let credentialSource: String
 
+    /// An endpoint as given, unchecked; `resolve` or `custom` are the checked
+    /// ways to make one (`custom` refuses plain HTTP to a non-loopback host).
     public init(baseURL: String, isEmulator: Bool, tokens: AccessTokens, quotaProject: String? = nil, credentialSource: String = "") {
         self.baseURL = baseURL
         self.isEmulator = isEmulator
@@ -24,6 +30,7 @@ public struct FirestoreEndpoint: Sendable {
         self.credentialSource = credentialSource
     }
 
+    /// Firestore's REST API v1 in production, with its trailing slash.
     public static let productionURL = "https://firestore.googleapis.com/v1/"
 
     /// The endpoint the environment asks for: the emulator when
@@ -151,6 +158,8 @@ public struct FirestoreEndpoint: Sendable {
 /// It is the user's, so a symlink to it is followed; it must be a regular
 /// file (a FIFO would hang every command).
 public enum UserConfig {
+    /// `$XDG_CONFIG_HOME/booksync/config.json`, else `$HOME/.config/booksync/config.json`;
+    /// only absolute variables count. Nil when neither is set; nothing is read.
     public static func path(environment: [String: String]) -> String? {
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/booksync/config.json" }
         if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.config/booksync/config.json" }

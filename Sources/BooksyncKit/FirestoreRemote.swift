@@ -61,6 +61,8 @@ public struct FirestoreRemote: RemoteCollection {
     /// Where requests go and the token they carry.
     public var endpoint: FirestoreEndpoint { client.endpoint }
 
+    /// `firestore project/database collection`, with ` (emulator)` when the
+    /// endpoint is the emulator, so a user sees which server a message is about.
     public var displayName: String {
         "firestore \(target.project)/\(target.database) \(target.collectionPath)" + (endpoint.isEmulator ? " (emulator)" : "")
     }
@@ -72,6 +74,10 @@ public struct FirestoreRemote: RemoteCollection {
 
     // MARK: listing
 
+    /// Revisions of every document by `:runQuery` batches of up to 10,000
+    /// names (`documents.list` pages on a server without it); see
+    /// `RemoteCollection.listRevisions`. `progress` gets each batch's count.
+    /// - Throws: `RemoteError` after retries, scrubbed of tokens.
     public func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
         let redact = await redaction()
         var all = RemoteListing()
@@ -86,6 +92,11 @@ public struct FirestoreRemote: RemoteCollection {
         return all
     }
 
+    /// Every document with its body: 300 in the first answer, then as many as
+    /// fit in about 4 MiB (at most 2,000); `batch` and `progress` are called
+    /// once per answer, in order.
+    /// See `RemoteCollection.listDocuments`.
+    /// - Throws: `RemoteError` after retries, scrubbed of tokens.
     public func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
                               progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
         let redact = await redaction()
@@ -212,6 +223,11 @@ public struct FirestoreRemote: RemoteCollection {
 
     // MARK: bodies
 
+    /// Bodies by `:batchGet`, 200 ids per request and up to 4 requests in
+    /// flight; `progress` is called (from those tasks) with each request's id
+    /// count. Ids Firestore reports missing are absent from the result.
+    /// - Throws: `RemoteError` for the first request that fails after retries
+    ///   (no further request starts), or for an answer that cannot be read.
     public func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument] {
         let batches = stride(from: 0, to: ids.count, by: Self.fetchBatch).map { Array(ids[$0..<min($0 + Self.fetchBatch, ids.count)]) }
         let results: [[RecordID: RemoteDocument]]

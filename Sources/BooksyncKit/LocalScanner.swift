@@ -8,7 +8,9 @@ import Darwin
 /// A file in the collection directory that looks like a record but cannot be one
 /// (its name does not decode to a valid id, or it is not a regular file).
 public struct UnusableFile: Sendable, Equatable {
+    /// The file's name in the collection directory, as found on disk.
     public let fileName: String
+    /// Why it cannot be a record file, for the user (`RecordIDError.message`).
     public let message: String
 }
 
@@ -16,6 +18,7 @@ public struct UnusableFile: Sendable, Equatable {
 public struct LocalScan: Sendable {
     /// Every record file, valid or not, by id.
     public var files: [RecordID: LocalFileState]
+    /// Files that cannot be records, sorted by name; reported, never synced.
     public var unusableFiles: [UnusableFile]
     /// How many record files had to be read (the rest were proven unchanged by the stat cache).
     public var filesRead: Int

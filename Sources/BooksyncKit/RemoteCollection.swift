@@ -2,23 +2,30 @@ import BooksyncCore
 
 /// A document of the remote collection, decoded into a record when it can be one.
 public struct RemoteDocument: Sendable, Equatable {
+    /// What the body decoded to. An invalid document is still listed and
+    /// classified (shown as invalid, never pulled), not dropped.
     public enum Content: Sendable, Equatable {
+        /// The body as a record, ready to be written as a record file.
         case record(Record)
         /// The document cannot become a record file (schema, unrepresentable values).
         case invalid([RecordDiagnostic])
     }
 
+    /// The record id: the document's name within the collection.
     public let id: RecordID
     /// Firestore `updateTime`, exactly as the server wrote it.
     public let revision: String
+    /// The decoded body, or why it cannot be a record.
     public let content: Content
 
+    /// A document; `revision` must be the string `listRevisions` reports for it.
     public init(id: RecordID, revision: String, content: Content) {
         self.id = id
         self.revision = revision
         self.content = content
     }
 
+    /// The record, or nil when the document is invalid.
     public var record: Record? {
         if case .record(let record) = content { return record }
         return nil
@@ -26,16 +33,25 @@ public struct RemoteDocument: Sendable, Equatable {
 }
 
 /// A remote document whose name cannot be a record id (e.g. `..`).
+///
+/// Reported to the user and otherwise skipped: it has no record file to sync with.
 public struct UnusableRemoteDocument: Error, Sendable, Equatable {
+    /// The document's name, for messages (FirestoreRemote scrubs tokens from it).
     public let name: String
+    /// Why it cannot be a record id, as a sentence fragment for the user.
     public let message: String
 }
 
 /// Revisions of every document in the remote collection, without bodies.
 public struct RemoteListing: Sendable, Equatable {
+    /// Each document's revision (Firestore `updateTime`). The engine only
+    /// compares it for equality with the base's and sends it back as a write
+    /// precondition, so any opaque string that changes with every write works.
     public var revisions: [RecordID: String]
+    /// Documents whose names cannot be record ids; not in `revisions`.
     public var unusable: [UnusableRemoteDocument]
 
+    /// A listing (empty by default, for building one page by page).
     public init(revisions: [RecordID: String] = [:], unusable: [UnusableRemoteDocument] = []) {
         self.revisions = revisions
         self.unusable = unusable
@@ -52,6 +68,7 @@ public enum RemoteWrite: Sendable, Equatable {
     /// Precondition: the document's revision is `baseRevision`.
     case delete(RecordID, baseRevision: String)
 
+    /// The record the write is for; outcomes are keyed by it.
     public var id: RecordID {
         switch self {
         case .create(let record), .update(let record, _): record.id
@@ -72,18 +89,33 @@ public enum WriteOutcome: Sendable, Equatable {
 
 /// A remote collection booksync can sync with. Firestore is the first; a second
 /// backend is a new type, not a change to the engine.
+///
+/// This is the whole interface the engine talks to. What every conforming
+/// type must guarantee:
+/// - Revisions are opaque strings (Firestore `updateTime`) that change with
+///   every write; the same string appears in listings, in documents and in
+///   `RemoteWrite` preconditions.
+/// - `progress` closures receive the number of documents just done (an
+///   increment, not a total) and may be called from any thread or task.
+/// - Errors are `RemoteError` sentences with no token in them. When the
+///   calling task is cancelled, throw (any case): the engine reports the
+///   command as interrupted.
 public protocol RemoteCollection: Sendable {
     /// Where this remote is, for messages (`firestore demo/(default) books`).
     var displayName: String { get }
     /// Revisions of every document, following pages to the end; no bodies.
+    /// Names that cannot be record ids go to `unusable`, never silently dropped.
     func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing
     /// Every document with its body: fewer requests than listing and fetching
     /// when nearly every body is needed anyway (a first pull). Each answer's
     /// documents go to `batch` as soon as it arrives, so the caller can write
-    /// them while the next answer is on its way.
+    /// them while the next answer is on its way. Every document in a batch's
+    /// listing must also be in its documents, with the same revision.
     func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
                        progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError)
-    /// Bodies of the given documents; ids that do not exist are absent from the result.
+    /// Bodies of the given documents; ids that do not exist are absent from the
+    /// result (not an error): the engine takes a listed document that is
+    /// missing here as deleted in the meantime.
     func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument]
     /// Applies guarded writes; `atomic` applies all or none.
     ///
@@ -92,6 +124,12 @@ public protocol RemoteCollection: Sendable {
     /// in flight, and records each call's outcomes as they come. A remote
     /// sends what fits in one request as one request; it may split a larger
     /// call (FirestoreRemote does, at Firestore's limits), but never an atomic one.
+    ///
+    /// - Returns: An outcome for each write's id. A write without one is
+    ///   reported as rejected ("no answer for this write"), and so is a
+    ///   create or update written without its new revision.
+    /// - Throws: `RemoteError` when the request itself fails; per-write
+    ///   refusals are outcomes, not errors.
     func write(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome]
 }
 

@@ -3,9 +3,12 @@
 /// Exponential backoff with full jitter, bounded in attempts and in total time,
 /// and every request has its own timeout, so a command always ends.
 public struct RetryPolicy: Sendable {
+    /// Attempts per request, the first included; the last failure ends them.
     public var maximumAttempts: Int
     /// Delay before the second attempt; doubles each time up to `maximumDelay`.
     public var initialDelay: Double
+    /// Longest wait between attempts, in seconds; a server's Retry-After may
+    /// stretch one wait to twice this, no more.
     public var maximumDelay: Double
     /// Seconds a single request may take.
     public var requestTimeout: Double
@@ -16,6 +19,11 @@ public struct RetryPolicy: Sendable {
     /// A number in 0..<1 for jitter; tests make it deterministic.
     public var random: @Sendable () -> Double
 
+    /// The CLI's policy by default (6 attempts, waits from 0.2 s up to 5 s,
+    /// 30 s per request, 120 s in all); all times are in seconds.
+    /// - Parameters:
+    ///   - sleep: Waits the given seconds; tests pass one that returns at once.
+    ///   - random: Returns a number in 0..<1 for jitter; tests pass a constant.
     public init(
         maximumAttempts: Int = 6, initialDelay: Double = 0.2, maximumDelay: Double = 5, requestTimeout: Double = 30,
         totalDeadline: Double = 120,

@@ -46,9 +46,14 @@ public enum Subprocess {
     /// What a bounded run produced: exit status (nil when it was killed for
     /// running out of time), standard output and standard error.
     public struct Captured: Sendable, Equatable {
+        /// The exit status; 128 + the signal number when a signal ended it, 127
+        /// when it could not be started, nil when it was killed for running out of time.
         public var status: Int32?
+        /// Standard output, at most the `limit` given to `capture`.
         public var output: [UInt8]
+        /// Standard error, at most the `limit` given to `capture`.
         public var error: [UInt8]
+        /// Whether the program was killed for running out of time.
         public var timedOut: Bool { status == nil }
     }
 

@@ -40,7 +40,9 @@ public struct SyncProgress: Sendable {
 
 /// One record's three-way state.
 public struct RecordStatus: Sendable, Equatable {
+    /// The record.
     public let id: RecordID
+    /// How base, record file and document relate (DESIGN.md §3).
     public let state: SyncState
 }
 
@@ -48,7 +50,9 @@ public struct RecordStatus: Sendable, Equatable {
 public struct SyncStatus: Sendable {
     /// Records that are not clean, sorted by id.
     public let records: [RecordStatus]
+    /// Files in the directory that cannot be records; they make `status` exit 1.
     public let unusableFiles: [UnusableFile]
+    /// Remote documents whose names cannot be record ids; empty when offline.
     public let unusableRemote: [UnusableRemoteDocument]
     /// Record files in the directory.
     public let recordCount: Int

@@ -15,6 +15,13 @@ import BooksyncKit
 /// timer racing the request, because on Linux a request on a connection the
 /// server dropped can otherwise wait far longer than asked.
 public enum URLSessionTransport {
+    /// A transport with its own ephemeral session: no cache, no cookies, no
+    /// redirects. Safe to call from many tasks at once.
+    /// - Parameters:
+    ///   - maximumConnections: Connections per host at once.
+    ///   - requestTimeout: Seconds: the session's request timeout, and twice
+    ///     it bounds a whole transfer; each request's own `HTTPRequest.timeout`
+    ///     (plus half a second) bounds it too.
     public static func make(maximumConnections: Int = 8, requestTimeout: Double = 30) -> HTTPTransport {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
