@@ -5,8 +5,9 @@ import Glibc
 import Darwin
 #endif
 
-/// A file in the collection directory that looks like a record but cannot be one
-/// (its name does not decode to a valid id, or it is not a regular file).
+/// A `*.json` file in the collection directory whose name does not decode to
+/// a record id. (A record file that is not a regular file is an invalid
+/// record, `LocalFileState.invalid`, not an unusable file.)
 public struct UnusableFile: Sendable, Equatable {
     /// The file's name in the collection directory, as found on disk.
     public let fileName: String

@@ -1,7 +1,8 @@
 /// How often and how long remote requests are retried.
 ///
-/// Exponential backoff with full jitter, bounded in attempts and in total time,
-/// and every request has its own timeout, so a command always ends.
+/// Exponential backoff with "equal jitter" (half the ceiling plus a random
+/// share of the other half), bounded in attempts and in total time, and every
+/// request has its own timeout, so a command always ends.
 public struct RetryPolicy: Sendable {
     /// Attempts per request, the first included; the last failure ends them.
     public var maximumAttempts: Int

@@ -89,7 +89,7 @@ public struct SyncReport: Sendable {
     public let dryRun: Bool
     /// What was done (or would be) per record: the plan's events, then the steps' outcomes.
     public var events: [SyncEvent]
-    /// Files that look like records but cannot be (bad names, not regular files).
+    /// Files that look like records but cannot be (names that are not a percent-encoded record id; a non-regular file is an invalid record instead).
     public var unusableFiles: [UnusableFile]
     /// Remote documents whose names cannot be record ids (pull only).
     public var unusableRemote: [UnusableRemoteDocument]
