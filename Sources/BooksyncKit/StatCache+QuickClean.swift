@@ -36,7 +36,9 @@ extension StatCache {
             guard let head = parseHeader(b), head.fingerprint(b, is: fingerprint),
                   baseStamp.utf8.elementsEqual(UnsafeBufferPointer(rebasing: b[head.baseStamp])),
                   directoryStamp.utf8.elementsEqual(UnsafeBufferPointer(rebasing: b[head.directoryStamp])),
-                  head.baseCount >= 0
+                  // A damaged count must not size an allocation: the proof needs one
+                  // line (at least one byte) per counted entry.
+                  head.baseCount >= 0, head.baseCount <= Int64(b.count - head.end)
             else { return nil }
             return head
         }

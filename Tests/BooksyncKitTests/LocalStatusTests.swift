@@ -358,6 +358,25 @@ import Glibc
         }
     }
 
+    /// A damaged count in the header once sized an allocation: 2^63-1 trapped
+    /// and 10^12 ran out of memory. It must only make the index useless.
+    @Test(arguments: ["9223372036854775807", "1000000000000", "3"])
+    func aDamagedEntryCountFallsBackWithoutCrashing(count: String) async throws {
+        let (scratch, root, collection) = try await synced()
+        defer { withExtendedLifetime(scratch) {} }
+        let indexPath = root + "/.booksync/index"
+        let index = try FileSystem.readFile(indexPath)
+        let headerEnd = try #require(index.firstIndex(of: UInt8(ascii: "\n")))
+        var fields = index[..<headerEnd].split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false).map(Array.init)
+        #expect(fields.count == 7 && fields[5] == Array("2".utf8), "the header's sixth field counts the entries")
+        fields[5] = Array(count.utf8)
+        let damaged = Array(fields.joined(separator: [UInt8(ascii: "\t")])) + index[headerEnd...]
+        try FileSystem.writeAtomically(damaged, to: indexPath)
+        #expect(collection.quickCleanStatus() == nil)
+        let status = try await collection.status(remote: nil)
+        #expect(status.isClean && status.recordCount == 2)
+    }
+
     @Test(arguments: ["delete", "add", "modify", "invalid", "manifest"])
     func anyChangeFallsBackToTheFullComparison(change: String) async throws {
         let (scratch, root, collection) = try await synced()
