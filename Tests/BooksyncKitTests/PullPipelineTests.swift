@@ -69,6 +69,27 @@ import BooksyncTestSupport
         #expect(status.records == [RecordStatus(id: try RecordID("b0002"), state: .localChange(.modified))])
     }
 
+    /// A document listed with a new revision but deleted before its body is
+    /// fetched counts as deleted remotely in status, diff and pull alike.
+    /// (Before the renovation `diff` alone kept it as "modified remotely" with
+    /// unknown content: it had its own copy of the snapshot step.)
+    @Test func aDocumentDeletedBetweenListingAndFetchIsDeletedForEveryCommand() async throws {
+        let scratch = try ScratchDirectory()
+        var (collection, documents) = try await Self.synced(records: 3, in: scratch)
+        let gone = try RecordID("b0001")
+        documents[gone] = try Self.document(collection, "b0001", #"{"id": "b0001", "title": "Edited", "author": "A", "genre": "g"}"#, revision: "r2")
+        func remote() -> ScriptedRemote { ScriptedRemote(documents: Array(documents.values), vanishing: [gone]) }
+
+        let status = try await collection.status(remote: remote())
+        #expect(status.records == [RecordStatus(id: gone, state: .remoteChange(.deleted))])
+        let diff = try await collection.diff([gone], remote: remote())
+        #expect(diff.records.map(\.state) == [.remoteChange(.deleted)])
+        #expect(diff.records.first?.inRemote == false)
+        let report = try await collection.pull(remote: remote())
+        #expect(report.events == [SyncEvent(id: gone, kind: .pulled(.delete))])
+        #expect(try Self.localFields(collection, "b0001") == nil)
+    }
+
     /// --ours / --theirs take their side for the conflicting field only; the
     /// one-sided changes of both sides are kept.
     @Test(arguments: [ConflictChoice.ours, .theirs])

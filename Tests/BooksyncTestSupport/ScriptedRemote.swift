@@ -23,17 +23,22 @@ public final class ScriptedRemote: RemoteCollection {
     /// Runs in every fetch before it answers: a test edits local files here,
     /// as a user would while booksync works.
     public let duringFetch: @Sendable () -> Void
+    /// Documents deleted by someone else between the listing and the fetch of
+    /// their bodies: listed, then gone when fetched.
+    public let vanishing: Set<RecordID>
     public var displayName: String { "scripted" }
 
     /// A remote holding `documents`; see the properties for the rest.
     public init(documents: [RemoteDocument] = [], failing: Set<String> = [], delay: Duration = .zero,
-                listingBatch: Int = 100, failListingAfter: Int? = nil, duringFetch: @escaping @Sendable () -> Void = {}) {
+                listingBatch: Int = 100, failListingAfter: Int? = nil, vanishing: Set<RecordID> = [],
+                duringFetch: @escaping @Sendable () -> Void = {}) {
         self.documents = Mutex(Dictionary(uniqueKeysWithValues: documents.map { ($0.id, $0) }))
         self.failing = failing
         self.delay = delay
         self.listingBatch = listingBatch
         self.failListingAfter = failListingAfter
         self.duringFetch = duringFetch
+        self.vanishing = vanishing
     }
 
     /// The error `listDocuments` fails with after `failListingAfter` answers.
@@ -61,7 +66,10 @@ public final class ScriptedRemote: RemoteCollection {
     public func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument] {
         fetches.withLock { $0.append(ids) }
         duringFetch()
-        let found = documents.withLock { documents in ids.compactMap { documents[$0] } }
+        let found = documents.withLock { documents in
+            for id in vanishing { documents[id] = nil }
+            return ids.compactMap { documents[$0] }
+        }
         progress(found.count)
         return Dictionary(uniqueKeysWithValues: found.map { ($0.id, $0) })
     }
