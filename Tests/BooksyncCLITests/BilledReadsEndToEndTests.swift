@@ -33,7 +33,7 @@ final class CountProxy {
         }
         let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.hasPrefix("COUNT_PROXY_HOST=") else {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             throw ProxyFailed(message: "count_proxy.py did not start: \(text)")
         }
         host = String(text.dropFirst("COUNT_PROXY_HOST=".count))
@@ -51,8 +51,10 @@ final class CountProxy {
         return total - billedSoFar
     }
 
+    /// SIGKILL: a child of the test process may inherit SIGTERM blocked, and
+    /// the proxy holds nothing worth a clean exit here.
     deinit {
-        process.terminate()
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 }
