@@ -308,13 +308,14 @@ class Row:
         return [self.scenario, "{:,}".format(self.size), self.client, str(len(self.walls)) + self.runs_note,
                 fmt_time(self.wall), spread,
                 "–" if c is None else str(c["requests"]),
+                "–" if c is None else "{:,}".format(c.get("billed_reads", 0)),
                 "–" if c is None else fmt_bytes(c["bytes_sent"]),
                 "–" if c is None else fmt_bytes(c["bytes_received"]),
                 "%.1f MB" % (self.rss_kb / 1024) if self.rss_kb else "–",
                 self.ratio, self.target, self.result]
 
 
-HEADER = ["scenario", "N", "client", "runs", "wall (median)", "min–max", "requests", "sent", "received",
+HEADER = ["scenario", "N", "client", "runs", "wall (median)", "min–max", "requests", "billed reads", "sent", "received",
           "peak RSS", "ratio", "target", "result"]
 
 
@@ -904,6 +905,14 @@ Missed targets:
   request costs under 1 ms, so one request per document is barely slower than batching
   there). One measured run each, after one unmeasured run of booksync and the
   minimal client.
+
+**billed reads** is what Firestore would bill for the reads of a run, as
+`count_proxy.py` counts them from the answers it forwarded: one read per document a
+`:runQuery`, `documents.list` page or `:batchGet` returns (names-only listings
+included; a `:batchGet` entry for a missing document counted as one too), at least one
+per query, one per started 1,000 entries counted by a `count()` aggregation; writes
+cost none. The free tier is 50,000 reads a day. `booksync -v` prints the same estimate
+at the end of each remote command.
 
 Other observations from this run:
 

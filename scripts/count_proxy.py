@@ -15,17 +15,23 @@ round trip to a real Firestore, simulated on loopback.
 On start it prints `COUNT_PROXY_HOST=127.0.0.1:PORT` on stdout. Counts are read
 and reset through the proxy itself (these requests are not counted):
 
-  GET  /__counts        {"requests", "bytes_sent", "bytes_received", "by_kind", "log"}
+  GET  /__counts        {"requests", "bytes_sent", "bytes_received", "documents",
+                         "billed_reads", "by_kind", "log"}
   POST /__reset         zero everything
 
-`log` lists each request: method, path (query included), status, bytes sent and
-received. On SIGTERM or SIGINT the counts are written to --dump (if given) and
+`billed_reads` estimates what Firestore would bill for the answers forwarded
+(see billed_reads() for the rules; `booksync -v` prints the same estimate from
+its side), `documents` counts the documents they carried; both are also given
+per kind. `log` lists each request: method, path (query included), status,
+bytes sent and received, documents and billed reads. On SIGTERM or SIGINT the
+counts are written to --dump (if given) and
 the proxy exits.
 
 Every client connection is served by its own thread with TCP_NODELAY set and its
 own keep-alive connection to the upstream; requests are bounded by timeouts.
 """
 import argparse
+import gzip
 import http.client
 import http.server
 import json
@@ -44,7 +50,7 @@ MAX_LOG = 200_000  # log entries kept (counts are always complete)
 def kind_of(method, path):
     """A coarse request kind for the summary: list, get, batchGet, commit, batchWrite, other."""
     base = path.split("?", 1)[0]
-    for suffix in (":batchGet", ":commit", ":batchWrite", ":runQuery", ":listDocuments"):
+    for suffix in (":batchGet", ":commit", ":batchWrite", ":runQuery", ":runAggregationQuery", ":listDocuments"):
         if base.endswith(suffix):
             return suffix[1:]
     if method == "GET":
@@ -68,6 +74,57 @@ def names_only(path, body):
     return False
 
 
+def billed_reads(method, path, status, body):
+    """(documents, billed reads) of one answer, by Firestore's pricing rules
+    (firebase.google.com/docs/firestore/pricing); booksync's FirestoreUsage.cost
+    applies the same rules:
+
+    - :runQuery and documents.list (GET of a collection): one read per document
+      returned, names-only projections included, and at least one per query
+      (the minimum charge for a query that matches nothing);
+    - GET of one document: one read;
+    - :batchGet: one read per `found` document and one per `missing` one. The
+      pricing pages do not say what a lookup of a document that does not exist
+      costs; we assume it is billed like any point read (an estimate that errs
+      high). `documents` counts found ones only;
+    - :runAggregationQuery: one read per started 1,000 counted index entries
+      (0..1,000 -> 1, 1,500 -> 2), from the largest count in the answer;
+    - writes and error answers (non-2xx): no reads.
+    """
+    if not 200 <= status < 300:
+        return 0, 0
+    base = path.split("?", 1)[0]
+    kind = kind_of(method, path)
+    if kind not in ("runQuery", "batchGet", "runAggregationQuery", "list", "get"):
+        return 0, 0
+    if kind == "get":
+        return 1, 1
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        return 0, 0  # not JSON: the client retries; nothing to count
+    entries = [e for e in answer if isinstance(e, dict)] if isinstance(answer, list) else []
+    if kind == "runQuery":
+        found = sum(1 for e in entries if "document" in e)
+        return found, max(1, found)
+    if kind == "batchGet":
+        found = sum(1 for e in entries if "found" in e)
+        missing = sum(1 for e in entries if "missing" in e)
+        return found, found + missing
+    if kind == "runAggregationQuery":
+        counted = 0
+        for e in entries:
+            fields = (e.get("result") or {}).get("aggregateFields") or {}
+            for value in fields.values():
+                try:
+                    counted = max(counted, int(value.get("integerValue")))
+                except (TypeError, ValueError, AttributeError):
+                    pass
+        return 0, max(1, -(-counted // 1000))
+    listed = len(answer.get("documents") or []) if isinstance(answer, dict) else 0
+    return listed, max(1, listed)
+
+
 class Counts:
     """Thread-safe totals and per-request log."""
 
@@ -80,27 +137,36 @@ class Counts:
             self.requests = 0
             self.bytes_sent = 0
             self.bytes_received = 0
+            self.documents = 0
+            self.billed_reads = 0
             self.by_kind = {}
             self.log = []
 
-    def add(self, method, path, status, sent, received, names_only=False):
+    def add(self, method, path, status, sent, received, names_only=False, documents=0, billed=0):
         kind = kind_of(method, path)
         with self.lock:
             self.requests += 1
             self.bytes_sent += sent
             self.bytes_received += received
-            k = self.by_kind.setdefault(kind, {"requests": 0, "bytes_sent": 0, "bytes_received": 0})
+            self.documents += documents
+            self.billed_reads += billed
+            k = self.by_kind.setdefault(kind, {"requests": 0, "bytes_sent": 0, "bytes_received": 0,
+                                               "documents": 0, "billed_reads": 0})
             k["requests"] += 1
             k["bytes_sent"] += sent
             k["bytes_received"] += received
+            k["documents"] += documents
+            k["billed_reads"] += billed
             if len(self.log) < MAX_LOG:
                 self.log.append({"method": method, "path": path, "kind": kind, "status": status,
-                                 "sent": sent, "received": received, "names_only": names_only})
+                                 "sent": sent, "received": received, "names_only": names_only,
+                                 "documents": documents, "billed_reads": billed})
 
     def snapshot(self):
         with self.lock:
             return {"requests": self.requests, "bytes_sent": self.bytes_sent,
                     "bytes_received": self.bytes_received,
+                    "documents": self.documents, "billed_reads": self.billed_reads,
                     "by_kind": json.loads(json.dumps(self.by_kind)), "log": list(self.log)}
 
 
@@ -180,8 +246,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         head = b"".join(out)
         self.wfile.write(head + payload)
         self.wfile.flush()
+        answer = payload
+        if (response.getheader("Content-Encoding") or "").lower() == "gzip":
+            try:
+                answer = gzip.decompress(payload)
+            except OSError:
+                answer = b""
+        documents, billed = billed_reads(self.command, self.path, response.status, answer)
         self.server.counts.add(self.command, self.path, response.status, sent, len(head) + len(payload),
-                               names_only(self.path, body))
+                               names_only(self.path, body), documents, billed)
         if response.will_close:
             self.upstream.close()
             self.upstream = None

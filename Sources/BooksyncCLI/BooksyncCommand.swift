@@ -20,6 +20,9 @@ struct CommandContext: Sendable {
     /// The whole command line (without the program name), for the network helper.
     let arguments: [String]
     let network: NetworkAccess
+    /// The usage tally of the remote the command made, if any, for the
+    /// closing `--verbose` line (see `RemoteUsageLine`).
+    let remoteUsage = RemoteUsageLine()
 
     /// A path as the user should see it: relative to where they ran booksync.
     func display(_ absolutePath: String) -> String {
@@ -120,6 +123,7 @@ public enum BooksyncCommand {
             quiet: parsed.has(.quiet), verbose: parsed.has(.verbose), environment: environment,
             arguments: commandLine, network: network)
         do {
+            defer { if context.verbose { context.remoteUsage.report(to: console) } }
             return try await command.run(parsed, context: context).rawValue
         } catch let error as UsageError {
             return report(error, console)

@@ -33,11 +33,13 @@ extension CommandContext {
         if verbose, !endpoint.credentialSource.isEmpty {
             console.err("booksync: credentials: \(endpoint.credentialSource)")
         }
-        return FirestoreRemote(
+        let remote = FirestoreRemote(
             target: collection.config.remote, endpoint: endpoint, rules: collection.rules,
             transport: makeTransport(retry.requestTimeout),
             retry: retry,
             log: { line in if verbose { console.err("booksync: \(line)") } })
+        remoteUsage.watch(remote.usage)
+        return remote
     }
 }
 

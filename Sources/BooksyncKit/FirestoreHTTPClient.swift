@@ -20,6 +20,8 @@ struct FirestoreHTTPClient: Sendable {
     /// Called with a one-line description of each request (method, path, status,
     /// duration) for `--verbose`. Never includes headers or tokens.
     let log: @Sendable (String) -> Void
+    /// Requests sent and the estimated billed reads of the answers received.
+    let usage: FirestoreUsage
 
     /// Sends a request with auth, timeout and retries, and parses the JSON answer.
     /// - Parameter during: what the request is for, in words ("list books"), for errors.
@@ -48,6 +50,7 @@ struct FirestoreHTTPClient: Sendable {
             let problem: RequestProblem
             var retryAfter: Double?
             let response: HTTPResponse
+            usage.requestSent()
             do {
                 response = try await transport(request)
             } catch {
@@ -65,7 +68,13 @@ struct FirestoreHTTPClient: Sendable {
             }
             if (200..<300).contains(response.status) {
                 do {
-                    return (try JSONParser.parse(response.body, decodeTags: false), response.body.count)
+                    let answer = try JSONParser.parse(response.body, decodeTags: false)
+                    // Counted here, before the answer is interpreted, so that
+                    // documents of an answer that then fails (an error entry
+                    // after some documents) are counted too. A 2xx answer that
+                    // is not JSON cannot be counted.
+                    usage.answered(method: request.method, url: request.url, answer: answer)
+                    return (answer, response.body.count)
                 } catch {
                     // A truncated or garbled answer is worth another try.
                     problem = .unreadableAnswer("\(error)")

@@ -55,11 +55,15 @@ public struct FirestoreRemote: RemoteCollection {
     ) {
         self.target = target
         self.rules = rules
-        client = FirestoreHTTPClient(endpoint: endpoint, transport: transport, retry: retry, log: log)
+        client = FirestoreHTTPClient(endpoint: endpoint, transport: transport, retry: retry, log: log, usage: FirestoreUsage())
     }
 
     /// Where requests go and the token they carry.
     public var endpoint: FirestoreEndpoint { client.endpoint }
+
+    /// Requests sent so far and the estimated billed reads of their answers,
+    /// for `--verbose`'s closing line (shared by copies of this remote).
+    public var usage: FirestoreUsage { client.usage }
 
     /// `firestore project/database collection`, with ` (emulator)` when the
     /// endpoint is the emulator, so a user sees which server a message is about.

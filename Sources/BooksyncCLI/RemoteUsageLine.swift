@@ -1,0 +1,43 @@
+import BooksyncKit
+import Synchronization
+
+/// The closing `--verbose` line of a remote command: how many requests it
+/// sent and what its reads cost, e.g.
+/// `booksync: 3 requests, 1,012 documents read (estimated billed reads: 1,012)`.
+///
+/// Printed whether the command succeeded or failed (a failed command was
+/// billed too), once, after everything else the command printed and before
+/// its error. The estimate follows Firestore's pricing rules, counted from the
+/// answers booksync received (see `FirestoreUsage.cost`).
+final class RemoteUsageLine: Sendable {
+    private let usage = Mutex<FirestoreUsage?>(nil)
+
+    /// Remembers the tally of the remote a command made.
+    func watch(_ tally: FirestoreUsage) {
+        usage.withLock { $0 = tally }
+    }
+
+    /// Writes the line on stderr if the command made a remote.
+    func report(to console: Console) {
+        guard let totals = usage.withLock({ $0?.totals }) else { return }
+        console.err("booksync: \(Self.describe(totals))")
+    }
+
+    /// `3 requests, 1,012 documents read (estimated billed reads: 1,012)`.
+    static func describe(_ totals: FirestoreUsage.Totals) -> String {
+        let requests = "\(grouped(totals.requests)) request\(totals.requests == 1 ? "" : "s")"
+        let documents = "\(grouped(totals.documents)) document\(totals.documents == 1 ? "" : "s") read"
+        return "\(requests), \(documents) (estimated billed reads: \(grouped(totals.billedReads)))"
+    }
+
+    /// A count with thousands separators: 1,012.
+    static func grouped(_ number: Int) -> String {
+        let digits = String(number.magnitude)
+        var out = ""
+        for (i, digit) in digits.enumerated() {
+            if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
+            out.append(digit)
+        }
+        return (number < 0 ? "-" : "") + out
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+import BooksyncTestSupport
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import BooksyncCore
+@testable import BooksyncKit
+
+/// `scripts/count_proxy.py` between booksync and the emulator, for one test:
+/// its own count of billed reads to hold booksync's `-v` estimate against.
+final class CountProxy {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("scripts/count_proxy.py").path
+
+    private let process = Process()
+    /// `127.0.0.1:PORT`, for FIRESTORE_EMULATOR_HOST.
+    let host: String
+
+    init(upstream: String) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Self.script, "--upstream", upstream]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // The first line announces the port (the proxy exits on failure, ending the read).
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.hasPrefix("COUNT_PROXY_HOST=") else {
+            kill(process.processIdentifier, SIGKILL)
+            throw ProxyFailed(message: "count_proxy.py did not start: \(text)")
+        }
+        host = String(text.dropFirst("COUNT_PROXY_HOST=".count))
+    }
+
+    struct ProxyFailed: Error { let message: String }
+
+    private var billedSoFar = 0
+
+    /// The billed reads the proxy counted since the last call (`GET /__counts`).
+    func takeBilledReads() throws -> Int? {
+        let data = try Data(contentsOf: URL(string: "http://\(host)/__counts")!)
+        guard let total = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["billed_reads"] as? Int else { return nil }
+        defer { billedSoFar = total }
+        return total - billedSoFar
+    }
+
+    /// SIGKILL: a child of the test process may inherit SIGTERM blocked, and
+    /// the proxy holds nothing worth a clean exit here.
+    deinit {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+/// `-v` ends each remote command with its estimated billed reads, and
+/// count_proxy.py, counting the same answers on the wire, agrees.
+@Suite(.serialized) struct BilledReadsEndToEndTests {
+    /// The `-v` closing line's estimate, e.g. 1,234 from
+    /// `booksync: 1 request, 1,234 documents read (estimated billed reads: 1,234)`.
+    static func estimate(_ stderr: String) -> Int? {
+        let lines = stderr.split(separator: "\n").filter { $0.contains("(estimated billed reads: ") }
+        guard lines.count == 1, let line = lines.first, let start = line.range(of: "(estimated billed reads: ") else { return nil }
+        return Int(line[start.upperBound...].dropLast().filter { $0 != "," })
+    }
+
+    @Test func verboseStatusPrintsTheBilledReadsTheProxyCounts() async throws {
+        let upstream = try Emulator.requireHost()
+        let proxy = try CountProxy(upstream: upstream)
+        let ws = try Workspace(project: Emulator.uniqueProject("billed"), host: proxy.host)
+        try await Workspace(project: ws.project, host: upstream).rest.put((0..<1_234).map { (id: String(format: "b%05d", $0), fields: bookFields(String(format: "b%05d", $0))) })
+        try ws.initialize()
+        _ = try proxy.takeBilledReads()
+
+        // First pull: bodies by :runQuery, 300 then the other 934.
+        let pull = try ws.run("-v", "pull")
+        #expect(pull.status == 0, "\(pull.stderr)")
+        #expect(Self.estimate(pull.stderr) == 1_234, "\(pull.stderr)")
+        #expect(try proxy.takeBilledReads() == 1_234)
+
+        // Status of the unchanged collection: one names-only query of 1,234 documents.
+        let status = try ws.run("-v", "status", "--short")
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.isEmpty)
+        #expect(status.stderr.contains("booksync: 1 request, 1,234 documents read (estimated billed reads: 1,234)\n"), "\(status.stderr)")
+        #expect(try proxy.takeBilledReads() == 1_234)
+
+        // Without -v, no such line; offline, no remote and no line.
+        #expect(Self.estimate(try ws.run("status").stderr) == nil)
+        #expect(Self.estimate(try ws.run("-v", "status", "--offline").stderr) == nil)
+    }
+}
