@@ -21,19 +21,6 @@ import Testing
             """.utf8),
     ]
 
-    /// A small deterministic generator (SplitMix64), so failures reproduce.
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    }
-
     static let interesting: [UInt8] = Array(#"{}[]",:\/-+.eE0123456789 tfn$"#.utf8) + [0x00, 0x0A, 0x09, 0x7F, 0x80, 0xBF, 0xC0, 0xE2, 0xED, 0xF0, 0xF4, 0xFF]
 
     func check(_ input: [UInt8]) {
@@ -58,7 +45,7 @@ import Testing
     }
 
     @Test func randomMutations() {
-        var random = Generator(state: 20_261_129)
+        var random = SplitMix64(seed: 20_261_129)
         for _ in 0..<20_000 {
             var input = Self.seeds[random.below(Self.seeds.count)]
             for _ in 0..<(1 + random.below(4)) {
