@@ -1,4 +1,5 @@
 import BooksyncCore
+import Synchronization
 
 /// `status --offline` on an unchanged tree, proved from the stat cache alone
 /// (see `StatCache`): the fast path that skips the manifest and, while the
@@ -58,15 +59,22 @@ extension StatCache {
         let started = head.scanStartedAt
         let chunks = stride(from: 0, to: starts.count, by: 1024).map { ($0, min($0 + 1024, starts.count)) }
         // Per chunk: nil if a line is dirty, else the re-hashed lines (index, new bytes).
+        // One dirty line anywhere decides it, so the first one stops every
+        // thread: a tree with a few edits then pays one stat pass (the full
+        // comparison's), not two.
+        let gaveUp = Atomic<Bool>(false)
         let verdicts = bytes.withUnsafeBufferPointer { buffer -> [[(Int, [UInt8])]?] in
             nonisolated(unsafe) let b = buffer
             return ParallelMap.map(chunks, chunkSize: 1) { (from, to) -> [(Int, [UInt8])]? in
                 var rehashed: [(Int, [UInt8])] = []
                 for line in from..<to {
+                    if line & 63 == 0, gaveUp.load(ordering: .relaxed) { return nil }
                     switch verifyLine(b, at: lineStarts[line], started: started, directory: directory) {
                     case .unchanged: continue
                     case .rehashed(let text): rehashed.append((line, text))
-                    case .dirty: return nil
+                    case .dirty:
+                        gaveUp.store(true, ordering: .relaxed)
+                        return nil
                     }
                 }
                 return rehashed
@@ -152,16 +160,26 @@ extension CollectionDirectory {
                                   filesRead: proof.rehashed)
             }
         }
+        // An entry the last scan found not clean proves nothing is to be
+        // proved: give up before listing or stat-ing anything, so a tree with
+        // a few edits pays one stat pass (the full comparison's), not two.
         guard let cache = StatCache.decode(bytes, fingerprint: configFingerprint), cache.baseStamp == stamp,
+              cache.entries.values.allSatisfy(\.clean),
               let names = try? FileSystem.listDirectory(paths.root)
         else { return nil }
         let records = names.filter(RecordID.isRecordFileName)
         guard records.count == cache.baseCount else { return nil }
+        let gaveUp = Atomic<Bool>(false)
         let verdicts = ParallelMap.map(records, chunkSize: 2048) { name -> Bool in
-            guard let entry = cache.entries[name], entry.clean,
-                  let stat = try? FileSystem.stat(directory: directory, name: name), stat.isRegularFile
-            else { return false }
-            return cache.trusts(entry, stat)
+            guard !gaveUp.load(ordering: .relaxed),
+                  let entry = cache.entries[name], entry.clean,
+                  let stat = try? FileSystem.stat(directory: directory, name: name), stat.isRegularFile,
+                  cache.trusts(entry, stat)
+            else {
+                gaveUp.store(true, ordering: .relaxed)
+                return false
+            }
+            return true
         }
         guard !verdicts.contains(false) else { return nil }
         return SyncStatus(records: [], unusableFiles: [], unusableRemote: [], recordCount: records.count, remoteCount: nil, filesRead: 0)
