@@ -5,7 +5,7 @@ import BooksyncKit
 enum InitCommand: Subcommand {
     static let name = "init"
     static let summary = "create .booksync/ here, linked to a Firestore collection"
-    static let usage = "booksync init [--firestore PROJECT[/DATABASE]] --collection PATH [--require FIELD:TYPE]... [--id-field NAME|none] [--git]"
+    static let usage = "booksync init [--firestore PROJECT[/DATABASE]] --collection PATH [--require FIELD:TYPE]... [--id-field NAME|none] [--change-field NAME] [--git]"
     static let discussion = """
         Writes .booksync/config.json, an empty manifest and a .gitignore for the
         local-only files. No network is needed. PATH may be nested
@@ -31,20 +31,28 @@ enum InitCommand: Subcommand {
         field); a document that has an id field anyway is reported invalid and
         left alone. NAME (e.g. docId) stores it in that field instead.
 
+        --change-field NAME (config "changeField", e.g. updatedAt) makes every
+        write booksync makes set NAME to the server's time, so status and pull
+        find remote changes with one query for the documents changed since the
+        last sync and one count, instead of listing (and paying a read for)
+        every document. Apps must set NAME on every write too
+        (FieldValue.serverTimestamp()); see README.md, "What a command costs".
+        Record files leave NAME out.
+
         --git also sets up booksync as git's merge driver for the record files
         and for .booksync/manifest.json (.gitattributes here, merge.booksync.*
         and merge.booksync-manifest.* in the repository's config); on an
         existing collection, 'booksync init --git' does only that. git does not
         clone its config: run 'booksync init --git' once in each clone.
         """
-    static let options: [Option] = [.firestore, .collection, .require, .idField, .git]
+    static let options: [Option] = [.firestore, .collection, .require, .idField, .changeField, .git]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         try arguments.expectNoOperands()
         let requirements = arguments.values(.require)
         if arguments.has(.git), arguments.value(.collection) == nil, let existing = try? context.openCollection() {
-            if !requirements.isEmpty || arguments.value(.idField) != nil {
-                throw UsageError(message: "--require and --id-field only apply when a collection is created; edit \(context.display(existing.paths.config)) to change them", command: name)
+            if !requirements.isEmpty || arguments.value(.idField) != nil || arguments.value(.changeField) != nil {
+                throw UsageError(message: "--require, --id-field and --change-field only apply when a collection is created; edit \(context.display(existing.paths.config)) to change them", command: name)
             }
             try GitCommand.install(collectionRoot: existing.paths.root)
             if !context.quiet { context.console.out("git now merges record files in \(existing.paths.root) field by field and the manifest by record (booksync must be on PATH)") }
@@ -66,8 +74,12 @@ enum InitCommand: Subcommand {
         if let problem = CollectionConfig.problem(idField: idField, schema: schema) {
             throw UsageError(message: problem, command: name)
         }
+        let changeField = arguments.value(.changeField)
+        if let changeField, let problem = CollectionConfig.problem(changeField: changeField, idField: idField, schema: schema) {
+            throw UsageError(message: "--change-field: \(problem)", command: name)
+        }
         let (target, detected) = try resolveTarget(arguments.value(.firestore), collection: collection, context: context)
-        let config = CollectionConfig(remote: target, schema: schema, idField: idField)
+        let config = CollectionConfig(remote: target, schema: schema, idField: idField, changeField: changeField)
         let directory = try CollectionDirectory.initialize(at: context.directory, config: config)
         if !context.quiet {
             context.console.out("Initialized booksync collection in \(directory.paths.root)")
@@ -79,6 +91,7 @@ enum InitCommand: Subcommand {
             }
             context.console.out("  required: \(describe(schema))")
             context.console.out("  id field: \(describe(idField))")
+            if let changeField { context.console.out("  change field: \(name: changeField) (set to the server time by every write)") }
             context.console.out("Commit .booksync/ (its .gitignore leaves out local-only files).")
         }
         if arguments.has(.git) {

@@ -81,6 +81,7 @@ extension Option {
     static let json = Option("--json", help: "print a JSON document (see README.md)")
     static let short = Option("--short", alias: "s", help: "one line per record: two status columns and the id")
     static let exitCode = Option("--exit-code", help: "exit 1 when anything differs from the base")
+    static let full = Option("--full", help: "list every remote name, even where the change field would find the changes")
 
     // pull, push, sync; --ours and --theirs also resolve.
     static let dryRun = Option("--dry-run", alias: "n", help: "print the plan; write nothing, locally or remotely")
@@ -98,5 +99,6 @@ extension Option {
     static let collection = Option("--collection", value: .text("PATH"), help: "the collection path, e.g. books or users/u1/books")
     static let require = Option("--require", value: .text("FIELD:TYPE"), help: "a field every record must have (repeatable), or none for only id")
     static let idField = Option("--id-field", value: .text("NAME|none"), help: "the document field that holds the record id (default id), or none")
+    static let changeField = Option("--change-field", value: .text("NAME"), help: "a field every write sets to the server time, so status reads only the changes")
     static let git = Option("--git", help: "set up booksync as git's merge driver for the record files and the manifest")
 }

@@ -5,13 +5,16 @@ import BooksyncKit
 enum StatusCommand: Subcommand {
     static let name = "status"
     static let summary = "show how the records differ from the last sync, locally and remotely"
-    static let usage = "booksync status [--offline] [--short] [--json] [--exit-code]"
+    static let usage = "booksync status [--offline] [--full] [--short] [--json] [--exit-code]"
     static let discussion = """
         Compares each record across the local file, the base (what the last sync
         saw) and the remote document. Record files are only read when their size,
         times or inode changed since booksync last hashed them; the remote is
-        listed without document bodies, which are fetched only for records that
-        changed on both sides.
+        listed without document bodies, which are fetched only for documents
+        that changed since the last sync. With a change field (init
+        --change-field), the remote side is one query for the documents changed
+        since the last pull plus one count, not a listing of every name; --full
+        lists every name anyway.
 
         --short prints two columns and the id per line: the local side, then the
         remote side (A added, M modified, D deleted, ! invalid). Records changed
@@ -23,16 +26,18 @@ enum StatusCommand: Subcommand {
 
         --json prints a stable document, described in README.md.
         """
-    static let options: [Option] = [.offline, .short, .json, .exitCode]
+    static let options: [Option] = [.offline, .full, .short, .json, .exitCode]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         try arguments.expectNoOperands()
         try arguments.rejectCombined(.short, .json)
+        try arguments.rejectCombined(.offline, .full)
         let collection = try context.openCollection()
         let remote = arguments.has(.offline) ? nil : try context.makeRemote(collection)
         let progress = ProgressBar(console: context.console, enabled: !context.quiet)
-        let status = try await collection.status(remote: remote, progress: progress.update)
+        let status = try await collection.status(remote: remote, fullListing: arguments.has(.full), progress: progress.update)
         progress.finish()
+        SyncCommandSupport.explain(status.remoteRead, context: context)
         if context.verbose {
             context.console.err("scanned \(status.recordCount) record files, read \(status.filesRead) (the rest unchanged since last hashed)")
         }

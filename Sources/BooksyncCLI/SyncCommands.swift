@@ -17,7 +17,7 @@ extension SyncPhasesCommand {
 enum PullCommand: SyncPhasesCommand {
     static let name = "pull"
     static let summary = "apply remote changes to the record files"
-    static let usage = "booksync pull [--dry-run] [--ours|--theirs] [--max-delete N%] [--force] [--json]"
+    static let usage = "booksync pull [--dry-run] [--ours|--theirs] [--max-delete N%] [--force] [--full] [--json]"
     static let discussion = """
         Lists the remote collection (names and revisions only), downloads the
         documents that changed since the last sync, and applies them: new and
@@ -26,8 +26,12 @@ enum PullCommand: SyncPhasesCommand {
         fields (the merge is then a local change for push); real conflicts leave
         the local file alone and store the remote side in .booksync/conflicts/.
         Invalid local files are never overwritten.
+
+        With a change field (init --change-field), the listing is one query for
+        the documents changed since the last pull and one count; --full lists
+        every name instead.
         """
-    static let options: [Option] = [.dryRun, .ours, .theirs, .maxDelete, .force, SyncCommandSupport.json]
+    static let options: [Option] = [.dryRun, .ours, .theirs, .maxDelete, .force, .full, SyncCommandSupport.json]
     static let phases = (pull: true, push: false)
 }
 
@@ -55,9 +59,9 @@ enum PushCommand: SyncPhasesCommand {
 enum SyncCommand: SyncPhasesCommand {
     static let name = "sync"
     static let summary = "pull, then push"
-    static let usage = "booksync sync [--dry-run] [--ours|--theirs] [--atomic] [--max-delete N%] [--force] [--json]"
+    static let usage = "booksync sync [--dry-run] [--ours|--theirs] [--atomic] [--max-delete N%] [--force] [--full] [--json]"
     static let discussion = "Runs pull and then push with the same options; see their help."
-    static let options: [Option] = [.dryRun, .ours, .theirs, .maxDelete, .force, .atomic, SyncCommandSupport.json]
+    static let options: [Option] = [.dryRun, .ours, .theirs, .maxDelete, .force, .atomic, .full, SyncCommandSupport.json]
     static let phases = (pull: true, push: true)
 }
 
@@ -72,6 +76,7 @@ enum SyncCommandSupport {
         options.dryRun = arguments.has(.dryRun)
         options.force = arguments.has(.force)
         options.atomic = arguments.has(.atomic)
+        options.fullListing = arguments.has(.full)
         try arguments.rejectCombined(.ours, .theirs)
         if arguments.has(.ours) { options.conflictChoice = .ours }
         if arguments.has(.theirs) { options.conflictChoice = .theirs }
@@ -130,7 +135,17 @@ enum SyncCommandSupport {
     static func pull(_ collection: CollectionDirectory, remote: FirestoreRemote, options: SyncOptions, context: CommandContext) async throws(BooksyncError) -> SyncReport {
         let progress = ProgressBar(console: context.console, enabled: !context.quiet)
         defer { progress.finish() }
-        return try await collection.pull(remote: remote, options: options, progress: progress.update, onStaleLock: staleLockNotice(context, collection))
+        let report = try await collection.pull(remote: remote, options: options, progress: progress.update, onStaleLock: staleLockNotice(context, collection))
+        progress.finish()
+        explain(report.remoteRead, context: context)
+        return report
+    }
+
+    /// With `--verbose`, how the remote was read: the changes only, or every
+    /// name and why (a collection with a change field).
+    static func explain(_ read: RemoteRead?, context: CommandContext) {
+        guard context.verbose, let sentence = read?.description else { return }
+        context.console.err("booksync: \(sentence)")
     }
 
     static func push(_ collection: CollectionDirectory, remote: FirestoreRemote, options: SyncOptions, context: CommandContext) async throws(BooksyncError) -> SyncReport {

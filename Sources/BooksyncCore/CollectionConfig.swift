@@ -74,18 +74,40 @@ public struct CollectionConfig: Sendable, Equatable {
     /// Where documents keep the record id: `"idField": "id"` (the default),
     /// another field name, or `null` for none (DESIGN.md §5).
     public var idField: IDField
+    /// The document field every write sets to the server's request time
+    /// (`"changeField": "updatedAt"`), so remote changes can be found by a
+    /// query instead of listing every name (DESIGN.md §5, "Billed reads");
+    /// nil (the default) for none.
+    public var changeField: String?
 
     /// A config as `init` writes it; `tokenCommand` exists only to round-trip old configs.
-    public init(remote: FirestoreTarget, schema: RecordSchema = .books, tokenCommand: String? = nil, idField: IDField = .standard) {
+    public init(remote: FirestoreTarget, schema: RecordSchema = .books, tokenCommand: String? = nil, idField: IDField = .standard,
+                changeField: String? = nil) {
         self.remote = remote
         self.schema = schema
         self.tokenCommand = tokenCommand
         self.idField = idField
+        self.changeField = changeField
     }
 
     /// The rules that load this collection's record files and documents.
     public var rules: RecordRules {
-        RecordRules(schema: schema, collectionPath: remote.collectionPath, documentsRoot: remote.documentsRoot, idField: idField)
+        RecordRules(schema: schema, collectionPath: remote.collectionPath, documentsRoot: remote.documentsRoot, idField: idField,
+                    changeField: changeField)
+    }
+
+    /// Why `changeField` cannot be this collection's change field, or nil.
+    /// It is set by the server on every write and kept out of record files,
+    /// so it cannot be the record id (`id`, the id field) or a required field.
+    public static func problem(changeField name: String, idField: IDField, schema: RecordSchema) -> String? {
+        if let problem = IDField.topLevelFieldProblem(name, what: "the change field name") { return problem }
+        if name == "id" || name == idField.fieldName {
+            return "'\(name)' holds the record id; the change field must be another field, such as updatedAt"
+        }
+        if schema.requiredFields.contains(where: { $0.name == name }) {
+            return "'\(name)' cannot be both the change field and a required field: the server sets the change field, and record files leave it out"
+        }
+        return nil
     }
 
     /// Why `idField` and `schema` cannot go together, or nil: a record file may
@@ -106,12 +128,13 @@ public struct CollectionConfig: Sendable, Equatable {
         ]
         if let tokenCommand { remoteFields["tokenCommand"] = .string(tokenCommand) }
         let required = schema.requiredFields.map { Value.map(["name": .string($0.name), "type": .string($0.type.rawValue)]) }
-        let fields: Fields = [
+        var fields: Fields = [
             "version": .integer(Self.currentVersion),
             "remote": .map(remoteFields),
             "schema": .map(["required": .array(required)]),
             "idField": idField.fieldName.map(Value.string) ?? .null,
         ]
+        if let changeField { fields["changeField"] = .string(changeField) }
         return CanonicalJSON.encode(fields, leadingKeys: ["version", "remote", "schema"])
     }
 
@@ -188,8 +211,17 @@ public struct CollectionConfig: Sendable, Equatable {
             throw StateFileError(message: "idField must be a field name such as \"id\" or \"docId\", or null for none")
         }
         if let problem = problem(idField: idField, schema: schema) { throw StateFileError(message: "idField: \(problem)") }
+        var changeField: String?
+        switch top["changeField"] {
+        case nil, .null?: break
+        case .string(let name)?:
+            if let problem = problem(changeField: name, idField: idField, schema: schema) { throw StateFileError(message: "changeField: \(problem)") }
+            changeField = name
+        case .some:
+            throw StateFileError(message: "changeField must be a field name such as \"updatedAt\", or null for none")
+        }
         return CollectionConfig(
             remote: FirestoreTarget(project: project, database: database, collectionPath: collection),
-            schema: schema, tokenCommand: tokenCommand, idField: idField)
+            schema: schema, tokenCommand: tokenCommand, idField: idField, changeField: changeField)
     }
 }

@@ -30,14 +30,21 @@ public enum IDField: Sendable, Equatable, CustomStringConvertible {
     /// be a top-level field Firestore accepts, and not `none` (which means no field).
     public static func problem(withFieldName name: String) -> String? {
         if name.isEmpty { return "the id field name is empty; give a field name such as docId, or none" }
+        return topLevelFieldProblem(name, what: "the id field name")
+    }
+
+    /// Why `name` cannot be a top-level field booksync sets in every document
+    /// (the id field, the change field), or nil; `what` names it in the sentence.
+    static func topLevelFieldProblem(_ name: String, what: String) -> String? {
+        if name.isEmpty { return "\(what) is empty" }
         if name.utf8.count > FirestoreLimits.maximumFieldNameBytes {
-            return "the id field name is \(name.utf8.count) bytes; Firestore allows at most \(FirestoreLimits.maximumFieldNameBytes)"
+            return "\(what) is \(name.utf8.count) bytes; Firestore allows at most \(FirestoreLimits.maximumFieldNameBytes)"
         }
         if name.utf8.count >= 4, name.hasPrefix("__"), name.hasSuffix("__") {
             return "'\(name)' is reserved by Firestore (names of the form __name__)"
         }
         if name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-            return "the id field name contains a control character"
+            return "\(what) contains a control character"
         }
         return nil
     }

@@ -29,11 +29,15 @@ public struct Manifest: Sendable, Equatable {
     /// The content hash of config.json when the base was last written: the rules
     /// the base's records were validated under.
     public var configFingerprint: String?
+    /// How far the base reflects the remote's change field (`"changesSince"`),
+    /// for collections with one; nil: the next remote command lists every name.
+    public var changesSince: ChangeMark?
 
     /// A manifest (empty by default: a collection that never synced).
-    public init(entries: [RecordID: BaseEntry] = [:], configFingerprint: String? = nil) {
+    public init(entries: [RecordID: BaseEntry] = [:], configFingerprint: String? = nil, changesSince: ChangeMark? = nil) {
         self.entries = entries
         self.configFingerprint = configFingerprint
+        self.changesSince = changesSince
     }
 
     /// The manifest.json bytes: records sorted by id, one per line, so equal
@@ -46,6 +50,13 @@ public struct Manifest: Sendable, Equatable {
             out.append(contentsOf: "  \"config\": ".utf8)
             CanonicalJSON.writeString(configFingerprint, into: &out)
             out.append(contentsOf: ",\n".utf8)
+        }
+        if let changesSince {
+            out.append(contentsOf: "  \"changesSince\": {\"field\": ".utf8)
+            CanonicalJSON.writeString(changesSince.field, into: &out)
+            out.append(contentsOf: ", \"time\": ".utf8)
+            CanonicalJSON.writeString(changesSince.time.rfc3339, into: &out)
+            out.append(contentsOf: "},\n".utf8)
         }
         out.append(contentsOf: "  \"records\": {".utf8)
         let ids = entries.keys.sorted()
@@ -93,6 +104,13 @@ public struct Manifest: Sendable, Equatable {
             guard case .scalar(.string(let text)) = value else { throw StateFileError(message: "\"config\" must be a string") }
             configFingerprint = text
         }
+        var changesSince: ChangeMark?
+        if let value = top["changesSince"] {
+            guard case .object = value, case .scalar(.string(let field))? = value["field"], case .scalar(.string(let time))? = value["time"],
+                  let parsed = try? Timestamp(rfc3339: time)
+            else { throw StateFileError(message: "\"changesSince\" must be {\"field\": \"…\", \"time\": \"<RFC 3339 time>\"}") }
+            changesSince = ChangeMark(field: field, time: parsed)
+        }
         var entries: [RecordID: BaseEntry] = [:]
         entries.reserveCapacity(records.count)
         for member in records {
@@ -110,7 +128,7 @@ public struct Manifest: Sendable, Equatable {
             }
             entries[id] = BaseEntry(hash: hash, revision: revision)
         }
-        return Manifest(entries: entries, configFingerprint: configFingerprint)
+        return Manifest(entries: entries, configFingerprint: configFingerprint, changesSince: changesSince)
     }
 }
 
@@ -137,9 +155,27 @@ extension Manifest {
             configFingerprint = String(decoding: bytes[valueStart..<quote], as: UTF8.self)
             start = quote + 3
         }
+        var changesSince: ChangeMark?
+        let markKey = Array("  \"changesSince\": {\"field\": \"".utf8)
+        if bytes[start...].starts(with: markKey) {
+            /// A string without escapes up to its closing quote, followed by `after`.
+            func plain(from index: Int, then after: String) -> (String, Int)? {
+                guard let quote = bytes[index...].firstIndex(of: 0x22), bytes[index..<quote].allSatisfy({ $0 != 0x5C && $0 >= 0x20 }),
+                      bytes[quote...].starts(with: Array(after.utf8)) else { return nil }
+                let text = String(decoding: bytes[index..<quote], as: UTF8.self)
+                guard text.utf8.elementsEqual(bytes[index..<quote]) else { return nil }
+                return (text, quote + after.utf8.count)
+            }
+            guard let (field, timeStart) = plain(from: start + markKey.count, then: "\", \"time\": \""),
+                  let (time, next) = plain(from: timeStart, then: "\"},\n"),
+                  let parsed = try? Timestamp(rfc3339: time)
+            else { return nil }
+            changesSince = ChangeMark(field: field, time: parsed)
+            start = next
+        }
         guard bytes[start...].starts(with: recordsKey) else { return nil }
         let head = start + recordsKey.count
-        if Array(bytes[head...]) == emptyTail { return Manifest(configFingerprint: configFingerprint) }
+        if Array(bytes[head...]) == emptyTail { return Manifest(configFingerprint: configFingerprint, changesSince: changesSince) }
         guard bytes.count > head + tail.count, Array(bytes.suffix(tail.count)) == tail else { return nil }
         let hashKey = Array("\": {\"hash\": \"".utf8)
         let revisionKey = Array("\", \"revision\": \"".utf8)
@@ -212,7 +248,7 @@ extension Manifest {
             }
             return i == end
         }
-        return ok ? Manifest(entries: entries, configFingerprint: configFingerprint) : nil
+        return ok ? Manifest(entries: entries, configFingerprint: configFingerprint, changesSince: changesSince) : nil
     }
 }
 

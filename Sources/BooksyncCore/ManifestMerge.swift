@@ -108,7 +108,19 @@ public enum ManifestMerge {
         case .same, .ours, .theirs:
             fingerprint = change.kept(ours: ours.configFingerprint, theirs: theirs.configFingerprint)
         }
-        return Result(manifest: Manifest(entries: entries, configFingerprint: fingerprint),
+        // A change mark says the base reflects every remote change before it.
+        // A side's mark holds for the merge only if the other side's entries
+        // are the base's; otherwise no mark, and the next sync lists every
+        // name once and sets a new one.
+        let markChange = ThreeWay(base: base.changesSince, ours: ours.changesSince, theirs: theirs.changesSince)
+        var mark: ChangeMark?
+        switch markChange {
+        case .same: mark = ours.changesSince
+        case .ours where !theirsChangedEntries: mark = ours.changesSince
+        case .theirs where !oursChangedEntries: mark = theirs.changesSince
+        case .ours, .theirs, .conflict: mark = nil
+        }
+        return Result(manifest: Manifest(entries: entries, configFingerprint: fingerprint, changesSince: mark),
                       conflicts: conflicts.sorted { $0.id < $1.id }, configConflict: configConflict)
     }
 }

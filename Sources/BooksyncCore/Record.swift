@@ -53,14 +53,20 @@ public struct RecordRules: Sendable, Equatable {
     public let documentsRoot: String?
     /// Where documents keep the record id (config `"idField"`).
     public let idField: IDField
+    /// The field the server sets on every write (config `"changeField"`):
+    /// metadata like the revision, so documents' values are left out of
+    /// records and a record file may not have it.
+    public let changeField: String?
 
     /// Rules for one collection; an app normally takes `CollectionConfig.rules`
     /// instead. The defaults are the Book schema without reference shortening.
-    public init(schema: RecordSchema = .books, collectionPath: String = "books", documentsRoot: String? = nil, idField: IDField = .standard) {
+    public init(schema: RecordSchema = .books, collectionPath: String = "books", documentsRoot: String? = nil, idField: IDField = .standard,
+                changeField: String? = nil) {
         self.schema = schema
         self.collectionPath = collectionPath
         self.documentsRoot = documentsRoot
         self.idField = idField
+        self.changeField = changeField
     }
 
     /// Parses a file; syntax errors stop at the first problem.
@@ -81,6 +87,14 @@ public struct RecordRules: Sendable, Equatable {
         problems(in: fields, id: id, unreadable: [])
     }
 
+    /// A record file may not hold the change field: every push sets it on the
+    /// server, so a value in the file would be overwritten (and stale at once).
+    func changeFieldProblems(inRecord fields: Fields) -> [String] {
+        guard let changeField, fields[changeField] != nil else { return [] }
+        return ["field '\(changeField)' cannot be in a record file: it is this collection's change field (config \"changeField\"), "
+            + "which the server sets on every write; remove it from the file"]
+    }
+
     /// The document fields that store `record` remotely.
     public func documentFields(of record: Record) -> Fields {
         idField.document(from: record.fields, id: record.id)
@@ -88,7 +102,12 @@ public struct RecordRules: Sendable, Equatable {
 
     /// The record a document named `id` holds, or everything wrong with it:
     /// the id mapping of `idField`, then the same checks as a record file.
+    /// The change field's value is not part of the record: it changes with
+    /// every write, as the revision does, and a file holding it would be
+    /// stale after each push.
     public func record(fromDocument documentFields: Fields, id: RecordID) -> Result<Record, RecordFileProblems> {
+        var documentFields = documentFields
+        if let changeField { documentFields[changeField] = nil }
         switch idField.record(from: documentFields, id: id) {
         case .failure(let problems):
             return .failure(problems)
@@ -133,7 +152,7 @@ public struct RecordRules: Sendable, Equatable {
         }
         if unreadable.contains("id") { standIns["id"] = .string(id.rawValue) }
         let document = idField.document(from: fields, id: id)
-        return (schema.problems(in: standIns, id: id) + idField.problems(inRecord: fields)
+        return (schema.problems(in: standIns, id: id) + idField.problems(inRecord: fields) + changeFieldProblems(inRecord: fields)
             + FirestoreLimits.problems(in: document, id: id, collectionPath: collectionPath))
             .map { RecordDiagnostic(message: $0) }
     }

@@ -37,6 +37,16 @@ struct BaseState {
         note(.forgotten(id))
     }
 
+    /// Records how far the base now reflects the remote's change field (nil:
+    /// the next command lists every name). Only a completed pull calls this;
+    /// a failed one keeps the old mark, which stays true for the base (every
+    /// document it did not record changed after that mark).
+    mutating func setChangeMark(_ mark: ChangeMark?) {
+        guard manifest.changesSince != mark else { return }
+        manifest.changesSince = mark
+        dirty = true
+    }
+
     /// Writes the base copies recorded since the last save, then the manifest
     /// that names them, if anything changed.
     mutating func save() throws(BooksyncError) {

@@ -77,21 +77,29 @@ extension FirestoreRemote {
         return requests
     }
 
+    /// One write of the request body. Creates and updates set the change
+    /// field (config `"changeField"`) to the server's request time, so the
+    /// change query of every later status finds them.
     func encode(_ write: RemoteWrite) -> Value {
         switch write {
         case .create(let record):
-            return .map([
-                "update": .map(["name": .string(documentName(record.id)), "fields": FirestoreValueCodec.encodeFields(rules.documentFields(of: record), documentsRoot: documentsRoot)]),
-                "currentDocument": .map(["exists": .bool(false)]),
-            ])
+            return setting(record, precondition: ["exists": .bool(false)])
         case .update(let record, let baseRevision):
-            return .map([
-                "update": .map(["name": .string(documentName(record.id)), "fields": FirestoreValueCodec.encodeFields(rules.documentFields(of: record), documentsRoot: documentsRoot)]),
-                "currentDocument": .map(["updateTime": .string(baseRevision)]),
-            ])
+            return setting(record, precondition: ["updateTime": .string(baseRevision)])
         case .delete(let id, let baseRevision):
             return .map(["delete": .string(documentName(id)), "currentDocument": .map(["updateTime": .string(baseRevision)])])
         }
+    }
+
+    private func setting(_ record: Record, precondition: [String: Value]) -> Value {
+        var write: [String: Value] = [
+            "update": .map(["name": .string(documentName(record.id)), "fields": FirestoreValueCodec.encodeFields(rules.documentFields(of: record), documentsRoot: documentsRoot)]),
+            "currentDocument": .map(precondition),
+        ]
+        if let changeField = rules.changeField {
+            write["updateTransforms"] = .array([.map(["fieldPath": .string(FieldPathSyntax.quoted(changeField)), "setToServerValue": .string("REQUEST_TIME")])])
+        }
+        return .map(write)
     }
 
     private func requestBody(_ batch: [EncodedWrite]) -> [UInt8] {

@@ -89,6 +89,7 @@ public struct FirestoreRemote: RemoteCollection {
             try await list(withBodies: false, progress: progress) { listing, _ in
                 all.revisions.merge(listing.revisions) { _, new in new }
                 all.unusable += listing.unusable.map { $0.redacted(redact) }
+                all.readTime = all.readTime ?? listing.readTime
             }
         } catch {
             throw error.redacted(await redaction())
@@ -139,36 +140,53 @@ public struct FirestoreRemote: RemoteCollection {
     /// Queries the whole collection in batches ordered by name, each continuing
     /// after the last name of the one before; names and revisions only
     /// (`select __name__`) unless `withBodies`.
-    private func query(withBodies: Bool, progress: @escaping @Sendable (Int) -> Void,
-                       each: (RemoteListing, [RecordID: RemoteDocument]) -> Void) async throws(RemoteError) {
+    /// `parent` and `collectionId` of a query over this collection.
+    var queryScope: (parent: String, collectionID: String) {
         let slash = collectionName.lastIndex(of: "/")!  // documentsRoot has slashes
-        let parent = String(collectionName[..<slash])
-        let collectionID = String(collectionName[collectionName.index(after: slash)...])
+        return (String(collectionName[..<slash]), String(collectionName[collectionName.index(after: slash)...]))
+    }
+
+    /// Queries the whole collection in batches ordered by name, each continuing
+    /// after the last document of the one before; names and revisions only
+    /// (`select __name__`) unless `withBodies`. With `changedSince`, only the
+    /// documents whose change field is at or after the mark, ordered by it.
+    /// The first answer's listing carries the server's read time.
+    func query(withBodies: Bool, changedSince: ChangeMark? = nil, progress: @escaping @Sendable (Int) -> Void,
+               each: (RemoteListing, [RecordID: RemoteDocument]) -> Void) async throws(RemoteError) {
+        let (parent, collectionID) = queryScope
         let url = endpoint.baseURL + URLPath.encode(parent) + ":runQuery"
-        let during = "list \(target.collectionPath)"
+        let during = changedSince == nil ? "list \(target.collectionPath)" : "query the changes of \(target.collectionPath)"
         var batch = withBodies ? firstQueryBatch : namesQueryBatch
-        var after: String?
+        var after: QueryCursor?
+        var first = true
         repeat {
-            let (body, bytes) = try await client.sendMeasured(HTTPRequest(method: "POST", url: url, body: Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies)), during: during)
+            let request = Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies, changedSince: changedSince)
+            let (body, bytes) = try await client.sendMeasured(HTTPRequest(method: "POST", url: url, body: request), during: during)
             guard case .array(let items) = body else { throw .malformedResponse(during: during, detail: "expected a JSON array") }
             var found = ListedDocuments(withBodies: withBodies)
             var count = 0
-            var lastName: String?
+            var last: QueryCursor?
             for item in items {
                 guard case .map(let entry) = item else { throw .malformedResponse(during: during, detail: "an entry that is not an object") }
                 if case .map(let error)? = entry["error"] {
                     let (code, message) = FirestoreHTTPClient.errorDetails(error)
                     throw .rejected(during: during, status: 200, code: code.isEmpty ? GRPCCode.unknown.name : code, message: message)
                 }
+                if first, found.listing.readTime == nil, case .string(let time)? = entry["readTime"] { found.listing.readTime = time }
                 guard case .map(let document)? = entry["document"] else { continue }  // readTime-only entries
-                lastName = try found.add(document, remote: self, during: during)
+                let name = try found.add(document, remote: self, during: during)
+                last = QueryCursor(name: name, changeTime: changedSince.flatMap { Self.changeTime(of: document, field: $0.field) })
                 count += 1
             }
+            first = false
             each(found.listing, found.documents)
             progress(count)
-            guard count >= batch, let lastName else { break }
-            if lastName == after { throw .malformedResponse(during: during, detail: "the query did not move past \(lastName)") }
-            after = lastName
+            guard count >= batch, let last else { break }
+            if last == after { throw .malformedResponse(during: during, detail: "the query did not move past \(last.name)") }
+            if changedSince != nil, last.changeTime == nil {
+                throw .malformedResponse(during: during, detail: "\(last.name) was returned without a timestamp in the change field")
+            }
+            after = last
             if withBodies { batch = min(queryBatch, max(1, Self.queryTargetBytes / max(1, bytes / count))) }
         } while true
     }
@@ -198,17 +216,44 @@ public struct FirestoreRemote: RemoteCollection {
         } while pageToken != nil
     }
 
+    /// Where a listing query continues: after this document (and, for a
+    /// change query, after its change time).
+    struct QueryCursor: Equatable {
+        let name: String
+        let changeTime: String?
+    }
+
     /// The body of one listing query: the collection in name order, `limit`
-    /// documents after the document named `after` (from the start if nil).
-    static func listQuery(_ collectionID: String, after: String?, limit: Int, withBodies: Bool) -> [UInt8] {
+    /// documents after `after` (from the start if nil). With `changedSince`,
+    /// only documents whose change field is at or after the mark, in order of
+    /// that field, then name.
+    static func listQuery(_ collectionID: String, after: QueryCursor?, limit: Int, withBodies: Bool, changedSince: ChangeMark? = nil) -> [UInt8] {
+        let byName = Value.map(["field": .map(["fieldPath": .string("__name__")]), "direction": .string("ASCENDING")])
         var query: [String: Value] = [
             "from": .array([.map(["collectionId": .string(collectionID)])]),
-            "orderBy": .array([.map(["field": .map(["fieldPath": .string("__name__")]), "direction": .string("ASCENDING")])]),
+            "orderBy": .array([byName]),
             "limit": .integer(Int64(limit)),
         ]
         if !withBodies { query["select"] = .map(["fields": .array([.map(["fieldPath": .string("__name__")])])]) }
-        if let after { query["startAt"] = .map(["values": .array([.map(["referenceValue": .string(after)])]), "before": .bool(false)]) }
+        var cursor: [Value] = after.map { [.map(["referenceValue": .string($0.name)])] } ?? []
+        if let changedSince {
+            let field = Value.map(["fieldPath": .string(FieldPathSyntax.quoted(changedSince.field))])
+            query["where"] = .map(["fieldFilter": .map([
+                "field": field, "op": .string("GREATER_THAN_OR_EQUAL"),
+                "value": .map(["timestampValue": .string(changedSince.time.rfc3339)]),
+            ])])
+            query["orderBy"] = .array([.map(["field": field, "direction": .string("ASCENDING")]), byName])
+            if let after { cursor.insert(.map(["timestampValue": .string(after.changeTime ?? "")]), at: 0) }
+        }
+        if !cursor.isEmpty { query["startAt"] = .map(["values": .array(cursor), "before": .bool(false)]) }
         return Array(CanonicalJSON.encodeInline(.map(["structuredQuery": .map(query)])).utf8)
+    }
+
+    /// The `timestampValue` of `field` in a document as the server sent it, if it is a timestamp.
+    static func changeTime(of document: [String: Value], field: String) -> String? {
+        guard case .map(let fields)? = document["fields"], case .map(let value)? = fields[field],
+              case .string(let time)? = value["timestampValue"] else { return nil }
+        return time
     }
 
     /// The record id of a document name in our collection, or why it cannot be one.
@@ -277,13 +322,19 @@ public struct FirestoreRemote: RemoteCollection {
         case .success(let decoded): id = decoded
         case .failure(let problem): throw .malformedResponse(during: during, detail: "\(problem.name): \(problem.message)")
         }
+        let changeTime = rules.changeField.flatMap { Self.changeTime(of: document, field: $0) }
+        var rawFields = document["fields"]
+        if let changeField = rules.changeField, case .map(var all)? = rawFields {
+            all[changeField] = nil  // metadata, not content: whatever it holds cannot make the record invalid
+            rawFields = .map(all)
+        }
         var fields: Fields
         do {
-            fields = try FirestoreValueCodec.decodeFields(document["fields"], documentsRoot: documentsRoot)
+            fields = try FirestoreValueCodec.decodeFields(rawFields, documentsRoot: documentsRoot)
         } catch {
-            return RemoteDocument(id: id, revision: revision, content: .invalid([RecordDiagnostic(message: error.message)]))
+            return RemoteDocument(id: id, revision: revision, content: .invalid([RecordDiagnostic(message: error.message)]), changeTime: changeTime)
         }
-        return RemoteDocument(id: id, revision: revision, content: Self.recordContent(&fields, id: id, rules: rules))
+        return RemoteDocument(id: id, revision: revision, content: Self.recordContent(&fields, id: id, rules: rules), changeTime: changeTime)
     }
 
     /// The record file view of a document: its fields with the record id

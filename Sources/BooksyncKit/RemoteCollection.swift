@@ -17,12 +17,16 @@ public struct RemoteDocument: Sendable, Equatable {
     public let revision: String
     /// The decoded body, or why it cannot be a record.
     public let content: Content
+    /// The change field's timestamp as the server wrote it (config
+    /// `"changeField"`), kept out of the record; nil without one.
+    public let changeTime: String?
 
     /// A document; `revision` must be the string `listRevisions` reports for it.
-    public init(id: RecordID, revision: String, content: Content) {
+    public init(id: RecordID, revision: String, content: Content, changeTime: String? = nil) {
         self.id = id
         self.revision = revision
         self.content = content
+        self.changeTime = changeTime
     }
 
     /// The record, or nil when the document is invalid.
@@ -50,11 +54,36 @@ public struct RemoteListing: Sendable, Equatable {
     public var revisions: [RecordID: String]
     /// Documents whose names cannot be record ids; not in `revisions`.
     public var unusable: [UnusableRemoteDocument]
+    /// The server's read time of the listing's first answer, when it said
+    /// one: a change mark is taken from it (`ChangeMark.after`).
+    public var readTime: String?
 
     /// A listing (empty by default, for building one page by page).
-    public init(revisions: [RecordID: String] = [:], unusable: [UnusableRemoteDocument] = []) {
+    public init(revisions: [RecordID: String] = [:], unusable: [UnusableRemoteDocument] = [], readTime: String? = nil) {
         self.revisions = revisions
         self.unusable = unusable
+        self.readTime = readTime
+    }
+}
+
+/// The documents changed since a change mark, and how many the collection
+/// holds now (see `RemoteCollection.changes(since:progress:)`).
+public struct RemoteChanges: Sendable, Equatable {
+    /// Every document whose change field is at or after the mark, with its body.
+    public var documents: [RecordID: RemoteDocument]
+    /// Changed documents whose names cannot be record ids.
+    public var unusable: [UnusableRemoteDocument]
+    /// The number of documents in the collection, counted by the server.
+    public var count: Int
+    /// The server's read time of the query's first answer.
+    public var readTime: String?
+
+    /// The changes found by one query and count.
+    public init(documents: [RecordID: RemoteDocument], unusable: [UnusableRemoteDocument] = [], count: Int, readTime: String?) {
+        self.documents = documents
+        self.unusable = unusable
+        self.count = count
+        self.readTime = readTime
     }
 }
 
@@ -131,6 +160,16 @@ public protocol RemoteCollection: Sendable {
     /// - Throws: `RemoteError` when the request itself fails; per-write
     ///   refusals are outcomes, not errors.
     func write(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome]
+    /// The documents whose change field (config `"changeField"`) is at or
+    /// after `mark`, with bodies, and a count of the whole collection; nil
+    /// when this remote has no change field (the engine lists every name).
+    /// Writes to a remote that answers must set the change field.
+    func changes(since mark: ChangeMark, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges?
+}
+
+extension RemoteCollection {
+    /// No change field: status and pull list every name.
+    public func changes(since mark: ChangeMark, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges? { nil }
 }
 
 /// A remote failure after retries, phrased for users. Never contains a token.

@@ -7,6 +7,31 @@ struct RemoteSnapshot: Sendable {
     var listing: RemoteListing
     /// The fetched documents; a listed document whose body was not needed is absent here.
     var bodies: [RecordID: RemoteDocument]
+    /// How the listing was made: the change query, or every name.
+    var read: RemoteRead = .everyName(because: nil)
+
+    /// The change mark a pull records after applying this snapshot to
+    /// `base`: every document the base does not match stays after it (see
+    /// `ChangeMark.after`). nil when no mark is safe: a document the base
+    /// has and the remote does not (a kept local change against a remote
+    /// deletion), or a remote name that cannot be a record, is found only by
+    /// listing every name, so the next command must.
+    func nextChangeMark(field: String, base: Manifest) -> ChangeMark? {
+        guard listing.unusable.isEmpty else { return nil }
+        var unrecorded: [String?] = []
+        var notInBase = 0
+        for (id, revision) in listing.revisions {
+            guard let entry = base.entries[id] else {
+                notInBase += 1
+                unrecorded.append(bodies[id]?.changeTime)
+                continue
+            }
+            if entry.revision != revision { unrecorded.append(bodies[id]?.changeTime) }
+        }
+        // Every base id is listed exactly when the listed ids the base has are all of them.
+        guard listing.revisions.count - notInBase == base.entries.count else { return nil }
+        return ChangeMark.after(field: field, readTime: listing.readTime, unrecorded: unrecorded)
+    }
 
     /// The remote side of `id` for `SyncRules.classify`.
     func version(_ id: RecordID) -> RemoteVersion {
@@ -36,15 +61,57 @@ extension CollectionDirectory {
     /// "added"). Unchanged documents' bodies are never fetched: each is a
     /// billed read. A document listed but gone when its body was fetched was
     /// deleted meanwhile and counts as absent.
-    func readRemote(_ remote: any RemoteCollection, manifest: Manifest, needing: (RecordID) -> Bool,
+    ///
+    /// With a change field (config `"changeField"`) and a change mark in the
+    /// base, the listing is the base's revisions updated by the documents
+    /// changed since the mark (which come with bodies), if the collection's
+    /// count agrees with it; otherwise, or with `fullListing`, every name is
+    /// listed. `RemoteSnapshot.read` says which, and why.
+    func readRemote(_ remote: any RemoteCollection, manifest: Manifest, needing: (RecordID) -> Bool, fullListing: Bool = false,
                     progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteSnapshot {
+        var reason: FullListingReason?
+        if let field = rules.changeField {
+            if fullListing {
+                reason = .requested
+            } else if let mark = manifest.changesSince, mark.field == field {
+                switch try await readChanges(remote, since: mark, manifest: manifest, progress: progress) {
+                case .snapshot(let snapshot): return snapshot
+                case .listEveryName(let why): reason = why
+                }
+            } else {
+                reason = .noMark(field: field)
+            }
+        }
         var listing = try await listRemoteRevisions(remote, progress: progress)
         let needed = listing.revisions.filter { id, revision in
             manifest.entries[id]?.revision != revision && needing(id)
         }.keys
         let bodies = try await fetchRemoteBodies(remote, ids: Array(needed), progress: progress)
         for id in needed where bodies[id] == nil { listing.revisions[id] = nil }
-        return RemoteSnapshot(listing: listing, bodies: bodies)
+        return RemoteSnapshot(listing: listing, bodies: bodies, read: .everyName(because: reason))
+    }
+
+    /// The snapshot from the documents changed since `mark`, or why it
+    /// cannot be trusted: when the collection's count differs from the base
+    /// plus the changed documents new to it, a document was deleted or
+    /// written without the change field, and only a full listing finds it.
+    private func readChanges(_ remote: any RemoteCollection, since mark: ChangeMark, manifest: Manifest,
+                             progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> ChangesOutcome {
+        let counter = ProgressCounter(phase: "reading changes", total: nil, report: progress)
+        let found: RemoteChanges?
+        do {
+            found = try await remote.changes(since: mark) { counter.add($0) }
+        } catch {
+            throw .remoteFailure(error)
+        }
+        guard let found else { return .listEveryName(.noChangeQuery) }
+        var listing = RemoteListing(revisions: manifest.entries.mapValues(\.revision), unusable: found.unusable, readTime: found.readTime)
+        for (id, document) in found.documents { listing.revisions[id] = document.revision }
+        let accounted = listing.revisions.count + listing.unusable.count
+        guard accounted == found.count else {
+            return .listEveryName(.countDiffers(field: mark.field, accounted: accounted, counted: found.count))
+        }
+        return .snapshot(RemoteSnapshot(listing: listing, bodies: found.documents, read: .changes(since: mark, documents: found.documents.count)))
     }
 
     /// The revision of every document (and the unusable ones), with progress.
@@ -69,10 +136,63 @@ extension CollectionDirectory {
     }
 }
 
+/// What reading the changes gave: a snapshot, or why every name must be listed.
+private enum ChangesOutcome {
+    case snapshot(RemoteSnapshot)
+    case listEveryName(FullListingReason)
+}
+
 extension BooksyncError {
     /// A remote call's failure: `.interrupted` when it failed because the
     /// command was cancelled (Ctrl-C), so that is what the user is told.
     static func remoteFailure(_ error: RemoteError) -> BooksyncError {
         Task.isCancelled ? .interrupted : .remote(error)
+    }
+}
+
+/// How a command read the remote side; `--verbose` prints `description`.
+public enum RemoteRead: Sendable, Equatable {
+    /// One query for the documents changed since the mark (`documents` of
+    /// them) and a count of the collection.
+    case changes(since: ChangeMark, documents: Int)
+    /// Every name was listed; the reason is nil for a collection without a change field.
+    case everyName(because: FullListingReason?)
+
+    /// A sentence for `--verbose`; nil when there is nothing to explain (no change field).
+    public var description: String? {
+        switch self {
+        case .changes(let mark, let documents):
+            return "read the \(documents) document\(documents == 1 ? "" : "s") whose '\(mark.field)' is at or after \(mark.time.rfc3339), and counted the collection"
+        case .everyName(nil):
+            return nil
+        case .everyName(let reason?):
+            return "listed every name: " + reason.description
+        }
+    }
+}
+
+/// Why a collection with a change field was listed name by name.
+public enum FullListingReason: Sendable, Equatable, CustomStringConvertible {
+    /// `--full` asked for it.
+    case requested
+    /// The base has no change mark for the field yet (before the first sync with it).
+    case noMark(field: String)
+    /// The collection's count differs from what the base and the changes account for.
+    case countDiffers(field: String, accounted: Int, counted: Int)
+    /// The remote cannot query changes.
+    case noChangeQuery
+
+    public var description: String {
+        switch self {
+        case .requested:
+            "--full"
+        case .noMark(let field):
+            "no change mark for '\(field)' yet (the next pull records one)"
+        case .countDiffers(let field, let accounted, let counted):
+            "the collection holds \(counted) document\(counted == 1 ? "" : "s"), but the base and the changes account for \(accounted) "
+                + "(a deletion, or a document written without '\(field)')"
+        case .noChangeQuery:
+            "this remote cannot query changes"
+        }
     }
 }

@@ -40,8 +40,10 @@ extension CollectionDirectory {
             try await firstPull(remote, scan: scan, manifest: manifest, options: options, applying: applying,
                                 base: &base, report: &report, progress: progress)
         } else {
-            let snapshot = try await readRemote(remote, manifest: manifest, needing: scan.needsRemoteBody, progress: progress)
+            let snapshot = try await readRemote(remote, manifest: manifest, needing: scan.needsRemoteBody, fullListing: options.fullListing,
+                                                progress: progress)
             report.unusableRemote = snapshot.listing.unusable
+            report.remoteRead = snapshot.read
             let classified = classify(scan: scan, manifest: manifest, remote: snapshot)
             let plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice)
             report.events += plan.events
@@ -52,6 +54,11 @@ extension CollectionDirectory {
             }
             try applyPullSteps(plan.steps, snapshot: snapshot, localReads: classified.localReads, applying: applying,
                                base: &base, report: &report)
+            // A change query that found nothing leaves the mark where it is: the
+            // manifest is not rewritten by a pull that changed nothing.
+            if case .changes(_, 0) = snapshot.read {} else {
+                base.setChangeMark(rules.changeField.flatMap { snapshot.nextChangeMark(field: $0, base: base.manifest) })
+            }
         }
         if !options.dryRun { try base.finish() }
         return report
@@ -77,6 +84,8 @@ extension CollectionDirectory {
             }
         }
         var failure: BooksyncError?
+        var marking = FirstPullMark(field: rules.changeField)
+        report.remoteRead = .everyName(because: rules.changeField.map { .noMark(field: $0) })
         await withTaskCancellationHandler {
             for await batch in batches where failure == nil {
                 report.unusableRemote += batch.listing.unusable
@@ -90,6 +99,7 @@ extension CollectionDirectory {
                 do throws(BooksyncError) {
                     try applyPullSteps(plan.steps, snapshot: batch, localReads: classified.localReads, applying: applying,
                                        base: &base, report: &report)
+                    marking.add(batch, base: base.manifest)
                 } catch {
                     failure = error
                     lister.cancel()
@@ -106,6 +116,9 @@ extension CollectionDirectory {
         if let failure {
             if options.dryRun { throw failure }
             try base.saveAndThrow(failure)
+        }
+        if !options.dryRun, let field = rules.changeField {
+            base.setChangeMark(marking.safe ? ChangeMark.after(field: field, readTime: marking.readTime, unrecorded: marking.unrecorded) : nil)
         }
     }
 
@@ -230,4 +243,24 @@ private struct PullApplication: Sendable {
     /// Whether `.booksync/conflicts/` exists, so settled conflicts are cleared.
     let conflictsExist: Bool
     let counter: ProgressCounter
+}
+
+/// The change mark of a first pull, gathered batch by batch (see
+/// `RemoteSnapshot.nextChangeMark`): the first answer's read time, and the
+/// change time of every document the base did not record.
+private struct FirstPullMark {
+    let field: String?
+    var readTime: String?
+    var unrecorded: [String?] = []
+    /// False once a remote name that cannot be a record was listed.
+    var safe = true
+
+    mutating func add(_ batch: RemoteSnapshot, base: Manifest) {
+        guard field != nil else { return }
+        readTime = readTime ?? batch.listing.readTime
+        if !batch.listing.unusable.isEmpty { safe = false }
+        for (id, revision) in batch.listing.revisions where base.entries[id]?.revision != revision {
+            unrecorded.append(batch.bodies[id]?.changeTime)
+        }
+    }
 }

@@ -13,6 +13,9 @@ public struct SyncOptions: Sendable {
     public var force = false
     /// `--atomic`: push all writes in one commit, or none.
     public var atomic = false
+    /// `--full`: list every remote name even when a change field and mark
+    /// would let pull read only the changes.
+    public var fullListing = false
 
     /// The defaults: report conflicts, write, refuse mass deletes, no `--atomic`.
     public init() {}
@@ -52,6 +55,8 @@ public struct SyncStatus: Sendable {
     public let records: [RecordStatus]
     /// Files in the directory that cannot be records; they make `status` exit 1.
     public let unusableFiles: [UnusableFile]
+    /// How the remote was read (nil when offline), for `--verbose`.
+    public var remoteRead: RemoteRead?
     /// Remote documents whose names cannot be record ids; empty when offline.
     public let unusableRemote: [UnusableRemoteDocument]
     /// Record files in the directory.
@@ -93,6 +98,8 @@ public struct SyncReport: Sendable {
     public var unusableFiles: [UnusableFile]
     /// Remote documents whose names cannot be record ids (pull only).
     public var unusableRemote: [UnusableRemoteDocument]
+    /// How pull read the remote (nil for push), for `--verbose`.
+    public var remoteRead: RemoteRead?
 
     /// Anything other than pulled or pushed records: exit status 1.
     public var needsAttention: Bool {

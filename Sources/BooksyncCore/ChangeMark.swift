@@ -1,0 +1,71 @@
+/// Where the base's knowledge of the remote ends, for a collection with a
+/// change field (config `"changeField"`, DESIGN.md §5 "Billed reads"): every
+/// document whose change field is older than `time` is reflected in the base,
+/// so `status` and `pull` only query the documents changed since (`field >=
+/// time`) and count the collection, instead of listing every name.
+///
+/// Kept in the manifest (`"changesSince"`), so a fresh clone of a committed
+/// collection reads only the changes too.
+///
+/// Why the mark is the server's read time minus a minute, not the newest
+/// change-field value seen: the field holds the time the server *processed*
+/// the write request (REQUEST_TIME, milliseconds), which comes before the
+/// commit. A write processed before a query's read time can commit after it
+/// (the emulator showed 0.3 s between the two), so it would be invisible to
+/// that query and yet carry an older value than the newest one it returned.
+/// Every write processed more than `margin` before a read was committed by
+/// then. The price: documents written in the minute before a sync are read
+/// again by later commands until the next sync moves the mark.
+public struct ChangeMark: Sendable, Equatable {
+    /// The change field this mark was taken with; a mark for another field is ignored.
+    public let field: String
+    /// Documents whose change field is at or after this time may not be in the base.
+    public let time: Timestamp
+
+    /// A mark, as read back from a manifest.
+    public init(field: String, time: Timestamp) {
+        self.field = field
+        self.time = time
+    }
+
+    /// How long before a read the mark is put: longer than any write
+    /// request takes from processing to commit (Firestore's write deadline is 60 s).
+    public static let margin: Int64 = 60 * Timestamp.microsPerSecond
+
+    /// The mark after a sync that read the remote at the server time
+    /// `readTime` and left the base behind the remote for some documents
+    /// (conflicts, invalid documents): those must stay after the mark, or the
+    /// next query would not return them and they would look unchanged.
+    /// - Parameters:
+    ///   - readTime: The server's read time of the first request of the listing or query.
+    ///   - unrecorded: The change-field value of each document the base does
+    ///     not match after the sync; nil for one without a timestamp there
+    ///     (or that was never read), which no query finds: then there is no mark.
+    /// - Returns: nil when no mark is safe (no read time, or an unrecorded
+    ///   document without a change time): the next command lists every name.
+    public static func after(field: String, readTime: String?, unrecorded: [String?]) -> ChangeMark? {
+        guard let readTime, let read = Timestamp(serverTime: readTime) else { return nil }
+        var time = Timestamp(microsecondsSinceEpoch: max(Timestamp.minimum.microsecondsSinceEpoch, read.microsecondsSinceEpoch - margin))
+        for value in unrecorded {
+            guard let value, let changed = Timestamp(serverTime: value) else { return nil }
+            time = min(time, changed)
+        }
+        return ChangeMark(field: field, time: time)
+    }
+}
+
+extension Timestamp {
+    /// A time the server wrote (`readTime`, a `timestampValue`), whose
+    /// fraction may have nanosecond digits: truncated to microseconds, which
+    /// only moves it earlier. nil when it is not an RFC 3339 time.
+    public init?(serverTime text: String) {
+        var bytes = Array(text.utf8)
+        if let dot = bytes.firstIndex(of: 0x2E) {
+            var end = dot + 1
+            while end < bytes.count, bytes[end] >= 0x30, bytes[end] <= 0x39 { end += 1 }
+            if end - dot - 1 > 6 { bytes.removeSubrange((dot + 7)..<end) }
+        }
+        guard let time = try? Timestamp(rfc3339: String(decoding: bytes, as: UTF8.self)) else { return nil }
+        self = time
+    }
+}
