@@ -105,6 +105,11 @@ extension CollectionDirectory {
             throw .remoteFailure(error)
         }
         guard let found else { return .listEveryName(.noChangeQuery) }
+        // A mark after the server's clock cannot come from a sync: a damaged or
+        // forged manifest (a cloned collection is untrusted) must not hide changes.
+        if let readTime = found.readTime.flatMap(Timestamp.init(serverTime:)), mark.time > readTime {
+            return .listEveryName(.markAfterReadTime(mark.time.rfc3339))
+        }
         var listing = RemoteListing(revisions: manifest.entries.mapValues(\.revision), unusable: found.unusable, readTime: found.readTime)
         for (id, document) in found.documents { listing.revisions[id] = document.revision }
         let accounted = listing.revisions.count + listing.unusable.count
@@ -181,6 +186,8 @@ public enum FullListingReason: Sendable, Equatable, CustomStringConvertible {
     case countDiffers(field: String, accounted: Int, counted: Int)
     /// The remote cannot query changes.
     case noChangeQuery
+    /// The base's mark is later than the server's time: not from a real sync.
+    case markAfterReadTime(String)
 
     public var description: String {
         switch self {
@@ -193,6 +200,8 @@ public enum FullListingReason: Sendable, Equatable, CustomStringConvertible {
                 + "(a deletion, or a document written without '\(field)')"
         case .noChangeQuery:
             "this remote cannot query changes"
+        case .markAfterReadTime(let time):
+            "the base's change mark (\(time)) is later than the server's time, so it cannot be trusted"
         }
     }
 }

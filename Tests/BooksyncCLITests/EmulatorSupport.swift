@@ -51,13 +51,19 @@ struct RESTClient {
     }
 
     /// Creates or replaces documents (no precondition), 500 per commit.
-    func put(_ documents: [(id: String, fields: Fields)]) async throws {
+    /// `stamping`: a field set to the server's time as an app does with
+    /// `FieldValue.serverTimestamp()` (the change-field convention).
+    func put(_ documents: [(id: String, fields: Fields)], stamping: String? = nil) async throws {
         for start in stride(from: 0, to: documents.count, by: 500) {
             let writes = documents[start..<min(start + 500, documents.count)].map { document in
-                Value.map(["update": .map([
+                var write: [String: Value] = ["update": .map([
                     "name": .string("\(root)/\(collection)/\(document.id)"),
                     "fields": FirestoreValueCodec.encodeFields(document.fields, documentsRoot: root),
-                ])])
+                ])]
+                if let stamping {
+                    write["updateTransforms"] = .array([.map(["fieldPath": .string(stamping), "setToServerValue": .string("REQUEST_TIME")])])
+                }
+                return Value.map(write)
             }
             let (status, answer) = try await request("POST", base + ":commit", body: CanonicalJSON.encodeInline(.map(["writes": .array(writes)])))
             #expect(status == 200, "commit failed: \(CanonicalJSON.encodeInline(answer))")
@@ -124,8 +130,8 @@ final class Workspace {
         try BinaryTests.run(arguments, in: root, environment: environment)
     }
 
-    func initialize() throws {
-        let result = try run("init", "--firestore", project, "--collection", collection)
+    func initialize(_ options: String...) throws {
+        let result = try BinaryTests.run(["init", "--firestore", project, "--collection", collection] + options, in: root, environment: environment)
         #expect(result.status == 0, "init: \(result.stderr)")
     }
 
