@@ -19,6 +19,13 @@ a new one added, booksync pushes; then the client reads every document back:
   - no document has an `id` field;
   - pull, push and status afterwards have nothing to do.
 
+Then the change-field convention (DESIGN.md §5, "Billed reads"): the client
+stamps every write with SERVER_TIMESTAMP, as an app does with
+FieldValue.serverTimestamp(); booksync (`init --change-field updatedAt`) pulls
+without the field in the files, finds the app's update-mask change by the change
+query, and its push stamps the edited document with a server time the client
+reads as a datetime.
+
 The client lives in a virtual environment this script creates under .build/
 (kept between runs, rebuilt when the pinned version changes): `python3 -m venv`,
 then `pip install google-cloud-firestore==VERSION` from the package registry.
@@ -204,6 +211,65 @@ def run(bin_path, host):
     return checks
 
 
+def run_change_field(bin_path, host, checks):
+    """The change-field convention with Google's client: the app stamps every
+    write with SERVER_TIMESTAMP (FieldValue.serverTimestamp() in Swift), and
+    booksync's pushes stamp it too (init --change-field updatedAt)."""
+    from google.cloud import firestore
+
+    project = "app-compat-changes-" + uuid.uuid4().hex[:8]
+    client = firestore.Client(project=project)
+    books = client.collection("books")
+    for i in range(3):
+        books.document("b%d" % i).set({"id": "b%d" % i, "title": "Book %d" % i, "author": "A", "genre": "g",
+                                       "updatedAt": firestore.SERVER_TIMESTAMP}, timeout=RPC_TIMEOUT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "GCLOUD_", "BOOKSYNC_"))}
+    env.update({"FIRESTORE_EMULATOR_HOST": host, "NO_COLOR": "1"})
+    scratch = tempfile.mkdtemp(prefix="booksync-app-compat-")
+    try:
+        root = os.path.join(scratch, "books")
+        os.makedirs(root)
+        result = booksync([bin_path, "init", "-q", "--firestore", project, "--collection", "books", "--change-field", "updatedAt"], root, env)
+        if not checks.check(result.returncode == 0, "init --change-field: %s" % result.stderr):
+            return
+        result = booksync([bin_path, "pull"], root, env)
+        checks.check(result.returncode == 0 and result.stdout.endswith("pulled 3\n"), "pull of stamped books: %r %r" % (result.stdout, result.stderr))
+        with open(os.path.join(root, "b0.json")) as f:
+            checks.check("updatedAt" not in json.load(f), "record files leave the change field out")
+
+        # The app updates one field the way apps do (an update mask), stamping it.
+        books.document("b1").update({"title": "Retitled by the app", "updatedAt": firestore.SERVER_TIMESTAMP}, timeout=RPC_TIMEOUT)
+        result = booksync([bin_path, "-v", "status", "--short"], root, env)
+        checks.check(result.stdout == " M b1\n", "status finds the app's change: %r" % result.stdout)
+        checks.check("read the 1 document whose 'updatedAt' is at or after" in result.stderr or "read the 3 documents whose 'updatedAt'" in result.stderr,
+                     "status read only the changes: %r" % result.stderr)
+        result = booksync([bin_path, "pull"], root, env)
+        with open(os.path.join(root, "b1.json")) as f:
+            checks.check(json.load(f).get("title") == "Retitled by the app", "pull applied the app's change")
+
+        # An editor changes a file; booksync's push stamps the document for the app.
+        path = os.path.join(root, "b2.json")
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(text.replace('"Book 2"', '"Edited by hand"'))
+        before = books.document("b2").get(timeout=RPC_TIMEOUT).get("updatedAt")
+        result = booksync([bin_path, "push"], root, env)
+        checks.check(result.returncode == 0 and result.stdout.endswith("pushed 1\n"), "push: %r %r" % (result.stdout, result.stderr))
+        snap = books.document("b2").get(timeout=RPC_TIMEOUT).to_dict()
+        stamp = snap.get("updatedAt")
+        checks.check(snap.get("title") == "Edited by hand", "the app reads the edit: %r" % snap)
+        checks.check(isinstance(stamp, datetime.datetime) and isinstance(before, datetime.datetime) and stamp > before,
+                     "push set updatedAt to the server time, as a timestamp the app reads as a date: %r after %r" % (stamp, before))
+        with open(path) as f:
+            checks.check("updatedAt" not in json.load(f), "the pushed file still has no updatedAt")
+        result = booksync([bin_path, "status", "--short"], root, env)
+        checks.check(result.returncode == 0 and result.stdout == "", "status at the end: %r %r" % (result.stdout, result.stderr))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        client.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bin", required=True, help="the booksync executable")
@@ -227,6 +293,7 @@ def main():
     signal.signal(signal.SIGALRM, give_up)
     signal.alarm(RUN_TIMEOUT)
     checks = run(bin_path, options.host)
+    run_change_field(bin_path, options.host, checks)
     signal.alarm(0)
     print("%d passed, %d failed" % (checks.passed, checks.failed))
     return 1 if checks.failed else 0
