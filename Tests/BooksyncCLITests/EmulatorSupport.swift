@@ -61,7 +61,7 @@ struct RESTClient {
                     "fields": FirestoreValueCodec.encodeFields(document.fields, documentsRoot: root),
                 ])]
                 if let stamping {
-                    write["updateTransforms"] = .array([.map(["fieldPath": .string(stamping), "setToServerValue": .string("REQUEST_TIME")])])
+                    write["updateTransforms"] = .array([.map(["fieldPath": .string(FieldPathSyntax.quoted(stamping)), "setToServerValue": .string("REQUEST_TIME")])])
                 }
                 return Value.map(write)
             }

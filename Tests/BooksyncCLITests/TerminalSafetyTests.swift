@@ -167,4 +167,28 @@ import Testing
         try check(ws, ["sync"])
         try check(ws, ["-v", "status"])
     }
+
+    /// The change field's name comes from config.json, which a clone can
+    /// set: every line that names it (init, `-v`'s account of how the remote
+    /// was read, the invalid-file message, a config error) escapes it.
+    @Test func aHostileChangeFieldNameNeverReachesTheTerminalRaw() async throws {
+        let ws = try Workspace(project: Emulator.uniqueProject("terminal-change"), host: try Emulator.requireHost())
+        let field = "stamp\u{202E}\u{9B}31m"
+        try await ws.rest.put([(id: "dune", fields: bookFields("dune"))], stamping: field)
+        let initialized = try ws.run("init", "--firestore", ws.project, "--collection", "books", "--change-field", field)
+        #expect(Self.problems(initialized.stdout + initialized.stderr, colored: false).isEmpty)
+        #expect(initialized.stdout.contains(#"change field: stamp\u{202e}\u{9b}31m"#), "\(initialized.stdout)")
+        let (pulled, _) = try check(ws, ["-v", "pull"])
+        #expect(pulled.stderr.contains(#"no change mark for 'stamp\u{202e}\u{9b}31m' yet"#), "\(pulled.stderr)")
+        let (status, _) = try check(ws, ["-v", "status"])
+        #expect(status.stderr.contains(#"whose 'stamp\u{202e}\u{9b}31m' is at or after"#), "\(status.stderr)")
+        try ws.write("dune.json", bookFile("dune", extra: [field: .string("x")]))
+        let (invalid, _) = try check(ws, ["status"])
+        #expect(invalid.stdout.contains("is this collection's change field"), "\(invalid.stdout)")
+        // A control character is refused in config.json, with an error that is itself safe.
+        let config = try #require(ws.read(".booksync/config.json"))
+        try ws.write(".booksync/config.json", config.replacingOccurrences(of: "\u{9B}31m", with: "\\u001b]0;PWNED\\u0007"))
+        let (refused, _) = try check(ws, ["status"], exitCodes: Set(2...127))
+        #expect(refused.stderr.contains("changeField: the change field name contains a control character"), "\(refused.stderr)")
+    }
 }
