@@ -132,6 +132,13 @@ def documents(client):
     return result
 
 
+def booksync_env(host):
+    """booksync's environment: the emulator, no colour, no credentials or settings of the caller."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "GCLOUD_", "BOOKSYNC_"))}
+    env.update({"FIRESTORE_EMULATOR_HOST": host, "NO_COLOR": "1"})
+    return env
+
+
 def booksync(args, directory, env):
     return subprocess.run(args, cwd=directory, env=env, capture_output=True, text=True,
                           timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL)
@@ -153,8 +160,7 @@ def run(bin_path, host):
     for doc_id, snap in sorted(before.items()):
         checks.check(same(snap.to_dict(), written[doc_id]), "%s: the client reads back what it wrote" % doc_id)
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "GCLOUD_", "BOOKSYNC_"))}
-    env.update({"FIRESTORE_EMULATOR_HOST": host, "NO_COLOR": "1"})
+    env = booksync_env(host)
     scratch = tempfile.mkdtemp(prefix="booksync-app-compat-")
     try:
         root = os.path.join(scratch, "users")
@@ -223,8 +229,7 @@ def run_change_field(bin_path, host, checks):
     for i in range(3):
         books.document("b%d" % i).set({"id": "b%d" % i, "title": "Book %d" % i, "author": "A", "genre": "g",
                                        "updatedAt": firestore.SERVER_TIMESTAMP}, timeout=RPC_TIMEOUT)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "GCLOUD_", "BOOKSYNC_"))}
-    env.update({"FIRESTORE_EMULATOR_HOST": host, "NO_COLOR": "1"})
+    env = booksync_env(host)
     scratch = tempfile.mkdtemp(prefix="booksync-app-compat-")
     try:
         root = os.path.join(scratch, "books")
