@@ -200,8 +200,9 @@ Missed targets:
   pulled into another (neither timed); the remote changes then also set `updatedAt`
   to the server's request time, as the convention asks of every app.
 - **emulator alone**: the benchmark process itself lists the collection with bodies
-  through `:runQuery`, in batches of 2,000 continued after the last name (booksync's
-  listing) and in one query (the minimal client's), and times one query with limit 1.
+  through `:runQuery`, in batches continued after the last name and sized as booksync
+  sizes them (300, then as many as fit in 8 MiB, at most 5,000), and in one query (the
+  minimal client's), and times one query with limit 1.
   The emulator scans the whole collection for every query, so paging costs it time
   proportional to N per page; a real Firestore serves a page from its index.
 - **with N ms per request**: the first pull and the push of new records again, all
