@@ -63,9 +63,10 @@ class Report:
 
     def report(self, started):
         args = self.args
-        command = ("scripts/bench --local-sizes %s --remote-sizes %s --runs %d --local-runs %d --naive-runs %d "
+        command = ("scripts/bench %s--local-sizes %s --remote-sizes %s --runs %d --local-runs %d --naive-runs %d "
                    "--latency-ms %d --latency-size %d") % (
-            ",".join(map(str, args.local_sizes)), ",".join(map(str, args.remote_sizes)), args.runs, args.local_runs,
+            "--scale " if args.scale else "", ",".join(map(str, args.local_sizes)), ",".join(map(str, args.remote_sizes)),
+            args.runs, args.local_runs,
             args.naive_runs, args.latency_ms, args.latency_size)
         table = markdown_table(self.rows)
         per_document = self.per_document()
@@ -120,8 +121,9 @@ class Report:
         text = f"""# booksync benchmarks
 
 Produced by `{report['command']}` ({report['elapsed'] / 60:.1f} min). Reproduce with
-`scripts/bench` (defaults: `--local-sizes 10000,100000 --remote-sizes 1000,10000`);
-`scripts/bench --help` explains every option. Ratios compare medians measured in the
+`scripts/bench` (defaults: `--local-sizes 10000,100000 --remote-sizes 1000,10000`) or
+`scripts/bench --scale` (`--local-sizes 1000000 --remote-sizes 10000,100000`, one measured
+run each); `scripts/bench --help` explains every option. Ratios compare medians measured in the
 same run on the same data; a "(MET)" / "(NOT MET)" in parentheses is shown for a size
 the target does not name (the first round's remote targets are stated for 10,000
 documents, the peak RSS target for 100,000 records; billed reads, per-document time
