@@ -18,6 +18,11 @@ struct BaseState {
     /// Pack lines of the copies recorded since the last save.
     private var pendingCopies: [UInt8] = []
     private var lastSave = ContinuousClock.now
+    /// How long the last save took: `saveIfDue` waits a multiple of it.
+    private var lastSaveDuration = Duration.zero
+    /// Whether this command made a base copy stale (replaced or forgot a
+    /// recorded one): only then can compaction shrink the pack.
+    private var madeCopiesStale = false
 
     /// `configFingerprint`: the config the recorded records were validated under,
     /// written into the manifest on every save.
@@ -51,6 +56,7 @@ struct BaseState {
     /// that names them, if anything changed.
     mutating func save() throws(BooksyncError) {
         guard dirty else { return }
+        let started = ContinuousClock.now
         do {
             try copies.append(pendingCopies)
             pendingCopies = []
@@ -60,6 +66,7 @@ struct BaseState {
         }
         dirty = false
         lastSave = .now
+        lastSaveDuration = lastSave - started
     }
 
     /// Saves what was done before a failure, then throws it: the next run
@@ -72,17 +79,34 @@ struct BaseState {
 
     /// The last save of a command; then the pack is compacted if stale copies
     /// have made it grow (best effort: the sync itself is already complete).
+    /// A command that only added copies (a first pull, a push of new records)
+    /// left nothing stale, so it does not rewrite a pack that cannot shrink.
     mutating func finish() throws(BooksyncError) {
         try save()
-        try? copies.compactIfGrown(manifest: manifest)
+        if madeCopiesStale { try? copies.compactIfGrown(manifest: manifest) }
     }
 
-    /// Saves after a batch when the last save is more than a second old: a
-    /// large pull records progress regularly without rewriting (and fsyncing) a
-    /// multi-megabyte manifest after every 500 records. Work done since the
-    /// last save is recovered as "converged" by the next run.
+    /// The shortest time between two saves of `saveIfDue`.
+    static let minimumSaveInterval = Duration.seconds(1)
+    /// `saveIfDue` waits at least this many times as long as the last save
+    /// took, so saving costs at most about 1/(this + 1) of a command's time.
+    static let saveCostFactor = 10
+
+    /// Saves after a batch when the last save is old enough: at least a
+    /// second, and ten times as long as that save took. A large pull records
+    /// progress regularly without rewriting (and fsyncing) a multi-megabyte
+    /// manifest after every 500 records; the second bound keeps the rewrites
+    /// linear in total (a manifest that grows with every batch, rewritten every
+    /// second, made a 100,000-document first pull quadratic: a quarter of its
+    /// CPU time went to manifest saves). Work done since the last save is
+    /// recovered as "converged" by the next run.
     mutating func saveIfDue() throws(BooksyncError) {
-        if ContinuousClock.now - lastSave > .seconds(1) { try save() }
+        if Self.saveIsDue(waited: ContinuousClock.now - lastSave, lastSaveTook: lastSaveDuration) { try save() }
+    }
+
+    /// Whether `saveIfDue` saves, `waited` after a save that took `lastSaveTook`.
+    static func saveIsDue(waited: Duration, lastSaveTook: Duration) -> Bool {
+        waited > minimumSaveInterval && waited > lastSaveTook * saveCostFactor
     }
 
     /// The change that records `record` at `revision`: a manifest entry and the
@@ -96,9 +120,10 @@ struct BaseState {
         switch change {
         case .none: return
         case .recorded(let entry, let id, let line):
-            manifest.entries[id] = entry
+            if manifest.entries.updateValue(entry, forKey: id) != nil { madeCopiesStale = true }
             pendingCopies += line
-        case .forgotten(let id): manifest.entries[id] = nil
+        case .forgotten(let id):
+            if manifest.entries.removeValue(forKey: id) != nil { madeCopiesStale = true }
         }
         dirty = true
     }

@@ -44,7 +44,8 @@ extension CollectionDirectory {
                                                 progress: progress)
             report.unusableRemote = snapshot.listing.unusable
             report.remoteRead = snapshot.read
-            let classified = classify(scan: scan, manifest: manifest, remote: snapshot)
+            // Clean records plan nothing: leaving them out spares building and sorting the whole collection.
+            let classified = classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false)
             let plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice)
             report.events += plan.events
             try options.checkDeletes(plan, command: .pull, baseCount: manifest.entries.count)

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""The local scenarios of scripts/bench: `booksync status --offline` on N records
+against `git status --porcelain` and `sha256sum` on the same tree (see bench.py)."""
+import os
+import re
+import time
+
+from bench_common import (GIT_ENV, MAKE_COLLECTION, PY, RACY_WAIT, Row, fmt_ratio, fmt_time, run, touch_all,
+                          write_manifest)
+
+
+class LocalScenarios:
+    """Mixin of the Bench class (bench.py): status-warm, status-touched, status-first."""
+
+    def local(self, n):
+        directory = os.path.join(self.work, "local-%d" % n, "books")
+        self.log("local %d: generating records" % n)
+        run([PY, MAKE_COLLECTION, directory, str(n), "1"])
+        self.init(directory, "bench-local")
+        write_manifest(directory)
+        git = ["git", "-C", directory]
+        genv = dict(self.local_env, **GIT_ENV)
+        run(git + ["init", "-q"], env=genv)
+        run(git + ["add", "-A"], env=genv)
+        run(git + ["commit", "-q", "-m", "records"], env=genv)
+        status = self.bs(directory, "status", "--offline")
+        git_status = git + ["status", "--porcelain"]
+
+        def nothing(_r):
+            if "nothing changed" not in _r.out:
+                raise SystemExit("bench: booksync status reported changes:\n" + _r.out[:2000] + _r.err[:2000])
+
+        def git_clean(_r):
+            if _r.out.strip():
+                raise SystemExit("bench: git status is not clean:\n" + _r.out[:2000])
+
+        def no_prep():
+            pass
+
+        def touch():
+            touch_all(directory)
+
+        index = os.path.join(directory, ".booksync", "index")
+
+        def drop_index():
+            os.remove(index)
+
+        # status-warm: fill booksync's stat cache, let the files age past its racy window
+        self.log("local %d: status, unchanged tree" % n)
+        nothing(run(status, env=self.local_env))
+        time.sleep(RACY_WAIT)
+        verbose = run([self.bin, "-v", "-C", directory, "status", "--offline"], env=self.local_env)
+        read = re.search(r"read (\d+)", verbose.err)
+        self.notes.append("status on %s unchanged records, warm cache: booksync -v says %s." % (
+            "{:,}".format(n), "'read %s'" % read.group(1) if read else "nothing about reads"))
+        rss = [self.local_pair(n, "status --offline, unchanged, warm cache", status, no_prep, nothing,
+                               "git status --porcelain", git_status, genv, no_prep, git_clean,
+                               "git", 1.0, "status --offline, unchanged tree")]
+        # status-touched: touch before every run of either tool
+        self.log("local %d: status after touching every file" % n)
+        rss.append(self.local_pair(n, "status --offline after touch of every file", status, touch, nothing,
+                                   "git status --porcelain", git_status, genv, touch, git_clean,
+                                   "git", 1.0, "status --offline after touch"))
+        # status-first: no stat cache
+        self.log("local %d: first status without a stat cache" % n)
+        sha = ["bash", "-c", 'cd "$1" && find . -maxdepth 1 -name "*.json" -print0 | xargs -0 sha256sum >/dev/null',
+               "sha256sum", directory]
+        rss.append(self.local_pair(n, "first status --offline, no stat cache", status, drop_index, nothing,
+                                   "sha256sum (xargs) of all files", sha, self.local_env, no_prep, lambda _r: None,
+                                   "sha256sum", 1.5, "first status, no stat cache"))
+        peak = max(rss) / 1024
+        self.target("peak RSS of status on %s records ≤ 150 MB" % "{:,}".format(n), "%.1f MB" % peak, peak <= 150,
+                    applies=(n == 100_000))
+
+    def local_pair(self, n, title, bs_cmd, bs_prep, bs_check, ref_label, ref_cmd, ref_env, ref_prep, ref_check,
+                   ref_short, limit, what):
+        """Warm-up, alternating measured runs and one RSS pass of booksync and a local reference.
+
+        Each prep function runs before every run of its command (not timed). Returns booksync's peak RSS in KiB."""
+        b_row = Row(title, n, "booksync", "")
+        r_row = Row("", n, ref_label, "")
+        ref_prep()
+        ref_check(run(ref_cmd, env=ref_env))
+        bs_prep()
+        bs_check(run(bs_cmd, env=self.local_env))
+        for _ in range(self.args.local_runs):
+            ref_prep()
+            r = run(ref_cmd, env=ref_env)
+            ref_check(r)
+            r_row.add(r)
+            bs_prep()
+            r = run(bs_cmd, env=self.local_env)
+            bs_check(r)
+            b_row.add(r)
+        ref_prep()
+        r_row.set_rss(run(ref_cmd, env=ref_env, rss=True))
+        bs_prep()
+        b_row.set_rss(run(bs_cmd, env=self.local_env, rss=True))
+        ratio = b_row.wall / r_row.wall
+        b_row.ratio = fmt_ratio(ratio) + " " + ref_short
+        b_row.target = "≤ %.1f× %s" % (limit, ref_short)
+        b_row.result = self.target("%s, %s records ≤ %.1f× %s" % (what, "{:,}".format(n), limit, ref_short),
+                                   "%s vs %s (%s)" % (fmt_time(b_row.wall), fmt_time(r_row.wall), fmt_ratio(ratio)),
+                                   ratio <= limit)
+        self.rows += [b_row, r_row]
+        return b_row.rss_kb or 0
