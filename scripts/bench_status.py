@@ -15,6 +15,7 @@ import bench_reference as ref
 from bench_common import CHANGED, Row, fmt_time, run
 
 CHANGE_FIELD = "updatedAt"  # the change field of the change-field scenarios
+MARK_MARGIN = 60  # seconds: ChangeMark.margin, how long before a pull's read time its mark is put
 # booksync's listing with bodies (FirestoreRemote): the first query asks for 300 documents,
 # later ones for as many as fit in 8 MiB at the size seen so far, at most 5,000.
 LISTING_FIRST, LISTING_MAX, LISTING_BYTES = 300, 5_000, 8 << 20
@@ -153,6 +154,12 @@ class StatusScenarios:
         self.log("remote %d: publishing with a change field" % n)
         self.init(push_dir, project, change_field=CHANGE_FIELD)
         run(self.bs(push_dir, "push"), env=self.remote_env)
+        # A pull's change mark is its read time minus a minute (ChangeMark.margin: a write
+        # processed before a read may commit after it), so documents written in the minute
+        # before a pull are read again until a later pull. Measure the steady state: the
+        # collection was last written more than a minute before the pull that synced it.
+        self.log("remote %d: waiting %d s so the pull's change mark is past the publishing writes" % (n, MARK_MARGIN + 2))
+        time.sleep(MARK_MARGIN + 2)
         synced = self.fresh(os.path.join(base, "cf-pull"))
         self.init(synced, project, change_field=CHANGE_FIELD)
         run(self.bs(synced, "pull"), env=self.remote_env)
