@@ -93,14 +93,14 @@ struct StatCache: Sendable {
         return max(mtime, ctime) >= scanStartedAt - margin
     }
 
-    /// The index file's bytes; entries unsorted: the index is local-only and
-    /// read into a dictionary or streamed.
+    /// The index file's bytes, entries sorted by the bytes of their names: the
+    /// streaming clean proof relies on the order to know the names distinct.
     func encoded() -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(64 + entries.count * 120)
         Self.appendHeader(scanStartedAt: scanStartedAt, fingerprint: fingerprint, baseStamp: baseStamp, baseCount: baseCount,
                           directoryStamp: directoryStamp, to: &out)
-        for (name, entry) in entries { Self.appendLine(name: name, entry, to: &out) }
+        for name in entries.keys.sorted(by: CanonicalJSON.utf8Less) { Self.appendLine(name: name, entries[name]!, to: &out) }
         return out
     }
 
