@@ -44,7 +44,7 @@ struct BaseState {
         do {
             try copies.append(pendingCopies)
             pendingCopies = []
-            try FileSystem.writeAtomically(manifest.encoded(), to: copies.paths.manifest, durable: true)
+            try CollectionDirectory.writeManifest(manifest, to: copies.paths.manifest)
         } catch {
             throw .io(error)
         }

@@ -1,0 +1,235 @@
+/// The base entries of a manifest by record id: a dictionary in behaviour,
+/// about 70 bytes per record in memory instead of about 250.
+///
+/// A million-record collection has a million entries, and every command holds
+/// them. A `[RecordID: BaseEntry]` keeps two strings per entry on the heap (the
+/// 71-character hash and the revision) plus a dictionary bucket; here each
+/// entry is one slot in a few flat arrays:
+///
+/// - the id's UTF-8 bytes, back to back in one buffer, and where they end (4 bytes);
+/// - the content hash as its 32 raw bytes;
+/// - the revision packed four bits a character (16 bytes): Firestore's
+///   `2024-01-01T00:00:00.123456Z` uses only digits and `-:T.Z`;
+/// - a 4-byte slot number in an open-addressing table, hashed with `Hasher`
+///   (randomly seeded, so ids chosen by whoever wrote a cloned manifest
+///   cannot make every lookup collide).
+///
+/// A hash or revision without that form (a hand-edited manifest) is kept as
+/// written in a side table: the compact form is an encoding, never a
+/// normalisation, so every value reads back exactly as it was stored.
+public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+    private var idBytes: [UInt8] = []
+    /// Where each slot's id ends in `idBytes`; it starts where the previous one ends.
+    private var idEnds: [UInt32] = []
+    private var digests: [ContentDigest] = []
+    private var revisions: [PackedRevision] = []
+    /// Entries whose hash or revision has no compact form, by slot.
+    private var verbatim: [Int32: BaseEntry] = [:]
+    /// False for the slot of a removed entry (its id stays in `idBytes`).
+    private var live: [Bool] = []
+    /// Open addressing: slot number + 1, 0 for an empty bucket; a removed
+    /// entry keeps its bucket (its slot is dead), so probe chains stay intact.
+    private var table: [UInt32] = []
+    /// How many slots are live.
+    public private(set) var count = 0
+    /// True while slots were added in increasing id order (a canonical
+    /// manifest decodes that way): encoding then needs no sort.
+    private var slotsInOrder = true
+
+    /// No entries.
+    public init() {}
+
+    /// The entries of a dictionary literal.
+    public init(dictionaryLiteral elements: (RecordID, BaseEntry)...) {
+        for (id, entry) in elements { self[id] = entry }
+    }
+
+    /// The entries of a dictionary.
+    public init(_ dictionary: [RecordID: BaseEntry]) {
+        reserveCapacity(dictionary.count)
+        for (id, entry) in dictionary { self[id] = entry }
+    }
+
+    /// True when there are no entries.
+    public var isEmpty: Bool { count == 0 }
+
+    /// Makes room for `n` entries without regrowing the table.
+    public mutating func reserveCapacity(_ n: Int) {
+        idEnds.reserveCapacity(n)
+        digests.reserveCapacity(n)
+        revisions.reserveCapacity(n)
+        live.reserveCapacity(n)
+        if Self.tableSize(for: n) > table.count { rehash(size: Self.tableSize(for: n)) }
+    }
+
+    /// The entry of `id`; setting nil removes it.
+    public subscript(id: RecordID) -> BaseEntry? {
+        get { find(id).map(entry(at:)) }
+        set {
+            if let slot = find(id) {
+                if let newValue {
+                    store(newValue, at: slot)
+                } else {
+                    live[slot] = false
+                    verbatim[Int32(slot)] = nil
+                    count -= 1
+                }
+            } else if let newValue {
+                add(id, newValue)
+            }
+        }
+    }
+
+    /// The ids, in no particular order.
+    public var keys: some Sequence<RecordID> { liveSlots.lazy.map { self.id(at: $0) } }
+
+    /// The entries, in no particular order.
+    public var values: some Sequence<BaseEntry> { liveSlots.lazy.map { self.entry(at: $0) } }
+
+    /// The ids and entries sorted by id (UTF-8 bytes), as the manifest file lists them.
+    public var sorted: some Sequence<(key: RecordID, value: BaseEntry)> {
+        var order = Array(liveSlots)
+        if !slotsInOrder {
+            order.sort { a, b in idBytes.withUnsafeBufferPointer { Self.less(self.span($0, a), self.span($0, b)) } }
+        }
+        return order.lazy.map { (key: self.id(at: $0), value: self.entry(at: $0)) }
+    }
+
+    /// A dictionary of one property of every entry.
+    public func mapValues<T>(_ transform: (BaseEntry) -> T) -> [RecordID: T] {
+        var out: [RecordID: T] = [:]
+        out.reserveCapacity(count)
+        for slot in liveSlots { out[id(at: slot)] = transform(entry(at: slot)) }
+        return out
+    }
+
+    public func makeIterator() -> some IteratorProtocol<(key: RecordID, value: BaseEntry)> {
+        liveSlots.lazy.map { (key: self.id(at: $0), value: self.entry(at: $0)) }.makeIterator()
+    }
+
+    public static func == (lhs: ManifestEntries, rhs: ManifestEntries) -> Bool {
+        lhs.count == rhs.count && lhs.allSatisfy { rhs[$0.key] == $0.value }
+    }
+
+    // MARK: Slots
+
+    private var liveSlots: some Sequence<Int> & Sendable {
+        let live = self.live
+        return (0..<live.count).lazy.filter { live[$0] }
+    }
+
+    private func span(_ b: UnsafeBufferPointer<UInt8>, _ slot: Int) -> UnsafeBufferPointer<UInt8> {
+        let start = slot == 0 ? 0 : Int(idEnds[slot - 1])
+        return UnsafeBufferPointer(rebasing: b[start..<Int(idEnds[slot])])
+    }
+
+    private func id(at slot: Int) -> RecordID {
+        let text = idBytes.withUnsafeBufferPointer { String(decoding: span($0, slot), as: UTF8.self) }
+        // Stored only from valid ids, so the bytes are a valid id.
+        return RecordID(plain: text) ?? (try! RecordID(text))
+    }
+
+    private func entry(at slot: Int) -> BaseEntry {
+        if let kept = verbatim[Int32(slot)] { return kept }
+        return BaseEntry(hash: digests[slot].contentHash, revision: revisions[slot].text)
+    }
+
+    private mutating func store(_ entry: BaseEntry, at slot: Int) {
+        if let digest = ContentDigest(contentHash: entry.hash), let revision = PackedRevision(entry.revision) {
+            digests[slot] = digest
+            revisions[slot] = revision
+            verbatim[Int32(slot)] = nil
+        } else {
+            verbatim[Int32(slot)] = entry
+        }
+    }
+
+    /// Adds an entry for an id that has none, in compact form (the canonical decoder's path).
+    mutating func add(_ id: RecordID, digest: ContentDigest, revision: PackedRevision) {
+        let slot = appendSlot(id)
+        digests[slot] = digest
+        revisions[slot] = revision
+    }
+
+    private mutating func add(_ id: RecordID, _ entry: BaseEntry) {
+        store(entry, at: appendSlot(id))
+    }
+
+    /// A new live slot for an id that has none, in the table; its values still to store.
+    private mutating func appendSlot(_ id: RecordID) -> Int {
+        if Self.tableSize(for: idEnds.count + 1) > table.count { rehash(size: Self.tableSize(for: idEnds.count + 1)) }
+        let slot = idEnds.count
+        var raw = id.rawValue
+        raw.withUTF8 { bytes in
+            if slotsInOrder, slot > 0 {
+                slotsInOrder = idBytes.withUnsafeBufferPointer { Self.less(span($0, slot - 1), bytes) }
+            }
+            idBytes.append(contentsOf: bytes)
+        }
+        idEnds.append(UInt32(idBytes.count))
+        digests.append(ContentDigest())
+        revisions.append(PackedRevision())
+        live.append(true)
+        count += 1
+        insertIntoTable(slot)
+        return slot
+    }
+
+    // MARK: Table
+
+    private static func tableSize(for slots: Int) -> Int {
+        var size = 8
+        while size * 3 < slots * 4 + 4 { size <<= 1 }  // load at most 3/4
+        return size
+    }
+
+    private func bucketHash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var hasher = Hasher()
+        hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+        return hasher.finalize()
+    }
+
+    private func find(_ id: RecordID) -> Int? {
+        guard !table.isEmpty else { return nil }
+        var raw = id.rawValue
+        return raw.withUTF8 { key in
+            idBytes.withUnsafeBufferPointer { b -> Int? in
+                let mask = table.count - 1
+                var bucket = bucketHash(key) & mask
+                while true {
+                    let stored = table[bucket]
+                    if stored == 0 { return nil }
+                    let slot = Int(stored) - 1
+                    if span(b, slot).elementsEqual(key) { return live[slot] ? slot : nil }
+                    bucket = (bucket + 1) & mask
+                }
+            }
+        }
+    }
+
+    /// Puts a slot in the table. A re-added id (removed, then set again) gets a
+    /// new slot, which takes over the bucket of its dead one.
+    private mutating func insertIntoTable(_ slot: Int) {
+        let mask = table.count - 1
+        let bucket = idBytes.withUnsafeBufferPointer { b -> Int in
+            let key = span(b, slot)
+            var bucket = bucketHash(key) & mask
+            while table[bucket] != 0 {
+                if span(b, Int(table[bucket]) - 1).elementsEqual(key) { break }
+                bucket = (bucket + 1) & mask
+            }
+            return bucket
+        }
+        table[bucket] = UInt32(slot + 1)
+    }
+
+    private mutating func rehash(size: Int) {
+        table = [UInt32](repeating: 0, count: size)
+        for slot in 0..<idEnds.count where live[slot] { insertIntoTable(slot) }
+    }
+
+    /// Byte order of two ids: the order of `RecordID` and of the manifest file.
+    private static func less(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        a.lexicographicallyPrecedes(b)
+    }
+}
