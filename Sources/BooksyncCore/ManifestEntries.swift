@@ -113,6 +113,26 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
 
     // MARK: Slots
 
+    /// Slot numbers run from 0 to `slotCount`; a removed entry's slot is not
+    /// live. Callers that keep one bit per record (the local scan's clean set)
+    /// index it by slot instead of holding ids.
+    public var slotCount: Int { idEnds.count }
+
+    /// The slot of `id`'s entry, if it has one.
+    public func slot(of id: RecordID) -> Int? { find(id) }
+
+    /// True when `slot` holds an entry.
+    public func isLive(slot: Int) -> Bool { live[slot] }
+
+    /// The id in a live slot.
+    public func id(atSlot slot: Int) -> RecordID { id(at: slot) }
+
+    /// The entry in a live slot.
+    public func entry(atSlot slot: Int) -> BaseEntry { entry(at: slot) }
+
+    /// The content hash in a live slot as a digest; nil when it has no compact form.
+    public func digest(atSlot slot: Int) -> ContentDigest? { verbatim[Int32(slot)] == nil ? digests[slot] : nil }
+
     private var liveSlots: some Sequence<Int> & Sendable {
         let live = self.live
         return (0..<live.count).lazy.filter { live[$0] }

@@ -84,6 +84,8 @@ final class AtomicFileWriter {
     private var failure: Int32 = 0
     private let durable: Bool
     private static let flushSize = 1 << 20
+    /// Bytes appended so far.
+    private(set) var size = 0
 
     /// Creates the temporary file beside `path` (a regular file or nothing;
     /// anything else is refused).
@@ -103,12 +105,14 @@ final class AtomicFileWriter {
 
     /// Appends bytes; written out in large blocks.
     func append(_ bytes: some Collection<UInt8>) {
+        size += bytes.count
         buffer.append(contentsOf: bytes)
         if buffer.count >= Self.flushSize { flush() }
     }
 
     /// Appends bytes that the caller built in a scratch buffer.
     func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        size += bytes.count
         buffer.append(contentsOf: bytes)
         if buffer.count >= Self.flushSize { flush() }
     }
@@ -116,6 +120,13 @@ final class AtomicFileWriter {
     private func flush() {
         if failure == 0, !buffer.isEmpty { failure = FileSystem.writeAll(buffer, to: fd) }
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Passes the bytes written so far, from `start` on, to `body` (read back
+    /// from the temporary file); false when they cannot be read.
+    func readBack(from start: Int, into body: (UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
+        flush()
+        return failure == 0 && FileSystem.copy(temporary, from: start, to: size, into: body)
     }
 
     /// Writes what is left and renames the file over `path`.
@@ -168,5 +179,39 @@ extension FileSystem {
             if name != "." && name != "..", include(name) { count += 1 }
         }
         return count
+    }
+}
+
+/// Lists a directory in batches of names, so a million entries are never one array.
+final class DirectoryLister {
+    #if canImport(Glibc)
+    private typealias Handle = OpaquePointer
+    #else
+    private typealias Handle = UnsafeMutablePointer<DIR>
+    #endif
+    private let dir: Handle
+    private let path: String
+
+    /// Opens the directory at `path`.
+    /// - Throws: `FileSystemError` naming `path` when it cannot be listed.
+    init(_ path: String) throws(FileSystemError) {
+        guard let dir = opendir(path) else { throw FileSystemError(path: path, operation: "list directory", code: errno) }
+        self.dir = dir
+        self.path = path
+    }
+
+    deinit { closedir(dir) }
+
+    /// Up to `limit` more names (not `.`, `..`); empty at the end.
+    func next(_ limit: Int) -> [String] {
+        var names: [String] = []
+        names.reserveCapacity(limit)
+        while names.count < limit, let entry = readdir(dir) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
     }
 }

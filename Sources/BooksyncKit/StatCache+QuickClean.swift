@@ -39,9 +39,9 @@ extension StatCache {
     /// then rewritten with the new stats, headed by `scanStartedAt` (taken
     /// before any stat), through a temporary file beside it.
     /// Without one, the caller compares `count` with the record files it
-    /// listed; the names must then be record file names in strictly
-    /// increasing byte order (as `encoded()` writes them), so the entries are
-    /// distinct and equal counts mean equal sets.
+    /// listed; the names must then be record file names and distinct (no two
+    /// with the same 64-bit hash: a collision only gives up the proof), so
+    /// equal counts mean equal sets.
     static func verifiesClean(indexAt indexPath: String, fingerprint: String, baseStamp: String, directoryStamp: String?,
                               directory: Int32, scanStartedAt: Int64) -> CleanProof? {
         guard let reader = LineBlockReader(path: indexPath) else { return nil }
@@ -52,7 +52,7 @@ extension StatCache {
         var headerEnd = 0
         var writer: AtomicFileWriter?
         var refreshable = true
-        var previousName: [UInt8] = []
+        var nameHashes: [Int] = []
         let gaveUp = Atomic<Bool>(false)
         while let ok = reader.next({ block -> Bool in
             var first = 0
@@ -77,7 +77,7 @@ extension StatCache {
             }
             count += starts.count
             guard count <= expected else { return false }
-            if directoryStamp == nil, !namesIncrease(block, starts, after: &previousName) { return false }
+            if directoryStamp == nil, !hashNames(block, starts, into: &nameHashes) { return false }
             let lineStarts = starts
             let scanStart = started
             let rehash = directoryStamp != nil
@@ -137,23 +137,25 @@ extension StatCache {
             guard ok else { return nil }
         }
         guard !reader.failed, count == expected else { return nil }
+        if directoryStamp == nil {
+            nameHashes.sort()
+            for k in nameHashes.indices.dropFirst() where nameHashes[k] == nameHashes[k - 1] { return nil }
+        }
         // Best effort, like every index write.
         if let writer { try? writer.commit() }
         return CleanProof(count: count, rehashed: rehashed)
     }
 
-    /// True when the names of the lines at `starts` are record file names in
-    /// strictly increasing byte order, the first one after `previous`; leaves
-    /// the last name in `previous`.
-    private static func namesIncrease(_ b: UnsafeBufferPointer<UInt8>, _ starts: [Int], after previous: inout [UInt8]) -> Bool {
+    /// Appends a hash of the name of each line at `starts`; false when one is
+    /// not a record file name.
+    private static func hashNames(_ b: UnsafeBufferPointer<UInt8>, _ starts: [Int], into hashes: inout [Int]) -> Bool {
         for start in starts {
             guard let tab = b[start...].firstIndex(of: Self.tab) else { return false }
             let name = UnsafeBufferPointer(rebasing: b[start..<tab])
-            guard previous.lexicographicallyPrecedes(name) || (previous.isEmpty && !name.isEmpty),
-                  RecordID.isRecordFileName(String(decoding: name, as: UTF8.self))
-            else { return false }
-            previous.removeAll(keepingCapacity: true)
-            previous.append(contentsOf: name)
+            guard RecordID.isRecordFileName(String(decoding: name, as: UTF8.self)) else { return false }
+            var hasher = Hasher()
+            hasher.combine(bytes: UnsafeRawBufferPointer(name))
+            hashes.append(hasher.finalize())
         }
         return true
     }

@@ -68,8 +68,14 @@ struct StatCache: Sendable {
 
     /// True if the file's stat proves it unchanged since the entry was written.
     func trusts(_ entry: Entry, _ stat: FileStat) -> Bool {
+        Self.trusts(entry, stat, scanStartedAt: scanStartedAt)
+    }
+
+    /// True if the file's stat proves it unchanged since the entry was written
+    /// by a scan that started at `scanStartedAt`.
+    static func trusts(_ entry: Entry, _ stat: FileStat, scanStartedAt: Int64) -> Bool {
         entry.size == stat.size && entry.mtime == stat.mtimeNanoseconds && entry.ctime == stat.ctimeNanoseconds
-            && entry.inode == stat.inode && !isRacy(entry)
+            && entry.inode == stat.inode && !isRacy(mtime: entry.mtime, ctime: entry.ctime, scanStartedAt: scanStartedAt)
     }
 
     /// The stamp of a state file, or "-" if it changed too recently to be told
@@ -93,8 +99,9 @@ struct StatCache: Sendable {
         return max(mtime, ctime) >= scanStartedAt - margin
     }
 
-    /// The index file's bytes, entries sorted by the bytes of their names: the
-    /// streaming clean proof relies on the order to know the names distinct.
+    /// The index file's bytes, entries sorted by name (deterministic). The
+    /// scan writes its index line by line instead (`LocalScanner`), in
+    /// directory order; readers accept any order.
     func encoded() -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(64 + entries.count * 120)

@@ -24,7 +24,8 @@ extension CollectionDirectory {
         let lock = options.dryRun ? nil : try self.lock(onStaleLock: onStaleLock)
         defer { lock?.release() }
         let (manifest, scan) = try startSync(options, keepChangedRecords: !options.dryRun)
-        let plan = SyncPlanner.push(classify(scan: scan, manifest: manifest, remote: nil).records)
+        // Clean records plan nothing: leaving them out spares a million-element array.
+        let plan = SyncPlanner.push(classify(scan: scan, manifest: manifest, remote: nil, includeClean: false).records)
         var report = SyncReport(command: .push, dryRun: options.dryRun, events: plan.events, unusableFiles: scan.unusableFiles, unusableRemote: [])
         try options.checkDeletes(plan, command: .push, baseCount: manifest.entries.count)
         if options.dryRun {
