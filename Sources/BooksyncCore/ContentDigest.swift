@@ -45,16 +45,37 @@ public struct ContentDigest: Sendable, Hashable {
 
     /// `sha256:<hex>`, exactly the text it was parsed from.
     public var contentHash: String {
-        var out: [UInt8] = []
-        appendContentHash(to: &out)
-        return String(decoding: out, as: UTF8.self)
+        String(unsafeUninitializedCapacity: 71) { buffer in
+            var i = 0
+            for c in "sha256:".utf8 {
+                buffer[i] = c
+                i += 1
+            }
+            for word in [a, b, c, d] {
+                var shift: UInt64 = 64
+                while shift > 0 {
+                    shift -= 4
+                    let nibble = UInt8(truncatingIfNeeded: word >> shift) & 0xF
+                    buffer[i] = nibble < 10 ? 0x30 + nibble : 0x57 + nibble
+                    i += 1
+                }
+            }
+            return i
+        }
     }
 
     /// Appends `sha256:<hex>` as bytes.
     public func appendContentHash(to out: inout [UInt8]) {
         out.append(contentsOf: "sha256:".utf8)
-        for word in [a, b, c, d] {
-            for k in stride(from: 60, through: 0, by: -4) { out.append(Hex.digit(UInt8(word >> UInt64(k) & 0xF), .lower)) }
+        for word in [a, b, c, d] { Self.appendHex(word, to: &out) }
+    }
+
+    private static func appendHex(_ word: UInt64, to out: inout [UInt8]) {
+        var shift: UInt64 = 64
+        while shift > 0 {
+            shift -= 4
+            let nibble = UInt8(truncatingIfNeeded: word >> shift) & 0xF
+            out.append(nibble < 10 ? 0x30 + nibble : 0x57 + nibble)
         }
     }
 }

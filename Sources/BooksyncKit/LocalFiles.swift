@@ -28,7 +28,7 @@ public struct LocalFiles: Sendable {
     public subscript(id: RecordID) -> LocalFileState? {
         if let state = others[id] { return state }
         guard cleanCount > 0, let slot = base.slot(of: id), isClean(slot) else { return nil }
-        return .valid(hash: base.entry(atSlot: slot).hash)
+        return .valid(hash: base.hash(atSlot: slot))
     }
 
     /// The ids of every file, in no particular order.

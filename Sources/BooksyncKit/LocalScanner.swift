@@ -58,12 +58,17 @@ struct LocalScanner: Sendable {
         case vanished
     }
 
-    /// One record file of a batch, with what is known of it before it is examined.
+    /// One record file of a batch, with its previous index entry.
     private struct Candidate: Sendable {
         let name: String
         let id: RecordID
         let cached: StatCache.Entry?
-        /// Its base entry's slot and hash, if it has one.
+    }
+
+    /// What examining a candidate found, with its base entry's slot and hash
+    /// (looked up on the examining thread), if it has one.
+    private struct Examined: Sendable {
+        let outcome: Outcome
         let baseSlot: Int?
         let baseHash: String?
     }
@@ -137,23 +142,24 @@ struct LocalScanner: Sendable {
                     unusable.append(UnusableFile(fileName: name, message: error.message))
                     continue
                 }
-                let slot = baseEntries.slot(of: id)
-                batch.append(Candidate(name: name, id: id, cached: previous?.entry(for: name), baseSlot: slot,
-                                       baseHash: slot.map { baseEntries.entry(atSlot: $0).hash }))
+                batch.append(Candidate(name: name, id: id, cached: previous?.entry(for: name)))
             }
             let examined = batch
             let cacheStartedAt = previous?.scanStartedAt
-            let outcomes = ParallelMap.map(examined) { candidate -> Outcome in
-                Self.examine(directory: directory, root: root, candidate: candidate, cacheStartedAt: cacheStartedAt,
-                             knownHash: candidate.cached?.hash ?? (baseHashesValid ? candidate.baseHash : nil), rules: rules,
-                             keepRecord: { hash in keepFrom.map { $0[candidate.id]?.hash != hash } ?? false })
+            let results = ParallelMap.map(examined) { candidate -> Examined in
+                let slot = baseEntries.slot(of: candidate.id)
+                let baseHash = slot.map { baseEntries.hash(atSlot: $0) }
+                let outcome = Self.examine(directory: directory, root: root, candidate: candidate, cacheStartedAt: cacheStartedAt,
+                                           knownHash: candidate.cached?.hash ?? (baseHashesValid ? baseHash : nil), rules: rules,
+                                           keepRecord: { hash in keepFrom.map { $0[candidate.id]?.hash != hash } ?? false })
+                return Examined(outcome: outcome, baseSlot: slot, baseHash: baseHash)
             }
-            for (candidate, outcome) in zip(examined, outcomes) {
+            for (candidate, result) in zip(examined, results) {
                 tally.candidates += 1
-                switch outcome {
+                switch result.outcome {
                 case .valid(let hash, var entry, let read, let record):
-                    let matchesBase = candidate.baseHash == hash
-                    files.set(candidate.id, .valid(hash: hash), cleanSlot: matchesBase ? candidate.baseSlot : nil)
+                    let matchesBase = result.baseHash == hash
+                    files.set(candidate.id, .valid(hash: hash), cleanSlot: matchesBase ? result.baseSlot : nil)
                     if let record { changedRecords[candidate.id] = record }
                     if entry != nil {
                         entry!.clean = matchesBase
