@@ -17,6 +17,10 @@
 /// A hash or revision without that form (a hand-edited manifest) is kept as
 /// written in a side table: the compact form is an encoding, never a
 /// normalisation, so every value reads back exactly as it was stored.
+///
+/// Changes to a copy whose arrays are shared (a sync records a few entries
+/// in the manifest it also scanned against) go to a small overlay instead of
+/// copying every array: a push of ten records into a million keeps one copy.
 public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
     private var idBytes: [UInt8] = []
     /// Where each slot's id ends in `idBytes`; it starts where the previous one ends.
@@ -35,6 +39,12 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
     /// True while slots were added in increasing id order (a canonical
     /// manifest decodes that way): encoding then needs no sort.
     private var slotsInOrder = true
+    /// Shared by copies: while it is, the arrays are shared too, and changes
+    /// go to `overlay` and `removed`, which take precedence over the slots.
+    private var owner = Owner()
+    private var overlay: [RecordID: BaseEntry] = [:]
+    private var removed: Set<RecordID> = []
+    private final class Owner: Sendable {}
 
     /// No entries.
     public init() {}
@@ -64,15 +74,29 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
 
     /// The entry of `id`; setting nil removes it.
     public subscript(id: RecordID) -> BaseEntry? {
-        get { find(id).map(entry(at:)) }
+        get {
+            if !overlay.isEmpty || !removed.isEmpty {
+                if removed.contains(id) { return nil }
+                if let entry = overlay[id] { return entry }
+            }
+            return find(id).map(entry(at:))
+        }
         set {
+            let old = self[id]
+            count += (newValue == nil ? 0 : 1) - (old == nil ? 0 : 1)
+            guard isKnownUniquelyReferenced(&owner) else {
+                overlay[id] = newValue
+                if newValue == nil { removed.insert(id) } else { removed.remove(id) }
+                return
+            }
+            overlay[id] = nil
+            removed.remove(id)
             if let slot = find(id) {
                 if let newValue {
                     store(newValue, at: slot)
                 } else {
                     live[slot] = false
                     verbatim[Int32(slot)] = nil
-                    count -= 1
                 }
             } else if let newValue {
                 add(id, newValue)
@@ -81,10 +105,18 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
     }
 
     /// The ids, in no particular order.
-    public var keys: some Sequence<RecordID> { liveSlots.lazy.map { self.id(at: $0) } }
+    public var keys: some Sequence<RecordID> { pairs.lazy.map(\.key) }
 
     /// The entries, in no particular order.
-    public var values: some Sequence<BaseEntry> { liveSlots.lazy.map { self.entry(at: $0) } }
+    public var values: some Sequence<BaseEntry> { pairs.lazy.map(\.value) }
+
+    /// Every id and entry: the slots not overridden, then the overlay.
+    private var pairs: some Sequence<(key: RecordID, value: BaseEntry)> {
+        let shadowed = overlay.isEmpty && removed.isEmpty ? nil : (overlay, removed)
+        let fromSlots = liveSlots.lazy.map { (key: self.id(at: $0), value: self.entry(at: $0)) }
+            .filter { pair in shadowed.map { $0.0[pair.key] == nil && !$0.1.contains(pair.key) } ?? true }
+        return [AnySequence(fromSlots), AnySequence(overlay.lazy.map { (key: $0.key, value: $0.value) })].joined()
+    }
 
     /// The ids and entries sorted by id (UTF-8 bytes), as the manifest file lists them.
     public var sorted: some Sequence<(key: RecordID, value: BaseEntry)> {
@@ -92,19 +124,23 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
         if !slotsInOrder {
             order.sort { a, b in idBytes.withUnsafeBufferPointer { Self.less(self.span($0, a), self.span($0, b)) } }
         }
-        return order.lazy.map { (key: self.id(at: $0), value: self.entry(at: $0)) }
+        let (overlay, removed) = (self.overlay, self.removed)
+        let fromSlots = order.lazy.map { (key: self.id(at: $0), value: self.entry(at: $0)) }
+            .filter { overlay[$0.key] == nil && !removed.contains($0.key) }
+        let changed = overlay.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }
+        return MergedByID(AnyIterator(fromSlots.makeIterator()), AnyIterator(changed.makeIterator()))
     }
 
     /// A dictionary of one property of every entry.
     public func mapValues<T>(_ transform: (BaseEntry) -> T) -> [RecordID: T] {
         var out: [RecordID: T] = [:]
         out.reserveCapacity(count)
-        for slot in liveSlots { out[id(at: slot)] = transform(entry(at: slot)) }
+        for (id, entry) in pairs { out[id] = transform(entry) }
         return out
     }
 
     public func makeIterator() -> some IteratorProtocol<(key: RecordID, value: BaseEntry)> {
-        liveSlots.lazy.map { (key: self.id(at: $0), value: self.entry(at: $0)) }.makeIterator()
+        pairs.makeIterator()
     }
 
     public static func == (lhs: ManifestEntries, rhs: ManifestEntries) -> Bool {
@@ -114,12 +150,16 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
     // MARK: Slots
 
     /// Slot numbers run from 0 to `slotCount`; a removed entry's slot is not
-    /// live. Callers that keep one bit per record (the local scan's clean set)
+    /// live, and an id changed in a shared copy has no slot (`slot(of:)` is
+    /// nil; the slot still shows the old entry). Callers that keep one bit per record (the local scan's clean set)
     /// index it by slot instead of holding ids.
     public var slotCount: Int { idEnds.count }
 
     /// The slot of `id`'s entry, if it has one.
-    public func slot(of id: RecordID) -> Int? { find(id) }
+    public func slot(of id: RecordID) -> Int? {
+        if !overlay.isEmpty || !removed.isEmpty, overlay[id] != nil || removed.contains(id) { return nil }
+        return find(id)
+    }
 
     /// True when `slot` holds an entry.
     public func isLive(slot: Int) -> Bool { live[slot] }
@@ -172,6 +212,7 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
         let slot = appendSlot(id)
         digests[slot] = digest
         revisions[slot] = revision
+        count += 1
     }
 
     private mutating func add(_ id: RecordID, _ entry: BaseEntry) {
@@ -193,7 +234,6 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
         digests.append(ContentDigest())
         revisions.append(PackedRevision())
         live.append(true)
-        count += 1
         insertIntoTable(slot)
         return slot
     }
@@ -265,5 +305,38 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
     /// Byte order of two ids: the order of `RecordID` and of the manifest file.
     private static func less(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
         a.lexicographicallyPrecedes(b)
+    }
+}
+
+/// Two sequences sorted by id merged into one; ids are in one or the other.
+private struct MergedByID: Sequence, IteratorProtocol {
+    typealias Element = (key: RecordID, value: BaseEntry)
+    private var a: AnyIterator<Element>, b: AnyIterator<Element>
+    private var nextA: Element?, nextB: Element?
+
+    init(_ a: AnyIterator<Element>, _ b: AnyIterator<Element>) {
+        self.a = a
+        self.b = b
+        nextA = self.a.next()
+        nextB = self.b.next()
+    }
+
+    mutating func next() -> Element? {
+        switch (nextA, nextB) {
+        case (nil, nil): return nil
+        case (let x?, nil):
+            nextA = a.next()
+            return x
+        case (nil, let y?):
+            nextB = b.next()
+            return y
+        case (let x?, let y?):
+            if x.key < y.key {
+                nextA = a.next()
+                return x
+            }
+            nextB = b.next()
+            return y
+        }
     }
 }

@@ -40,6 +40,28 @@ import Testing
         var other = ManifestEntries(model)
         other[Self.id("r0")] = BaseEntry(hash: Self.hashB, revision: "x")
         #expect(other != store)
+
+        // A copy shares the slots: its changes go to the overlay, the original keeps its entries.
+        let original = store
+        let originalModel = model
+        for _ in 0..<500 {
+            let id = Self.id("r\(random.next() % 400)")
+            if random.next() % 3 == 0 {
+                model[id] = nil
+                store[id] = nil
+            } else {
+                let value = values[Int(random.next() % UInt64(values.count))]
+                model[id] = value
+                store[id] = value
+            }
+            #expect(store[id] == model[id])
+            #expect(store.slot(of: id).map { store.entry(atSlot: $0) } == nil || store[id] != nil)
+        }
+        #expect(store.count == model.count && Set(store.keys) == Set(model.keys))
+        #expect(store == ManifestEntries(model))
+        #expect(store.sorted.map(\.key) == model.keys.sorted() && store.sorted.map(\.value) == model.keys.sorted().map { model[$0]! })
+        #expect(original == ManifestEntries(originalModel))
+        #expect(Manifest(entries: store).encoded() == Manifest(entries: model).encoded())
     }
 
     /// Hashes and revisions without a compact form are kept verbatim; those with one read back identically.
