@@ -65,6 +65,7 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
 
     /// Makes room for `n` entries without regrowing the table.
     public mutating func reserveCapacity(_ n: Int) {
+        idBytes.reserveCapacity(n * 12)
         idEnds.reserveCapacity(n)
         digests.reserveCapacity(n)
         revisions.reserveCapacity(n)

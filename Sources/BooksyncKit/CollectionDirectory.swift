@@ -108,7 +108,7 @@ public struct CollectionDirectory: Sendable {
     /// text); anything else is read whole and fully parsed, which explains errors.
     public func loadManifest() throws(BooksyncError) -> Manifest {
         if let reader = LineBlockReader(path: paths.manifest) {
-            var decoder = CanonicalManifestDecoder()
+            var decoder = CanonicalManifestDecoder(expectedBytes: reader.fileSize)
             var canonical = true
             while canonical, let fed = reader.next({ decoder.feed($0) }) { canonical = fed }
             if canonical, !reader.failed, let manifest = decoder.finish() { return manifest }

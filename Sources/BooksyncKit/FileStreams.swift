@@ -21,6 +21,8 @@ final class LineBlockReader {
     private(set) var offset = 0
     /// True once a read failed or a line was too long; the stream then ends early.
     private(set) var failed = false
+    /// The file's size when it was opened.
+    let fileSize: Int
 
     /// Opens a regular file (never through a link, never a FIFO); nil when it
     /// cannot be opened.
@@ -34,6 +36,7 @@ final class LineBlockReader {
         }
         self.fd = fd
         self.blockSize = blockSize
+        fileSize = Int(s.st_size)
         buffer = [UInt8](repeating: 0, count: blockSize + maximumLine)
     }
 
