@@ -60,7 +60,7 @@ struct BaseState {
         do {
             try copies.append(pendingCopies)
             pendingCopies = []
-            try FileSystem.writeAtomically(manifest.encoded(), to: copies.paths.manifest, durable: true)
+            try CollectionDirectory.writeManifest(manifest, to: copies.paths.manifest)
         } catch {
             throw .io(error)
         }
@@ -120,10 +120,12 @@ struct BaseState {
         switch change {
         case .none: return
         case .recorded(let entry, let id, let line):
-            if manifest.entries.updateValue(entry, forKey: id) != nil { madeCopiesStale = true }
+            if manifest.entries[id] != nil { madeCopiesStale = true }
+            manifest.entries[id] = entry
             pendingCopies += line
         case .forgotten(let id):
-            if manifest.entries.removeValue(forKey: id) != nil { madeCopiesStale = true }
+            if manifest.entries[id] != nil { madeCopiesStale = true }
+            manifest.entries[id] = nil
         }
         dirty = true
     }

@@ -102,7 +102,17 @@ public struct CollectionDirectory: Sendable {
     }
 
     /// The base state recorded by the last sync.
+    ///
+    /// A manifest as booksync writes it is read block by block into the
+    /// compact entries, never held whole (a million records are ~140 MB of
+    /// text); anything else is read whole and fully parsed, which explains errors.
     public func loadManifest() throws(BooksyncError) -> Manifest {
+        if let reader = LineBlockReader(path: paths.manifest) {
+            var decoder = CanonicalManifestDecoder(expectedBytes: reader.fileSize)
+            var canonical = true
+            while canonical, let fed = reader.next({ decoder.feed($0) }) { canonical = fed }
+            if canonical, !reader.failed, let manifest = decoder.finish() { return manifest }
+        }
         let bytes: [UInt8]
         do {
             bytes = try FileSystem.readFile(paths.manifest)
@@ -116,6 +126,13 @@ public struct CollectionDirectory: Sendable {
             if GitConflictMarkers.found(in: bytes) { throw .unfinishedGitMerge(path: paths.manifest) }
             throw .damagedStateFile(path: paths.manifest, error)
         }
+    }
+
+    /// Writes a manifest atomically and durably, in pieces: never all its bytes at once.
+    static func writeManifest(_ manifest: Manifest, to path: String) throws(FileSystemError) {
+        let writer = try AtomicFileWriter(replacing: path, durable: true)
+        manifest.encode { writer.append($0) }
+        try writer.commit()
     }
 
     /// Scans the record files, reading only those the stat cache cannot vouch for.

@@ -255,6 +255,20 @@ public enum FileSystem {
 
     static func writeTemporary(_ bytes: [UInt8], beside path: String, durable: Bool = false,
                                marker: String = temporaryMarker) throws(FileSystemError) -> String {
+        let (temporary, fd) = try createTemporary(beside: path, marker: marker)
+        var failure = writeAll(bytes, to: fd)
+        if failure == 0, durable, fsync(fd) != 0 { failure = errno }
+        close(fd)
+        if failure != 0 {
+            unlink(temporary)
+            throw FileSystemError(path: path, operation: "write", code: failure)
+        }
+        return temporary
+    }
+
+    /// Creates a new temporary file beside `path` with `path`'s mode (see
+    /// `writeTemporary`) and returns its path and write descriptor.
+    static func createTemporary(beside path: String, marker: String = temporaryMarker) throws(FileSystemError) -> (String, Int32) {
         let temporary = temporaryPath(beside: path, marker: marker)
         // Keep the permissions of the file being replaced (a 0600 record stays
         // 0600), never set-id or sticky bits; a new file gets 0644.
@@ -269,21 +283,19 @@ public enum FileSystem {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
         guard fd >= 0 else { throw FileSystemError(path: path, operation: "create a temporary file", code: errno) }
         if mode != 0o644 { fchmod(fd, mode) }
-        var failure = writeAll(bytes, to: fd)
-        if failure == 0, durable, fsync(fd) != 0 { failure = errno }
-        close(fd)
-        if failure != 0 {
-            unlink(temporary)
-            throw FileSystemError(path: path, operation: "write", code: failure)
-        }
-        return temporary
+        return (temporary, fd)
     }
 
     /// Writes all of `bytes` to `fd`; the errno of a failure, or 0.
     static func writeAll(_ bytes: [UInt8], to fd: Int32) -> Int32 {
+        bytes.withUnsafeBytes { writeAll($0, to: fd) }
+    }
+
+    /// Writes all of `bytes` to `fd`; the errno of a failure, or 0.
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Int32 {
         var written = 0
         while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+            let n = write(fd, bytes.baseAddress! + written, bytes.count - written)
             if n < 0 {
                 if errno == EINTR { continue }
                 return errno

@@ -18,7 +18,7 @@ public struct UnusableFile: Sendable, Equatable {
 /// What a scan of the collection directory found.
 public struct LocalScan: Sendable {
     /// Every record file, valid or not, by id.
-    public var files: [RecordID: LocalFileState]
+    public var files: LocalFiles
     /// Files that cannot be records, sorted by name; reported, never synced.
     public var unusableFiles: [UnusableFile]
     /// How many record files had to be read (the rest were proven unchanged by the stat cache).
@@ -30,6 +30,12 @@ public struct LocalScan: Sendable {
 
 /// Scans the record files of a collection directory, reading only the files
 /// whose stat differs from the stat cache, on several threads.
+///
+/// Memory does not grow with the collection beyond a bit per clean record:
+/// the directory is listed in batches, each batch is examined and written
+/// to the new index (a temporary file, renamed over the old one at the end)
+/// before the next is listed, the previous index is read alongside
+/// (`StatCache.Stream`), and clean files are one bit each (`LocalFiles`).
 struct LocalScanner: Sendable {
     let paths: CollectionPaths
     let rules: RecordRules
@@ -43,11 +49,39 @@ struct LocalScanner: Sendable {
     /// When set, records parsed in the scan whose hash differs from this
     /// manifest's are kept in `LocalScan.changedRecords` (push sends them).
     var keepRecordsChangedFrom: Manifest?
+    /// Names listed and examined at a time.
+    static let batchSize = 8192
 
     private enum Outcome: Sendable {
         case valid(hash: String, entry: StatCache.Entry?, read: Bool, record: Record?)
         case invalid([RecordDiagnostic], read: Bool)
         case vanished
+    }
+
+    /// One record file of a batch, with its previous index entry.
+    private struct Candidate: Sendable {
+        let name: String
+        let id: RecordID
+        let cached: StatCache.Entry?
+    }
+
+    /// What examining a candidate found, with its base entry's slot and hash
+    /// (looked up on the examining thread), if it has one.
+    private struct Examined: Sendable {
+        let outcome: Outcome
+        let baseSlot: Int?
+        let baseHash: String?
+    }
+
+    /// What the scan counts while it goes, to decide whether the index changed.
+    private struct Tally {
+        var filesRead = 0
+        var validFilesHashed = 0
+        var reusedEntries = 0
+        var cacheEntries = 0
+        var candidates = 0
+        var allClean = true
+        var flagsChanged = false
     }
 
     func scan() throws(BooksyncError) -> LocalScan {
@@ -62,91 +96,135 @@ struct LocalScanner: Sendable {
         // Stamp the directory (through the descriptor, so a symlinked root stamps the
         // real directory) before listing it: a change after this is seen next time.
         let directoryStamp = (try? FileSystem.stat(descriptor: directory)).map { StatCache.stamp(of: $0, scanStartedAt: scanStartedAt) } ?? "-"
-        let names: [String]
+        let lister: DirectoryLister
         do {
-            names = try FileSystem.listDirectory(paths.root)
+            lister = try DirectoryLister(paths.root)
         } catch {
             throw .io(error)
         }
-        var candidates: [(String, RecordID)] = []
+        let previous = StatCache.Stream(path: paths.index, fingerprint: fingerprint)
+        let baseEntries = base?.entries ?? ManifestEntries()
+        let stamp = base == nil ? "-" : baseStamp
+        let baseCount = base?.entries.count ?? 0
+        // Hashes known to belong to valid records under this config: the index's
+        // (written under the same fingerprint), or the manifest's when it was
+        // written under the same config.json (a fresh clone has no index). A
+        // file whose raw bytes hash to one of them needs no parsing.
+        let baseHashesValid = base?.configFingerprint == fingerprint
+        // The new index, written as the batches are examined. Its header is
+        // written first, assuming the directory stamp will hold (only clean,
+        // cached records); if not, it is rewritten with "-" at the end.
+        var writer = writeIndex ? try? AtomicFileWriter(replacing: paths.index) : nil
+        var header: [UInt8] = []
+        StatCache.appendHeader(scanStartedAt: scanStartedAt, fingerprint: fingerprint, baseStamp: stamp, baseCount: baseCount,
+                               directoryStamp: directoryStamp, to: &header)
+        writer?.append(header)
+
+        var files = LocalFiles(base: baseEntries)
         var unusable: [UnusableFile] = []
-        for name in names {
-            do {
-                if let id = try RecordID.fromFileName(name) { candidates.append((name, id)) }
-            } catch {
-                unusable.append(UnusableFile(fileName: name, message: error.message))
-            }
-        }
-        let previous = (try? FileSystem.readFile(paths.index)).flatMap { StatCache.decode($0, fingerprint: fingerprint) }
+        var changedRecords: [RecordID: Record] = [:]
+        var tally = Tally()
+        var line: [UInt8] = []
         let root = paths.root
         let rules = self.rules
-        // Hashes known to belong to valid records under this config: the index's
-        // (written under the same fingerprint), or, on a cold scan (a fresh clone),
-        // the manifest's when it was written under the same config.json. A file
-        // whose raw bytes hash to one of them needs no parsing.
-        let trustedBase = previous == nil && base?.configFingerprint == fingerprint ? base : nil
-        let keepFrom = keepRecordsChangedFrom
-        let outcomes = ParallelMap.map(candidates) { (name, id) -> Outcome in
-            Self.examine(directory: directory, root: root, fileName: name, id: id, cache: previous,
-                         knownHash: previous?.entries[name]?.hash ?? trustedBase?.entries[id]?.hash, rules: rules,
-                         keepRecord: { hash in keepFrom.map { $0.entries[id]?.hash != hash } ?? false })
-        }
-
-        var files: [RecordID: LocalFileState] = [:]
-        files.reserveCapacity(candidates.count)
-        var cacheEntries: [String: StatCache.Entry] = [:]
-        cacheEntries.reserveCapacity(candidates.count)
-        var filesRead = 0
-        var validFilesHashed = 0
-        var reusedEntries = 0
-        var flagsChanged = false
-        var changedRecords: [RecordID: Record] = [:]
-        for ((name, id), outcome) in zip(candidates, outcomes) {
-            switch outcome {
-            case .valid(let hash, var entry, let read, let record):
-                files[id] = .valid(hash: hash)
-                if let record { changedRecords[id] = record }
-                if entry != nil {
-                    entry!.clean = base?.entries[id]?.hash == hash
-                    if !read, previous?.entries[name]?.clean != entry!.clean { flagsChanged = true }
-                    cacheEntries[name] = entry
+        let keepFrom = keepRecordsChangedFrom?.entries
+        while true {
+            let names = lister.next(Self.batchSize)
+            if names.isEmpty { break }
+            var batch: [Candidate] = []
+            batch.reserveCapacity(names.count)
+            for name in names {
+                let id: RecordID
+                do {
+                    guard let decoded = try RecordID.fromFileName(name) else { continue }
+                    id = decoded
+                } catch {
+                    unusable.append(UnusableFile(fileName: name, message: error.message))
+                    continue
                 }
-                if read {
-                    filesRead += 1
-                    validFilesHashed += 1
-                } else {
-                    reusedEntries += 1
+                batch.append(Candidate(name: name, id: id, cached: previous?.entry(for: name)))
+            }
+            let examined = batch
+            let cacheStartedAt = previous?.scanStartedAt
+            let results = ParallelMap.map(examined) { candidate -> Examined in
+                let slot = baseEntries.slot(of: candidate.id)
+                let baseHash = slot.map { baseEntries.hash(atSlot: $0) }
+                let outcome = Self.examine(directory: directory, root: root, candidate: candidate, cacheStartedAt: cacheStartedAt,
+                                           knownHash: candidate.cached?.hash ?? (baseHashesValid ? baseHash : nil), rules: rules,
+                                           keepRecord: { hash in keepFrom.map { $0[candidate.id]?.hash != hash } ?? false })
+                return Examined(outcome: outcome, baseSlot: slot, baseHash: baseHash)
+            }
+            for (candidate, result) in zip(examined, results) {
+                tally.candidates += 1
+                switch result.outcome {
+                case .valid(let hash, var entry, let read, let record):
+                    let matchesBase = result.baseHash == hash
+                    files.set(candidate.id, .valid(hash: hash), cleanSlot: matchesBase ? result.baseSlot : nil)
+                    if let record { changedRecords[candidate.id] = record }
+                    if entry != nil {
+                        entry!.clean = matchesBase
+                        if !read, candidate.cached?.clean != matchesBase { tally.flagsChanged = true }
+                        tally.cacheEntries += 1
+                        tally.allClean = tally.allClean && matchesBase
+                        line.removeAll(keepingCapacity: true)
+                        StatCache.appendLine(name: candidate.name, entry!, to: &line)
+                        writer?.append(line)
+                    }
+                    if read {
+                        tally.filesRead += 1
+                        tally.validFilesHashed += 1
+                    } else {
+                        tally.reusedEntries += 1
+                    }
+                case .invalid(let diagnostics, let read):
+                    files.set(candidate.id, .invalid(diagnostics), cleanSlot: nil)
+                    if read { tally.filesRead += 1 }
+                case .vanished:
+                    break
                 }
-            case .invalid(let diagnostics, let read):
-                files[id] = .invalid(diagnostics)
-                if read { filesRead += 1 }
-            case .vanished:
-                break
             }
         }
-        let stamp = base == nil ? "-" : baseStamp
         // The directory stamp only vouches for a directory of clean, cached records.
-        let onlyCleanRecords = unusable.isEmpty && cacheEntries.count == candidates.count && cacheEntries.values.allSatisfy(\.clean)
-        let cache = StatCache(scanStartedAt: scanStartedAt, fingerprint: fingerprint, baseStamp: stamp,
-                              baseCount: base?.entries.count ?? 0, directoryStamp: onlyCleanRecords ? directoryStamp : "-",
-                              entries: cacheEntries)
+        let onlyCleanRecords = unusable.isEmpty && tally.cacheEntries == tally.candidates && tally.allClean
+        let finalDirectoryStamp = onlyCleanRecords ? directoryStamp : "-"
         // Rewrite when anything was hashed, even to the same result: the new scan
         // start time is what lets a formerly racy entry be trusted next time.
         // Every trusted entry was reused unchanged; anything else (a file hashed,
         // an entry dropped, a new base) changes the index.
-        let unchanged = validFilesHashed == 0 && !flagsChanged && reusedEntries == (previous?.entries.count ?? -1)
-            && previous?.baseStamp == cache.baseStamp && previous?.baseCount == cache.baseCount
-            && previous?.directoryStamp == cache.directoryStamp
-        if writeIndex, !unchanged {
+        let previousLines = previous?.finish()
+        let unchanged = tally.validFilesHashed == 0 && !tally.flagsChanged && tally.reusedEntries == (previousLines ?? -1)
+            && previous?.baseStamp == stamp && previous?.baseCount == Int64(baseCount)
+            && previous?.directoryStamp == finalDirectoryStamp
+        if let lines = writer, !unchanged {
             // Best effort: a read-only directory still gets a correct status, only slower.
-            try? FileSystem.writeAtomically(cache.encoded(), to: paths.index)
+            if onlyCleanRecords {
+                try? lines.commit()
+            } else {
+                writer = nil
+                Self.rewrite(lines, header: header.count, as: paths.index, headedBy: { out in
+                    StatCache.appendHeader(scanStartedAt: scanStartedAt, fingerprint: fingerprint, baseStamp: stamp,
+                                           baseCount: baseCount, directoryStamp: "-", to: &out)
+                })
+            }
         }
         unusable.sort { CanonicalJSON.utf8Less($0.fileName, $1.fileName) }
-        return LocalScan(files: files, unusableFiles: unusable, filesRead: filesRead, changedRecords: changedRecords)
+        return LocalScan(files: files, unusableFiles: unusable, filesRead: tally.filesRead, changedRecords: changedRecords)
     }
 
-    private static func examine(directory: Int32, root: String, fileName: String, id: RecordID, cache: StatCache?,
+    /// Puts the entry lines written to `lines` (after its `header` bytes) in
+    /// place at `path` under a new header. Best effort, like every index write.
+    private static func rewrite(_ lines: AtomicFileWriter, header: Int, as path: String, headedBy: (inout [UInt8]) -> Void) {
+        guard let out = try? AtomicFileWriter(replacing: path) else { return }
+        var head: [UInt8] = []
+        headedBy(&head)
+        out.append(head)
+        guard lines.readBack(from: header, into: { out.append($0) }) else { return }
+        try? out.commit()
+    }
+
+    private static func examine(directory: Int32, root: String, candidate: Candidate, cacheStartedAt: Int64?,
                                 knownHash: String?, rules: RecordRules, keepRecord: (_ hash: String) -> Bool) -> Outcome {
+        let fileName = candidate.name
         let path = root + "/" + fileName
         let stat: FileStat
         do {
@@ -158,8 +236,8 @@ struct LocalScanner: Sendable {
         guard stat.isRegularFile else {
             return .invalid([RecordDiagnostic(message: FileSystemError.refusal(stat.kind))], read: false)
         }
-        if let cache, let hash = cache.trustedHash(fileName: fileName, stat: stat) {
-            return .valid(hash: hash, entry: StatCache.Entry(stat, hash: hash), read: false, record: nil)
+        if let cached = candidate.cached, let started = cacheStartedAt, StatCache.trusts(cached, stat, scanStartedAt: started) {
+            return .valid(hash: cached.hash, entry: StatCache.Entry(stat, hash: cached.hash), read: false, record: nil)
         }
         let bytes: [UInt8]
         do {
@@ -175,7 +253,7 @@ struct LocalScanner: Sendable {
             let entry = StatCache.Entry(stat, hash: knownHash)
             return .valid(hash: knownHash, entry: entry, read: true, record: nil)
         }
-        switch rules.load(bytes, id: id) {
+        switch rules.load(bytes, id: candidate.id) {
         case .success(let record):
             // Cache under the stat taken before reading: if the file changed
             // while we read it, the next scan sees a different stat and re-reads.

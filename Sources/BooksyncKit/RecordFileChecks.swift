@@ -67,11 +67,39 @@ extension CollectionDirectory {
     ///   an unreadable file is a report with its error, not a thrown one.
     /// - Throws: `BooksyncError` from `recordFilePaths(_:)` only.
     public func validate(_ arguments: [String]) async throws(BooksyncError) -> [ValidationReport] {
-        let files = try recordFilePaths(arguments)
-        let rules = self.rules
-        return ParallelMap.map(files, chunkSize: 64) { path in
-            ValidationReport(path: path, diagnostics: Self.diagnose(path: path, rules: rules))
+        var reports: [ValidationReport] = []
+        _ = try await validate(arguments) { reports.append($0) }
+        return reports
+    }
+
+    /// `validate(_:)` handing each report to `each` as soon as its batch is
+    /// checked, in the same order, so a million files never have a million
+    /// reports (or paths) in memory: only their sorted names.
+    /// - Returns: How many files were checked.
+    /// - Throws: `BooksyncError` from `recordFilePaths(_:)` only.
+    public func validate(_ arguments: [String], each: (ValidationReport) -> Void) async throws(BooksyncError) -> Int {
+        // The whole collection: names only, each made a path in its batch.
+        let names: [String]
+        if arguments.isEmpty {
+            do {
+                names = try FileSystem.listDirectory(paths.root).filter(RecordID.isRecordFileName).sorted(by: CanonicalJSON.utf8Less)
+            } catch {
+                throw .io(error)
+            }
+        } else {
+            names = try recordFilePaths(arguments)
         }
+        let rules = self.rules
+        let paths = self.paths
+        let named = !arguments.isEmpty
+        for start in stride(from: 0, to: names.count, by: 4096) {
+            let batch = Array(names[start..<min(start + 4096, names.count)])
+            for report in ParallelMap.map(batch, chunkSize: 64, { name in
+                let path = named ? name : paths.recordFile(name)
+                return ValidationReport(path: path, diagnostics: Self.diagnose(path: path, rules: rules))
+            }) { each(report) }
+        }
+        return names.count
     }
 
     static func diagnose(path: String, rules: RecordRules) -> [RecordDiagnostic] {

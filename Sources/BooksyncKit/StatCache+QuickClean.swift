@@ -1,5 +1,10 @@
 import BooksyncCore
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `status --offline` on an unchanged tree, proved from the stat cache alone
 /// (see `StatCache`): the fast path that skips the manifest and, while the
@@ -9,11 +14,9 @@ extension StatCache {
     struct CleanProof {
         /// Record files, all clean.
         let count: Int
-        /// Files that had to be read again.
+        /// Files that had to be read again (their stat had changed, their bytes
+        /// had not); the index was rewritten with their new stat.
         let rehashed: Int
-        /// A refreshed index when some files had to be re-hashed (their stat had
-        /// changed, their bytes had not); nil when the index is current.
-        let refreshedIndex: [UInt8]?
     }
 
     /// One line's verdict.
@@ -24,81 +27,137 @@ extension StatCache {
         case dirty
     }
 
-    /// Proves an unchanged, clean tree straight from the index bytes, without
-    /// building the cache: the header must name `baseStamp` and
-    /// `directoryStamp`, and every entry must be clean and either trusted by a
-    /// fresh `fstatat` in `directory` or, if its stat changed (a `touch`, a
-    /// checkout), have bytes that still hash to its content hash. Returns nil
-    /// as soon as anything differs. Entries are checked on several threads.
-    /// `scanStartedAt` (taken before any stat) heads the refreshed index.
-    static func verifiesClean(_ bytes: [UInt8], fingerprint: String, baseStamp: String, directoryStamp: String,
+    /// Proves an unchanged, clean tree straight from the index file, streamed
+    /// block by block (a million entries cost one block of memory): the header
+    /// must name `baseStamp`, and every entry must be clean and trusted by a
+    /// fresh `fstatat` in `directory`. Returns nil as soon as anything differs.
+    /// Entries are checked on several threads.
+    ///
+    /// With a `directoryStamp` (the header must name it: no file was added,
+    /// removed or renamed), an entry whose stat changed (a `touch`, a checkout)
+    /// still passes if its bytes hash to its content hash, and the index is
+    /// then rewritten with the new stats, headed by `scanStartedAt` (taken
+    /// before any stat), through a temporary file beside it.
+    /// Without one, the caller compares `count` with the record files it
+    /// listed; the names must then be record file names and distinct (no two
+    /// with the same 64-bit hash: a collision only gives up the proof), so
+    /// equal counts mean equal sets.
+    static func verifiesClean(indexAt indexPath: String, fingerprint: String, baseStamp: String, directoryStamp: String?,
                               directory: Int32, scanStartedAt: Int64) -> CleanProof? {
-        let parsed = bytes.withUnsafeBufferPointer { b -> Header? in
-            guard let head = parseHeader(b), head.fingerprint(b, is: fingerprint),
-                  baseStamp.utf8.elementsEqual(UnsafeBufferPointer(rebasing: b[head.baseStamp])),
-                  directoryStamp.utf8.elementsEqual(UnsafeBufferPointer(rebasing: b[head.directoryStamp])),
-                  // A damaged count must not size an allocation: the proof needs one
-                  // line (at least one byte) per counted entry.
-                  head.baseCount >= 0, head.baseCount <= Int64(b.count - head.end)
-            else { return nil }
-            return head
-        }
-        guard let head = parsed else { return nil }
-        let count = Int(head.baseCount)
-        // Line starts, then the lines split among threads.
-        var starts: [Int] = []
-        starts.reserveCapacity(count + 1)
-        var i = head.end
-        while i < bytes.count {
-            starts.append(i)
-            guard let end = bytes[i...].firstIndex(of: newline) else { return nil }
-            i = end + 1
-        }
-        guard starts.count == count else { return nil }
-        let lineStarts = starts
-        let started = head.scanStartedAt
-        let chunks = stride(from: 0, to: starts.count, by: 1024).map { ($0, min($0 + 1024, starts.count)) }
-        // Per chunk: nil if a line is dirty, else the re-hashed lines (index, new bytes).
-        // One dirty line anywhere decides it, so the first one stops every
-        // thread: a tree with a few edits then pays one stat pass (the full
-        // comparison's), not two.
+        guard let reader = LineBlockReader(path: indexPath) else { return nil }
+        var expected = -1
+        var started: Int64 = 0
+        var count = 0
+        var rehashed = 0
+        var headerEnd = 0
+        var writer: AtomicFileWriter?
+        var refreshable = true
+        var nameHashes: [Int] = []
         let gaveUp = Atomic<Bool>(false)
-        let verdicts = bytes.withUnsafeBufferPointer { buffer -> [[(Int, [UInt8])]?] in
-            nonisolated(unsafe) let b = buffer
-            return ParallelMap.map(chunks, chunkSize: 1) { (from, to) -> [(Int, [UInt8])]? in
+        while let ok = reader.next({ block -> Bool in
+            var first = 0
+            if reader.offset == 0 {
+                guard let head = parseHeader(block), head.fingerprint(block, is: fingerprint),
+                      baseStamp.utf8.elementsEqual(UnsafeBufferPointer(rebasing: block[head.baseStamp])),
+                      directoryStamp.map({ $0.utf8.elementsEqual(UnsafeBufferPointer(rebasing: block[head.directoryStamp])) }) ?? true,
+                      head.baseCount >= 0
+                else { return false }
+                expected = head.baseCount > Int64(Int32.max) ? -2 : Int(head.baseCount)
+                started = head.scanStartedAt
+                first = head.end
+                headerEnd = head.end
+            }
+            guard expected >= 0 else { return false }
+            var starts: [Int] = []
+            var i = first
+            while i < block.count {
+                starts.append(i)
+                guard let end = block[i...].firstIndex(of: newline) else { return false }
+                i = end + 1
+            }
+            count += starts.count
+            guard count <= expected else { return false }
+            if directoryStamp == nil, !hashNames(block, starts, into: &nameHashes) { return false }
+            let lineStarts = starts
+            let scanStart = started
+            let rehash = directoryStamp != nil
+            let chunks = stride(from: 0, to: starts.count, by: 1024).map { ($0, min($0 + 1024, lineStarts.count)) }
+            // Per chunk: nil if a line is dirty, else the re-hashed lines (index, new bytes).
+            // One dirty line anywhere decides it, so the first one stops every
+            // thread: a tree with a few edits then pays one stat pass (the full
+            // comparison's), not two.
+            nonisolated(unsafe) let b = block
+            let verdicts = ParallelMap.map(chunks, chunkSize: 1) { (from, to) -> [(Int, [UInt8])]? in
                 var rehashed: [(Int, [UInt8])] = []
                 for line in from..<to {
                     if line & 63 == 0, gaveUp.load(ordering: .relaxed) { return nil }
-                    switch verifyLine(b, at: lineStarts[line], started: started, directory: directory) {
+                    switch verifyLine(b, at: lineStarts[line], started: scanStart, directory: directory) {
                     case .unchanged: continue
-                    case .rehashed(let text): rehashed.append((line, text))
-                    case .dirty:
+                    case .rehashed(let text) where rehash: rehashed.append((line, text))
+                    case .rehashed, .dirty:
                         gaveUp.store(true, ordering: .relaxed)
                         return nil
                     }
                 }
                 return rehashed
             }
-        }
-        var replacements: [Int: [UInt8]] = [:]
-        for verdict in verdicts {
-            guard let verdict else { return nil }
-            for (line, text) in verdict { replacements[line] = text }
-        }
-        guard !replacements.isEmpty else { return CleanProof(count: count, rehashed: 0, refreshedIndex: nil) }
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count + 64)
-        appendHeader(scanStartedAt: scanStartedAt, fingerprint: fingerprint, baseStamp: baseStamp, baseCount: count,
-                     directoryStamp: directoryStamp, to: &out)
-        for (line, start) in lineStarts.enumerated() {
-            if let text = replacements[line] {
-                out.append(contentsOf: text)
-            } else {
-                let end = line + 1 < lineStarts.count ? lineStarts[line + 1] : bytes.count
-                out.append(contentsOf: bytes[start..<end])
+            var replacements: [Int: [UInt8]] = [:]
+            for verdict in verdicts {
+                guard let verdict else { return false }
+                for (line, text) in verdict { replacements[line] = text }
             }
+            rehashed += replacements.count
+            guard refreshable, writer != nil || !replacements.isEmpty, let directoryStamp else { return true }
+            if writer == nil {
+                // The first changed line: start the new index with the lines before this block.
+                guard let created = try? AtomicFileWriter(replacing: indexPath) else {
+                    refreshable = false
+                    return true
+                }
+                var head: [UInt8] = []
+                appendHeader(scanStartedAt: scanStartedAt, fingerprint: fingerprint, baseStamp: baseStamp, baseCount: expected,
+                             directoryStamp: directoryStamp, to: &head)
+                created.append(head)
+                guard FileSystem.copy(indexPath, from: headerEnd, to: reader.offset, into: { created.append($0) }) else {
+                    refreshable = false
+                    return true
+                }
+                writer = created
+            }
+            for (line, start) in lineStarts.enumerated() {
+                if let text = replacements[line] {
+                    writer!.append(text)
+                } else {
+                    let end = line + 1 < lineStarts.count ? lineStarts[line + 1] : block.count
+                    writer!.append(UnsafeBufferPointer(rebasing: block[start..<end]))
+                }
+            }
+            return true
+        }) {
+            guard ok else { return nil }
         }
-        return CleanProof(count: count, rehashed: replacements.count, refreshedIndex: out)
+        guard !reader.failed, count == expected else { return nil }
+        if directoryStamp == nil {
+            nameHashes.sort()
+            for k in nameHashes.indices.dropFirst() where nameHashes[k] == nameHashes[k - 1] { return nil }
+        }
+        // Best effort, like every index write.
+        if let writer { try? writer.commit() }
+        return CleanProof(count: count, rehashed: rehashed)
+    }
+
+    /// Appends a hash of the name of each line at `starts`; false when one is
+    /// not a record file name.
+    private static func hashNames(_ b: UnsafeBufferPointer<UInt8>, _ starts: [Int], into hashes: inout [Int]) -> Bool {
+        for start in starts {
+            guard let tab = b[start...].firstIndex(of: Self.tab) else { return false }
+            let name = UnsafeBufferPointer(rebasing: b[start..<tab])
+            guard RecordID.isRecordFileName(String(decoding: name, as: UTF8.self)) else { return false }
+            var hasher = Hasher()
+            hasher.combine(bytes: UnsafeRawBufferPointer(name))
+            hashes.append(hasher.finalize())
+        }
+        return true
     }
 
     /// One index line: clean, and its file's stat unchanged and not racy, or
@@ -139,23 +198,19 @@ extension CollectionDirectory {
     /// anything is different (then the full comparison runs).
     func quickCleanStatus() -> SyncStatus? {
         let stamp = manifestStamp()
-        guard stamp != "-", let bytes = try? FileSystem.readFile(paths.index),
+        guard stamp != "-", let header = StatCache.header(ofIndexAt: paths.index),
               let directory = try? FileSystem.openDirectory(paths.root)
         else { return nil }
         defer { FileSystem.closeDirectory(directory) }
         let now = WallClock.nowNanoseconds()
         if let rootStat = try? FileSystem.stat(descriptor: directory) {
             let directoryStamp = StatCache.stamp(of: rootStat, scanStartedAt: now)
-            if directoryStamp != "-", StatCache.directoryStamp(of: bytes) == directoryStamp {
+            if directoryStamp != "-", header.directoryStamp == directoryStamp {
                 // Same directory: the index alone decides, and a listing could not do better.
                 guard let proof = StatCache.verifiesClean(
-                    bytes, fingerprint: configFingerprint, baseStamp: stamp, directoryStamp: directoryStamp,
+                    indexAt: paths.index, fingerprint: configFingerprint, baseStamp: stamp, directoryStamp: directoryStamp,
                     directory: directory, scanStartedAt: now)
                 else { return nil }
-                if let refreshed = proof.refreshedIndex {
-                    // Best effort, like every index write.
-                    try? FileSystem.writeAtomically(refreshed, to: paths.index)
-                }
                 return SyncStatus(records: [], unusableFiles: [], unusableRemote: [], recordCount: proof.count, remoteCount: nil,
                                   filesRead: proof.rehashed)
             }
@@ -163,25 +218,13 @@ extension CollectionDirectory {
         // An entry the last scan found not clean proves nothing is to be
         // proved: give up before listing or stat-ing anything, so a tree with
         // a few edits pays one stat pass (the full comparison's), not two.
-        guard let cache = StatCache.decode(bytes, fingerprint: configFingerprint), cache.baseStamp == stamp,
-              cache.entries.values.allSatisfy(\.clean),
-              let names = try? FileSystem.listDirectory(paths.root)
+        guard header.baseStamp == stamp, StatCache.allEntriesClean(indexAt: paths.index),
+              let records = FileSystem.countEntries(paths.root, where: RecordID.isRecordFileName),
+              let proof = StatCache.verifiesClean(
+                  indexAt: paths.index, fingerprint: configFingerprint, baseStamp: stamp, directoryStamp: nil,
+                  directory: directory, scanStartedAt: now),
+              proof.count == records
         else { return nil }
-        let records = names.filter(RecordID.isRecordFileName)
-        guard records.count == cache.baseCount else { return nil }
-        let gaveUp = Atomic<Bool>(false)
-        let verdicts = ParallelMap.map(records, chunkSize: 2048) { name -> Bool in
-            guard !gaveUp.load(ordering: .relaxed),
-                  let entry = cache.entries[name], entry.clean,
-                  let stat = try? FileSystem.stat(directory: directory, name: name), stat.isRegularFile,
-                  cache.trusts(entry, stat)
-            else {
-                gaveUp.store(true, ordering: .relaxed)
-                return false
-            }
-            return true
-        }
-        guard !verdicts.contains(false) else { return nil }
-        return SyncStatus(records: [], unusableFiles: [], unusableRemote: [], recordCount: records.count, remoteCount: nil, filesRead: 0)
+        return SyncStatus(records: [], unusableFiles: [], unusableRemote: [], recordCount: records, remoteCount: nil, filesRead: 0)
     }
 }

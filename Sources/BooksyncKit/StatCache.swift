@@ -68,8 +68,14 @@ struct StatCache: Sendable {
 
     /// True if the file's stat proves it unchanged since the entry was written.
     func trusts(_ entry: Entry, _ stat: FileStat) -> Bool {
+        Self.trusts(entry, stat, scanStartedAt: scanStartedAt)
+    }
+
+    /// True if the file's stat proves it unchanged since the entry was written
+    /// by a scan that started at `scanStartedAt`.
+    static func trusts(_ entry: Entry, _ stat: FileStat, scanStartedAt: Int64) -> Bool {
         entry.size == stat.size && entry.mtime == stat.mtimeNanoseconds && entry.ctime == stat.ctimeNanoseconds
-            && entry.inode == stat.inode && !isRacy(entry)
+            && entry.inode == stat.inode && !isRacy(mtime: entry.mtime, ctime: entry.ctime, scanStartedAt: scanStartedAt)
     }
 
     /// The stamp of a state file, or "-" if it changed too recently to be told
@@ -93,14 +99,15 @@ struct StatCache: Sendable {
         return max(mtime, ctime) >= scanStartedAt - margin
     }
 
-    /// The index file's bytes; entries unsorted: the index is local-only and
-    /// read into a dictionary or streamed.
+    /// The index file's bytes, entries sorted by name (deterministic). The
+    /// scan writes its index line by line instead (`LocalScanner`), in
+    /// directory order; readers accept any order.
     func encoded() -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(64 + entries.count * 120)
         Self.appendHeader(scanStartedAt: scanStartedAt, fingerprint: fingerprint, baseStamp: baseStamp, baseCount: baseCount,
                           directoryStamp: directoryStamp, to: &out)
-        for (name, entry) in entries { Self.appendLine(name: name, entry, to: &out) }
+        for name in entries.keys.sorted(by: CanonicalJSON.utf8Less) { Self.appendLine(name: name, entries[name]!, to: &out) }
         return out
     }
 

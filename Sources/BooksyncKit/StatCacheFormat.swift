@@ -177,3 +177,45 @@ extension StatCache {
         }
     }
 }
+
+extension StatCache {
+    /// The text fields of an index file's header that decide which proof applies.
+    struct HeaderStamps: Equatable {
+        var baseStamp: String
+        var directoryStamp: String
+    }
+
+    /// The stamps in the header of the index at `path`, reading only its first
+    /// line; nil when it is missing or its header is damaged.
+    static func header(ofIndexAt path: String) -> HeaderStamps? {
+        guard let reader = LineBlockReader(path: path, blockSize: 1 << 12, maximumLine: 1 << 16) else { return nil }
+        return reader.next { b -> HeaderStamps? in
+            guard let end = b.firstIndex(of: newline), let head = parseHeader(UnsafeBufferPointer(rebasing: b[...end])) else { return nil }
+            return HeaderStamps(baseStamp: String(decoding: UnsafeBufferPointer(rebasing: b[head.baseStamp]), as: UTF8.self),
+                                directoryStamp: String(decoding: UnsafeBufferPointer(rebasing: b[head.directoryStamp]), as: UTF8.self))
+        } ?? nil
+    }
+
+    /// True when every entry line of the index at `path` ends in the clean
+    /// flag: a quick look that only finds line ends, no fields.
+    static func allEntriesClean(indexAt path: String) -> Bool {
+        guard let reader = LineBlockReader(path: path) else { return false }
+        var sawHeader = false
+        while let clean = reader.next({ b -> Bool in
+            var i = 0
+            if !sawHeader {
+                guard let end = b.firstIndex(of: newline) else { return false }
+                i = end + 1
+                sawHeader = true
+            }
+            while i < b.count {
+                guard let end = b[i...].firstIndex(of: newline), end >= i + 2, b[end - 1] == cleanFlag, b[end - 2] == tab else { return false }
+                i = end + 1
+            }
+            return true
+        }) {
+            guard clean else { return false }
+        }
+        return !reader.failed
+    }
+}

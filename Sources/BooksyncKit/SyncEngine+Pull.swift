@@ -10,6 +10,8 @@ extension CollectionDirectory {
         let manifest = try loadManifest()
         var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
         scanner.writeIndex = !options.dryRun
+        // Clean files are then one bit per record in the scan (`LocalFiles`).
+        scanner.base = manifest
         if keepChangedRecords { scanner.keepRecordsChangedFrom = manifest }
         return (manifest, try scanner.scan())
     }

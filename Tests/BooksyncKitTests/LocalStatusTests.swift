@@ -332,20 +332,34 @@ import Glibc
             defer { FileSystem.closeDirectory(directory) }
             let now = WallClock.nowNanoseconds()
             let directoryStamp = StatCache.stamp(of: try FileSystem.stat(root), scanStartedAt: now)
-            let index = try FileSystem.readFile(root + "/.booksync/index")
-            let verify = { (stamp: String) in
-                StatCache.verifiesClean(index, fingerprint: collection.configFingerprint, baseStamp: collection.manifestStamp(),
+            let indexPath = root + "/.booksync/index"
+            let index = try FileSystem.readFile(indexPath)
+            let verify = { (stamp: String?) in
+                StatCache.verifiesClean(indexAt: indexPath, fingerprint: collection.configFingerprint, baseStamp: collection.manifestStamp(),
                                         directoryStamp: stamp, directory: directory, scanStartedAt: now)
             }
             #expect(verify(directoryStamp)?.count == 2)
-            #expect(verify(directoryStamp)?.refreshedIndex == nil)
+            #expect(verify(directoryStamp)?.rehashed == 0)
+            #expect(try FileSystem.readFile(indexPath) == index, "nothing re-hashed, nothing rewritten")
             #expect(verify("1:2:3:4") == nil)
+            // Without the directory's stamp the names must be sorted: then the caller's count proves the set.
+            #expect(verify(nil)?.count == 2)
+            // Without the stamp a duplicated line could stand in for a missing
+            // file: names must be distinct (their order does not matter).
+            let lines = index.split(separator: UInt8(ascii: "\n")).map { Array($0) + [UInt8(ascii: "\n")] }
+            #expect(lines.count == 3)
+            try FileSystem.writeAtomically(lines[0] + lines[2] + lines[1], to: indexPath)
+            #expect(verify(nil)?.count == 2)
+            try FileSystem.writeAtomically(lines[0] + lines[1] + lines[1], to: indexPath)
+            #expect(verify(nil) == nil)
+            try FileSystem.writeAtomically(index, to: indexPath)
             // Touched, same bytes: still clean, with a refreshed index line for that file.
             let dune = root + "/dune.json"
             try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -60)], ofItemAtPath: dune)
+            #expect(verify(nil) == nil, "without the directory's stamp a changed stat is not re-hashed")
             let touched = try #require(verify(directoryStamp))
             #expect(touched.count == 2 && touched.rehashed == 1)
-            let refreshed = try #require(touched.refreshedIndex)
+            let refreshed = try FileSystem.readFile(indexPath)
             #expect(StatCache.decode(refreshed, fingerprint: collection.configFingerprint)?.entries["dune.json"]?.mtime
                 == (try FileSystem.stat(dune)).mtimeNanoseconds)
             // A same-size edit in place keeps the directory stamp; the file's own stat catches it.

@@ -1,0 +1,126 @@
+import Testing
+@testable import BooksyncCore
+
+/// The compact manifest store behaves as the dictionary it replaced, and its
+/// encodings of hashes and revisions are exact.
+@Suite struct ManifestEntriesTests {
+    static func id(_ s: String) -> RecordID { try! RecordID(s) }
+    static let hashA = "sha256:" + String(repeating: "0123456789abcdef", count: 4)
+    static let hashB = "sha256:" + String(repeating: "f", count: 64)
+
+    /// Random sets, removals and re-additions against a `Dictionary` model.
+    @Test(arguments: [1, 2, 3])
+    func behavesAsADictionary(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        var model: [RecordID: BaseEntry] = [:]
+        var store = ManifestEntries()
+        let values = [BaseEntry(hash: Self.hashA, revision: "2024-01-01T00:00:00.000000Z"),
+                      BaseEntry(hash: Self.hashB, revision: "2024-01-01T00:00:00Z"),
+                      BaseEntry(hash: "sha256:short", revision: "2024-01-01T00:00:00.000000Z"),
+                      BaseEntry(hash: Self.hashA, revision: "rev with spaces"),
+                      BaseEntry(hash: Self.hashA.uppercased(), revision: "")]
+        for _ in 0..<3000 {
+            let id = Self.id("r\(random.next() % 300)")
+            if random.next() % 4 == 0 {
+                model[id] = nil
+                store[id] = nil
+            } else {
+                let value = values[Int(random.next() % UInt64(values.count))]
+                model[id] = value
+                store[id] = value
+            }
+            #expect(store[id] == model[id])
+        }
+        #expect(store.count == model.count)
+        #expect(Set(store.keys) == Set(model.keys))
+        #expect(store == ManifestEntries(model))
+        for (id, entry) in store { #expect(model[id] == entry) }
+        #expect(store.sorted.map(\.key) == model.keys.sorted(), "sorted by id bytes even after re-additions")
+        #expect(store.mapValues(\.hash) == model.mapValues(\.hash))
+        var other = ManifestEntries(model)
+        other[Self.id("r0")] = BaseEntry(hash: Self.hashB, revision: "x")
+        #expect(other != store)
+
+        // A copy shares the slots: its changes go to the overlay, the original keeps its entries.
+        let original = store
+        let originalModel = model
+        for _ in 0..<500 {
+            let id = Self.id("r\(random.next() % 400)")
+            if random.next() % 3 == 0 {
+                model[id] = nil
+                store[id] = nil
+            } else {
+                let value = values[Int(random.next() % UInt64(values.count))]
+                model[id] = value
+                store[id] = value
+            }
+            #expect(store[id] == model[id])
+            #expect(store.slot(of: id).map { store.entry(atSlot: $0) } == nil || store[id] != nil)
+        }
+        #expect(store.count == model.count && Set(store.keys) == Set(model.keys))
+        #expect(store == ManifestEntries(model))
+        #expect(store.sorted.map(\.key) == model.keys.sorted() && store.sorted.map(\.value) == model.keys.sorted().map { model[$0]! })
+        #expect(original == ManifestEntries(originalModel))
+        #expect(Manifest(entries: store).encoded() == Manifest(entries: model).encoded())
+    }
+
+    /// Hashes and revisions without a compact form are kept verbatim; those with one read back identically.
+    @Test(arguments: [
+        Self.hashA, Self.hashB, "sha256:", "sha256:" + String(repeating: "0", count: 63), "sha256:" + String(repeating: "g", count: 64),
+        "SHA256:" + String(repeating: "0", count: 64), "sha256:" + String(repeating: "A", count: 64), "",
+    ])
+    func contentDigestIsExact(text: String) {
+        let digest = ContentDigest(contentHash: text)
+        #expect((digest != nil) == (text == Self.hashA || text == Self.hashB))
+        if let digest { #expect(digest.contentHash == text) }
+    }
+
+    @Test(arguments: [
+        "2024-01-01T00:00:00.000000Z", "2024-01-01T00:00:00Z", "2024-01-01T00:00:00.123456789Z", "", "0",
+        String(repeating: "9", count: 32), String(repeating: "9", count: 33), "2024-01-01 00:00:00", "2024-01-01T00:00:00.000000z", "é",
+    ])
+    func packedRevisionIsExact(text: String) {
+        let packed = PackedRevision(text)
+        let packable = text.utf8.count <= 32 && text.utf8.allSatisfy { Array("0123456789-:T.Z".utf8).contains($0) }
+        #expect((packed != nil) == packable)
+        if let packed { #expect(packed.text == text) }
+    }
+
+    /// The line decoder gives the same manifest however the file is cut into
+    /// blocks of whole lines, and refuses every damaged line.
+    @Test func canonicalDecoderTakesAnyBlocksOfLines() throws {
+        var manifest = Manifest(configFingerprint: "sha256:cf")
+        for k in 0..<50 { manifest.entries[Self.id("b\(k)")] = BaseEntry(hash: k % 7 == 0 ? "sha256:odd" : Self.hashA, revision: "2024-01-0\(k % 9)T00:00:00Z") }
+        let bytes = manifest.encoded()
+        let lineEnds = bytes.indices.filter { bytes[$0] == 0x0A }.map { $0 + 1 }
+        for every in [1, 2, 7, 100] {
+            var decoder = CanonicalManifestDecoder()
+            var start = 0
+            for (n, end) in lineEnds.enumerated() where n % every == every - 1 || end == bytes.count {
+                #expect(bytes[start..<end].withUnsafeBufferPointer { decoder.feed($0) })
+                start = end
+            }
+            #expect(decoder.finish() == manifest)
+        }
+        #expect(Manifest.decodeCanonical(Manifest().encoded()) == Manifest())
+    }
+
+    @Test(arguments: [
+        ("\"records\": {\n", "\"records\": {\n    \"0\": {\"hash\": \"sha256:1\", \"revision\": \"r\"}\n"),  // no comma before the next
+        ("\n  }\n}\n", ",\n  }\n}\n"),  // comma before the closing brace
+        ("\"records\": {\n", "\"records\": {\n    \"a\": {\"hash\": \"sha256:1\", \"revision\": \"r\"},\n"),  // duplicate id
+        ("  \"config\"", "  \"unknownKey\": \"x\",\n  \"config\""),  // a header key the fast path does not know
+        ("\"revision\": \"r\"}\n", "\"revision\": \"r\\u0041\"}\n"),  // an escape encode never writes
+        ("\n  }\n}\n", "\n  }\n}"),  // no final newline
+        ("\n  }\n}\n", "\n  }\n}\n\n"),  // a line after the end
+    ])
+    func canonicalDecoderRefusesDamage(find: String, replace: String) throws {
+        var manifest = Manifest(configFingerprint: "sha256:cf")
+        manifest.entries[Self.id("a")] = BaseEntry(hash: "sha256:1", revision: "r")
+        let text = String(decoding: manifest.encoded(), as: UTF8.self)
+        #expect(Manifest.decodeCanonical(Array(text.utf8)) == manifest)
+        let damaged = text.replacing(find, with: replace, maxReplacements: 1)
+        #expect(damaged != text)
+        #expect(Manifest.decodeCanonical(Array(damaged.utf8)) == nil)
+    }
+}
