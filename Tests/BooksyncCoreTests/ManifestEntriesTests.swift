@@ -19,18 +19,23 @@ import Testing
                       BaseEntry(hash: "sha256:short", revision: "2024-01-01T00:00:00.000000Z"),
                       BaseEntry(hash: Self.hashA, revision: "rev with spaces"),
                       BaseEntry(hash: Self.hashA.uppercased(), revision: "")]
-        for _ in 0..<3000 {
-            let id = Self.id("r\(random.next() % 300)")
-            if random.next() % 4 == 0 {
-                model[id] = nil
-                store[id] = nil
-            } else {
-                let value = values[Int(random.next() % UInt64(values.count))]
-                model[id] = value
-                store[id] = value
+        /// Sets or removes (one in `removeOneIn`) random ids below `ids` in both, `rounds` times.
+        func mutate(rounds: Int, ids: UInt64, removeOneIn: UInt64, check: (RecordID) -> Void = { _ in }) {
+            for _ in 0..<rounds {
+                let id = Self.id("r\(random.next() % ids)")
+                if random.next() % removeOneIn == 0 {
+                    model[id] = nil
+                    store[id] = nil
+                } else {
+                    let value = values[Int(random.next() % UInt64(values.count))]
+                    model[id] = value
+                    store[id] = value
+                }
+                #expect(store[id] == model[id])
+                check(id)
             }
-            #expect(store[id] == model[id])
         }
+        mutate(rounds: 3000, ids: 300, removeOneIn: 4)
         #expect(store.count == model.count)
         #expect(Set(store.keys) == Set(model.keys))
         #expect(store == ManifestEntries(model))
@@ -44,17 +49,7 @@ import Testing
         // A copy shares the slots: its changes go to the overlay, the original keeps its entries.
         let original = store
         let originalModel = model
-        for _ in 0..<500 {
-            let id = Self.id("r\(random.next() % 400)")
-            if random.next() % 3 == 0 {
-                model[id] = nil
-                store[id] = nil
-            } else {
-                let value = values[Int(random.next() % UInt64(values.count))]
-                model[id] = value
-                store[id] = value
-            }
-            #expect(store[id] == model[id])
+        mutate(rounds: 500, ids: 400, removeOneIn: 3) { id in
             #expect(store.slot(of: id).map { store.entry(atSlot: $0) } == nil || store[id] != nil)
         }
         #expect(store.count == model.count && Set(store.keys) == Set(model.keys))
