@@ -18,19 +18,24 @@ struct RemoteSnapshot: Sendable {
     /// listing every name, so the next command must.
     func nextChangeMark(field: String, base: Manifest) -> ChangeMark? {
         guard listing.unusable.isEmpty else { return nil }
-        var unrecorded: [String?] = []
-        var notInBase = 0
-        for (id, revision) in listing.revisions {
-            guard let entry = base.entries[id] else {
-                notInBase += 1
-                unrecorded.append(bodies[id]?.changeTime)
-                continue
-            }
-            if entry.revision != revision { unrecorded.append(bodies[id]?.changeTime) }
-        }
+        let (unrecorded, notInBase) = unrecordedChangeTimes(base: base)
         // Every base id is listed exactly when the listed ids the base has are all of them.
         guard listing.revisions.count - notInBase == base.entries.count else { return nil }
         return ChangeMark.after(field: field, readTime: listing.readTime, unrecorded: unrecorded)
+    }
+
+    /// The change time of every listed document `base` does not hold at its
+    /// listed revision (nil where no body was read), and how many of them
+    /// `base` does not hold at all.
+    func unrecordedChangeTimes(base: Manifest) -> (times: [String?], notInBase: Int) {
+        var times: [String?] = []
+        var notInBase = 0
+        for (id, revision) in listing.revisions {
+            let entry = base.entries[id]
+            if entry == nil { notInBase += 1 }
+            if entry?.revision != revision { times.append(bodies[id]?.changeTime) }
+        }
+        return (times, notInBase)
     }
 
     /// The remote side of `id` for `SyncRules.classify`.

@@ -262,8 +262,6 @@ private struct FirstPullMark {
         guard field != nil else { return }
         readTime = readTime ?? batch.listing.readTime
         if !batch.listing.unusable.isEmpty { safe = false }
-        for (id, revision) in batch.listing.revisions where base.entries[id]?.revision != revision {
-            unrecorded.append(batch.bodies[id]?.changeTime)
-        }
+        unrecorded += batch.unrecordedChangeTimes(base: base).times
     }
 }
