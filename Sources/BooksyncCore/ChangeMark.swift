@@ -28,8 +28,9 @@ public struct ChangeMark: Sendable, Equatable {
         self.time = time
     }
 
-    /// How long before a read the mark is put: longer than any write
-    /// request takes from processing to commit (Firestore's write deadline is 60 s).
+    /// How long before a read the mark is put: meant to be longer than a
+    /// write request takes from processing to commit (an assumption, not a
+    /// documented bound: the emulator showed 0.3 s).
     public static let margin: Int64 = 60 * Timestamp.microsPerSecond
 
     /// The mark after a sync that read the remote at the server time
