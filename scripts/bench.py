@@ -111,7 +111,7 @@ def main():
     parser.add_argument("--output", default=os.path.join(REPO, "BENCHMARKS.md"),
                         help="markdown file to write (default BENCHMARKS.md in the repository)")
     parser.add_argument("--bin", help="booksync binary (scripts/bench builds and passes it)")
-    parser.add_argument("--bin-note", help="how the binary was built, for BENCHMARKS.md (default: from git)")
+    parser.add_argument("--bin-note", help="how the binary was built, for BENCHMARKS.md (scripts/bench passes the commit it built; default: the binary's path)")
     parser.add_argument("--emulator-host", help="Firestore emulator host:port (scripts/bench starts one)")
     parser.add_argument("--workdir", help="directory for the generated data (scripts/bench passes a temporary one)")
     args = parser.parse_args()

@@ -7,7 +7,7 @@ import re
 import subprocess
 import time
 
-from bench_common import CHANGED, EMULATOR_PAGE, RACY_WAIT, REPO, REVISION, fmt_ratio, fmt_time, load_average, \
+from bench_common import CHANGED, EMULATOR_PAGE, RACY_WAIT, REVISION, fmt_ratio, fmt_time, load_average, \
     markdown_table
 
 
@@ -37,8 +37,6 @@ class Report:
                 if line.startswith("MemTotal"):
                     mem = "%.1f GiB" % (int(line.split()[1]) / 1024 / 1024)
         fs = cmd("df", "-T", self.work).splitlines()[-1].split()[1] if os.path.exists(self.work) else "?"
-        head = cmd("git", "-C", REPO, "rev-parse", "--short", "HEAD")
-        dirty = cmd("git", "-C", REPO, "status", "--porcelain", "--", "Sources", "Package.swift")
         return [
             ("date", time.strftime("%Y-%m-%d %H:%M:%S %Z")),
             ("nproc", cmd("nproc")),
@@ -52,9 +50,7 @@ class Report:
                 open("/usr/lib/google-cloud-sdk/VERSION").read().strip()
                 if os.path.exists("/usr/lib/google-cloud-sdk/VERSION") else "?")),
             ("work directory file system", fs),
-            ("booksync", self.args.bin_note or (
-                "built from %s%s" % (head, " with uncommitted changes to Sources/" if dirty else "")
-                if self.bin.startswith(os.path.join(REPO, ".build") + os.sep) else "binary at " + self.bin)),
+            ("booksync", self.args.bin_note or "binary at " + self.bin),
             ("work directory", self.work),
             ("load average (1, 5, 15 min) before / after", "%s / %s" % (self.load_before, load_average())),
             ("creating a 500-byte file in the work directory, before / after", "%.0f µs / %.0f µs" % (
