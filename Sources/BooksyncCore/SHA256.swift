@@ -1,24 +1,47 @@
 /// SHA-256 (FIPS 180-4) in pure Swift, so the core needs neither CryptoKit
 /// (absent on Linux) nor a C library.
+///
+/// Hashing is on the hot path of `status` after a checkout or `touch` (every
+/// touched file is hashed to prove it unchanged), so the compression function
+/// is unrolled eight rounds at a time with the working variables rotated by
+/// argument position instead of moved, and one-shot hashes of a whole buffer
+/// (`hash`, `contentHash`) never copy the input or allocate a block buffer.
 public struct SHA256: Sendable {
-    private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
-        (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
+    private var state: State = SHA256.initialState
     private var buffer = [UInt8]()
     private var totalBytes: UInt64 = 0
+
+    private typealias State = (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32)
+    private static let initialState: State =
+        (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
 
     /// A fresh hash; feed it with `update`, then call `finalize` once.
     public init() {}
 
     /// The digest of `bytes` in one call.
     public static func hash(_ bytes: [UInt8]) -> [UInt8] {
-        var h = SHA256()
-        h.update(bytes)
-        return h.finalize()
+        let state = bytes.withUnsafeBytes { oneShot($0) }
+        return digestBytes(state)
     }
 
     /// `sha256:<hex>`, the form manifests and messages use.
     public static func contentHash(_ bytes: [UInt8]) -> String {
-        "sha256:" + Hex.string(hash(bytes), .lower)
+        let state = bytes.withUnsafeBytes { oneShot($0) }
+        let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
+        return String(unsafeUninitializedCapacity: 71) { out in
+            var i = 0
+            for c in "sha256:".utf8 { out[i] = c; i += 1 }
+            for word in words {
+                var shift: UInt32 = 32
+                while shift > 0 {
+                    shift -= 4
+                    let nibble = UInt8(truncatingIfNeeded: word >> shift) & 0xF
+                    out[i] = nibble < 10 ? 0x30 + nibble : 0x57 + nibble
+                    i += 1
+                }
+            }
+            return i
+        }
     }
 
     /// Adds `bytes` to the message; any split of the input gives the same digest.
@@ -32,26 +55,48 @@ public struct SHA256: Sendable {
             if buffer.count < 64 { return }
             let block = buffer
             buffer.removeAll(keepingCapacity: true)
-            block.withUnsafeBufferPointer { processBlocks($0) }
+            block.withUnsafeBytes { Self.compress(&state, $0.baseAddress!, blocks: 1) }
         }
-        let whole = input.count / 64 * 64
+        let whole = input.count / 64
         if whole > 0 {
-            input.prefix(whole).withUnsafeBufferPointer { processBlocks($0) }
+            input.withUnsafeBytes { Self.compress(&state, $0.baseAddress!, blocks: whole) }
         }
-        buffer.append(contentsOf: input.dropFirst(whole))
+        buffer.append(contentsOf: input.dropFirst(whole * 64))
     }
 
     /// The 32-byte digest of everything passed to `update`. Call it once: the
     /// value is not reset, so neither further updates nor a second call give
     /// a meaningful digest.
     public mutating func finalize() -> [UInt8] {
-        var tail = buffer
-        tail.append(0x80)
-        while tail.count % 64 != 56 { tail.append(0) }
-        let bits = totalBytes &* 8
-        for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
-        tail.withUnsafeBufferPointer { processBlocks($0) }
+        let pending = buffer
         buffer.removeAll()
+        pending.withUnsafeBytes { Self.finish(&state, tail: $0, totalBytes: totalBytes) }
+        return Self.digestBytes(state)
+    }
+
+    /// The state after hashing all of `message`, without copying it.
+    private static func oneShot(_ message: UnsafeRawBufferPointer) -> State {
+        var state = initialState
+        let whole = message.count / 64
+        if whole > 0 { compress(&state, message.baseAddress!, blocks: whole) }
+        finish(&state, tail: UnsafeRawBufferPointer(rebasing: message[(whole * 64)...]), totalBytes: UInt64(message.count))
+        return state
+    }
+
+    /// Pads the last `tail` bytes (fewer than 64) and compresses the final one or two blocks.
+    private static func finish(_ state: inout State, tail: UnsafeRawBufferPointer, totalBytes: UInt64) {
+        withUnsafeTemporaryAllocation(byteCount: 128, alignment: 8) { block in
+            block.initializeMemory(as: UInt8.self, repeating: 0)
+            if tail.count > 0 { block.baseAddress!.copyMemory(from: tail.baseAddress!, byteCount: tail.count) }
+            block[tail.count] = 0x80
+            let blocks = tail.count < 56 ? 1 : 2
+            let bits = totalBytes &* 8
+            block.storeBytes(of: bits.bigEndian, toByteOffset: blocks * 64 - 8, as: UInt64.self)
+            compress(&state, UnsafeRawPointer(block.baseAddress!), blocks: blocks)
+        }
+    }
+
+    private static func digestBytes(_ state: State) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(32)
         for word in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
@@ -77,36 +122,50 @@ public struct SHA256: Sendable {
     @inline(__always)
     private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 &- n)) }
 
-    private mutating func processBlocks(_ data: UnsafeBufferPointer<UInt8>) {
+    /// One round. The caller passes the eight working variables rotated by one
+    /// position each round, so only `d` and `h` change and nothing is moved.
+    @inline(__always)
+    private static func round(_ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: inout UInt32,
+                              _ e: UInt32, _ f: UInt32, _ g: UInt32, _ h: inout UInt32, _ kw: UInt32) {
+        let t1 = h &+ (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) &+ (g ^ (e & (f ^ g))) &+ kw
+        d &+= t1
+        h = t1 &+ (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) &+ ((a & b) | (c & (a | b)))
+    }
+
+    /// Compresses `blocks` consecutive 64-byte blocks starting at `data` into `state`.
+    private static func compress(_ state: inout State, _ data: UnsafeRawPointer, blocks: Int) {
         var (h0, h1, h2, h3, h4, h5, h6, h7) = state
-        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
-            Self.k.withUnsafeBufferPointer { k in
-                var offset = 0
-                while offset + 64 <= data.count {
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { buffer in
+            let w = buffer.baseAddress!
+            k.withUnsafeBufferPointer { kBuffer in
+                let k = kBuffer.baseAddress!
+                var block = data
+                for _ in 0..<blocks {
                     for i in 0..<16 {
-                        let p = offset + i * 4
-                        w[i] = UInt32(data[p]) << 24 | UInt32(data[p + 1]) << 16 | UInt32(data[p + 2]) << 8 | UInt32(data[p + 3])
+                        w[i] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))
                     }
                     for i in 16..<64 {
                         let x = w[i - 15], y = w[i - 2]
-                        let s0 = Self.rotr(x, 7) ^ Self.rotr(x, 18) ^ (x >> 3)
-                        let s1 = Self.rotr(y, 17) ^ Self.rotr(y, 19) ^ (y >> 10)
+                        let s0 = rotr(x, 7) ^ rotr(x, 18) ^ (x >> 3)
+                        let s1 = rotr(y, 17) ^ rotr(y, 19) ^ (y >> 10)
                         w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
                     }
                     var a = h0, b = h1, c = h2, d = h3, e = h4, f = h5, g = h6, h = h7
-                    for i in 0..<64 {
-                        let s1 = Self.rotr(e, 6) ^ Self.rotr(e, 11) ^ Self.rotr(e, 25)
-                        let ch = (e & f) ^ (~e & g)
-                        let t1 = h &+ s1 &+ ch &+ k[i] &+ w[i]
-                        let s0 = Self.rotr(a, 2) ^ Self.rotr(a, 13) ^ Self.rotr(a, 22)
-                        let maj = (a & b) ^ (a & c) ^ (b & c)
-                        let t2 = s0 &+ maj
-                        h = g; g = f; f = e; e = d &+ t1
-                        d = c; c = b; b = a; a = t1 &+ t2
+                    var i = 0
+                    while i < 64 {
+                        round(a, b, c, &d, e, f, g, &h, k[i] &+ w[i])
+                        round(h, a, b, &c, d, e, f, &g, k[i + 1] &+ w[i + 1])
+                        round(g, h, a, &b, c, d, e, &f, k[i + 2] &+ w[i + 2])
+                        round(f, g, h, &a, b, c, d, &e, k[i + 3] &+ w[i + 3])
+                        round(e, f, g, &h, a, b, c, &d, k[i + 4] &+ w[i + 4])
+                        round(d, e, f, &g, h, a, b, &c, k[i + 5] &+ w[i + 5])
+                        round(c, d, e, &f, g, h, a, &b, k[i + 6] &+ w[i + 6])
+                        round(b, c, d, &e, f, g, h, &a, k[i + 7] &+ w[i + 7])
+                        i += 8
                     }
                     h0 &+= a; h1 &+= b; h2 &+= c; h3 &+= d
                     h4 &+= e; h5 &+= f; h6 &+= g; h7 &+= h
-                    offset += 64
+                    block += 64
                 }
             }
         }
