@@ -43,6 +43,10 @@ public struct ContentDigest: Sendable, Hashable {
         (a, b, c, d) = (word(0), word(1), word(2), word(3))
     }
 
+    /// The first eight bytes, big-endian: a key that sorts and finds digests
+    /// without holding all 32 bytes (equal digests have equal keys).
+    public var leadingWord: UInt64 { a }
+
     /// `sha256:<hex>`, exactly the text it was parsed from.
     public var contentHash: String {
         String(unsafeUninitializedCapacity: 71) { buffer in

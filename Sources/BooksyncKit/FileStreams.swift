@@ -4,12 +4,14 @@ import Glibc
 import Darwin
 #endif
 
-/// Reads a line-oriented state file (the stat cache) front to back in blocks of
-/// whole lines, so a million-line file costs one block of memory, not its size.
+/// Reads a line-oriented state file (the stat cache, the manifest, the base
+/// pack) front to back in blocks of whole lines, so a million-line file costs
+/// one block of memory, not its size.
 ///
 /// Each block ends at a newline, except the last one when the file does not
-/// end in one (its readers then see a damaged last line). A line longer than
-/// `maximumLine` ends the stream as damaged: a state file never has one.
+/// end in one (its readers then see a damaged last line). The buffer grows for
+/// a line longer than a block, up to `maximumLine`; a longer line ends the
+/// stream as damaged.
 final class LineBlockReader {
     private let fd: Int32
     private var buffer: [UInt8]
@@ -17,7 +19,9 @@ final class LineBlockReader {
     private var pending = 0
     private var atEnd = false
     private let blockSize: Int
-    /// The file offset of the next block's first byte.
+    private let maximumLine: Int
+    /// The file offset of the next block's first byte (while `body` runs, of
+    /// the block it was given).
     private(set) var offset = 0
     /// True once a read failed or a line was too long; the stream then ends early.
     private(set) var failed = false
@@ -36,34 +40,60 @@ final class LineBlockReader {
         }
         self.fd = fd
         self.blockSize = blockSize
+        self.maximumLine = maximumLine
         fileSize = Int(s.st_size)
-        buffer = [UInt8](repeating: 0, count: blockSize + maximumLine)
+        // Room for one block and an ordinary line; grown only for a long line.
+        buffer = [UInt8](repeating: 0, count: blockSize + min(maximumLine, 1 << 16))
     }
 
     deinit { close(fd) }
 
-    /// Calls `body` with the next block of whole lines and returns its result;
-    /// nil at the end of the file or after a failure (see `failed`).
-    func next<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T? {
-        while !atEnd, pending < blockSize {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + pending, $0.count - pending) }
+    /// Reads until `pending` reaches `target` bytes or the file ends; false on a read error.
+    private func fill(to target: Int) -> Bool {
+        while !atEnd, pending < target {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + pending, target - pending) }
             if n < 0 {
                 if errno == EINTR { continue }
-                failed = true
-                return nil
+                return false
             }
             if n == 0 { atEnd = true }
             pending += n
         }
-        guard pending > 0 else { return nil }
-        let cut: Int
-        if let newline = buffer[..<pending].lastIndex(of: 0x0A) {
-            cut = newline + 1
-        } else if atEnd {
-            cut = pending
-        } else {
-            failed = true  // a line longer than the buffer
+        return true
+    }
+
+    /// Calls `body` with the next block of whole lines and returns its result;
+    /// nil at the end of the file or after a failure (see `failed`).
+    func next<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T? {
+        guard !failed else { return nil }
+        guard fill(to: blockSize) else {
+            failed = true
             return nil
+        }
+        var cut: Int
+        while true {
+            guard pending > 0 else { return nil }
+            if let newline = buffer[..<pending].lastIndex(of: 0x0A) {
+                cut = newline + 1
+                break
+            }
+            if atEnd {
+                cut = pending
+                break
+            }
+            // One line longer than what is buffered: read on, with more room if need be.
+            let limit = blockSize + maximumLine
+            if pending == buffer.count {
+                guard buffer.count < limit else {
+                    failed = true
+                    return nil
+                }
+                buffer += [UInt8](repeating: 0, count: min(buffer.count, limit - buffer.count))
+            }
+            guard fill(to: buffer.count) else {
+                failed = true
+                return nil
+            }
         }
         let result = buffer.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[..<cut])) }
         buffer.withUnsafeMutableBufferPointer { b in
@@ -130,6 +160,24 @@ final class AtomicFileWriter {
     func readBack(from start: Int, into body: (UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
         flush()
         return failure == 0 && FileSystem.copy(temporary, from: start, to: size, into: body)
+    }
+
+    /// Overwrites bytes already appended, at `offset` (a header whose value is
+    /// known only at the end); the size does not change.
+    func patch(_ bytes: [UInt8], at offset: Int) {
+        precondition(offset + bytes.count <= size)
+        flush()
+        guard failure == 0 else { return }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, bytes.count - written, off_t(offset + written)) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else {
+                failure = n < 0 ? errno : EIO
+                return
+            }
+            written += n
+        }
     }
 
     /// Writes what is left and renames the file over `path`.

@@ -96,13 +96,63 @@ import BooksyncTestSupport
         manifest.entries[records[0].id] = nil  // forgotten since
         try collection.baseCopies.compactIfGrown(manifest: manifest)
         let pack = try Array(Data(contentsOf: URL(fileURLWithPath: collection.baseCopies.packPath)))
-        let index = BasePack.index(pack)
-        #expect(index.values.reduce(0) { $0 + $1.count } == records.count - 1)
-        #expect(index[records[0].id.encodedName] == nil)
+        let packLines = pack.split(separator: BasePack.newline)
+        #expect(packLines.count == records.count, "the header and one line per current record")
+        let names = packLines.dropFirst().map { String(decoding: $0.prefix { $0 != BasePack.tab }, as: UTF8.self) }
+        #expect(names == records.dropFirst().map(\.id.encodedName), "in file order, each once")
         #expect(BaseCopyStore.compactedSize(collection.baseCopies.packPath) == pack.count)
         for record in records.dropFirst() {
             #expect(collection.baseCopies.fields(record.id, hash: record.hash) == record.fields)
         }
+    }
+
+    /// Ids that differ only by Unicode normalization (or by bytes JSON
+    /// escapes) have lines of their own, and each finds its own copy, even
+    /// with the same content hash (no id field in the document).
+    @Test(arguments: [["caf\u{E9}", "cafe\u{301}"], ["a\"b", "a\\b"], ["\u{212B}ngstrom", "\u{C5}ngstrom", "A\u{30A}ngstrom"]])
+    func twinIdsFindTheirOwnCopies(ids: [String]) throws {
+        let scratch = try ScratchDirectory()
+        let collection = try Self.store(in: scratch)
+        let rules = collection.rules
+        var records: [Record] = []
+        for raw in ids {
+            let record = Record(id: try RecordID(raw), fields: ["id": .string(raw), "title": .string("T " + raw), "author": .string("A"), "genre": .string("g")],
+                                leadingKeys: rules.schema.leadingKeys)
+            records.append(record)
+            try collection.baseCopies.append(BasePack.line(for: record))
+        }
+        for record in records {
+            #expect(collection.baseCopies.fields(record.id, hash: record.hash) == record.fields, "\(record.id)")
+            for other in records where other.id != record.id {
+                #expect(collection.baseCopies.fields(other.id, hash: record.hash) == nil, "\(other.id) must not take \(record.id)'s copy")
+            }
+        }
+    }
+
+    /// A copy longer than the first read of a lookup (16 KiB) and than an
+    /// ordinary state-file line (64 KiB) is found, and compaction keeps it
+    /// whole. (Lines longer than a 4 MiB block: `FileStreamsTests`.)
+    @Test func aCopyLongerThanABlockIsFoundAndKept() throws {
+        let scratch = try ScratchDirectory()
+        let collection = try Self.store(in: scratch)
+        let rules = collection.rules
+        let id = try RecordID("long")
+        let long = try rules.load(Array(#"{"id": "long", "title": "\#(String(repeating: #"\u0001"#, count: 20_000))", "author": "A", "genre": "g"}"#.utf8), id: id).get()
+        #expect(BasePack.line(for: long).count > 1 << 16, "longer than an ordinary line")
+        let short = try rules.load(Array(#"{"id": "short", "title": "S", "author": "A", "genre": "g"}"#.utf8), id: try RecordID("short")).get()
+        try collection.baseCopies.append(BasePack.line(for: short))  // the pack's first size: small
+        try collection.baseCopies.append(BasePack.line(for: long) + BasePack.line(for: short))
+        // Stale duplicates enough to make the pack worth compacting.
+        let duplicates = Array(repeating: BasePack.line(for: short), count: BaseCopyStore.compactionSlack / 50).flatMap { $0 }
+        try collection.baseCopies.append(duplicates)
+        #expect(collection.baseCopies.fields(id, hash: long.hash) == long.fields)
+        #expect(collection.baseCopies.fields(short.id, hash: short.hash) == short.fields)
+        var manifest = Manifest()
+        for record in [long, short] { manifest.entries[record.id] = BaseEntry(hash: record.hash, revision: "r") }
+        try collection.baseCopies.compactIfGrown(manifest: manifest)
+        let pack = try Array(Data(contentsOf: URL(fileURLWithPath: collection.baseCopies.packPath)))
+        #expect(pack.split(separator: BasePack.newline).count == 3, "header, short once, long once")
+        #expect(collection.baseCopies.fields(id, hash: long.hash) == long.fields)
     }
 
     /// Two branches that both synced both appended to the pack: git merges it

@@ -45,6 +45,25 @@ import Darwin
         #expect(blocks == 1 && reader.failed)
     }
 
+    /// A line longer than a block but within the bound (a base copy of a
+    /// large document) is delivered whole, alone or between short lines.
+    @Test(arguments: [0, 3, 100])
+    func aLineLongerThanABlockButWithinTheBoundIsWhole(shortLines: Int) throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path + "/f"
+        let long = [UInt8](repeating: 0x61, count: 1_000) + [0x0A]
+        let short = Array(String(repeating: "s\n", count: shortLines).utf8)
+        try FileSystem.writeAtomically(short + long + short + long, to: path)
+        let reader = try #require(LineBlockReader(path: path, blockSize: 16, maximumLine: 2_000))
+        var all: [UInt8] = []
+        while let block = reader.next({ Array($0) }) {
+            #expect(block.last == 0x0A)
+            all += block
+        }
+        #expect(!reader.failed)
+        #expect(all == short + long + short + long)
+    }
+
     @Test func aLinkOrDirectoryIsNotRead() throws {
         let scratch = try ScratchDirectory()
         try FileSystem.writeAtomically(Array("x\n".utf8), to: scratch.path + "/target")
