@@ -21,6 +21,7 @@
 /// Changes to a copy whose arrays are shared (a sync records a few entries
 /// in the manifest it also scanned against) go to a small overlay instead of
 /// copying every array: a push of ten records into a million keeps one copy.
+/// Past `overlayLimit` changes the copy takes arrays of its own.
 public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
     private var idBytes: [UInt8] = []
     /// Where each slot's id ends in `idBytes`; it starts where the previous one ends.
@@ -88,6 +89,7 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
             guard isKnownUniquelyReferenced(&owner) else {
                 overlay[id] = newValue
                 if newValue == nil { removed.insert(id) } else { removed.remove(id) }
+                if overlay.count + removed.count > Self.overlayLimit(slots: idEnds.count) { foldOverlay() }
                 return
             }
             overlay[id] = nil
@@ -101,6 +103,33 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
                 }
             } else if let newValue {
                 add(id, newValue)
+            }
+        }
+    }
+
+    /// Overlay entries at most before a shared copy takes arrays of its own:
+    /// the overlay costs about 350 bytes an entry, the slots about 70, so a
+    /// pull that records 100,000 new records into the manifest it classified
+    /// against copies the slots once instead of growing a dictionary.
+    static func overlayLimit(slots: Int) -> Int { Swift.max(4_096, slots / 8) }
+
+    /// Ends sharing: this copy gets arrays of its own (copied on their next
+    /// change) and the overlay's changes move into its slots.
+    private mutating func foldOverlay() {
+        owner = Owner()
+        let (changed, gone) = (overlay, removed)
+        overlay = [:]
+        removed = []
+        for id in gone {
+            guard let slot = find(id) else { continue }
+            live[slot] = false
+            verbatim[Int32(slot)] = nil
+        }
+        for (id, entry) in changed {
+            if let slot = find(id) {  // live slots only; a removed id gets a new one
+                store(entry, at: slot)
+            } else {
+                add(id, entry)
             }
         }
     }

@@ -24,7 +24,8 @@ public struct LocalScan: Sendable {
     /// How many record files had to be read (the rest were proven unchanged by the stat cache).
     public var filesRead: Int
     /// Records parsed during the scan whose content differs from
-    /// `LocalScanner.keepRecordsChangedFrom`: what push sends, without a second read.
+    /// `LocalScanner.keepRecordsChangedFrom` (the first `maximumKeptRecords`):
+    /// what push sends without a second read.
     var changedRecords: [RecordID: Record] = [:]
 }
 
@@ -47,8 +48,12 @@ struct LocalScanner: Sendable {
     var base: Manifest?
     var baseStamp = "-"
     /// When set, records parsed in the scan whose hash differs from this
-    /// manifest's are kept in `LocalScan.changedRecords` (push sends them).
+    /// manifest's are kept in `LocalScan.changedRecords` (push sends them),
+    /// up to `maximumKeptRecords`.
     var keepRecordsChangedFrom: Manifest?
+    /// Records kept at most: push reads the rest again when it sends them, so
+    /// a push of 100,000 new records holds a few chunks of records, not all.
+    static let maximumKeptRecords = 2_000
     /// Names listed and examined at a time.
     static let batchSize = 8192
 
@@ -160,7 +165,7 @@ struct LocalScanner: Sendable {
                 case .valid(let hash, var entry, let read, let record):
                     let matchesBase = result.baseHash == hash
                     files.set(candidate.id, .valid(hash: hash), cleanSlot: matchesBase ? result.baseSlot : nil)
-                    if let record { changedRecords[candidate.id] = record }
+                    if let record, changedRecords.count < Self.maximumKeptRecords { changedRecords[candidate.id] = record }
                     if entry != nil {
                         entry!.clean = matchesBase
                         if !read, candidate.cached?.clean != matchesBase { tally.flagsChanged = true }

@@ -33,11 +33,9 @@ extension CollectionDirectory {
             return report
         }
 
-        let (writes, sentRecords, loadEvents) = loadWrites(plan.steps, scanned: scan.changedRecords)
-        report.events += loadEvents
         var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint)
-        let failure = await sendPipelined(writes, sent: sentRecords, manifest: manifest, options: options,
-                                          remote: remote, base: &base, report: &report, progress: progress)
+        let failure = await sendPipelined(plan.steps.filter(\.sendsWrite), scanned: scan.changedRecords, manifest: manifest,
+                                          options: options, remote: remote, base: &base, report: &report, progress: progress)
         if let failure { try base.saveAndThrow(failure) }
         try base.finish()
         report.events.sort { $0.id < $1.id }
@@ -51,11 +49,12 @@ extension CollectionDirectory {
     /// encoded and sent.
     static let pushRequestsInFlight = 3
 
-    /// The writes for the planned push steps. Records parsed by the scan are
-    /// sent as scanned; the others (proven changed by the stat cache alone) are
-    /// read now, on several threads.
-    private func loadWrites(_ planned: [PushStep], scanned: [RecordID: Record])
-        -> (writes: [RemoteWrite], records: [RecordID: Record], events: [SyncEvent]) {
+    /// The writes for one chunk of planned push steps, loaded when the chunk
+    /// is about to be sent, so a push holds the records of the chunks in
+    /// flight, not of the whole collection. Records parsed by the scan are
+    /// sent as scanned; the others (the scan keeps only a few, and the stat
+    /// cache proves changes without parsing) are read now, on several threads.
+    private func loadChunk(_ planned: [PushStep], scanned: [RecordID: Record]) -> LoadedChunk {
         let rules = self.rules
         let paths = self.paths
         let loaded = ParallelMap.map(planned, chunkSize: 64) { step -> PushLoad in
@@ -80,49 +79,50 @@ extension CollectionDirectory {
             if case .update(let revision) = step.action { return .write(.update(record, baseRevision: revision)) }
             return .write(.create(record))
         }
-        var writes: [RemoteWrite] = []
-        var records: [RecordID: Record] = [:]
-        var events: [SyncEvent] = []
+        var chunk = LoadedChunk()
         for (step, outcome) in zip(planned, loaded) {
             let id = step.id
             switch outcome {
             case .write(let write):
-                writes.append(write)
+                chunk.writes.append(write)
                 switch write {
-                case .create(let record), .update(let record, _): records[id] = record
+                case .create(let record), .update(let record, _): chunk.records[id] = record
                 case .delete: break
                 }
             case .nothing:
                 break
             case .event(let kind):
-                events.append(SyncEvent(id: id, kind: kind))
+                chunk.events.append(SyncEvent(id: id, kind: kind))
             }
         }
-        return (writes, records, events)
+        return chunk
     }
 
-    /// Sends the writes in chunks, a few requests in flight, and records in the
-    /// base what the server accepted as each answer arrives. On a failure or
-    /// cancellation no new chunk starts, the ones in flight are still recorded,
-    /// and the first failure is returned.
-    private func sendPipelined(_ writes: [RemoteWrite], sent: [RecordID: Record], manifest: Manifest, options: SyncOptions,
+    /// Loads and sends the writes of `steps` in chunks, a few requests in
+    /// flight, and records in the base what the server accepted as each answer
+    /// arrives. On a failure or cancellation no new chunk starts, the ones in
+    /// flight are still recorded, and the first failure is returned.
+    private func sendPipelined(_ steps: [PushStep], scanned: [RecordID: Record], manifest: Manifest, options: SyncOptions,
                                remote: any RemoteCollection, base: inout BaseState, report: inout SyncReport,
                                progress: @escaping @Sendable (SyncProgress) -> Void) async -> BooksyncError? {
-        let counter = ProgressCounter(phase: "uploading", total: writes.count, report: progress)
-        let chunks = writes.chunked(into: options.atomic ? max(writes.count, 1) : Self.pushChunk)
+        let counter = ProgressCounter(phase: "uploading", total: steps.count, report: progress)
+        let chunks = steps.chunked(into: options.atomic ? max(steps.count, 1) : Self.pushChunk)
         let atomic = options.atomic
         var failure: BooksyncError?
-        let started = await BoundedTaskGroup.run(chunks.map { Array($0) }, limit: Self.pushRequestsInFlight) { chunk -> Result<SentChunk, RemoteError> in
+        let started = await BoundedTaskGroup.run(chunks.map { Array($0) }, limit: Self.pushRequestsInFlight) { planned -> Result<SentChunk, FailedChunk> in
+            let loaded = loadChunk(planned, scanned: scanned)
+            guard !loaded.writes.isEmpty else { return .success(SentChunk(loaded, outcomes: [:])) }
             do throws(RemoteError) {
-                let outcomes = try await remote.write(chunk, atomic: atomic) { counter.add($0) }
-                return .success(SentChunk(chunk, outcomes: outcomes, sent: sent))
+                let outcomes = try await remote.write(loaded.writes, atomic: atomic) { counter.add($0) }
+                return .success(SentChunk(loaded, outcomes: outcomes))
             } catch {
-                return .failure(error)
+                return .failure(FailedChunk(error: error, events: loaded.events))
             }
         } receive: { _, result in
             switch result {
-            case .failure(let error):
-                if failure == nil { failure = .remoteFailure(error) }
+            case .failure(let failed):
+                report.events += failed.events
+                if failure == nil { failure = .remoteFailure(failed.error) }
             case .success(let done):
                 report.events += done.events
                 for (write, change) in done.accepted {
@@ -135,7 +135,7 @@ extension CollectionDirectory {
                 if !done.stale.isEmpty {
                     let preconditions = Dictionary(uniqueKeysWithValues: done.chunk.map { ($0.id, $0) })
                     do throws(BooksyncError) {
-                        report.events += try await settleStaleWrites(done.stale, sent: sent, writes: preconditions, atomic: atomic,
+                        report.events += try await settleStaleWrites(done.stale, sent: done.sent, writes: preconditions, atomic: atomic,
                                                                      remote: remote, base: &base, progress: progress)
                     } catch {
                         if failure == nil { failure = error }
@@ -203,24 +203,52 @@ private enum PushLoad: Sendable {
     case event(SyncEventKind)
 }
 
+/// One chunk of planned push steps, loaded: its writes, the records they
+/// send, and the steps that could not be loaded.
+private struct LoadedChunk: Sendable {
+    var writes: [RemoteWrite] = []
+    var records: [RecordID: Record] = [:]
+    var events: [SyncEvent] = []
+}
+
+/// A chunk the server did not answer: why, and what loading it reported.
+private struct FailedChunk: Error {
+    let error: RemoteError
+    let events: [SyncEvent]
+}
+
+extension PushStep {
+    /// True for the steps that send a write (adopting and forgetting are settled without one).
+    var sendsWrite: Bool {
+        switch action {
+        case .create, .update, .delete: true
+        case .adopt, .forget: false
+        }
+    }
+}
+
 /// One chunk of push writes after the server answered: the base changes for
 /// what it accepted, the stale writes to settle, and the refusals.
 private struct SentChunk: Sendable {
     let chunk: [RemoteWrite]
+    /// The records the chunk sent, by id (to settle stale writes).
+    let sent: [RecordID: Record]
     var accepted: [(RemoteWrite, BaseChange)] = []
     var stale: [RecordID] = []
-    var events: [SyncEvent] = []
+    var events: [SyncEvent]
 
     /// Sorts the server's answers; base changes (with their pack lines) are
     /// prepared here, in the chunk's task, off the task that applies them.
-    init(_ chunk: [RemoteWrite], outcomes: [RecordID: WriteOutcome], sent: [RecordID: Record]) {
-        self.chunk = chunk
+    init(_ loaded: LoadedChunk, outcomes: [RecordID: WriteOutcome]) {
+        chunk = loaded.writes
+        sent = loaded.records
+        events = loaded.events
         for write in chunk {
             switch outcomes[write.id] {
             case .written(let revision)?:
                 if write.isDelete {
                     accepted.append((write, .forgotten(write.id)))
-                } else if let record = sent[write.id], let revision {
+                } else if let record = loaded.records[write.id], let revision {
                     accepted.append((write, BaseState.copy(record, revision: revision)))
                 } else {
                     events.append(SyncEvent(id: write.id, kind: .rejected("the server did not return the new revision")))

@@ -59,6 +59,37 @@ import Testing
         #expect(Manifest(entries: store).encoded() == Manifest(entries: model).encoded())
     }
 
+    /// A shared copy changed past the overlay limit (a first pull recording
+    /// 100,000 records into the manifest it classified against) takes slots
+    /// of its own: every change is there, removals and re-additions
+    /// included, and the original is untouched.
+    @Test func aCopyChangedPastTheOverlayLimitTakesSlotsOfItsOwn() {
+        var model: [RecordID: BaseEntry] = [:]
+        for n in 0..<1_000 { model[Self.id("r\(n)")] = BaseEntry(hash: Self.hashA, revision: "2024-01-01T00:00:00.000000Z") }
+        let original = ManifestEntries(model)
+        var copy = original
+        let limit = ManifestEntries.overlayLimit(slots: original.slotCount)
+        copy[Self.id("r1")] = nil
+        copy[Self.id("r2")] = nil
+        var copyModel = model
+        copyModel[Self.id("r1")] = nil
+        copyModel[Self.id("r2")] = nil
+        for n in 0..<(limit + 10) {
+            let entry = BaseEntry(hash: n % 2 == 0 ? Self.hashB : "verbatim-\(n)", revision: "2024-06-01T00:00:00.000000Z")
+            copy[Self.id("new\(n)")] = entry
+            copyModel[Self.id("new\(n)")] = entry
+        }
+        copy[Self.id("r2")] = BaseEntry(hash: Self.hashB, revision: "back")
+        copyModel[Self.id("r2")] = BaseEntry(hash: Self.hashB, revision: "back")
+        #expect(copy.slot(of: Self.id("new0")) != nil, "folded: the changes are in slots of the copy's own")
+        #expect(copy.slot(of: Self.id("r2")) != nil)
+        #expect(copy.count == copyModel.count)
+        #expect(copy == ManifestEntries(copyModel))
+        #expect(copy.sorted.map(\.key) == copyModel.keys.sorted())
+        #expect(original == ManifestEntries(model), "the original keeps its entries")
+        #expect(original.slot(of: Self.id("new0")) == nil && original[Self.id("r1")] != nil)
+    }
+
     /// Hashes and revisions without a compact form are kept verbatim; those with one read back identically.
     @Test(arguments: [
         Self.hashA, Self.hashB, "sha256:", "sha256:" + String(repeating: "0", count: 63), "sha256:" + String(repeating: "g", count: 64),
