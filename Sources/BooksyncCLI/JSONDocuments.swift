@@ -152,20 +152,44 @@ enum JSONDocuments {
     ///   `problems` (every problem, as in `status --json`: `LINE:COLUMN:
     ///   message` for a syntax or value error, else the message; empty when valid).
     /// - `checked`: how many files were checked; `invalid`: how many have problems.
-    static func validation(_ reports: [ValidationReport], root: String) -> TerminalText {
-        let files: [Value] = reports.map { report in
-            .map([
+    ///
+    /// Written one file at a time as the files are checked, so a million
+    /// files never have a million reports in memory: the same bytes `text`
+    /// writes for the whole document (`JSONOutputTests` compares them).
+    struct ValidationWriter {
+        let out: (TerminalText) -> Void
+        private var pending: String?
+        private(set) var invalid = 0
+
+        init(out: @escaping (TerminalText) -> Void) {
+            self.out = out
+        }
+
+        /// The lines before the first file: what is known once the files are listed.
+        mutating func start(checked: Int, root: String) {
+            out(TerminalText(json: "{\n  \"version\": 1,\n  \"checked\": \(checked),\n  \"collection\": "
+                + CanonicalJSON.encodeInline(.string(root)) + ",\n  \"files\": [" + (checked == 0 ? "]," : "")))
+        }
+
+        /// One file's entry, indented as an element of `files`; written when
+        /// the next one comes (it needs a comma then) or at `finish`.
+        mutating func add(_ report: ValidationReport) {
+            if !report.diagnostics.isEmpty { invalid += 1 }
+            if let pending { out(TerminalText(json: pending + ",")) }
+            let entry = CanonicalJSON.encode([
                 "file": .string(FileSystem.split(report.path).name),
                 "valid": .bool(report.diagnostics.isEmpty),
                 "problems": problems(report.diagnostics),
             ])
+            pending = String(decoding: entry.dropLast(), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+                .map { "    " + $0 }.joined(separator: "\n")
         }
-        return text([
-            "version": .integer(1),
-            "collection": .string(root),
-            "files": .array(files),
-            "checked": .integer(Int64(reports.count)),
-            "invalid": .integer(Int64(reports.filter { !$0.diagnostics.isEmpty }.count)),
-        ])
+
+        /// The last entry and the closing lines.
+        mutating func finish(checked: Int) {
+            if let pending { out(TerminalText(json: pending + "\n  ],")) }
+            pending = nil
+            out(TerminalText(json: "  \"invalid\": \(invalid)\n}"))
+        }
     }
 }

@@ -22,9 +22,13 @@ enum ValidateCommand: Subcommand {
         let collection = try context.openCollection()
         let files = arguments.positionals.map { PathDisplay.resolve($0, against: context.currentDirectory) }
         if arguments.has(.json) {
-            let reports = try await collection.validate(files)
-            context.console.out(JSONDocuments.validation(reports, root: collection.paths.root))
-            return reports.allSatisfy { $0.diagnostics.isEmpty } ? .success : .attention
+            let console = context.console
+            var writer = JSONDocuments.ValidationWriter { console.out($0) }
+            let checked = try await collection.validate(files, willCheck: { writer.start(checked: $0, root: collection.paths.root) }) {
+                writer.add($0)
+            }
+            writer.finish(checked: checked)
+            return writer.invalid == 0 ? .success : .attention
         }
         var invalidFiles = 0
         // Reports streamed, problems printed as found: memory stays flat for a million files.

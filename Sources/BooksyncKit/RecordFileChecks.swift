@@ -75,9 +75,11 @@ extension CollectionDirectory {
     /// `validate(_:)` handing each report to `each` as soon as its batch is
     /// checked, in the same order, so a million files never have a million
     /// reports (or paths) in memory: only their sorted names.
+    /// - Parameter willCheck: Called once with the number of files, before the first report.
     /// - Returns: How many files were checked.
     /// - Throws: `BooksyncError` from `recordFilePaths(_:)` only.
-    public func validate(_ arguments: [String], each: (ValidationReport) -> Void) async throws(BooksyncError) -> Int {
+    public func validate(_ arguments: [String], willCheck: (Int) -> Void = { _ in },
+                         each: (ValidationReport) -> Void) async throws(BooksyncError) -> Int {
         // The whole collection: names only, each made a path in its batch.
         let names: [String]
         if arguments.isEmpty {
@@ -89,6 +91,7 @@ extension CollectionDirectory {
         } else {
             names = try recordFilePaths(arguments)
         }
+        willCheck(names.count)
         let rules = self.rules
         let paths = self.paths
         let named = !arguments.isEmpty

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import BooksyncTestSupport
 @testable import BooksyncCore
 
 /// `pull`, `push` and `sync --json` against the emulator: one versioned
@@ -112,6 +113,41 @@ import Testing
         #expect(refused?["action"] == .string("remote-changed"))
         #expect(refused?["unresolvedConflict"] == .bool(true))
         #expect(synced["needsAttention"] == .bool(true))
+    }
+
+    /// `validate --json` is written a file at a time; the bytes are exactly
+    /// the canonical document (`JSONDocuments.text`) of what they hold: with
+    /// no file, one valid file, and valid and invalid files with several
+    /// problems each; named files come in command-line order.
+    @Test(arguments: [[String](), ["a"], ["a", "bad", "b", "worse"]])
+    func validateJSONIsTheCanonicalDocumentWrittenAFileAtATime(files: [String]) throws {
+        let scratch = try ScratchDirectory()
+        let invalid: Set = ["bad", "worse"]
+        let initialized = try BinaryTests.run(["init", "--firestore", "p", "--collection", "books"], in: scratch.path)
+        #expect(initialized.status == 0, "\(initialized.stderr)")
+        for name in files {
+            let text = invalid.contains(name)
+                ? #"{"id": "\#(name)", "title": 7, "genre": "g", "x": [1, "#  // type error, missing author, syntax error
+                : #"{"id": "\#(name)", "title": "T", "author": "A", "genre": "g"}"#
+            try scratch.write(name + ".json", text)
+        }
+        for arguments in [["validate", "--json"], ["validate", "--json"] + files.reversed().map { $0 + ".json" }] where !(files.isEmpty && arguments.count > 2) {
+            let output = try BinaryTests.run(arguments, in: scratch.path)
+            #expect(output.status == (files.contains("bad") ? 1 : 0), "\(arguments): \(output.stderr)")
+            let parsed = try document(output)
+            #expect(output.stdout == String(decoding: CanonicalJSON.encode(parsed, leadingKeys: ["version"]), as: UTF8.self),
+                    "\(arguments): not the canonical document")
+            guard case .array(let entries)? = parsed["files"] else {
+                Issue.record("no files array: \(output.stdout)")
+                continue
+            }
+            let names = entries.compactMap { entry -> String? in
+                if case .map(let fields) = entry, case .string(let name)? = fields["file"] { name } else { nil }
+            }
+            #expect(names == (arguments.count > 2 ? files.reversed() : files.sorted()).map { $0 + ".json" })
+            #expect(parsed["checked"] == .integer(Int64(files.count)))
+            #expect(parsed["invalid"] == .integer(Int64(files.filter(invalid.contains).count)))
+        }
     }
 
     /// Ids and messages are outside text: exact in the document, but every
