@@ -128,6 +128,8 @@ import Testing
     /// Encoding errors: what a record file could not hold.
     static let encodingCases: [(String, @Sendable () throws -> Fields, [String])] = [
         ("UInt64 above Int64.max", { try RecordEncoder().encode(["n": ["deep": UInt64(Int64.max) + 1]]) }, ["n", "deep"]),
+        ("Int128 below Int64.min", { try RecordEncoder().encode(["n": Int128(Int64.min) - 1]) }, ["n"]),
+        ("UInt128 in an array", { try RecordEncoder().encode(["n": [UInt128.max]]) }, ["n", "Index 0"]),
         ("UInt.max in an array", { try RecordEncoder().encode(["n": [UInt(1), UInt.max]]) }, ["n", "Index 1"]),
         ("UInt64.max as a single value", { try RecordEncoder().encode(["n": Single(value: .max)]) }, ["n"]),
         ("a geopoint out of range", { try RecordEncoder().encode(["p": GeoPoint(latitude: 91, longitude: 0)]) }, ["p"]),

@@ -32,6 +32,8 @@ import Testing
         ("-1 into UInt64", { decode(UInt64.self, .integer(-1)) }, "dataCorrupted"),
         ("Int64.max into UInt64", { decode(UInt64.self, .integer(.max)) }, "9223372036854775807"),
         ("Int32.max + 1 into Int32", { decode(Int32.self, .integer(Int64(Int32.max) + 1)) }, "dataCorrupted"),
+        ("Int64.min into Int128", { decode(Int128.self, .integer(.min)) }, "-9223372036854775808"),
+        ("-1 into UInt128", { decode(UInt128.self, .integer(-1)) }, "dataCorrupted"),
         ("65535 into UInt16", { decode(UInt16.self, .integer(65535)) }, "65535"),
         ("4.0 into Int", { decode(Int.self, .double(4)) }, "typeMismatch"),
         ("a string into Int", { decode(Int.self, .string("4")) }, "typeMismatch"),

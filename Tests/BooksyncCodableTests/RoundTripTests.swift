@@ -60,6 +60,8 @@ import Testing
         row("UInt16.max", UInt16.max, .integer(65535)),
         row("UInt32.max", UInt32.max, .integer(4_294_967_295)),
         row("UInt64 at Int64.max", UInt64(Int64.max), .integer(.max)),
+        row("Int128 at Int64.min", Int128(Int64.min), .integer(.min)),
+        row("UInt128", UInt128(12), .integer(12)),
         row("Double", 4.25, .double(4.25)),
         row("Double without fraction stays a double", 4.0, .double(4)),
         row("Double NaN", Double.nan, .double(.nan)),
