@@ -10,10 +10,14 @@ let package = Package(
         .library(name: "BooksyncKit", targets: ["BooksyncKit"]),
         .library(name: "BooksyncURLSession", targets: ["BooksyncURLSession"]),
         .library(name: "BooksyncCore", targets: ["BooksyncCore"]),
+        .library(name: "BooksyncCodable", targets: ["BooksyncCodable"]),
     ],
     targets: [
         .target(name: "BooksyncCore"),
         .target(name: "BooksyncKit", dependencies: ["BooksyncCore"]),
+        // Codable DTOs ↔ record fields (RecordEncoder/RecordDecoder). It imports Foundation
+        // for Date and Data, so it is a module of its own that the booksync binary never links.
+        .target(name: "BooksyncCodable", dependencies: ["BooksyncCore"]),
         // URLSession, in a module of its own: only booksync-network links it.
         .target(name: "BooksyncURLSession", dependencies: ["BooksyncKit"]),
         .target(name: "BooksyncCLI", dependencies: ["BooksyncKit", "BooksyncCore"]),
@@ -26,6 +30,7 @@ let package = Package(
         // Scratch directories, fixture lookup and an in-memory remote shared by the test targets.
         .target(name: "BooksyncTestSupport", dependencies: ["BooksyncKit", "BooksyncCore"], path: "Tests/BooksyncTestSupport"),
         .testTarget(name: "BooksyncCoreTests", dependencies: ["BooksyncCore"]),
+        .testTarget(name: "BooksyncCodableTests", dependencies: ["BooksyncCodable", "BooksyncCore", "BooksyncTestSupport"]),
         .testTarget(name: "BooksyncKitTests", dependencies: ["BooksyncKit", "BooksyncCore", "BooksyncTestSupport"]),
         .testTarget(name: "BooksyncCLITests", dependencies: ["BooksyncCLI", "BooksyncKit", "BooksyncCore", "BooksyncURLSession", "BooksyncTestSupport"]),
     ],
