@@ -30,6 +30,7 @@ func summary(_ sync: (pulled: SyncReport, pushed: SyncReport)) -> String {
     }
     func note(_ kind: SyncEventKind) -> String {
         switch kind {
+        case .pulled(.merge): " (merged)"
         case .pulled, .pushed: ""
         case .conflict: " (conflict, left alone)"
         default: " (\(kind))"

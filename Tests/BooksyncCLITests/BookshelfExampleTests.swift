@@ -30,7 +30,7 @@ import BooksyncTestSupport
         #expect(lines.contains("laptop: fetchBooks() → 30 books; Dune by Frank Herbert, published 1965-08-01, rated 4.25, 412 pages"))
         #expect(lines.contains("laptop: addBook(\"A Memory Called Empire\") → wrote \(Self.addedID).json"))
         #expect(lines.contains("phone: updateBook(dune, pages: 900), syncBooks() → pulled nothing; pushed dune"))
-        #expect(lines.contains("laptop: syncBooks() → pulled dune; pushed \(Self.addedID), dune"))
+        #expect(lines.contains("laptop: syncBooks() → pulled dune (merged); pushed \(Self.addedID), dune"))
         #expect(lines.contains("laptop: dune now rated 4.75 (the editor's) with 900 pages (the phone's)"))
         #expect(lines.contains("phone: sees \"A Memory Called Empire\" by Arkady Martine, published 2019-03-26, set at 41.0082, 28.9784"))
         #expect(lines.last == "status on both devices: clean, in sync")
