@@ -35,6 +35,7 @@ let package = Package(
         // Scratch directories, fixture lookup and an in-memory remote shared by the test targets.
         .target(name: "BooksyncTestSupport", dependencies: ["BooksyncKit", "BooksyncCore"], path: "Tests/BooksyncTestSupport"),
         .testTarget(name: "BooksyncCoreTests", dependencies: ["BooksyncCore"]),
+        .testTarget(name: "BooksyncCodableTests", dependencies: ["BooksyncCodable", "BooksyncCore", "BooksyncTestSupport"]),
         .testTarget(name: "BooksyncKitTests", dependencies: ["BooksyncKit", "BooksyncCore", "BooksyncTestSupport"]),
         .testTarget(name: "BooksyncStoreTests", dependencies: ["BooksyncStore", "BooksyncCodable", "BooksyncKit", "BooksyncCore", "BooksyncTestSupport"]),
         .testTarget(name: "BooksyncCLITests", dependencies: ["BooksyncCLI", "BooksyncKit", "BooksyncCore", "BooksyncURLSession", "BooksyncTestSupport"]),
