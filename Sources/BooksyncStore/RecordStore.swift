@@ -133,9 +133,9 @@ public actor RecordStore<DTO: Codable & Sendable> {
             throw .invalidFile(file: path, problems: problems.diagnostics)
         case .success(let record):
             do {
-                return try decoder.decode(DTO.self, from: record.fields)
+                return try decoder.decode(DTO.self, from: record, file: path)
             } catch {
-                throw .notDecodable(type: "\(DTO.self)", id: id.rawValue, file: path, reason: CodingErrorText.reason(error))
+                throw .notDecodable(type: "\(DTO.self)", error)
             }
         }
     }

@@ -1,3 +1,4 @@
+import BooksyncCodable
 import BooksyncCore
 import BooksyncKit
 
@@ -6,8 +7,8 @@ import BooksyncKit
 ///
 /// Errors of the layers underneath are wrapped, never passed through raw:
 /// the engine's `BooksyncError` (locks, I/O, the remote, the mass-delete
-/// guard), the schema's diagnostics, and Swift's `EncodingError` /
-/// `DecodingError` rendered with their coding path.
+/// guard), the schema's diagnostics, the decoder's `RecordDecodingError`, and
+/// Swift's `EncodingError` rendered with its coding path.
 public enum RecordStoreError: Error, Sendable, CustomStringConvertible {
     /// The string cannot be a record id (empty, `..`, `/`, too long, `__x__`).
     case invalidID(String, reason: String)
@@ -22,8 +23,9 @@ public enum RecordStoreError: Error, Sendable, CustomStringConvertible {
     case refused(id: String, file: String, problems: [RecordDiagnostic])
     /// A record file (most likely edited by hand) is not a valid record.
     case invalidFile(file: String, problems: [RecordDiagnostic])
-    /// A valid record file does not decode into the DTO type.
-    case notDecodable(type: String, id: String, file: String, reason: String)
+    /// A valid record file does not decode into the DTO type; the decoder's
+    /// error names the file, the field and what is wrong.
+    case notDecodable(type: String, RecordDecodingError)
     /// The collection, its files, its lock or the remote failed (the engine's error).
     case collection(BooksyncError)
 
@@ -41,8 +43,8 @@ public enum RecordStoreError: Error, Sendable, CustomStringConvertible {
             return "refused to save record '\(id)' to \(file), nothing was written: \(Self.sentence(problems))"
         case .invalidFile(let file, let problems):
             return "\(file) is not a valid record: \(Self.sentence(problems)); fix the file (booksync validate shows every problem)"
-        case .notDecodable(let type, let id, let file, let reason):
-            return "record '\(id)' in \(file) does not decode as \(type): \(reason)"
+        case .notDecodable(let type, let error):
+            return "\(error) (reading record '\(error.recordID)' as \(type))"
         case .collection(let error):
             return error.description
         }
