@@ -38,10 +38,17 @@ enum DateConversion {
         return Timestamp(microsecondsSinceEpoch: sinceEpoch)
     }
 
-    /// The `Date` nearest to `timestamp` (ties to even).
+    /// The `Date` nearest to `timestamp` (ties to even), except at the very
+    /// end of year 9999: there the nearest `Date` can be 10000-01-01, which
+    /// would not encode again, so the one just before it is taken.
     static func date(of timestamp: Timestamp) -> Date {
         let micros = timestamp.microsecondsSinceEpoch - referenceDateSeconds * microsPerSecond
-        return Date(timeIntervalSinceReferenceDate: nearestSeconds(toMicroseconds: micros))
+        var seconds = nearestSeconds(toMicroseconds: micros)
+        let lastMicros = Timestamp.maximum.microsecondsSinceEpoch - referenceDateSeconds * microsPerSecond
+        let firstMicros = Timestamp.minimum.microsecondsSinceEpoch - referenceDateSeconds * microsPerSecond
+        if let rounded = microseconds(ofSeconds: seconds), rounded > lastMicros { seconds = seconds.nextDown }
+        if let rounded = microseconds(ofSeconds: seconds), rounded < firstMicros { seconds = seconds.nextUp }
+        return Date(timeIntervalSinceReferenceDate: seconds)
     }
 
     /// `seconds` × 10⁶ rounded to the nearest integer, ties to even, computed

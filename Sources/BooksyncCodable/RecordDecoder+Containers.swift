@@ -41,6 +41,8 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try RecordDecoding.integer(value(key), as: type, at: path(key)) }
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try RecordDecoding.integer(value(key), as: type, at: path(key)) }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try RecordDecoding.integer(value(key), as: type, at: path(key)) }
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try RecordDecoding.integer(value(key), as: type, at: path(key)) }
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try RecordDecoding.integer(value(key), as: type, at: path(key)) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         try decoding.unbox(value(key), as: type, at: path(key))
@@ -121,6 +123,8 @@ struct RecordUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next(type) { try RecordDecoding.integer($0, as: type, at: $1) } }
     mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next(type) { try RecordDecoding.integer($0, as: type, at: $1) } }
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next(type) { try RecordDecoding.integer($0, as: type, at: $1) } }
+    mutating func decode(_ type: Int128.Type) throws -> Int128 { try next(type) { try RecordDecoding.integer($0, as: type, at: $1) } }
+    mutating func decode(_ type: UInt128.Type) throws -> UInt128 { try next(type) { try RecordDecoding.integer($0, as: type, at: $1) } }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let decoding = self.decoding
@@ -170,6 +174,8 @@ struct RecordSingleValueDecodingContainer: SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try RecordDecoding.integer(value, as: type, at: codingPath) }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try RecordDecoding.integer(value, as: type, at: codingPath) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try RecordDecoding.integer(value, as: type, at: codingPath) }
+    func decode(_ type: Int128.Type) throws -> Int128 { try RecordDecoding.integer(value, as: type, at: codingPath) }
+    func decode(_ type: UInt128.Type) throws -> UInt128 { try RecordDecoding.integer(value, as: type, at: codingPath) }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         try decoding.unbox(value, as: type, at: codingPath)

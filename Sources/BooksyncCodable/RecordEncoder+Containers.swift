@@ -24,6 +24,8 @@ struct RecordKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func encode(_ value: UInt16, forKey key: Key) throws { set(.integer(Int64(value)), key) }
     mutating func encode(_ value: UInt32, forKey key: Key) throws { set(.integer(Int64(value)), key) }
     mutating func encode(_ value: UInt64, forKey key: Key) throws { set(try RecordEncoding.integer(value, at: codingPath + [key]), key) }
+    mutating func encode(_ value: Int128, forKey key: Key) throws { set(try RecordEncoding.integer(value, at: codingPath + [key]), key) }
+    mutating func encode(_ value: UInt128, forKey key: Key) throws { set(try RecordEncoding.integer(value, at: codingPath + [key]), key) }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         map.entries[key.stringValue] = try encoding.box(value, at: codingPath + [key])
@@ -88,6 +90,8 @@ struct RecordUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt16) throws { append(.integer(Int64(value))) }
     mutating func encode(_ value: UInt32) throws { append(.integer(Int64(value))) }
     mutating func encode(_ value: UInt64) throws { append(try RecordEncoding.integer(value, at: nextPath)) }
+    mutating func encode(_ value: Int128) throws { append(try RecordEncoding.integer(value, at: nextPath)) }
+    mutating func encode(_ value: UInt128) throws { append(try RecordEncoding.integer(value, at: nextPath)) }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         let node = try encoding.box(value, at: nextPath)
@@ -141,6 +145,8 @@ struct RecordSingleValueEncodingContainer: SingleValueEncodingContainer {
     mutating func encode(_ value: UInt16) throws { set(.integer(Int64(value))) }
     mutating func encode(_ value: UInt32) throws { set(.integer(Int64(value))) }
     mutating func encode(_ value: UInt64) throws { set(try RecordEncoding.integer(value, at: codingPath)) }
+    mutating func encode(_ value: Int128) throws { set(try RecordEncoding.integer(value, at: codingPath)) }
+    mutating func encode(_ value: UInt128) throws { set(try RecordEncoding.integer(value, at: codingPath)) }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         set(try encoding.box(value, at: codingPath))

@@ -8,7 +8,7 @@ import BooksyncCore
 /// | Swift | record value |
 /// |---|---|
 /// | `String`, `Bool` | string, boolean |
-/// | `Int`, `Int8`…`Int64`, `UInt`…`UInt64` | integer (64-bit signed; a larger `UInt64` is an error) |
+/// | `Int`, `Int8`…`Int128`, `UInt`…`UInt128` | integer (64-bit signed; a value outside `Int64` is an error) |
 /// | `Double`, `Float` | double (NaN and ±infinity included, written `{"$double": "NaN"}`) |
 /// | `Date` | timestamp, rounded to the nearest microsecond (see `DateConversion`) |
 /// | `Data` | bytes |
@@ -37,8 +37,8 @@ public struct RecordEncoder: Sendable {
     /// The top-level value must encode as a keyed container (a struct, a class
     /// or a dictionary with `String` keys), because a record is a map.
     /// - Throws: `EncodingError.invalidValue`, with the coding path of the
-    ///   offending value, for a top level that is not keyed, an integer above
-    ///   `Int64.max`, a `Date` outside 0001–9999, a `GeoPoint` outside
+    ///   offending value, for a top level that is not keyed, an integer outside
+    ///   `Int64`, a `Date` outside 0001–9999, a `GeoPoint` outside
     ///   ±90/±180, a `DocumentReference` that is not a document path, or a map
     ///   with a single `$` key; and whatever the value's own `encode(to:)` throws.
     public func encode<T: Encodable>(_ value: T) throws -> Fields {

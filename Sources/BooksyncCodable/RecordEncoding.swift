@@ -93,12 +93,12 @@ final class RecordEncoding: Encoder {
     }
 
     /// An integer as a record integer (Int64).
-    /// - Throws: `EncodingError.invalidValue` above `Int64.max` (only unsigned types get there).
+    /// - Throws: `EncodingError.invalidValue` outside `Int64` (only `UInt`, `UInt64` and the 128-bit types get there).
     static func integer<T: BinaryInteger>(_ value: T, at path: [any CodingKey]) throws -> Value {
         guard let exact = Int64(exactly: value) else {
             throw EncodingError.invalidValue(value, EncodingError.Context(
                 codingPath: path,
-                debugDescription: "\(T.self) \(value) is above \(Int64.max), the largest integer a record (and Firestore) can store"))
+                debugDescription: "\(T.self) \(value) is outside \(Int64.min)...\(Int64.max), the integers a record (and Firestore) can store"))
         }
         return .integer(exact)
     }
