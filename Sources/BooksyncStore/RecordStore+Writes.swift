@@ -14,6 +14,7 @@ extension RecordStore {
     ///   written), `.notEncodable`, `.invalidID`, `.collection` (lock held, I/O).
     @discardableResult
     public func save(_ dto: DTO, keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Record {
+        // The id is known only from the encoded fields; for an encoding error, the property of that name says it.
         let fields = try encode(dto, id: Mirror(reflecting: dto).children.first { $0.label == "id" }?.value as? String)
         guard case .string(let id)? = fields["id"] else { throw .missingID(type: "\(DTO.self)") }
         return try await write(fields, id: Self.recordID(id), keepingUndeclaredFields: keepingUndeclaredFields)
@@ -44,51 +45,62 @@ extension RecordStore {
         return try await exclusively { () throws(RecordStoreError) -> Bool in
             let collection = try open()
             let path = collection.paths.recordFile(id.fileName)
-            return try Self.locked(collection) { () throws(FileSystemError) -> Bool in
+            return try Self.locked(collection) { () throws(RecordStoreError) -> Bool in
                 guard FileSystem.exists(path) else { return false }
-                try FileSystem.remove(path)
+                do throws(FileSystemError) {
+                    try FileSystem.remove(path)
+                } catch {
+                    throw .collection(.io(error))
+                }
                 return true
             }
         }
     }
 
-    /// `dto` as record fields; `id`, when known, names the record in the error.
-    func encode(_ dto: DTO, id: String?) throws(RecordStoreError) -> Fields {
+    /// `dto` as record fields; `id`, when known, names the record in the error
+    /// (evaluated only then).
+    func encode(_ dto: DTO, id: @autoclosure () -> String?) throws(RecordStoreError) -> Fields {
         do {
             return try encoder.encode(dto)
         } catch {
-            throw .notEncodable(type: "\(DTO.self)", id: id, reason: CodingErrorText.reason(error))
+            throw .notEncodable(type: "\(DTO.self)", id: id(), reason: CodingErrorText.reason(error))
         }
     }
 
     /// Checks `fields` as a hand-edited file would be checked (the canonical
     /// bytes loaded back through the collection's rules), then replaces the
-    /// file atomically under the collection lock. A file already holding these
-    /// bytes is left alone, so its stat-cache entry stays valid.
+    /// file atomically, all under the collection lock. A file already holding
+    /// these bytes is left alone, so its stat-cache entry stays valid.
     func write(_ fields: Fields, id: RecordID, keepingUndeclaredFields: Bool) async throws(RecordStoreError) -> Record {
         try await exclusively { () throws(RecordStoreError) -> Record in
             let collection = try open()
             let rules = collection.rules
             let path = collection.paths.recordFile(id.fileName)
-            var fields = fields
-            if keepingUndeclaredFields, let bytes = try? FileSystem.readFile(path), case .success(let existing) = rules.parse(bytes) {
-                fields.merge(existing) { declared, _ in declared }
+            return try Self.locked(collection) { () throws(RecordStoreError) -> Record in
+                let existing = try? FileSystem.readFile(path)
+                var fields = fields
+                if keepingUndeclaredFields, let existing, case .success(let kept) = rules.parse(existing) {
+                    fields.merge(kept) { declared, _ in declared }
+                }
+                let record: Record
+                switch rules.load(rules.canonicalBytes(fields), id: id) {
+                case .failure(let problems): throw .refused(id: id.rawValue, file: path, problems: problems.diagnostics)
+                case .success(let loaded): record = loaded
+                }
+                if existing != record.canonicalBytes {
+                    do throws(FileSystemError) {
+                        try FileSystem.writeAtomically(record.canonicalBytes, to: path)
+                    } catch {
+                        throw .collection(.io(error))
+                    }
+                }
+                return record
             }
-            let record: Record
-            switch rules.load(rules.canonicalBytes(fields), id: id) {
-            case .failure(let problems): throw .refused(id: id.rawValue, file: path, problems: problems.diagnostics)
-            case .success(let loaded): record = loaded
-            }
-            try Self.locked(collection) { () throws(FileSystemError) in
-                if (try? FileSystem.readFile(path)) == record.canonicalBytes { return }
-                try FileSystem.writeAtomically(record.canonicalBytes, to: path)
-            }
-            return record
         }
     }
 
     /// Runs `body` holding the collection lock, as every writing CLI command does.
-    static func locked<T>(_ collection: CollectionDirectory, _ body: () throws(FileSystemError) -> T) throws(RecordStoreError) -> T {
+    static func locked<T>(_ collection: CollectionDirectory, _ body: () throws(RecordStoreError) -> T) throws(RecordStoreError) -> T {
         let lock: CollectionLock
         do {
             lock = try collection.lock()
@@ -96,10 +108,6 @@ extension RecordStore {
             throw .collection(error)
         }
         defer { lock.release() }
-        do {
-            return try body()
-        } catch {
-            throw .collection(.io(error))
-        }
+        return try body()
     }
 }

@@ -44,10 +44,18 @@ import BooksyncTestSupport
         // Pushed, then saved again with a change: a local modification, like an edit.
         _ = try await viaStore.collection.push(remote: ScriptedRemote())
         #expect(try await viaStore.collection.status(remote: nil).isClean)
+        // Saving the same values again leaves the file alone (same inode and
+        // times), so its stat-cache entry stays valid, as for an editor that saves nothing.
+        let before = try FileSystem.stat(viaStore.root + "/dune.json")
+        try await viaStore.store().save(ShelfBook.sample())
+        let after = try FileSystem.stat(viaStore.root + "/dune.json")
+        #expect(after.inode == before.inode && after.mtimeNanoseconds == before.mtimeNanoseconds && after.ctimeNanoseconds == before.ctimeNanoseconds)
+        #expect(try await viaStore.collection.status(remote: nil).isClean)
         var changed = ShelfBook.sample()
         changed.rating = 4.5
         try await viaStore.store().save(changed)
-        #expect(try await viaStore.collection.status(remote: nil).records.map(\.state) == [.localChange(.modified)])
+        let modified = try await viaStore.collection.status(remote: nil)
+        #expect(modified.records.map(\.state) == [.localChange(.modified)])
     }
 
     /// A DTO looser than the schema: its title is not even a string.
