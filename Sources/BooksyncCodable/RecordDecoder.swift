@@ -34,7 +34,9 @@ public struct RecordDecoder: Sendable {
 
     /// Decodes `type` from a record; errors name the record and, if given, its file.
     /// - Parameter file: The record's file as the user should see it, e.g.
-    ///   `books/dune.json`; nil names the record by its id.
+    ///   `books/dune.json`; nil names the record by its id (quoted in ASCII).
+    ///   It is shown as given, so pass a path built from `RecordID.fileName`
+    ///   (which escapes every unsafe byte), not text from a file.
     /// - Throws: `RecordDecodingError`, whose description is the sentence for
     ///   the user and whose `underlying` is the `DecodingError`.
     public func decode<T: Decodable>(_ type: T.Type, from record: Record, file: String? = nil) throws(RecordDecodingError) -> T {
