@@ -100,11 +100,13 @@ public actor RecordStore<DTO: Codable & Sendable> {
         }
         var result: [DTO] = []
         for path in paths {
-            let name = FileSystem.split(path).name
-            guard let id = try? RecordID.fromFileName(name) else {
-                throw .invalidFile(file: path, problems: [RecordDiagnostic(message: "the file name is not an encoded record id")])
+            let decoded: RecordID?
+            do {
+                decoded = try RecordID.fromFileName(FileSystem.split(path).name)
+            } catch {
+                throw .invalidFile(file: path, problems: [RecordDiagnostic(message: error.message)])  // `bad%zz.json`
             }
-            guard let dto = try read(id, in: collection) else { continue }  // removed meanwhile
+            guard let id = decoded, let dto = try read(id, in: collection) else { continue }  // removed meanwhile
             result.append(dto)
         }
         return result

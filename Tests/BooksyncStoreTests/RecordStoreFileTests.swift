@@ -215,6 +215,12 @@ import BooksyncTestSupport
         try FileManager.default.createDirectory(atPath: workspace.root + "/notes", withIntermediateDirectories: true)
         #expect(try await store.all().map(\.id) == ["%E3%82%AE", "dune", "neuromancer"])
         #expect(try await store.get("missing") == nil)
+        // A name that looks like a record but decodes to no id is named, not skipped in silence.
+        try workspace.write("bad%zz.json", "{}")
+        await #expect { try await store.all() } throws: { error in
+            guard case RecordStoreError.invalidFile(let file, _) = error else { return false }
+            return file == workspace.root + "/bad%zz.json"
+        }
     }
 
     @Test func deleteRemovesTheFileAndThePushDeletesTheDocument() async throws {
