@@ -27,9 +27,9 @@ import BooksyncKit
 /// `setData(from:)` replaces a document: fields the DTO does not declare are
 /// dropped unless `save(_:keepingUndeclaredFields:)` is asked to keep them.
 ///
-/// **Threads.** The store is an actor: every file and network step runs on
-/// its executor, never on the caller's, so a `@MainActor` view model awaits it
-/// without blocking the interface. Writes and syncs run one at a time in the
+/// **Threads.** The store is an actor: file work runs on its executor and
+/// requests on the engine's tasks, never on the caller's actor, so a
+/// `@MainActor` view model awaits it without blocking the interface. Writes and syncs run one at a time in the
 /// order they were called (a `save` during a `pull` waits for it), and another
 /// process holding the collection lock (the CLI) makes them fail with
 /// `RecordStoreError.collection(.lockHeld)`, as two CLI commands would.

@@ -52,31 +52,35 @@ import BooksyncTestSupport
         #expect(merged.rating == 4.5 && merged.pages == 896)
     }
 
-    /// A view model on the main actor awaits the store; the store's work
-    /// (here: the engine calling the remote) never runs on the main actor's thread.
-    @MainActor @Test func aMainActorViewModelAwaitsTheStoreWithoutRunningItsWork() async throws {
+    /// A view model on the main actor awaits the store, and the store's work
+    /// never holds the main actor: the remote's calls (made by the engine) and
+    /// the decoding of every record (the store's file work) each block until a
+    /// job on the main actor has run, which could never happen on the main actor.
+    @MainActor @Test func aMainActorViewModelAwaitsTheStoreWhichNeverHoldsTheMainActor() async throws {
         @MainActor final class ShelfModel {
-            let store: RecordStore<ShelfBook>
-            var books: [ShelfBook] = []
-            var threads: [String] = []
-            init(store: RecordStore<ShelfBook>) { self.store = store }
+            let store: RecordStore<ProbedBook>
+            var books: [ProbedBook] = []
+            init(store: RecordStore<ProbedBook>) { self.store = store }
             func refresh() async throws {
-                threads.append(ThreadRecordingRemote.currentThread())
                 _ = try await store.pull()
-                threads.append(ThreadRecordingRemote.currentThread())
                 books = try await store.all()
-                threads.append(ThreadRecordingRemote.currentThread())
             }
         }
         let workspace = try StoreWorkspace()
-        let remote = ThreadRecordingRemote(ScriptedRemote(documents: [try workspace.document("dune", Self.dune, revision: "r1")]))
+        let probe = MainActorProbe()
+        let remote = ProbingRemote(ScriptedRemote(documents: [try workspace.document("dune", Self.dune, revision: "r1")]), probe: probe)
         let model = ShelfModel(store: RecordStore(directory: workspace.root) { _ in remote })
         try await model.refresh()
         #expect(model.books.map(\.id) == ["dune"])
-        let mainActorThread = try #require(model.threads.first)
-        #expect(model.threads == Array(repeating: mainActorThread, count: 3), "the main actor stays on its thread")
-        let remoteThreads = remote.threads.withLock { $0 }
-        #expect(!remoteThreads.isEmpty && !remoteThreads.contains(mainActorThread), "\(remoteThreads) vs \(mainActorThread)")
+        let remoteProbes = probe.results.withLock { $0 }
+        let decodingProbes = ProbedBook.probe.results.withLock { $0 }
+        #expect(!remoteProbes.isEmpty && !remoteProbes.contains(false), "\(remoteProbes)")
+        #expect(!decodingProbes.isEmpty && !decodingProbes.contains(false), "\(decodingProbes)")
+
+        // The probe itself, run on the main actor, finds it held.
+        let control = MainActorProbe()
+        control.check(waiting: .milliseconds(200))
+        #expect(control.results.withLock { $0 } == [false])
     }
 
     /// A save during a pull waits for it instead of finding the collection
@@ -122,36 +126,64 @@ import BooksyncTestSupport
     }
 }
 
-/// A remote that notes the thread each call runs on, around a `ScriptedRemote`.
-final class ThreadRecordingRemote: RemoteCollection {
+/// Blocks its caller until a job on the main actor has run (at most 10 s)
+/// and records whether one did: called on the main actor, it never can.
+final class MainActorProbe: Sendable {
+    let results = Mutex<[Bool]>([])
+
+    func check(waiting limit: Duration = .seconds(10)) {
+        let ran = MainActorProbe.Flag()
+        Task { @MainActor in ran.value.withLock { $0 = true } }
+        let deadline = ContinuousClock.now + limit
+        while !ran.value.withLock({ $0 }), ContinuousClock.now < deadline { usleep(1_000) }
+        results.withLock { $0.append(ran.value.withLock { $0 }) }
+    }
+
+    final class Flag: Sendable {
+        let value = Mutex(false)
+    }
+}
+
+/// A DTO whose decoding, done by the store, probes the main actor.
+struct ProbedBook: Codable, Sendable {
+    static let probe = MainActorProbe()
+    var id: String
+
+    init(from decoder: any Decoder) throws {
+        Self.probe.check()
+        id = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .id)
+    }
+}
+
+/// A remote that probes the main actor in every call, around a `ScriptedRemote`.
+final class ProbingRemote: RemoteCollection {
     let inner: ScriptedRemote
-    let threads = Mutex<[String]>([])
+    let probe: MainActorProbe
     var displayName: String { inner.displayName }
 
-    init(_ inner: ScriptedRemote) { self.inner = inner }
-
-    static func currentThread() -> String { String(describing: pthread_self()) }
-
-    private func note() { threads.withLock { $0.append(Self.currentThread()) } }
+    init(_ inner: ScriptedRemote, probe: MainActorProbe) {
+        self.inner = inner
+        self.probe = probe
+    }
 
     func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
-        note()
+        probe.check()
         return try await inner.listRevisions(progress: progress)
     }
 
     func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
                        progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
-        note()
+        probe.check()
         try await inner.listDocuments(batch: batch, progress: progress)
     }
 
     func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument] {
-        note()
+        probe.check()
         return try await inner.fetch(ids, progress: progress)
     }
 
     func write(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome] {
-        note()
+        probe.check()
         return try await inner.write(writes, atomic: atomic, progress: progress)
     }
 }
