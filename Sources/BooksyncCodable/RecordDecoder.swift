@@ -13,7 +13,7 @@ import BooksyncCore
 ///   floating-point type holds it exactly (`4` → `4.0`, as a hand-edited file
 ///   may write it; 2⁵³+1 into `Double` is `dataCorrupted`); a finite double
 ///   beyond `Float`'s range is `dataCorrupted` for `Float`;
-/// - `Date` needs a timestamp, `Data` bytes, `GeoPoint` a geopoint,
+/// - `Date` and `Timestamp` need a timestamp, `Data` bytes, `GeoPoint` a geopoint,
 ///   `DocumentReference` a reference, `URL` a string that parses as a URL;
 /// - absent and null both decode as nil into an optional; into anything else,
 ///   absent is `keyNotFound` and null `valueNotFound`;

@@ -3,7 +3,7 @@ import Foundation
 
 /// The `Decoder` handed to `init(from:)`: one value of the record and its
 /// coding path; turns record values into scalars and the special types
-/// (`Date`, `Data`, `GeoPoint`, `DocumentReference`, `URL`).
+/// (`Date`, `Timestamp`, `Data`, `GeoPoint`, `DocumentReference`, `URL`).
 final class RecordDecoding: Decoder {
     let value: Value
     let codingPath: [any CodingKey]
@@ -42,6 +42,10 @@ final class RecordDecoding: Decoder {
         if T.self == Date.self {
             guard case .timestamp(let timestamp) = value else { throw Self.mismatch(T.self, expected: "a timestamp", found: value, at: path) }
             return DateConversion.date(of: timestamp) as! T
+        }
+        if T.self == Timestamp.self {
+            guard case .timestamp(let timestamp) = value else { throw Self.mismatch(T.self, expected: "a timestamp", found: value, at: path) }
+            return timestamp as! T
         }
         if T.self == Data.self {
             guard case .bytes(let bytes) = value else { throw Self.mismatch(T.self, expected: "bytes", found: value, at: path) }

@@ -10,7 +10,8 @@ import BooksyncCore
 /// | `String`, `Bool` | string, boolean |
 /// | `Int`, `Int8`…`Int128`, `UInt`…`UInt128` | integer (64-bit signed; a value outside `Int64` is an error) |
 /// | `Double`, `Float` | double (NaN and ±infinity included, written `{"$double": "NaN"}`) |
-/// | `Date` | timestamp, rounded to the nearest microsecond (see `DateConversion`) |
+/// | `Date` | timestamp, rounded to the nearest microsecond, ties to even (exact within 1729–2273; see `DateConversion`) |
+/// | `Timestamp` (BooksyncCore) | timestamp, every microsecond of 0001–9999 exact |
 /// | `Data` | bytes |
 /// | `GeoPoint`, `DocumentReference` | geopoint, reference |
 /// | `URL` | string (its absolute string, as `JSONEncoder` writes it) |

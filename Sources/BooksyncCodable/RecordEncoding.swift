@@ -2,7 +2,7 @@ import BooksyncCore
 import Foundation
 
 /// The `Encoder` handed to `encode(to:)`: holds what one value encoded, and
-/// turns scalars and the special types (`Date`, `Data`, `GeoPoint`,
+/// turns scalars and the special types (`Date`, `Timestamp`, `Data`, `GeoPoint`,
 /// `DocumentReference`, `URL`) into record values.
 final class RecordEncoding: Encoder {
     let codingPath: [any CodingKey]
@@ -64,6 +64,14 @@ final class RecordEncoding: Encoder {
                 throw EncodingError.invalidValue(date, EncodingError.Context(
                     codingPath: path,
                     debugDescription: "the date \(date.timeIntervalSinceReferenceDate) s from 2001-01-01 is outside the timestamp range "
+                        + "0001-01-01T00:00:00Z…9999-12-31T23:59:59.999999Z that Firestore can store"))
+            }
+            return .value(.timestamp(timestamp))
+        case let timestamp as Timestamp:
+            guard timestamp >= .minimum, timestamp <= .maximum else {
+                throw EncodingError.invalidValue(timestamp, EncodingError.Context(
+                    codingPath: path,
+                    debugDescription: "the timestamp \(timestamp.microsecondsSinceEpoch) µs from 1970 is outside the range "
                         + "0001-01-01T00:00:00Z…9999-12-31T23:59:59.999999Z that Firestore can store"))
             }
             return .value(.timestamp(timestamp))

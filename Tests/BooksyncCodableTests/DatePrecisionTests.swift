@@ -32,7 +32,7 @@ import Testing
         ("2024-05-01T12:00:00.123456 as a Double", 736_257_600.123456),
         ("the next Double after it", 736_257_600.123456.nextUp),
         ("Date(timeIntervalSince1970: 1.000001)", Date(timeIntervalSince1970: 1.000001).timeIntervalSinceReferenceDate),
-        ("1600-03-01T00:00:00.3, far before 2001", -12_622_694_399.7),
+        ("1600-03-01T00:00:00.3, far before 2001 (× 1e6 in Double rounds to the wrong µs)", -12_622_694_399.7),
         ("9999-12-31T23:59:59.999999 as a Double, far future", 252_423_993_599.999999),
         ("Date.distantPast, 0001-01-01", Date.distantPast.timeIntervalSinceReferenceDate),
         ("Date.distantFuture, 4001-01-01", Date.distantFuture.timeIntervalSinceReferenceDate),
@@ -46,6 +46,9 @@ import Testing
         "1965-08-01T00:00:00.000000Z", "1969-12-31T23:59:59.999999Z", "1970-01-01T00:00:00.000001Z", "2000-12-31T23:59:59.999999Z",
         "2001-01-01T00:00:00.000001Z", "2024-05-01T12:00:00.123456Z", "2272-12-31T23:59:59.999999Z", "2300-01-01T00:00:00.000001Z",
         "9999-12-31T23:59:59.999999Z",
+        // Dividing two Doubles (µs since 2001 / 1e6) lands one step off the nearest Date for
+        // these (and for 2300-01-01T00:00:00.000001Z above): the decoder must not do that.
+        "1080-10-14T05:51:15.323430Z", "7213-05-12T03:00:27.320631Z", "7639-11-17T09:08:53.996378Z",
     ]
 
     static let python = """

@@ -132,6 +132,7 @@ import Testing
         ("UInt128 in an array", { try RecordEncoder().encode(["n": [UInt128.max]]) }, ["n", "Index 0"]),
         ("UInt.max in an array", { try RecordEncoder().encode(["n": [UInt(1), UInt.max]]) }, ["n", "Index 1"]),
         ("UInt64.max as a single value", { try RecordEncoder().encode(["n": Single(value: .max)]) }, ["n"]),
+        ("a Timestamp after 9999", { try RecordEncoder().encode(["t": Timestamp(microsecondsSinceEpoch: Timestamp.maximum.microsecondsSinceEpoch + 1)]) }, ["t"]),
         ("a geopoint out of range", { try RecordEncoder().encode(["p": GeoPoint(latitude: 91, longitude: 0)]) }, ["p"]),
         ("a NaN geopoint", { try RecordEncoder().encode(["p": GeoPoint(latitude: .nan, longitude: 0)]) }, ["p"]),
         ("an empty reference", { try RecordEncoder().encode(["r": [DocumentReference(path: "")]]) }, ["r", "Index 0"]),

@@ -77,6 +77,8 @@ import Testing
         row("Date", date("1965-08-01T00:00:00Z"), .timestamp(try! Timestamp(rfc3339: "1965-08-01T00:00:00Z"))),
         row("Date with microseconds", date("2024-05-01T12:00:00.123456Z"), .timestamp(try! Timestamp(rfc3339: "2024-05-01T12:00:00.123456Z"))),
         row("Date before 1970", date("1901-12-13T20:45:52.000001Z"), .timestamp(try! Timestamp(rfc3339: "1901-12-13T20:45:52.000001Z"))),
+        row("Timestamp, exact in year 9999", Timestamp.maximum, .timestamp(.maximum)),
+        row("Timestamp at year 1", Timestamp.minimum, .timestamp(.minimum)),
         row("Data", Data([0x89, 0x50, 0x4E, 0x47, 0, 0xFF]), .bytes([0x89, 0x50, 0x4E, 0x47, 0, 0xFF])),
         row("empty Data", Data(), .bytes([])),
         row("GeoPoint", GeoPoint(latitude: -33.8688, longitude: 151.2093), .geoPoint(latitude: -33.8688, longitude: 151.2093)),
