@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "BooksyncURLSession", targets: ["BooksyncURLSession"]),
         .library(name: "BooksyncCore", targets: ["BooksyncCore"]),
         .library(name: "BooksyncCodable", targets: ["BooksyncCodable"]),
+        .library(name: "BooksyncStore", targets: ["BooksyncStore"]),
     ],
     targets: [
         .target(name: "BooksyncCore"),
@@ -27,11 +28,16 @@ let package = Package(
         .executableTarget(name: "booksync", dependencies: ["BooksyncCLI"],
                           linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux]))]),
         .executableTarget(name: "booksync-network", dependencies: ["BooksyncCLI", "BooksyncURLSession"]),
+        // A typed store for apps: Codable DTOs over a collection directory, synced with Firestore.
+        .target(name: "BooksyncStore", dependencies: ["BooksyncCodable", "BooksyncKit", "BooksyncCore", "BooksyncURLSession"]),
+        // The usual Firebase BookRepository rewritten on BooksyncStore; scripts/demo runs it.
+        .executableTarget(name: "bookshelf-example", dependencies: ["BooksyncStore", "BooksyncCodable", "BooksyncKit", "BooksyncCore"]),
         // Scratch directories, fixture lookup and an in-memory remote shared by the test targets.
         .target(name: "BooksyncTestSupport", dependencies: ["BooksyncKit", "BooksyncCore"], path: "Tests/BooksyncTestSupport"),
         .testTarget(name: "BooksyncCoreTests", dependencies: ["BooksyncCore"]),
         .testTarget(name: "BooksyncCodableTests", dependencies: ["BooksyncCodable", "BooksyncCore", "BooksyncTestSupport"]),
         .testTarget(name: "BooksyncKitTests", dependencies: ["BooksyncKit", "BooksyncCore", "BooksyncTestSupport"]),
+        .testTarget(name: "BooksyncStoreTests", dependencies: ["BooksyncStore", "BooksyncCodable", "BooksyncKit", "BooksyncCore", "BooksyncTestSupport"]),
         .testTarget(name: "BooksyncCLITests", dependencies: ["BooksyncCLI", "BooksyncKit", "BooksyncCore", "BooksyncURLSession", "BooksyncTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """`init --id-field none` proved with Google's own client (DESIGN.md §5, "The id field").
 
-Usage: app-compat.py --bin BOOKSYNC [--host 127.0.0.1:PORT]
-       (the host defaults to $FIRESTORE_EMULATOR_HOST)
+Usage: app-compat.py --bin BOOKSYNC [--example BOOKSHELF_EXAMPLE] [--host 127.0.0.1:PORT]
+       (the host defaults to $FIRESTORE_EMULATOR_HOST, the example to the
+       bookshelf-example beside BOOKSYNC)
 
 Apps that read a document's id from its name (`@DocumentID var id: String?` in
 Swift, which throws when the document also has an `id` field) need documents
@@ -25,6 +26,15 @@ FieldValue.serverTimestamp(); booksync (`init --change-field updatedAt`) pulls
 without the field in the files, finds the app's update-mask change by the change
 query, and its push stamps the edited document with a server time the client
 reads as a datetime.
+
+Then a Swift app's DTO (DESIGN.md §7, "DTOs"): the demo catalogue is pushed,
+Sources/bookshelf-example runs its two-device flow, and the client reads back
+the book the app added through RecordStore (a `BookDTO` encoded by
+RecordEncoder) with the same values and types: `Date` as a datetime with its
+microseconds, `Data` as bytes, `GeoPoint` and `DocumentReference` as the
+client's own types, a nested map, an array, an `Int` as int, a `Double` as
+float and an optional written as null; and the book both devices changed
+holds both changes and the fields the app's DTO does not declare.
 
 The client lives in a virtual environment this script creates under .build/
 (kept between runs, rebuilt when the pinned version changes): `python3 -m venv`,
@@ -275,15 +285,69 @@ def run_change_field(bin_path, host, checks):
         client.close()
 
 
+def run_swift_app(bin_path, example_path, host, checks):
+    """A DTO encoded by RecordEncoder, saved by RecordStore and pushed by the
+    bookshelf example, read back by Google's client."""
+    from google.cloud import firestore
+
+    project = "app-compat-swift-" + uuid.uuid4().hex[:8]
+    client = firestore.Client(project=project)
+    env = booksync_env(host)
+    scratch = tempfile.mkdtemp(prefix="booksync-app-compat-")
+    try:
+        catalogue = os.path.join(scratch, "catalogue")
+        shutil.copytree(os.path.join(REPOSITORY, "fixtures", "demo", "books"), catalogue)
+        for args in (["init", "-q", "--firestore", project, "--collection", "books"], ["push", "-q"]):
+            result = booksync([bin_path] + args, catalogue, env)
+            if not checks.check(result.returncode == 0, "catalogue %s: %s" % (args[0], result.stderr)):
+                return
+        result = booksync([example_path, project, os.path.join(scratch, "laptop"), os.path.join(scratch, "phone")], scratch, env)
+        checks.check(result.returncode == 0 and result.stdout.endswith("status on both devices: clean, in sync\n"),
+                     "bookshelf-example: %r %r" % (result.stdout, result.stderr))
+
+        books = client.collection("books")
+        added = books.document("a-memory-called-empire").get(timeout=RPC_TIMEOUT)
+        checks.check(added.exists, "the book the app added is a document")
+        expected = {
+            "id": "a-memory-called-empire",
+            "title": "A Memory Called Empire",
+            "author": "Arkady Martine",
+            "genre": "science fiction",
+            "published": datetime.datetime(2019, 3, 26, 0, 0, 0, 123456, tzinfo=datetime.timezone.utc),
+            "rating": 4.1,
+            "pages": 462,
+            "tags": ["empire", "memory", "poetry"],
+            "authorRef": client.document("authors/arkady-martine"),
+            "firstPrinting": {"copies": 15000, "publisher": client.document("publishers/tor")},
+            "cover": b"\x89PNG\x00\xff",
+            "setting": firestore.GeoPoint(41.0082, 28.9784),
+            "subtitle": None,
+        }
+        got = added.to_dict() or {}
+        for key in sorted(set(expected) | set(got)):
+            checks.check(same(expected.get(key), got.get(key)),
+                         "BookDTO.%s: the app wrote %r, the client reads %r" % (key, expected.get(key), got.get(key)))
+        dune = books.document("dune").get(timeout=RPC_TIMEOUT).to_dict() or {}
+        checks.check(same(dune.get("rating"), 4.75) and same(dune.get("pages"), 900),
+                     "dune holds the editor's rating and the phone's pages: %r %r" % (dune.get("rating"), dune.get("pages")))
+        checks.check(dune.get("isbn") == "978-0441013593" and isinstance(dune.get("sequel"), type(client.document("a/b"))),
+                     "dune keeps the fields BookDTO does not declare: %r" % sorted(dune))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        client.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bin", required=True, help="the booksync executable")
+    parser.add_argument("--example", help="the bookshelf-example executable (default: beside --bin)")
     parser.add_argument("--host", default=os.environ.get("FIRESTORE_EMULATOR_HOST"), help="the emulator, host:port")
     parser.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if not options.host:
         parser.error("--host or $FIRESTORE_EMULATOR_HOST is needed (scripts/emulator start DIR)")
     bin_path = os.path.abspath(options.bin)
+    example_path = os.path.abspath(options.example or os.path.join(os.path.dirname(bin_path), "bookshelf-example"))
     if not options.in_venv:
         try:
             ensure_client()
@@ -291,7 +355,7 @@ def main():
             print("app-compat: cannot install google-cloud-firestore==%s into %s: %s" % (CLIENT_VERSION, VENV, error), file=sys.stderr)
             return 2
         script = os.path.abspath(__file__)
-        os.execv(venv_python(), [venv_python(), script, "--bin", bin_path, "--host", options.host, "--in-venv"])
+        os.execv(venv_python(), [venv_python(), script, "--bin", bin_path, "--example", example_path, "--host", options.host, "--in-venv"])
 
     def give_up(signum, frame):
         raise TimeoutError("gave up after %d s" % RUN_TIMEOUT)
@@ -299,6 +363,7 @@ def main():
     signal.alarm(RUN_TIMEOUT)
     checks = run(bin_path, options.host)
     run_change_field(bin_path, options.host, checks)
+    run_swift_app(bin_path, example_path, options.host, checks)
     signal.alarm(0)
     print("%d passed, %d failed" % (checks.passed, checks.failed))
     return 1 if checks.failed else 0

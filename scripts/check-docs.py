@@ -2,10 +2,11 @@
 """Fails when a public library symbol has no `///` doc comment.
 
 Lists every `public`/`open` declaration in the library targets (BooksyncCore,
-BooksyncKit, BooksyncURLSession, BooksyncCodable) whose line is not directly preceded by a `///`
-doc comment (attribute lines such as `@inlinable` may sit in between; a blank
-line may not). An embedding app reads these comments in its editor, so the
-check keeps the whole public surface documented.
+BooksyncKit, BooksyncURLSession, BooksyncCodable, BooksyncStore) whose line is
+not directly preceded by a `///` doc comment (attribute lines such as
+`@inlinable` may sit in between; a blank line may not). An embedding app reads
+these comments in its editor, so the check keeps the whole public surface
+documented.
 
 Exempt are implementations of standard-library protocol requirements whose
 meaning the protocol already documents (EXEMPT below); keep that list short.
@@ -15,7 +16,7 @@ member instead).
 
 Usage:
   scripts/check-docs.py [PATH...]  check these directories or .swift files
-                                   (default: the four library targets);
+                                   (default: the five library targets);
                                    exit 1 with `file:line: symbol` lines if any
                                    declaration lacks a doc comment, else print
                                    the count of checked declarations and exit 0
@@ -30,7 +31,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_DIRS = ["Sources/BooksyncCore", "Sources/BooksyncKit", "Sources/BooksyncURLSession", "Sources/BooksyncCodable"]
+DEFAULT_DIRS = ["Sources/BooksyncCore", "Sources/BooksyncKit", "Sources/BooksyncURLSession", "Sources/BooksyncCodable",
+                "Sources/BooksyncStore"]
 
 # Protocol requirements documented by their protocol (CustomStringConvertible,
 # CustomDebugStringConvertible, CustomReflectable, LocalizedError, Equatable,

@@ -1,0 +1,113 @@
+import BooksyncCore
+import BooksyncKit
+
+/// Saving and deleting records: what an editor does to the files, done for the app.
+extension RecordStore {
+    /// Writes `dto` as the record named by its own `id` field.
+    /// - Parameter keepingUndeclaredFields: Keep the top-level fields of the
+    ///   existing file that `dto` does not encode (someone else's `isbn`, a
+    ///   field a newer app version added), like Firestore's `setData(_:merge:)`;
+    ///   by default the record is replaced whole, like `setData(from:)`.
+    /// - Returns: The record as written (id, fields, canonical bytes, hash).
+    /// - Throws: `RecordStoreError.missingID` when `dto` encodes no string `id`,
+    ///   `.refused` when the record breaks the collection's schema (nothing is
+    ///   written), `.notEncodable`, `.invalidID`, `.collection` (lock held, I/O).
+    @discardableResult
+    public func save(_ dto: DTO, keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Record {
+        // The id is known only from the encoded fields; for an encoding error, the property of that name says it.
+        let fields = try encode(dto, id: Mirror(reflecting: dto).children.first { $0.label == "id" }?.value as? String)
+        guard case .string(let id)? = fields["id"] else { throw .missingID(type: "\(DTO.self)") }
+        return try await write(fields, id: Self.recordID(id), keepingUndeclaredFields: keepingUndeclaredFields)
+    }
+
+    /// Writes `dto` as the record `id`: for DTOs without an `id` property.
+    /// The record file gets `"id": id` all the same (every record file names itself).
+    /// - Throws: As `save(_:keepingUndeclaredFields:)`, and `.conflictingID`
+    ///   when `dto` has an `id` field that is not `id`.
+    @discardableResult
+    public func save(_ dto: DTO, id: String, keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Record {
+        var fields = try encode(dto, id: id)
+        switch fields["id"] {
+        case nil: fields["id"] = .string(id)
+        case .string(id)?: break
+        case let other?: throw .conflictingID(type: "\(DTO.self)", given: id, field: CanonicalJSON.encodeInline(other))
+        }
+        return try await write(fields, id: Self.recordID(id), keepingUndeclaredFields: keepingUndeclaredFields)
+    }
+
+    /// Removes the record file of `id`, as `rm` would: the next `push` deletes
+    /// the document (guarded by its revision), the next `pull` does not bring it back.
+    /// - Returns: False when there was no such file.
+    /// - Throws: `RecordStoreError.invalidID`, `.collection` (lock held, I/O).
+    @discardableResult
+    public func delete(_ id: String) async throws(RecordStoreError) -> Bool {
+        let id = try Self.recordID(id)
+        return try await exclusively { () throws(RecordStoreError) -> Bool in
+            let collection = try open()
+            let path = collection.paths.recordFile(id.fileName)
+            return try Self.locked(collection) { () throws(RecordStoreError) -> Bool in
+                guard FileSystem.exists(path) else { return false }
+                do throws(FileSystemError) {
+                    try FileSystem.remove(path)
+                } catch {
+                    throw .collection(.io(error))
+                }
+                return true
+            }
+        }
+    }
+
+    /// `dto` as record fields; `id`, when known, names the record in the error
+    /// (evaluated only then).
+    func encode(_ dto: DTO, id: @autoclosure () -> String?) throws(RecordStoreError) -> Fields {
+        do {
+            return try encoder.encode(dto)
+        } catch {
+            throw .notEncodable(type: "\(DTO.self)", id: id(), reason: CodingErrorText.reason(error))
+        }
+    }
+
+    /// Checks `fields` as a hand-edited file would be checked (the canonical
+    /// bytes loaded back through the collection's rules), then replaces the
+    /// file atomically, all under the collection lock. A file already holding
+    /// these bytes is left alone, so its stat-cache entry stays valid.
+    func write(_ fields: Fields, id: RecordID, keepingUndeclaredFields: Bool) async throws(RecordStoreError) -> Record {
+        try await exclusively { () throws(RecordStoreError) -> Record in
+            let collection = try open()
+            let rules = collection.rules
+            let path = collection.paths.recordFile(id.fileName)
+            return try Self.locked(collection) { () throws(RecordStoreError) -> Record in
+                let existing = try? FileSystem.readFile(path)
+                var fields = fields
+                if keepingUndeclaredFields, let existing, case .success(let kept) = rules.parse(existing) {
+                    fields.merge(kept) { declared, _ in declared }
+                }
+                let record: Record
+                switch rules.load(rules.canonicalBytes(fields), id: id) {
+                case .failure(let problems): throw .refused(id: id.rawValue, file: path, problems: problems.diagnostics)
+                case .success(let loaded): record = loaded
+                }
+                if existing != record.canonicalBytes {
+                    do throws(FileSystemError) {
+                        try FileSystem.writeAtomically(record.canonicalBytes, to: path)
+                    } catch {
+                        throw .collection(.io(error))
+                    }
+                }
+                return record
+            }
+        }
+    }
+
+    /// Runs `body` holding the collection lock, as every writing CLI command does.
+    static func locked<T>(_ collection: CollectionDirectory, _ body: () throws(RecordStoreError) -> T) throws(RecordStoreError) -> T {
+        let lock: CollectionLock
+        do {
+            lock = try collection.lock()
+        } catch {
+            throw .collection(error)
+        }
+        defer { lock.release() }
+        return try body()
+    }
+}

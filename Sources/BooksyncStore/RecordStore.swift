@@ -1,0 +1,144 @@
+import BooksyncCodable
+import BooksyncCore
+import BooksyncKit
+
+/// A typed store over a collection directory: the record files are the app's
+/// local store, read and written as `DTO` values, and the same sync engine the
+/// `booksync` CLI runs keeps them in step with the remote (DESIGN.md §7, "DTOs").
+///
+///     struct BookDTO: Codable, Sendable { var id, title, author, genre: String }
+///     let store = RecordStore<BookDTO>.firestore(directory: "books")
+///     try await store.save(BookDTO(id: "dune", title: "Dune", author: "Frank Herbert", genre: "science fiction"))
+///     let report = try await store.push()
+///
+/// **Where the id comes from.** A record file always holds its id in `"id"`
+/// (it must match the file name). A DTO that declares `id: String` carries it:
+/// `save(_:)` takes it from there, and `get`/`all` fill it from the record.
+/// A DTO without an `id` property is saved with `save(_:id:)` and loses
+/// nothing on the way back (the decoder ignores fields the DTO does not declare).
+///
+/// **Same as a hand edit.** `save` writes exactly the bytes `booksync fmt`
+/// would make of the record (canonical form), atomically, under the
+/// collection lock, after the checks `booksync validate` makes of a
+/// hand-edited file; it does not touch the base or the stat cache. So to the
+/// engine a saved record is a locally changed file like any other: `status`
+/// shows it, `push` sends it, and a concurrent remote change merges field by field.
+/// A record written through the store replaces the whole file, as Firestore's
+/// `setData(from:)` replaces a document: fields the DTO does not declare are
+/// dropped unless `save(_:keepingUndeclaredFields:)` is asked to keep them.
+///
+/// **Threads.** The store is an actor: file work runs on its executor and
+/// requests on the engine's tasks, never on the caller's actor, so a
+/// `@MainActor` view model awaits it without blocking the interface. Writes and syncs run one at a time in the
+/// order they were called (a `save` during a `pull` waits for it), and another
+/// process holding the collection lock (the CLI) makes them fail with
+/// `RecordStoreError.collection(.lockHeld)`, as two CLI commands would.
+public actor RecordStore<DTO: Codable & Sendable> {
+    /// The collection directory (or a directory inside it), as given.
+    public nonisolated let directory: String
+    let makeRemote: @Sendable (CollectionDirectory) throws(BooksyncError) -> any RemoteCollection
+    let encoder = RecordEncoder()
+    let decoder = RecordDecoder()
+    /// Writes and syncs waiting for the one in progress (see `exclusively`).
+    var waiting: [CheckedContinuation<Void, Never>] = []
+    var busy = false
+
+    /// A store over the collection at `directory` (or its nearest parent with
+    /// `.booksync/`, as the CLI finds it) syncing with the remote `remote` makes.
+    /// Nothing is read until the first call: each call opens the collection
+    /// afresh, so a config.json changed meanwhile is honoured, as by the CLI.
+    /// - Parameters:
+    ///   - directory: The collection directory, created by `booksync init` or
+    ///     `CollectionDirectory.initialize(at:config:)`.
+    ///   - remote: Makes the remote for a sync from the opened collection (its
+    ///     config and rules); called once per `status`/`pull`/`push`. Tests pass
+    ///     an in-memory remote, an app `firestore(directory:)`'s.
+    public init(directory: String,
+                remote: @escaping @Sendable (CollectionDirectory) throws(BooksyncError) -> any RemoteCollection) {
+        self.directory = directory
+        self.makeRemote = remote
+    }
+
+    /// The collection as it is on disk now.
+    func open() throws(RecordStoreError) -> CollectionDirectory {
+        do {
+            return try CollectionDirectory.open(searchingFrom: directory)
+        } catch {
+            throw .collection(error)
+        }
+    }
+
+    /// `id` as a record id, or why it cannot be one.
+    static func recordID(_ id: String) throws(RecordStoreError) -> RecordID {
+        do {
+            return try RecordID(id)
+        } catch {
+            throw .invalidID(id, reason: error.message)
+        }
+    }
+
+    /// The path of the record file for `id`, whether or not it exists.
+    /// - Throws: `RecordStoreError.invalidID`, or `.collection` when the directory is not a collection.
+    public func file(for id: String) throws(RecordStoreError) -> String {
+        try open().paths.recordFile(Self.recordID(id).fileName)
+    }
+
+    // MARK: reading
+
+    /// Every record of the collection as a DTO, sorted by id. Files that are
+    /// not records (other names, subcollection folders) are skipped, as the CLI does.
+    /// - Throws: `RecordStoreError.invalidFile` naming the first record file
+    ///   that is invalid (a hand edit gone wrong, a symbolic link),
+    ///   `.notDecodable` naming a record that does not fit `DTO`, `.collection` for I/O.
+    public func all() throws(RecordStoreError) -> [DTO] {
+        let collection = try open()
+        let paths: [String]
+        do {
+            paths = try collection.recordFilePaths([])
+        } catch {
+            throw .collection(error)
+        }
+        var result: [DTO] = []
+        for path in paths {
+            let decoded: RecordID?
+            do {
+                decoded = try RecordID.fromFileName(FileSystem.split(path).name)
+            } catch {
+                throw .invalidFile(file: path, problems: [RecordDiagnostic(message: error.message)])  // `bad%zz.json`
+            }
+            guard let id = decoded, let dto = try read(id, in: collection) else { continue }  // removed meanwhile
+            result.append(dto)
+        }
+        return result
+    }
+
+    /// The record `id` as a DTO, or nil when there is no such record file.
+    /// - Throws: `RecordStoreError.invalidFile` naming the file when it is not a
+    ///   valid record (syntax, schema, a link), `.notDecodable` when it does not
+    ///   fit `DTO`, `.invalidID`, `.collection` for I/O.
+    public func get(_ id: String) throws(RecordStoreError) -> DTO? {
+        try read(Self.recordID(id), in: open())
+    }
+
+    /// Reads, checks and decodes one record file exactly as the engine loads it.
+    func read(_ id: RecordID, in collection: CollectionDirectory) throws(RecordStoreError) -> DTO? {
+        let path = collection.paths.recordFile(id.fileName)
+        let bytes: [UInt8]
+        do {
+            bytes = try FileSystem.readFile(path)
+        } catch {
+            if error.isNotFound { return nil }
+            throw .invalidFile(file: path, problems: [error.diagnostic])
+        }
+        switch collection.rules.load(bytes, id: id) {
+        case .failure(let problems):
+            throw .invalidFile(file: path, problems: problems.diagnostics)
+        case .success(let record):
+            do {
+                return try decoder.decode(DTO.self, from: record, file: path)
+            } catch {
+                throw .notDecodable(type: "\(DTO.self)", error)
+            }
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import BooksyncCodable
+import BooksyncCore
+import BooksyncKit
+
+/// Everything a `RecordStore` can fail with, each case a sentence that names
+/// the record or file (`description`), so an app can show it as it is.
+///
+/// Errors of the layers underneath are wrapped, never passed through raw:
+/// the engine's `BooksyncError` (locks, I/O, the remote, the mass-delete
+/// guard), the schema's diagnostics, the decoder's `RecordDecodingError`, and
+/// Swift's `EncodingError` rendered with its coding path.
+public enum RecordStoreError: Error, Sendable, CustomStringConvertible {
+    /// The string cannot be a record id (empty, `..`, `/`, too long, `__x__`).
+    case invalidID(String, reason: String)
+    /// `save(_:)` of a DTO whose encoding has no string `id`: the store cannot tell which record it is.
+    case missingID(type: String)
+    /// `save(_:id:)` of a DTO whose own `id` field says another record.
+    case conflictingID(type: String, given: String, field: String)
+    /// The DTO could not be encoded into record fields.
+    case notEncodable(type: String, id: String?, reason: String)
+    /// `save` refused a DTO whose fields break the collection's schema or
+    /// Firestore's limits: the same check a hand-edited file gets. Nothing was written.
+    case refused(id: String, file: String, problems: [RecordDiagnostic])
+    /// A record file (most likely edited by hand) is not a valid record.
+    case invalidFile(file: String, problems: [RecordDiagnostic])
+    /// A valid record file does not decode into the DTO type; the decoder's
+    /// error names the file, the field and what is wrong.
+    case notDecodable(type: String, RecordDecodingError)
+    /// The collection, its files, its lock or the remote failed (the engine's error).
+    case collection(BooksyncError)
+
+    public var description: String {
+        switch self {
+        case .invalidID(let id, let reason):
+            return "'\(id)' cannot be a record id: \(reason)"
+        case .missingID(let type):
+            return "\(type) has no string field 'id', so the store cannot tell which record it is; declare `var id: String` or save it with save(_:id:)"
+        case .conflictingID(let type, let given, let field):
+            return "cannot save \(type) as record '\(given)': its own id field says '\(field)'"
+        case .notEncodable(let type, let id, let reason):
+            return "cannot encode \(type)\(id.map { " for record '\($0)'" } ?? ""), nothing was written: \(reason)"
+        case .refused(let id, let file, let problems):
+            return "refused to save record '\(id)' to \(file), nothing was written: \(Self.sentence(problems))"
+        case .invalidFile(let file, let problems):
+            return "\(file) is not a valid record: \(Self.sentence(problems)); fix the file (booksync validate shows every problem)"
+        case .notDecodable(let type, let error):
+            return "\(error) (reading record '\(error.recordID)' as \(type))"
+        case .collection(let error):
+            return error.description
+        }
+    }
+
+    /// The diagnostics joined into one clause: `3:7: expected ','; field 'title' is required`.
+    static func sentence(_ problems: [RecordDiagnostic]) -> String {
+        problems.map(\.description).joined(separator: "; ")
+    }
+}

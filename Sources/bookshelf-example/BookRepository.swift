@@ -1,0 +1,54 @@
+import BooksyncCore
+import BooksyncKit
+import BooksyncStore
+
+/// The usual Firebase `BookRepository`, on booksync. The Firebase version read
+/// `db.collection("books").getDocuments()` into a local store on every sync and
+/// wrote new books with `setData(from:)`: a full overwrite each way, no change
+/// detection, no conflicts. Here the local store is a directory of JSON files
+/// (one per book, editable by hand, committable to git) and a sync moves only
+/// what changed, merging changes to different fields of the same book.
+struct BookRepository: Sendable {
+    let store: RecordStore<BookDTO>
+
+    /// The shelf in `directory`, synced with the `books` collection of `project`;
+    /// a new directory is made a collection directory first (`booksync init`).
+    init(directory: String, project: String) throws {
+        if !FileSystem.exists(directory + "/.booksync") {
+            if !FileSystem.isDirectory(directory) { try FileSystem.createDirectory(directory) }
+            let config = CollectionConfig(remote: FirestoreTarget(project: project, collectionPath: "books"))
+            _ = try CollectionDirectory.initialize(at: directory, config: config)
+        }
+        store = .firestore(directory: directory)
+    }
+
+    /// Pull, then push: remote changes come in (merged field by field with
+    /// local ones), then local changes go out, each guarded by its revision.
+    func syncBooks() async throws -> (pulled: SyncReport, pushed: SyncReport) {
+        let pulled = try await store.pull()
+        let pushed = try await store.push()
+        return (pulled, pushed)
+    }
+
+    /// A new book: its file is written now, the document on the next sync.
+    @discardableResult
+    func addBook(_ book: Book) async throws -> String {
+        try await store.save(BookDTO(book))
+        return try await store.file(for: book.id)
+    }
+
+    /// Changes a book, keeping fields this app does not know (someone's `isbn`).
+    func updateBook(_ book: Book) async throws {
+        try await store.save(BookDTO(book), keepingUndeclaredFields: true)
+    }
+
+    /// Every book on the shelf, read from the files (no network).
+    func fetchBooks() async throws -> [Book] {
+        try await store.all().map(Book.init)
+    }
+
+    /// One book, or nil.
+    func fetchBook(_ id: String) async throws -> Book? {
+        try await store.get(id).map(Book.init)
+    }
+}
