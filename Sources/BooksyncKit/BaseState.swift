@@ -57,9 +57,8 @@ struct BaseState {
     mutating func save() throws(BooksyncError) {
         guard dirty else { return }
         let started = ContinuousClock.now
+        try writePendingCopies()
         do {
-            try copies.append(pendingCopies)
-            pendingCopies = []
             try CollectionDirectory.writeManifest(manifest, to: copies.paths.manifest)
         } catch {
             throw .io(error)
@@ -101,7 +100,28 @@ struct BaseState {
     /// CPU time went to manifest saves). Work done since the last save is
     /// recovered as "converged" by the next run.
     mutating func saveIfDue() throws(BooksyncError) {
-        if Self.saveIsDue(waited: ContinuousClock.now - lastSave, lastSaveTook: lastSaveDuration) { try save() }
+        if Self.saveIsDue(waited: ContinuousClock.now - lastSave, lastSaveTook: lastSaveDuration) {
+            try save()
+        } else if pendingCopies.count >= Self.pendingCopiesLimit {
+            try writePendingCopies()
+        }
+    }
+
+    /// Pack bytes held at most between saves: beyond this they are appended
+    /// early (a copy the manifest does not name yet is harmless), so a first
+    /// pull of 100,000 documents does not hold 40 MB of copies while saves
+    /// grow rarer.
+    static let pendingCopiesLimit = 4 << 20
+
+    /// Appends the copies recorded since the last append (and syncs them).
+    private mutating func writePendingCopies() throws(BooksyncError) {
+        guard !pendingCopies.isEmpty else { return }
+        do {
+            try copies.append(pendingCopies)
+        } catch {
+            throw .io(error)
+        }
+        pendingCopies.removeAll(keepingCapacity: true)
     }
 
     /// Whether `saveIfDue` saves, `waited` after a save that took `lastSaveTook`.

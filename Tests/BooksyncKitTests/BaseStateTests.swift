@@ -55,6 +55,40 @@ import BooksyncTestSupport
         }
     }
 
+    /// Copies recorded between saves are appended once they pass
+    /// `pendingCopiesLimit`, before a save is due, and the manifest is not
+    /// written then (a copy it does not name yet is harmless): a first pull
+    /// of 100,000 documents held 40 MB of pack lines between rare saves.
+    @Test func copiesPastTheLimitAreAppendedBeforeTheSave() throws {
+        let scratch = try ScratchDirectory()
+        let collection = try BaseCopyStoreTests.store(in: scratch)
+        let rules = collection.rules
+        // Built first, so that recording them takes far less than the second before a save is due.
+        let big = String(repeating: "y", count: 20_000)
+        let recorded = try (1...(BaseState.pendingCopiesLimit / 20_000 + 2)).map { number in
+            let text = #"{"id": "big-\#(number)", "title": "\#(big)", "author": "A", "genre": "g"}"#
+            return try rules.load(Array(text.utf8), id: try RecordID("big-\(number)")).get()
+        }
+        let half = recorded.count / 2
+        var base = BaseState(copies: collection.baseCopies, manifest: Manifest(), configFingerprint: "sha256:c")
+        base.record(try Self.record(0, version: 1, rules: rules), revision: "r0")
+        try base.save()  // a save just happened: the next is not due for a second
+        let manifestBefore = try scratch.read(".booksync/manifest.json")
+        let packBefore = try FileSystem.stat(collection.baseCopies.packPath).size
+        for record in recorded[..<half] { base.record(record, revision: "r") }
+        try base.saveIfDue()
+        #expect(try FileSystem.stat(collection.baseCopies.packPath).size == packBefore, "under the limit: held")
+        for record in recorded[half...] { base.record(record, revision: "r") }
+        try base.saveIfDue()
+        #expect(try FileSystem.stat(collection.baseCopies.packPath).size > packBefore + Int64(BaseState.pendingCopiesLimit), "past it: appended")
+        #expect(try scratch.read(".booksync/manifest.json") == manifestBefore, "the manifest waits for its save")
+        for record in recorded {
+            #expect(collection.baseCopies.fields(record.id, hash: record.hash) == record.fields)
+        }
+        try base.finish()
+        #expect(try Manifest.decode(Array(scratch.read(".booksync/manifest.json").utf8)).entries.count == recorded.count + 1)
+    }
+
     /// `saveIfDue` waits at least a second, and at least ten times as long as the
     /// last save took: a manifest that takes 300 ms to write is rewritten every
     /// 3 s, not every second, so the total cost of saving stays linear.
