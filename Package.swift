@@ -27,7 +27,7 @@ let package = Package(
         // to load makes every start ~1 ms faster (status of 10,000 records takes ~13 ms).
         .executableTarget(name: "booksync", dependencies: ["BooksyncCLI"],
                           linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux]))]),
-        .executableTarget(name: "booksync-network", dependencies: ["BooksyncCLI", "BooksyncURLSession"]),
+        .executableTarget(name: "booksync-network", dependencies: ["BooksyncCLI", "BooksyncKit", "BooksyncURLSession"]),
         // A typed store for apps: Codable DTOs over a collection directory, synced with Firestore.
         .target(name: "BooksyncStore", dependencies: ["BooksyncCodable", "BooksyncKit", "BooksyncCore", "BooksyncURLSession"]),
         // The usual Firebase BookRepository rewritten on BooksyncStore; scripts/demo runs it.

@@ -1,4 +1,5 @@
 import BooksyncCLI
+import BooksyncKit
 import BooksyncURLSession
 #if canImport(Glibc)
 import Glibc
@@ -7,5 +8,6 @@ import Darwin
 #endif
 
 // booksync with URLSession linked in: booksync hands remote commands to it.
+MallocArenas.useOne()  // flat memory for large pulls and pushes (see MallocArenas)
 let status = await BooksyncCommand.main(Array(CommandLine.arguments.dropFirst()), network: .linked(make: { URLSessionTransport.make(requestTimeout: $0) }))
 exit(status)

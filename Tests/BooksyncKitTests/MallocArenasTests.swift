@@ -1,0 +1,14 @@
+import Testing
+@testable import BooksyncKit
+
+/// The network helper's one-arena setting is taken by glibc (the memory it
+/// saves is measured by `scripts/bench`, not here).
+@Suite struct MallocArenasTests {
+    @Test func glibcTakesTheSetting() {
+        #if canImport(Glibc)
+        #expect(MallocArenas.useOne())
+        #else
+        #expect(!MallocArenas.useOne())
+        #endif
+    }
+}
