@@ -152,7 +152,8 @@ enum ResolveCommand: Subcommand {
     static let usage = "booksync resolve ID... [--ours|--theirs]"
     static let discussion = """
         Settles conflicts that pull stored in .booksync/conflicts/. --theirs
-        takes the remote value of each conflicting field, --ours keeps ours;
+        takes the remote value of each conflicting field (nested ones by path,
+        as stats.rating), --ours keeps ours;
         either way every change made on one side only is kept, and a record
         deleted on one side is kept or deleted as a whole. Without a flag, the
         local file as you edited it is the resolution (it must be valid; a

@@ -10,7 +10,8 @@ enum MergeFileCommand: Subcommand {
         Follows git's merge driver convention (%O %A %B %P): the merged record
         replaces OURS. Exit 0 when every field merged cleanly and the result is a
         valid record; exit 1 otherwise, naming PATH and the fields on stderr.
-        A conflicting field keeps our value. A merge that would break the
+        Maps merge key by key at any depth; a conflicting field keeps our value
+        and is named by its path (stats.rating). A merge that would break the
         collection's rules (their side dropped a required field or changed its
         type, the id no longer matches the file name, a Firestore limit) keeps
         our value of the fields that broke them, or our whole record. PATH
