@@ -83,8 +83,15 @@ extension RESTClient {
         #expect(record(statusJSON, "dune")?["conflictFields"] == .array([.string("stats.rating"), .string("stats.`x.y`")]))
         #expect(record(statusJSON, "dune")?["conflictPaths"]
             == .array([.array([.string("stats"), .string("rating")]), .array([.string("stats"), .string("x.y")])]))
+        let plan = try json(try ws.run("pull", "--dry-run", "--json").stdout)
+        guard case .array(let phases)? = plan["phases"], case .map(let phase)? = phases.first,
+              case .array(let events)? = phase["events"], case .map(let event)? = events.first
+        else { Issue.record("no pull event"); return }
+        #expect(event["conflictFields"] == .array([.string("stats.rating"), .string("stats.`x.y`")]))
+        #expect(event["conflictPaths"] == record(statusJSON, "dune")?["conflictPaths"])
         let pull = try ws.run("pull")
         #expect(pull.status == 1)
+        #expect(pull.stdout.contains("both modified (fields 'stats.rating', 'stats.`x.y`')"), "\(pull.stdout)")
         let status = try ws.run("status")
         #expect(status.stdout.contains("(fields 'stats.rating', 'stats.`x.y`')"), "\(status.stdout)")
         let diff = try ws.run("diff", "dune")
