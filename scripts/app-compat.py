@@ -27,6 +27,10 @@ without the field in the files, finds the app's update-mask change by the change
 query, and its push stamps the edited document with a server time the client
 reads as a datetime.
 
+Then nested maps (DESIGN.md §3; scripts/app_compat_nested.py): the client's
+update masks on nested fields merge with an editor's edits of the same map,
+and a nested conflict is named by field path and resolved path by path.
+
 Then a Swift app's DTO (DESIGN.md §7, "DTOs"): the demo catalogue is pushed,
 Sources/bookshelf-example runs its two-device flow, and the client reads back
 the book the app added through RecordStore (a `BookDTO` encoded by
@@ -52,6 +56,8 @@ import subprocess
 import sys
 import tempfile
 import uuid
+
+from app_compat_nested import run_nested
 
 CLIENT_VERSION = "2.34.1"
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -363,6 +369,7 @@ def main():
     signal.alarm(RUN_TIMEOUT)
     checks = run(bin_path, options.host)
     run_change_field(bin_path, options.host, checks)
+    run_nested(bin_path, options.host, checks, booksync, booksync_env)
     run_swift_app(bin_path, example_path, options.host, checks)
     signal.alarm(0)
     print("%d passed, %d failed" % (checks.passed, checks.failed))

@@ -8,9 +8,11 @@ enum DiffCommand: Subcommand {
     static let usage = "booksync diff [ID...] [--offline] [--json]"
     static let discussion = """
         For each named record (or every record that differs from the base), lists
-        the top-level fields whose value is not the same in the base, the local
-        file and the remote document, and which side changed each: local,
-        remote, both (the same way) or conflict. Values are shown as they are
+        the fields whose value is not the same in the base, the local file and
+        the remote document, and which side changed each: local, remote, both
+        (the same way) or conflict. Maps on both sides are compared key by key
+        and a nested field is named by its path, as in Firestore: stats.rating,
+        with `backticks` around a name that is not letters, digits and _. Values are shown as they are
         written in record files. IDs may also be given as file names.
         With --offline the remote side is taken to be the base. An invalid
         record is shown with every problem; like status, diff exits 1 when a
@@ -106,15 +108,20 @@ enum DiffCommand: Subcommand {
 
     /// The `--json` document (version 1): `records`, one object per record
     /// shown, with `id`, `file`, `class` (as in `status --json`), `inBase`,
-    /// `inLocal`, `inRemote`, `fields` (`name`, `change`: local, remote, both
-    /// or conflict, and the `base`, `local`, `remote` values present), and for
+    /// `inLocal`, `inRemote`, `fields` (`name`: the field's path in dotted
+    /// notation, `path`: the same as a list of names, outermost first,
+    /// `change`: local, remote, both or conflict, and the `base`, `local`,
+    /// `remote` values present), and for
     /// an invalid record `problems` (as in `status --json`); `unusableFiles`
     /// and `unusableRemote` as in `status --json` (empty when records are
     /// named). Stable: fields are only ever added.
     static func json(_ result: CollectionDiff) -> Fields {
         let records: [Value] = result.records.map { diff in
             let fields: [Value] = diff.fields.map { field in
-                var entry: Fields = ["name": .string(field.name), "change": .string(field.change.rawValue)]
+                var entry: Fields = [
+                    "name": .string(field.name), "path": .array(field.path.segments.map(Value.string)),
+                    "change": .string(field.change.rawValue),
+                ]
                 if let base = field.base { entry["base"] = base }
                 if let local = field.local { entry["local"] = local }
                 if let remote = field.remote { entry["remote"] = remote }
@@ -145,7 +152,8 @@ enum ResolveCommand: Subcommand {
     static let usage = "booksync resolve ID... [--ours|--theirs]"
     static let discussion = """
         Settles conflicts that pull stored in .booksync/conflicts/. --theirs
-        takes the remote value of each conflicting field, --ours keeps ours;
+        takes the remote value of each conflicting field (nested ones by path,
+        as stats.rating), --ours keeps ours;
         either way every change made on one side only is kept, and a record
         deleted on one side is kept or deleted as a whole. Without a flag, the
         local file as you edited it is the resolution (it must be valid; a

@@ -57,7 +57,8 @@ enum JSONDocuments {
     ///         (already deleted remotely);
     ///       - either: `conflict` with `local` and `remote` as in `status
     ///         --json` (`modified`, `added`, `deleted`, `changed`) and, when
-    ///         both modified the same fields, `conflictFields`;
+    ///         both modified the same fields, `conflictFields` and
+    ///         `conflictPaths` (see `conflictPaths(_:into:)`);
     ///         `remote-changed` (push: the remote changed since the last pull)
     ///         with `unresolvedConflict` (true when pull already stored a
     ///         conflict for it that resolve has not settled); `invalid` with
@@ -111,6 +112,15 @@ enum JSONDocuments {
         ])
     }
 
+    /// The paths of a both-modified conflict, twice: `conflictFields`, each in
+    /// Firestore's dotted notation (`stats.rating`, `` `a.b` `` for a name
+    /// with a dot), and `conflictPaths`, each as its list of names (outermost
+    /// first), for scripts that would rather not parse the notation.
+    static func conflictPaths(_ paths: [FieldPath], into fields: inout Fields) {
+        fields["conflictFields"] = .array(paths.map { .string($0.description) })
+        fields["conflictPaths"] = .array(paths.map { .array($0.segments.map(Value.string)) })
+    }
+
     /// One event of `phases[].events`: `action` (from `SyncCommandSupport.describe`)
     /// and the fields that action carries.
     static func syncEvent(_ event: SyncEvent, action: String, unresolvedConflict: (RecordID) -> ConflictKind?) -> Fields {
@@ -123,7 +133,7 @@ enum JSONDocuments {
         switch event.kind {
         case .pulled(.conflict(let kind)), .conflict(let kind):
             sides(.conflict(kind))
-            if case .bothModified(let names) = kind, !names.isEmpty { fields["conflictFields"] = .array(names.map(Value.string)) }
+            if case .bothModified(let paths) = kind, !paths.isEmpty { conflictPaths(paths, into: &fields) }
         case .remoteChangedSincePull:
             fields["unresolvedConflict"] = .bool(unresolvedConflict(event.id) != nil)
         case .invalidLocal(let diagnostics):

@@ -10,7 +10,8 @@ enum MergeFileCommand: Subcommand {
         Follows git's merge driver convention (%O %A %B %P): the merged record
         replaces OURS. Exit 0 when every field merged cleanly and the result is a
         valid record; exit 1 otherwise, naming PATH and the fields on stderr.
-        A conflicting field keeps our value. A merge that would break the
+        Maps merge key by key at any depth; a conflicting field keeps our value
+        and is named by its path (stats.rating). A merge that would break the
         collection's rules (their side dropped a required field or changed its
         type, the id no longer matches the file name, a Firestore limit) keeps
         our value of the fields that broke them, or our whole record. PATH
@@ -76,10 +77,10 @@ enum MergeFileCommand: Subcommand {
         let outcome = RecordFileMerge.merge(base: base, ours: ours, theirs: theirs, id: id, rules: rules)
         try FileSystem.writeAtomically(rules.canonicalBytes(outcome.fields), to: files.ours)
         if !outcome.conflicts.isEmpty {
-            report("conflicting field\(outcome.conflicts.count == 1 ? "" : "s") \(quoted(outcome.conflicts)) (kept ours); edit the file to settle")
+            report("conflicting field\(outcome.conflicts.count == 1 ? "" : "s") \(quoted(outcome.conflicts.map(\.description))) (kept ours); edit the file to settle")
         }
         if !outcome.problems.isEmpty {
-            let kept: TerminalText = outcome.keptOursWhole ? "kept our whole record" : "kept our value of \(quoted(outcome.keptForValidity))"
+            let kept: TerminalText = outcome.keptOursWhole ? "kept our whole record" : "kept our value of \(quoted(outcome.keptForValidity.map { FieldPath(field: $0).description }))"
             report("the merged record would be invalid: \(outcome.problems.map(\.message).joined(separator: "; ")); \(kept); edit the file to settle")
         }
         return outcome.isClean ? .success : .attention
@@ -104,7 +105,7 @@ enum MergeFileCommand: Subcommand {
         return .attention
     }
 
-    /// Field names, quoted and escaped for the terminal.
+    /// Field paths (Firestore's dotted notation), quoted and escaped for the terminal.
     static func quoted(_ names: [String]) -> TerminalText {
         names.map { "'\(name: $0)'" as TerminalText }.joined(separator: ", ")
     }

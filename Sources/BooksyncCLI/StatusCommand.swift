@@ -92,7 +92,7 @@ struct StatusRenderer {
 
     static func fieldList(_ kind: ConflictKind) -> TerminalText {
         if case .bothModified(let fields) = kind, !fields.isEmpty {
-            let names: [TerminalText] = fields.map { "'\(name: $0)'" }
+            let names: [TerminalText] = fields.map { "'\(name: $0.description)'" }
             return " (field\(fields.count == 1 ? "" : "s") \(names.joined(separator: ", ")))"
         }
         return ""
@@ -176,8 +176,8 @@ struct StatusRenderer {
             switch record.state {
             case .invalidLocal(let diagnostics), .invalidRemote(let diagnostics):
                 fields["problems"] = JSONDocuments.problems(diagnostics)
-            case .conflict(.bothModified(let names)):
-                fields["conflictFields"] = .array(names.map(Value.string))
+            case .conflict(.bothModified(let paths)):
+                JSONDocuments.conflictPaths(paths, into: &fields)
             default:
                 break
             }

@@ -23,9 +23,10 @@ enum PullCommand: SyncPhasesCommand {
         documents that changed since the last sync, and applies them: new and
         changed documents are written, deleted ones removed. Records changed on
         both sides are merged field by field when the changes touch different
-        fields (the merge is then a local change for push); real conflicts leave
-        the local file alone and store the remote side in .booksync/conflicts/.
-        Invalid local files are never overwritten.
+        fields, and maps key by key at any depth (the merge is then a local
+        change for push); real conflicts, named by field path (stats.rating),
+        leave the local file alone and store the remote side in
+        .booksync/conflicts/. Invalid local files are never overwritten.
 
         With a change field (init --change-field), the listing is one query for
         the documents changed since the last pull and one count; --full lists

@@ -12,8 +12,8 @@ public enum RecordFileMerge {
     public struct Outcome: Sendable, Equatable {
         /// What to write: valid whenever ours was.
         public let fields: Fields
-        /// Fields changed differently on both sides (kept ours), sorted.
-        public let conflicts: [String]
+        /// Paths changed differently on both sides (kept ours), sorted.
+        public let conflicts: [FieldPath]
         /// Fields that kept our value because their change broke the rules, sorted.
         public let keptForValidity: [String]
         /// Why the plain field merge was invalid; empty when it was valid.

@@ -32,8 +32,8 @@ public struct RecordMerge: Sendable, Equatable {
     public let remote: Fields
     /// The merge with every conflicting field at its local value.
     public let keepingLocal: Fields
-    /// Fields changed differently on both sides, sorted by UTF-8 bytes (empty: a clean merge).
-    public let conflicts: [String]
+    /// Paths changed differently on both sides, sorted (empty: a clean merge).
+    public let conflicts: [FieldPath]
 
     /// Merges `local` and `remote` against `base` (see `FieldMerge`).
     public init(base: Fields?, local: Fields, remote: Fields) {
@@ -46,12 +46,12 @@ public struct RecordMerge: Sendable, Equatable {
         conflicts.isEmpty ? .merged(keepingLocal) : .conflicts(conflicts)
     }
 
-    /// The merge with every conflicting field at its remote value (removed
+    /// The merge with every conflicting path at its remote value (removed
     /// where the remote removed it); every one-sided change is kept. The same
-    /// as merging with the sides swapped: only the conflicting fields differ.
+    /// as merging with the sides swapped: only the conflicting paths differ.
     public var keepingRemote: Fields {
         var fields = keepingLocal
-        for name in conflicts { fields[name] = remote[name] }
+        for path in conflicts { path.set(path.value(in: remote), in: &fields) }
         return fields
     }
 

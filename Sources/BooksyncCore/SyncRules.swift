@@ -37,8 +37,9 @@ public enum ChangeKind: String, Sendable, Equatable, CaseIterable {
 
 /// Why a record is a conflict.
 public enum ConflictKind: Sendable, Equatable {
-    /// Both sides modified these fields differently.
-    case bothModified(fields: [String])
+    /// Both sides modified the values at these paths differently (sorted;
+    /// empty when only the sides are known, not the merge).
+    case bothModified(fields: [FieldPath])
     /// Both sides created the record with different content.
     case bothAdded
     /// Modified here, deleted remotely.

@@ -1,7 +1,8 @@
 /// The three-way rule every merge and diff applies to one value: a manifest
-/// entry and the config fingerprint (`ManifestMerge`), a record's top-level
-/// field (`FieldMerge`, `FieldDiff`). The same value on both sides agrees; a
-/// value changed on one side only takes that side; anything else conflicts.
+/// entry and the config fingerprint (`ManifestMerge`), a record's field at any
+/// depth of nested maps (`FieldMerge`, `FieldDiff`). The same value on both
+/// sides agrees; a value changed on one side only takes that side; anything
+/// else conflicts.
 /// Written once so that the git merge driver, pull's field merge and `diff`
 /// cannot come to disagree about which side changed what.
 enum ThreeWay: Equatable {

@@ -75,15 +75,7 @@ extension FirestoreRemote {
 /// escaped by a backslash (`` `updated-at` ``).
 enum FieldPathSyntax {
     static func quoted(_ name: String) -> String {
-        let simple = !name.isEmpty && name.utf8.enumerated().allSatisfy { i, c in
-            c == 0x5F || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || (i > 0 && c >= 0x30 && c <= 0x39)
-        }
-        if simple { return name }
-        var out = "`"
-        for character in name {
-            if character == "`" || character == "\\" { out.append("\\") }
-            out.append(character)
-        }
-        return out + "`"
+        // The one notation booksync writes, also for conflicts and diffs.
+        FieldPath(field: name).description
     }
 }

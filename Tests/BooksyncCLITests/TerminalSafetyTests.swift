@@ -127,10 +127,12 @@ import Testing
         // modified remotely: push and pull print every kind of line.
         for id in Self.ids {
             let file = try RecordID(id).fileName
-            try ws.write(file, bookFile(id, title: "Local", extra: [Self.hostileField: .string(Self.hostileValue)]))
+            try ws.write(file, bookFile(id, title: "Local", extra: [Self.hostileField: .string(Self.hostileValue),
+                                                                     "stats": .map([Self.hostileField: .string("local")])]))
         }
         try await ws.rest.put([Self.retitle, Self.carriageReturn, Self.longValid].map { id in
-            (id: id, fields: bookFields(id, title: "Remote", extra: [Self.hostileField: .string("remote " + Self.hostileValue)]))
+            (id: id, fields: bookFields(id, title: "Remote", extra: [Self.hostileField: .string("remote " + Self.hostileValue),
+                                                                      "stats": .map([Self.hostileField: .string("remote")])]))
         })
         try await ws.rest.delete(Self.bidi)
         try ws.remove(try RecordID(Self.c1).fileName)
@@ -153,7 +155,11 @@ import Testing
         try check(ws, ["pull"])
         try check(ws, ["push"])
         let diff = try check(ws, ["diff", Self.retitle]).plain
-        #expect(diff.stdout.contains(#"field\x1b[8m\u{202e} (conflict)"#), "\(diff.stdout)")
+        // Field names are quoted as in Firestore field paths, nested ones
+        // too, and escaped inside the quotes.
+        #expect(diff.stdout.contains(#"`field\x1b[8m\u{202e}` (conflict)"#), "\(diff.stdout)")
+        #expect(diff.stdout.contains(#"stats.`field\x1b[8m\u{202e}` (conflict)"#), "\(diff.stdout)")
+        #expect(diff.stdout.contains(#"fields '`field\x1b[8m\u{202e}`', 'stats.`field\x1b[8m\u{202e}`', 'title'"#), "\(diff.stdout)")
         #expect(diff.stdout.contains(#""value\u001b]0;PWNED\u0007\u009b2J""#))
         try check(ws, ["diff", "--json"])
         try check(ws, ["resolve", Self.retitle, Self.carriageReturn, "--ours"])

@@ -5,7 +5,8 @@ import Testing
 /// core level, without I/O.
 @Suite struct SyncRulesTests {
     static let base = BaseEntry(hash: "sha256:base", revision: "r1")
-    static let baseFields: Fields = ["id": .string("x"), "title": .string("T"), "author": .string("A"), "genre": .string("g"), "year": .integer(1)]
+    static let baseFields: Fields = ["id": .string("x"), "title": .string("T"), "author": .string("A"), "genre": .string("g"), "year": .integer(1),
+                                    "stats": .map(["rating": .integer(4), "views": .integer(1)])]
     static let problem = RecordDiagnostic(position: SourcePosition(line: 2, column: 3), message: "expected ',' or '}'")
 
     struct Row: CustomTestStringConvertible, Sendable {
@@ -53,13 +54,19 @@ import Testing
         // modified | modified, same field differs → conflict
         Row(name: "same field differs", base: base, local: .present(hash: "sha256:l"), remote: .present(revision: "r2", hash: "sha256:r"),
             localFields: with(["title": .string("L"), "genre": .string("x")]), remoteFields: with(["title": .string("R"), "genre": .string("x"), "year": .integer(3)]),
-            expected: .conflict(.bothModified(fields: ["title"]))),
+            expected: .conflict(.bothModified(fields: [FieldPath(field: "title")]))),
         Row(name: "removed on one side, changed on the other", base: base, local: .present(hash: "sha256:l"), remote: .present(revision: "r2", hash: "sha256:r"),
             localFields: without("year"), remoteFields: with(["year": .integer(9)]),
-            expected: .conflict(.bothModified(fields: ["year"]))),
+            expected: .conflict(.bothModified(fields: [FieldPath(field: "year")]))),
         Row(name: "arrays compare as whole values", base: base, local: .present(hash: "sha256:l"), remote: .present(revision: "r2", hash: "sha256:r"),
             localFields: with(["tags": .array([.string("a")])]), remoteFields: with(["tags": .array([.string("b")])]),
-            expected: .conflict(.bothModified(fields: ["tags"]))),
+            expected: .conflict(.bothModified(fields: [FieldPath(field: "tags")]))),
+        Row(name: "nested keys changed on different sides merge", base: base, local: .present(hash: "sha256:l"), remote: .present(revision: "r2", hash: "sha256:r"),
+            localFields: with(["stats": .map(["rating": .integer(5), "views": .integer(1)])]), remoteFields: with(["stats": .map(["rating": .integer(4), "views": .integer(2)])]),
+            expected: .mergeable(merged: with(["stats": .map(["rating": .integer(5), "views": .integer(2)])]))),
+        Row(name: "same nested key differs", base: base, local: .present(hash: "sha256:l"), remote: .present(revision: "r2", hash: "sha256:r"),
+            localFields: with(["stats": .map(["rating": .integer(5), "views": .integer(1)])]), remoteFields: with(["stats": .map(["rating": .integer(3), "views": .integer(1)])]),
+            expected: .conflict(.bothModified(fields: [FieldPath(["stats", "rating"])]))),
         // added | added, different content → conflict
         Row(name: "both added differently", base: nil, local: .present(hash: "sha256:l"), remote: .present(revision: "r2", hash: "sha256:r"), localFields: nil, remoteFields: nil, expected: .conflict(.bothAdded)),
         // modified | deleted, and the reverse → conflict
