@@ -26,22 +26,7 @@ public struct SHA256: Sendable {
 
     /// `sha256:<hex>`, the form manifests and messages use.
     public static func contentHash(_ bytes: [UInt8]) -> String {
-        let state = bytes.withUnsafeBytes { oneShot($0) }
-        let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
-        return String(unsafeUninitializedCapacity: 71) { out in
-            var i = 0
-            for c in "sha256:".utf8 { out[i] = c; i += 1 }
-            for word in words {
-                var shift: UInt32 = 32
-                while shift > 0 {
-                    shift -= 4
-                    let nibble = UInt8(truncatingIfNeeded: word >> shift) & 0xF
-                    out[i] = nibble < 10 ? 0x30 + nibble : 0x57 + nibble
-                    i += 1
-                }
-            }
-            return i
-        }
+        ContentDigest(raw: hash(bytes)).contentHash
     }
 
     /// Adds `bytes` to the message; any split of the input gives the same digest.
