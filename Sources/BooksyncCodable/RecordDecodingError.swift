@@ -36,11 +36,13 @@ public struct RecordDecodingError: Error, Sendable, CustomStringConvertible {
         context.debugDescription
     }
 
-    /// `books/dune.json: published: expected a timestamp, found string "1965"`.
+    /// `books/dune.json: published: expected a timestamp, found string "1965"`;
+    /// every scalar a terminal would act on (in the file name, a map key, a
+    /// value quoted by the DTO's own code) written visibly.
     public var description: String {
         let place = file ?? "record \(CanonicalJSON.asciiQuoted(recordID.rawValue))"
         let path = fieldPath
-        return path.isEmpty ? "\(place): \(reason)" : "\(place): \(path): \(reason)"
+        return TerminalEscaping.escapeMessage(path.isEmpty ? "\(place): \(reason)" : "\(place): \(path): \(reason)")
     }
 
     private var context: DecodingError.Context {

@@ -46,7 +46,17 @@ extension RecordStore {
             let collection = try open()
             let path = collection.paths.recordFile(id.fileName)
             return try Self.locked(collection) { () throws(RecordStoreError) -> Bool in
-                guard FileSystem.exists(path) else { return false }
+                // A link or anything but a regular file is reported, never removed (as get and save refuse it).
+                let stat: FileStat
+                do throws(FileSystemError) {
+                    stat = try FileSystem.stat(path)
+                } catch {
+                    if error.isNotFound { return false }
+                    throw .collection(.io(error))
+                }
+                guard stat.isRegularFile else {
+                    throw .collection(.io(FileSystemError.notRegular(path, stat.kind, operation: "delete")))
+                }
                 do throws(FileSystemError) {
                     try FileSystem.remove(path)
                 } catch {
@@ -79,8 +89,17 @@ extension RecordStore {
             return try Self.locked(collection) { () throws(RecordStoreError) -> Record in
                 let existing = try? FileSystem.readFile(path)
                 var fields = fields
-                if keepingUndeclaredFields, let existing, case .success(let kept) = rules.parse(existing) {
-                    fields.merge(kept) { declared, _ in declared }
+                if keepingUndeclaredFields {
+                    // Keeping what the file holds needs a file that says it: one that cannot be
+                    // read or parsed (a hand edit half done) is reported, never overwritten.
+                    if let existing {
+                        switch rules.parse(existing) {
+                        case .success(let kept): fields.merge(kept) { declared, _ in declared }
+                        case .failure(let problem): throw .invalidFile(file: path, problems: [problem])
+                        }
+                    } else if FileSystem.exists(path) {
+                        throw .invalidFile(file: path, problems: [RecordDiagnostic(message: "cannot be read, so its other fields cannot be kept")])
+                    }
                 }
                 let record: Record
                 switch rules.load(rules.canonicalBytes(fields), id: id) {

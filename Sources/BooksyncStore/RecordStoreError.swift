@@ -29,7 +29,13 @@ public enum RecordStoreError: Error, Sendable, CustomStringConvertible {
     /// The collection, its files, its lock or the remote failed (the engine's error).
     case collection(BooksyncError)
 
+    /// The sentence, with every scalar a terminal would act on (from file
+    /// names, ids, field names or values of a cloned collection) written visibly.
     public var description: String {
+        TerminalEscaping.escapeMessage(sentence)
+    }
+
+    private var sentence: String {
         switch self {
         case .invalidID(let id, let reason):
             return "'\(id)' cannot be a record id: \(reason)"

@@ -17,7 +17,9 @@ guard arguments.count == 4, ProcessInfo.processInfo.environment["FIRESTORE_EMULA
 }
 let (project, laptopDirectory, phoneDirectory) = (arguments[1], arguments[2], arguments[3])
 
-func say(_ line: String) { print(line) }
+/// One line of output; ids and titles come from the server and the files, so
+/// anything a terminal would act on is written visibly.
+func say(_ line: String) { print(TerminalEscaping.escapeMessage(line)) }
 
 func day(_ date: Date?) -> String {
     guard let date else { return "unknown" }
@@ -96,6 +98,6 @@ do {
     say("status on both devices: \(clean ? "clean, in sync" : "NOT CLEAN")")
     exit(clean ? 0 : 1)
 } catch {
-    print("bookshelf: \(error)")
+    say("bookshelf: \(error)")
     exit(1)
 }
