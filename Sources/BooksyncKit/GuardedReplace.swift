@@ -27,7 +27,7 @@ import Darwin
 extension FileSystem {
     /// Puts `bytes` at `path` if its current content (nil: absent) passes
     /// `isExpected`. Returns false, with nothing changed, when it did not.
-    static func replace(_ path: String, with bytes: [UInt8], ifCurrent isExpected: ([UInt8]?) -> Bool) throws(FileSystemError) -> Bool {
+    public static func replace(_ path: String, with bytes: [UInt8], ifCurrent isExpected: ([UInt8]?) -> Bool) throws(FileSystemError) -> Bool {
         let temporary = try writeTemporary(bytes, beside: path, marker: swapMarker)
         defer { unlink(temporary) }
         guard exists(path) else {
@@ -61,7 +61,7 @@ extension FileSystem {
 
     /// Removes `path` if its current content passes `isExpected`. Returns false,
     /// with the file left in place, when it did not (or was already gone).
-    static func remove(_ path: String, ifCurrent isExpected: ([UInt8]?) -> Bool) throws(FileSystemError) -> Bool {
+    public static func remove(_ path: String, ifCurrent isExpected: ([UInt8]?) -> Bool) throws(FileSystemError) -> Bool {
         let aside = temporaryPath(beside: path, marker: swapMarker)
         if rename(path, aside) != 0 {
             let code = errno

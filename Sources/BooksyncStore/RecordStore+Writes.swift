@@ -57,11 +57,16 @@ extension RecordStore {
                 guard stat.isRegularFile else {
                     throw .collection(.io(FileSystemError.notRegular(path, stat.kind, operation: "delete")))
                 }
+                // Removed only if it still holds what was read here: an editor's save that
+                // lands in between is put back (see FileSystem.remove(_:ifCurrent:)).
+                let removed: Bool
                 do throws(FileSystemError) {
-                    try FileSystem.remove(path)
+                    let read = try FileSystem.readFile(path)
+                    removed = try FileSystem.remove(path, ifCurrent: { $0 == read })
                 } catch {
                     throw .collection(.io(error))
                 }
+                guard removed else { throw .changedOnDisk(file: path) }
                 return true
             }
         }
@@ -107,11 +112,18 @@ extension RecordStore {
                 case .success(let loaded): record = loaded
                 }
                 if existing != record.canonicalBytes {
+                    // In place only if the file still holds what was read above (or is still
+                    // absent): an editor's save that lands in between stays, and nothing is written.
+                    let replaced: Bool
                     do throws(FileSystemError) {
-                        try FileSystem.writeAtomically(record.canonicalBytes, to: path)
+                        if let stat = try? FileSystem.stat(path), !stat.isRegularFile {
+                            throw FileSystemError.notRegular(path, stat.kind, operation: "write")
+                        }
+                        replaced = try FileSystem.replace(path, with: record.canonicalBytes, ifCurrent: { $0 == existing })
                     } catch {
                         throw .collection(.io(error))
                     }
+                    guard replaced else { throw .changedOnDisk(file: path) }
                 }
                 return record
             }

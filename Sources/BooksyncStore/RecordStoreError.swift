@@ -21,6 +21,10 @@ public enum RecordStoreError: Error, Sendable, CustomStringConvertible {
     /// `save` refused a DTO whose fields break the collection's schema or
     /// Firestore's limits: the same check a hand-edited file gets. Nothing was written.
     case refused(id: String, file: String, problems: [RecordDiagnostic])
+    /// The file changed on disk (an editor saved it) between the store's read
+    /// and its write or removal: the editor's file was left in place and
+    /// nothing of it was lost.
+    case changedOnDisk(file: String)
     /// A record file (most likely edited by hand) is not a valid record.
     case invalidFile(file: String, problems: [RecordDiagnostic])
     /// A valid record file does not decode into the DTO type; the decoder's
@@ -47,6 +51,8 @@ public enum RecordStoreError: Error, Sendable, CustomStringConvertible {
             return "cannot encode \(type)\(id.map { " for record '\($0)'" } ?? ""), nothing was written: \(reason)"
         case .refused(let id, let file, let problems):
             return "refused to save record '\(id)' to \(file), nothing was written: \(Self.sentence(problems))"
+        case .changedOnDisk(let file):
+            return "\(file) changed on disk while the store was writing it; the file on disk was kept and nothing was written: read the record again and retry"
         case .invalidFile(let file, let problems):
             return "\(file) is not a valid record: \(Self.sentence(problems)); fix the file (booksync validate shows every problem)"
         case .notDecodable(let type, let error):
