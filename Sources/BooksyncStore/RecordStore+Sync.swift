@@ -50,19 +50,19 @@ extension RecordStore {
         }
     }
 
-    /// Runs `body` after every write or sync called before it has finished.
-    ///
-    /// Actor methods interleave at every `await`, and a pull awaits the
-    /// network: without this, a `save` during a pull would find the collection
-    /// lock held by this very process and fail. Waiters resume in call order.
+    /// Runs `body` after every write or sync called before it on this
+    /// collection directory, by this store or another in the same process,
+    /// has finished (`DirectoryTurns`). Waiters resume in call order.
     func exclusively<T: Sendable>(_ body: () async throws(RecordStoreError) -> T) async throws(RecordStoreError) -> T {
-        if busy {
-            await withCheckedContinuation { waiting.append($0) }
+        let key = DirectoryTurns.key(directory)
+        await DirectoryTurns.shared.acquire(key)
+        do {
+            let result = try await body()
+            await DirectoryTurns.shared.release(key)
+            return result
+        } catch {
+            await DirectoryTurns.shared.release(key)
+            throw error
         }
-        busy = true
-        defer {
-            if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }  // handed over: still busy
-        }
-        return try await body()
     }
 }

@@ -30,7 +30,8 @@ import BooksyncKit
 /// **Threads.** The store is an actor: file work runs on its executor and
 /// requests on the engine's tasks, never on the caller's actor, so a
 /// `@MainActor` view model awaits it without blocking the interface. Writes and syncs run one at a time in the
-/// order they were called (a `save` during a `pull` waits for it), and another
+/// order they were called (a `save` during a `pull` waits for it; so do the
+/// writes of another store on the same directory in this process), and another
 /// process holding the collection lock (the CLI) makes them fail with
 /// `RecordStoreError.collection(.lockHeld)`, as two CLI commands would.
 public actor RecordStore<DTO: Codable & Sendable> {
@@ -39,9 +40,6 @@ public actor RecordStore<DTO: Codable & Sendable> {
     let makeRemote: @Sendable (CollectionDirectory) throws(BooksyncError) -> any RemoteCollection
     let encoder = RecordEncoder()
     let decoder = RecordDecoder()
-    /// Writes and syncs waiting for the one in progress (see `exclusively`).
-    var waiting: [CheckedContinuation<Void, Never>] = []
-    var busy = false
 
     /// A store over the collection at `directory` (or its nearest parent with
     /// `.booksync/`, as the CLI finds it) syncing with the remote `remote` makes.

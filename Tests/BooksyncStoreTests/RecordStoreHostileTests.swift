@@ -57,6 +57,24 @@ import BooksyncTestSupport
         #expect(workspace.bytes("k.json") == Array(broken.utf8), "the hand edit is untouched")
     }
 
+    /// Two stores on one directory in one process (two view models) take
+    /// turns instead of meeting the collection lock held by their own process:
+    /// 40 saves split over them, started at once, all succeed.
+    @Test func twoStoresOnOneDirectoryTakeTurns() async throws {
+        let workspace = try StoreWorkspace()
+        let first = workspace.store()
+        // The same directory spelled another way: the turns follow the directory, not the string.
+        let second = RecordStore<ShelfBook>(directory: workspace.root + "/./") { _ in ScriptedRemote() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for number in 0..<40 {
+                let store = number % 2 == 0 ? first : second
+                group.addTask { try await store.save(ShelfBook.sample("book-\(number)")) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await first.all().count == 40)
+    }
+
     /// `delete` of a record file that is a link reports it and removes nothing,
     /// as `get` and `save` refuse it.
     @Test func deleteOfALinkRemovesNothing() async throws {
