@@ -196,7 +196,7 @@ enum JSONDocuments {
         }
 
         /// The last entry and the closing lines.
-        mutating func finish(checked: Int) {
+        mutating func finish() {
             if let pending { out(TerminalText(json: pending + "\n  ],")) }
             pending = nil
             out(TerminalText(json: "  \"invalid\": \(invalid)\n}"))

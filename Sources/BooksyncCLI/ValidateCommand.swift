@@ -24,10 +24,10 @@ enum ValidateCommand: Subcommand {
         if arguments.has(.json) {
             let console = context.console
             var writer = JSONDocuments.ValidationWriter { console.out($0) }
-            let checked = try await collection.validate(files, willCheck: { writer.start(checked: $0, root: collection.paths.root) }) {
+            _ = try await collection.validate(files, willCheck: { writer.start(checked: $0, root: collection.paths.root) }) {
                 writer.add($0)
             }
-            writer.finish(checked: checked)
+            writer.finish()
             return writer.invalid == 0 ? .success : .attention
         }
         var invalidFiles = 0

@@ -9,8 +9,8 @@ import Glibc
 /// allocates a listing answer's values on one thread, frees them on another,
 /// and records the base on a third, so every arena grows to the size of the
 /// largest batch it ever saw: a first pull of 100,000 documents peaked at
-/// 184–247 MB of RSS with a live heap under 80 MB, 107 MB with one arena, and
-/// took no longer. Elsewhere (macOS) there is nothing to do.
+/// 184–247 MB of RSS with a live heap under 80 MB, and 107 MB with one arena,
+/// not slower in those runs. Elsewhere (macOS) there is nothing to do.
 public enum MallocArenas {
     /// Makes every thread allocate from one arena. Call first thing in
     /// `main`, before threads exist.
