@@ -14,8 +14,9 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case unfinishedGitMerge(path: String)
     /// Reading or writing a file failed.
     case io(FileSystemError)
-    /// Another booksync process holds the lock.
-    case lockHeld(path: String, pid: Int32)
+    /// Another process holds the lock; `pid` is nil when it has not written
+    /// its PID yet (it took the lock a moment ago).
+    case lockHeld(path: String, pid: Int32?)
     /// The remote failed after retries.
     case remote(RemoteError)
     /// Ctrl-C: the command stopped early; what it finished is recorded.
@@ -41,8 +42,12 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
             Self.unfinishedMergeAdvice(path)
         case .io(let error):
             error.description
-        case .lockHeld(let path, let pid):
-            "another booksync (pid \(pid)) is working in this collection; wait for it or, if it is gone, remove \(path)"
+        case .lockHeld(let path, let pid?):
+            // Never "remove the lock": a held flock means a live holder (the kernel drops it
+            // when the process ends), and removing the file would let two commands in at once.
+            "another booksync (pid \(pid)) is working in this collection (it holds \(path)); wait for it to finish, then run the command again"
+        case .lockHeld(let path, nil):
+            "another booksync is working in this collection (it has just taken \(path) and not yet written its pid); wait for it to finish, then run the command again"
         case .remote(let error):
             error.description
         case .interrupted:

@@ -27,7 +27,8 @@ public final class CollectionLock: Sendable {
     ///   - path: The lock file, normally `CollectionPaths.lock`; created if missing.
     ///   - onStaleLock: Called with the PID of a holder that died without
     ///     releasing the lock (the lock is taken all the same).
-    /// - Throws: `BooksyncError.lockHeld` (PID 0 if unknown), or `.io` when the
+    /// - Throws: `BooksyncError.lockHeld` (no PID when the holder has not
+    ///   written it yet), or `.io` when the
     ///   file cannot be opened, is a link, is hard-linked or is not a regular file.
     public static func acquire(at path: String, onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> CollectionLock {
         // Never through a link a cloned repository planted: O_NOFOLLOW, and only a regular file.
@@ -43,9 +44,9 @@ public final class CollectionLock: Sendable {
             throw .io(error)
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let holder = readPID(fd)
+            let holder = holderPID(fd)
             close(fd)
-            throw .lockHeld(path: path, pid: holder ?? 0)
+            throw .lockHeld(path: path, pid: holder)
         }
         if let previous = readPID(fd), previous != getpid() {
             // Released locks are emptied, so a PID here means its holder was killed.
@@ -61,6 +62,17 @@ public final class CollectionLock: Sendable {
     public func release() {
         _ = ftruncate(descriptor, 0)
         close(descriptor)
+    }
+
+    /// The PID of the live holder. A holder writes it just after taking the
+    /// flock, so an empty file is read again a few times (50 ms at most)
+    /// before the holder is reported as unknown, never as PID 0.
+    private static func holderPID(_ fd: Int32) -> Int32? {
+        for attempt in 0..<6 {
+            if let pid = readPID(fd), pid > 0 { return pid }
+            if attempt < 5 { usleep(10_000) }
+        }
+        return nil
     }
 
     private static func readPID(_ fd: Int32) -> Int32? {

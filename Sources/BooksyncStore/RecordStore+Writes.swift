@@ -59,14 +59,20 @@ extension RecordStore {
                 }
                 // Removed only if it still holds what was read here: an editor's save that
                 // lands in between is put back (see FileSystem.remove(_:ifCurrent:)).
+                let current: [UInt8]
+                do throws(FileSystemError) { current = try FileSystem.readFile(path) } catch { throw .collection(.io(error)) }
+                if let read = versionsRead[id], !read.matches(current) {
+                    // Edited since the app read it: removing it would lose the edit.
+                    throw .editedSinceRead(id: id.rawValue, file: path, paths: [])
+                }
                 let removed: Bool
                 do throws(FileSystemError) {
-                    let read = try FileSystem.readFile(path)
-                    removed = try FileSystem.remove(path, ifCurrent: { $0 == read })
+                    removed = try FileSystem.remove(path, ifCurrent: { $0 == current })
                 } catch {
                     throw .collection(.io(error))
                 }
                 guard removed else { throw .changedOnDisk(file: path) }
+                versionsRead[id] = .absent
                 return true
             }
         }
@@ -92,20 +98,21 @@ extension RecordStore {
             let rules = collection.rules
             let path = collection.paths.recordFile(id.fileName)
             return try Self.locked(collection) { () throws(RecordStoreError) -> Record in
-                let existing = try? FileSystem.readFile(path)
-                var fields = fields
-                if keepingUndeclaredFields {
-                    // Keeping what the file holds needs a file that says it: one that cannot be
-                    // read or parsed (a hand edit half done) is reported, never overwritten.
-                    if let existing {
-                        switch rules.parse(existing) {
-                        case .success(let kept): fields.merge(kept) { declared, _ in declared }
-                        case .failure(let problem): throw .invalidFile(file: path, problems: [problem])
-                        }
-                    } else if FileSystem.exists(path) {
-                        throw .invalidFile(file: path, problems: [RecordDiagnostic(message: "cannot be read, so its other fields cannot be kept")])
+                // A link or anything but a regular file is refused (never written through); a file
+                // that cannot be read (permissions) is never overwritten: its other fields, or the
+                // edit made since the store read it, cannot be known.
+                let existing: [UInt8]?
+                do throws(FileSystemError) {
+                    if let stat = try? FileSystem.stat(path), !stat.isRegularFile {
+                        throw FileSystemError.notRegular(path, stat.kind, operation: "write")
                     }
+                    existing = try FileSystem.readFile(path)
+                } catch {
+                    guard error.isNotFound else { throw .collection(.io(error)) }
+                    existing = nil
                 }
+                let (appSide, fields) = try fieldsToWrite(fields, id: id, path: path, existing: existing, rules: rules,
+                                                          keepingUndeclaredFields: keepingUndeclaredFields)
                 let record: Record
                 switch rules.load(rules.canonicalBytes(fields), id: id) {
                 case .failure(let problems): throw .refused(id: id.rawValue, file: path, problems: problems.diagnostics)
@@ -116,17 +123,50 @@ extension RecordStore {
                     // absent): an editor's save that lands in between stays, and nothing is written.
                     let replaced: Bool
                     do throws(FileSystemError) {
-                        if let stat = try? FileSystem.stat(path), !stat.isRegularFile {
-                            throw FileSystemError.notRegular(path, stat.kind, operation: "write")
-                        }
                         replaced = try FileSystem.replace(path, with: record.canonicalBytes, ifCurrent: { $0 == existing })
                     } catch {
                         throw .collection(.io(error))
                     }
                     guard replaced else { throw .changedOnDisk(file: path) }
                 }
+                versionsRead[id] = .bytes(appSide == record.fields ? record.canonicalBytes : rules.canonicalBytes(appSide))
                 return record
             }
+        }
+    }
+
+    /// The app's side of a save (the DTO's fields, with the undeclared fields
+    /// of the app's version kept when asked) and the fields it writes: the
+    /// app's side merged with what changed in the file since the store read it
+    /// (`SaveMerge`).
+    /// - Throws: `.invalidFile` for a file on disk that does not parse,
+    ///   `.editedSinceRead` / `.deletedSinceRead` when the merge cannot be made.
+    private func fieldsToWrite(_ declared: Fields, id: RecordID, path: String, existing: [UInt8]?, rules: RecordRules,
+                               keepingUndeclaredFields: Bool) throws(RecordStoreError) -> (appSide: Fields, write: Fields) {
+        func parsed(_ bytes: [UInt8]?) throws(RecordStoreError) -> Fields? {
+            guard let bytes else { return nil }
+            switch rules.parse(bytes) {
+            case .success(let fields): return fields
+            case .failure(let problem): throw .invalidFile(file: path, problems: [problem])
+            }
+        }
+        func withKept(_ base: Fields?) -> Fields {
+            guard keepingUndeclaredFields, let base else { return declared }
+            return declared.merging(base) { declared, _ in declared }
+        }
+        guard let read = versionsRead[id] else {
+            // Never read: nothing to merge against, the DTO is the record (a blind `setData`).
+            let appSide = withKept(try parsed(existing))
+            return (appSide, appSide)
+        }
+        let base: Fields?
+        if case .bytes(let bytes) = read { base = try parsed(bytes) } else { base = nil }
+        let appSide = withKept(base)
+        if read.matches(existing) { return (appSide, appSide) }  // not changed on disk since
+        switch SaveMerge.merge(read: base, saved: appSide, onDisk: try parsed(existing)) {
+        case .write(let fields): return (appSide, fields)
+        case .conflicts(let paths): throw .editedSinceRead(id: id.rawValue, file: path, paths: paths.map(\.description))
+        case .deletedSinceRead: throw .deletedSinceRead(id: id.rawValue, file: path)
         }
     }
 

@@ -27,6 +27,16 @@ import BooksyncKit
 /// `setData(from:)` replaces a document: fields the DTO does not declare are
 /// dropped unless `save(_:keepingUndeclaredFields:)` is asked to keep them.
 ///
+/// **Edits since the read are merged, never overwritten.** The store
+/// remembers what it last read (`get`, `all`) or wrote of each record. When
+/// an editor (or a `pull`) changed the file after that, `save` merges
+/// three-way with that version as the base, field by field at any depth, as
+/// `pull` merges a remote change: the editor's `rating` and the app's `pages`
+/// both stay. The same path changed differently on both sides, or a file
+/// removed since the read, throws `editedSinceRead`/`deletedSinceRead` and
+/// writes nothing; so does `delete` of a file edited since the read. A record
+/// the store never read is written whole (a blind `setData`).
+///
 /// **Threads.** The store is an actor: file work runs on its executor and
 /// requests on the engine's tasks, never on the caller's actor, so a
 /// `@MainActor` view model awaits it without blocking the interface. Writes and syncs run one at a time in the
@@ -40,6 +50,9 @@ public actor RecordStore<DTO: Codable & Sendable> {
     let makeRemote: @Sendable (CollectionDirectory) throws(BooksyncError) -> any RemoteCollection
     let encoder = RecordEncoder()
     let decoder = RecordDecoder()
+    /// Per record, what this store last read or wrote of its file: the base a
+    /// later `save` or `delete` is checked (and merged) against.
+    var versionsRead: [RecordID: ReadVersion] = [:]
 
     /// A store over the collection at `directory` (or its nearest parent with
     /// `.booksync/`, as the CLI finds it) syncing with the remote `remote` makes.
@@ -125,18 +138,24 @@ public actor RecordStore<DTO: Codable & Sendable> {
         do {
             bytes = try FileSystem.readFile(path)
         } catch {
-            if error.isNotFound { return nil }
+            if error.isNotFound {
+                versionsRead[id] = .absent
+                return nil
+            }
             throw .invalidFile(file: path, problems: [error.diagnostic])
         }
         switch collection.rules.load(bytes, id: id) {
         case .failure(let problems):
             throw .invalidFile(file: path, problems: problems.diagnostics)
         case .success(let record):
+            let dto: DTO
             do {
-                return try decoder.decode(DTO.self, from: record, file: path)
+                dto = try decoder.decode(DTO.self, from: record, file: path)
             } catch {
                 throw .notDecodable(type: "\(DTO.self)", error)
             }
+            versionsRead[id] = .bytes(bytes)
+            return dto
         }
     }
 }

@@ -25,6 +25,13 @@ public enum RecordStoreError: Error, Sendable, CustomStringConvertible {
     /// and its write or removal: the editor's file was left in place and
     /// nothing of it was lost.
     case changedOnDisk(file: String)
+    /// The file was edited after the store read the record, and the edit and
+    /// the save changed `paths` differently (empty: a `delete`, which would
+    /// lose the edit). Nothing was written; both versions are intact.
+    case editedSinceRead(id: String, file: String, paths: [String])
+    /// The file was removed after the store read the record: the save would
+    /// bring back what was deleted, so nothing was written.
+    case deletedSinceRead(id: String, file: String)
     /// A record file (most likely edited by hand) is not a valid record.
     case invalidFile(file: String, problems: [RecordDiagnostic])
     /// A valid record file does not decode into the DTO type; the decoder's
@@ -53,6 +60,12 @@ public enum RecordStoreError: Error, Sendable, CustomStringConvertible {
             return "refused to save record '\(id)' to \(file), nothing was written: \(Self.sentence(problems))"
         case .changedOnDisk(let file):
             return "\(file) changed on disk while the store was writing it; the file on disk was kept and nothing was written: read the record again and retry"
+        case .editedSinceRead(let id, let file, let paths) where paths.isEmpty:
+            return "\(file) was edited since the store read record '\(id)', so it was not deleted and the edit is kept: read the record again and delete it if it should still go"
+        case .editedSinceRead(let id, let file, let paths):
+            return "\(file) was edited since the store read record '\(id)', and the edit changed \(paths.joined(separator: ", ")) as this save does; nothing was written: read the record again and apply the change to it"
+        case .deletedSinceRead(let id, let file):
+            return "\(file) was deleted since the store read record '\(id)'; nothing was written: read it again (it is gone) and save it to create it anew"
         case .invalidFile(let file, let problems):
             return "\(file) is not a valid record: \(Self.sentence(problems)); fix the file (booksync validate shows every problem)"
         case .notDecodable(let type, let error):

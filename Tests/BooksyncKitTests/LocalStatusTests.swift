@@ -239,6 +239,28 @@ import Glibc
         #expect(!noticed, "a cleanly released lock is not reported as stale")
         again.release()
     }
+
+    /// A holder that has taken the flock but not yet written its PID (or a
+    /// file with junk in it) is reported without a PID, never as "pid 0", and
+    /// no message ever advises removing the lock file of a live holder.
+    @Test(arguments: ["", "0\n", "not a pid\n"])
+    func aHolderWhosePIDIsUnknownIsNamedAsSuch(content: String) throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path + "/lock"
+        try scratch.write("lock", content)
+        // flock belongs to an open file description: a second open in this process is another holder.
+        let holder = open(path, O_RDWR)
+        #expect(holder >= 0)
+        defer { close(holder) }
+        #expect(flock(holder, LOCK_EX | LOCK_NB) == 0)
+        #expect(throws: BooksyncError.lockHeld(path: path, pid: nil)) { try CollectionLock.acquire(at: path) }
+        let sentence = BooksyncError.lockHeld(path: path, pid: nil).description
+        #expect(sentence.contains("another booksync is working in this collection") && sentence.contains("wait for it to finish"))
+        for message in [sentence, BooksyncError.lockHeld(path: path, pid: 42).description] {
+            #expect(!message.contains("remove") && !message.contains("pid 0"), "\(message)")
+        }
+        #expect(try scratch.read("lock") == content, "a refused acquire leaves the holder's file alone")
+    }
 }
 
 @Suite struct FileSystemTests {
