@@ -76,6 +76,17 @@ do {
     try FileSystem.writeAtomically(Array(edited.utf8), to: dunePath)
     say("editor: set \"rating\": 4.75 in dune.json by hand")
 
+    // The laptop app still holds the Dune it fetched before that edit; it adds a tag and
+    // saves. The store merges: the editor's rating stays, as a pull would keep it.
+    if var dune = shelf.first(where: { $0.id == "dune" }) {
+        dune.tags.append("classic")
+        try await laptop.updateBook(dune)
+        if let saved = try await laptop.fetchBook("dune") {
+            say("laptop: updateBook(dune, tags + \"classic\") from the copy fetched before the edit → rated "
+                + "\(saved.rating.map { "\($0)" } ?? "-") (the editor's, kept), tags \(saved.tags.joined(separator: ", "))")
+        }
+    }
+
     // …and on the phone, the app changes the page count of the same book and syncs.
     if var dune = try await phone.fetchBook("dune") {
         dune.pages = 900
@@ -86,7 +97,8 @@ do {
     // The laptop syncs: the phone's change merges with the editor's, the new book goes out.
     say("laptop: syncBooks() → \(summary(try await laptop.syncBooks()))")
     if let dune = try await laptop.fetchBook("dune") {
-        say("laptop: dune now rated \(dune.rating.map { "\($0)" } ?? "-") (the editor's) with \(dune.pages.map { "\($0)" } ?? "?") pages (the phone's)")
+        say("laptop: dune now rated \(dune.rating.map { "\($0)" } ?? "-") (the editor's) with \(dune.pages.map { "\($0)" } ?? "?") pages (the phone's)"
+            + " and the tag \(dune.tags.last ?? "-") (the app's)")
     }
     say("phone: syncBooks() → \(summary(try await phone.syncBooks()))")
     if let added = try await phone.fetchBook(empire.id) {

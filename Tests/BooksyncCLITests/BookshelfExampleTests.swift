@@ -31,7 +31,8 @@ import BooksyncTestSupport
         #expect(lines.contains("laptop: addBook(\"A Memory Called Empire\") → wrote \(Self.addedID).json"))
         #expect(lines.contains("phone: updateBook(dune, pages: 900), syncBooks() → pulled nothing; pushed dune"))
         #expect(lines.contains("laptop: syncBooks() → pulled dune (merged); pushed \(Self.addedID), dune"))
-        #expect(lines.contains("laptop: dune now rated 4.75 (the editor's) with 900 pages (the phone's)"))
+        #expect(lines.contains { $0.hasPrefix("laptop: updateBook(dune, tags + \"classic\") from the copy fetched before the edit → rated 4.75 (the editor's, kept), tags ") && $0.hasSuffix(", classic") })
+        #expect(lines.contains("laptop: dune now rated 4.75 (the editor's) with 900 pages (the phone's) and the tag classic (the app's)"))
         #expect(lines.contains("phone: sees \"A Memory Called Empire\" by Arkady Martine, published 2019-03-26, set at 41.0082, 28.9784"))
         #expect(lines.last == "status on both devices: clean, in sync")
         #expect(run.stderr.isEmpty)
@@ -44,6 +45,8 @@ import BooksyncTestSupport
         let rules = RecordRules()
         let dune = try rules.parse(Array(try #require(FileManager.default.contents(atPath: laptop + "/dune.json")))).get()
         #expect(dune["rating"] == .double(4.75) && dune["pages"] == .integer(900))
+        guard case .array(let tags)? = dune["tags"] else { Issue.record("dune has no tags"); return }
+        #expect(tags.last == .string("classic"), "the laptop app's save merged with the editor's edit made after its read")
         #expect(dune["isbn"] == .string("978-0441013593"), "the phone's update kept the fields its DTO does not declare")
 
         let addedBytes = Array(try #require(FileManager.default.contents(atPath: laptop + "/\(Self.addedID).json")))
