@@ -178,6 +178,31 @@ import BooksyncTestSupport
         #expect(workspace.bytes("dune.json") == Array(Self.dune.utf8))
     }
 
+    /// A nested map on one side and a scalar (or nothing) on the other is one
+    /// change of the whole field: it conflicts at the map's path, and the
+    /// editor's file stays as it is.
+    @Test(arguments: [
+        ("the editor replaced the map by a scalar", Value.string("out of print"), 7000 as Int?),
+        ("the editor removed the map", nil, 7000),
+        ("the app removed the map the editor changed", Value.map(["copies": .integer(5000)]), nil),
+    ] as [(String, Value?, Int?)])
+    func aMapAgainstAScalarConflictsAtTheMap(name: String, edit: Value?, copies: Int?) async throws {
+        let workspace = try StoreWorkspace()
+        let store = workspace.store()
+        try await store.save(ShelfBook.sample())
+        var book = try #require(try await store.get("dune"))
+        var fields = try workspace.collection.rules.parse(try #require(workspace.bytes("dune.json"))).get()
+        fields["printing"] = edit
+        let edited = workspace.collection.rules.canonicalBytes(fields)
+        try Data(edited).write(to: URL(fileURLWithPath: workspace.root + "/dune.json"))
+        book.printing = copies.map { ShelfBook.Printing(copies: $0, publisher: book.printing?.publisher) }
+        await #expect { try await store.save(book) } throws: { error in
+            guard case RecordStoreError.editedSinceRead("dune", _, let paths) = error else { return false }
+            return paths == ["printing"]
+        }
+        #expect(workspace.bytes("dune.json") == edited, "\(name): the editor's file is left as it was")
+    }
+
     /// Keys of a cloned collection named in a conflict reach no terminal raw:
     /// the path is in the case's `paths` as it is, and written visibly in the sentence.
     @Test func hostileKeysInConflictPathsAreEscaped() async throws {
