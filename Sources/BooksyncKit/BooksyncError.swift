@@ -14,8 +14,9 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case unfinishedGitMerge(path: String)
     /// Reading or writing a file failed.
     case io(FileSystemError)
-    /// Another process holds the lock; `pid` is nil when it has not written
-    /// its PID yet (it took the lock a moment ago).
+    /// Another process holds the lock; `pid` is nil when the lock file names
+    /// none (its holder took it a moment ago, is releasing it, or is not a
+    /// booksync that writes its PID there).
     case lockHeld(path: String, pid: Int32?)
     /// The remote failed after retries.
     case remote(RemoteError)
@@ -47,7 +48,7 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
             // when the process ends), and removing the file would let two commands in at once.
             "another booksync (pid \(pid)) is working in this collection (it holds \(path)); wait for it to finish, then run the command again"
         case .lockHeld(let path, nil):
-            "another booksync is working in this collection (it has just taken \(path) and not yet written its pid); wait for it to finish, then run the command again"
+            "another booksync is working in this collection (it holds \(path), which does not say its pid); wait for it to finish, then run the command again"
         case .remote(let error):
             error.description
         case .interrupted:

@@ -27,8 +27,8 @@ public final class CollectionLock: Sendable {
     ///   - path: The lock file, normally `CollectionPaths.lock`; created if missing.
     ///   - onStaleLock: Called with the PID of a holder that died without
     ///     releasing the lock (the lock is taken all the same).
-    /// - Throws: `BooksyncError.lockHeld` (no PID when the holder has not
-    ///   written it yet), or `.io` when the
+    /// - Throws: `BooksyncError.lockHeld` (no PID when the file names no
+    ///   positive one), or `.io` when the
     ///   file cannot be opened, is a link, is hard-linked or is not a regular file.
     public static func acquire(at path: String, onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> CollectionLock {
         // Never through a link a cloned repository planted: O_NOFOLLOW, and only a regular file.
@@ -48,8 +48,9 @@ public final class CollectionLock: Sendable {
             close(fd)
             throw .lockHeld(path: path, pid: holder)
         }
-        if let previous = readPID(fd), previous != getpid() {
-            // Released locks are emptied, so a PID here means its holder was killed.
+        if let previous = readPID(fd), previous > 0, previous != getpid() {
+            // Released locks are emptied, so a PID here means its holder was killed
+            // (a "0" or "-7" someone wrote names no process, so no notice for it).
             onStaleLock(previous)
         }
         let me = Array("\(getpid())\n".utf8)
@@ -69,17 +70,19 @@ public final class CollectionLock: Sendable {
     /// before the holder is reported as unknown, never as PID 0.
     private static func holderPID(_ fd: Int32) -> Int32? {
         for attempt in 0..<6 {
-            if let pid = readPID(fd), pid > 0 { return pid }
+            if let pid = readPID(fd) { return pid }
             if attempt < 5 { usleep(10_000) }
         }
         return nil
     }
 
+    /// The positive PID in the first 32 bytes of the file, or nil (empty,
+    /// junk, 0, negative, or longer than a PID: the file may be planted).
     private static func readPID(_ fd: Int32) -> Int32? {
         var buffer = [UInt8](repeating: 0, count: 32)
         let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        guard n > 0 else { return nil }
-        return Int32(String(decoding: buffer[0..<n], as: UTF8.self).trimmingWhitespace)
+        guard n > 0, let pid = Int32(String(decoding: buffer[0..<n], as: UTF8.self).trimmingWhitespace), pid > 0 else { return nil }
+        return pid
     }
 }
 

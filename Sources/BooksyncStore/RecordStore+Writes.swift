@@ -61,7 +61,7 @@ extension RecordStore {
                 // lands in between is put back (see FileSystem.remove(_:ifCurrent:)).
                 let current: [UInt8]
                 do throws(FileSystemError) { current = try FileSystem.readFile(path) } catch { throw .collection(.io(error)) }
-                if let read = versionsRead[id], !read.matches(current) {
+                if let read = versionsRead[id], !read.holdsSameFields(as: current, rules: collection.rules) {
                     // Edited since the app read it: removing it would lose the edit.
                     throw .editedSinceRead(id: id.rawValue, file: path, paths: [])
                 }
@@ -161,9 +161,24 @@ extension RecordStore {
         }
         let base: Fields?
         if case .bytes(let bytes) = read { base = try parsed(bytes) } else { base = nil }
-        let appSide = withKept(base)
-        if read.matches(existing) { return (appSide, appSide) }  // not changed on disk since
-        switch SaveMerge.merge(read: base, saved: appSide, onDisk: try parsed(existing)) {
+        if read.matches(existing) {  // not changed on disk since
+            let appSide = withKept(base)
+            return (appSide, appSide)
+        }
+        // The editor's file is checked as `get` checks it: a change that broke it (a required
+        // field removed, another id) is named as the file's problem, not the save's.
+        let onDisk: Fields?
+        if let existing {
+            switch rules.load(existing, id: id) {
+            case .success(let record): onDisk = record.fields
+            case .failure(let problems): throw .invalidFile(file: path, problems: problems.diagnostics)
+            }
+        } else {
+            onDisk = nil
+        }
+        // Read as absent and created since: the undeclared fields to keep are the creator's.
+        let appSide = withKept(base ?? onDisk)
+        switch SaveMerge.merge(read: base, saved: appSide, onDisk: onDisk) {
         case .write(let fields): return (appSide, fields)
         case .conflicts(let paths): throw .editedSinceRead(id: id.rawValue, file: path, paths: paths.map(\.description))
         case .deletedSinceRead: throw .deletedSinceRead(id: id.rawValue, file: path)

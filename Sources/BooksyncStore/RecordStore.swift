@@ -37,6 +37,14 @@ import BooksyncKit
 /// writes nothing; so does `delete` of a file edited since the read. A record
 /// the store never read is written whole (a blind `setData`).
 ///
+/// The base is per record, not per DTO: it is this store's latest read (or
+/// save) of the record. A DTO got before a later `get`/`all` of the same
+/// record (a form's copy while a list refreshes, a `pull` and a refresh in
+/// between) is merged against that later read, so what changed in the file
+/// between the two reads looks like the app's to undo and is reverted. Save
+/// a DTO from the store's latest read of its record (`get` it again before
+/// editing), or give each holder of a copy its own store.
+///
 /// **Threads.** The store is an actor: file work runs on its executor and
 /// requests on the engine's tasks, never on the caller's actor, so a
 /// `@MainActor` view model awaits it without blocking the interface. Writes and syncs run one at a time in the

@@ -26,6 +26,15 @@ enum ReadVersion: Sendable, Equatable {
         case .bytes(let read): current == read
         }
     }
+
+    /// True when `current` holds the same fields as this version: the same
+    /// bytes, or a file that parses to the same fields (an editor's reformat,
+    /// `booksync fmt`, changes no field, as the engine sees it too).
+    func holdsSameFields(as current: [UInt8]?, rules: RecordRules) -> Bool {
+        if matches(current) { return true }
+        guard case .bytes(let read) = self, let current, case .success(let now) = rules.parse(current) else { return false }
+        return (try? rules.parse(read).get()) == now
+    }
 }
 
 /// A save of a record whose file an editor changed after the app read it,

@@ -218,51 +218,6 @@ import Glibc
     }
 }
 
-@Suite struct LockTests {
-    @Test func secondHolderIsRefusedAndStaleLockIsTakenOver() throws {
-        let scratch = try ScratchDirectory()
-        let path = scratch.path + "/lock"
-        let lock = try CollectionLock.acquire(at: path)
-        #expect(throws: BooksyncError.lockHeld(path: path, pid: getpid())) { try CollectionLock.acquire(at: path) }
-        lock.release()
-        #expect(try scratch.read("lock").isEmpty, "a released lock is emptied")
-
-        // A holder killed without releasing leaves its PID behind; no process holds the flock.
-        try scratch.write("lock", "2147483646\n")
-        var staleHolder: Int32?
-        let taken = try CollectionLock.acquire(at: path) { staleHolder = $0 }
-        #expect(staleHolder == 2_147_483_646)
-        #expect(try scratch.read("lock") == "\(getpid())\n")
-        taken.release()
-        var noticed = false
-        let again = try CollectionLock.acquire(at: path) { _ in noticed = true }
-        #expect(!noticed, "a cleanly released lock is not reported as stale")
-        again.release()
-    }
-
-    /// A holder that has taken the flock but not yet written its PID (or a
-    /// file with junk in it) is reported without a PID, never as "pid 0", and
-    /// no message ever advises removing the lock file of a live holder.
-    @Test(arguments: ["", "0\n", "not a pid\n"])
-    func aHolderWhosePIDIsUnknownIsNamedAsSuch(content: String) throws {
-        let scratch = try ScratchDirectory()
-        let path = scratch.path + "/lock"
-        try scratch.write("lock", content)
-        // flock belongs to an open file description: a second open in this process is another holder.
-        let holder = open(path, O_RDWR)
-        #expect(holder >= 0)
-        defer { close(holder) }
-        #expect(flock(holder, LOCK_EX | LOCK_NB) == 0)
-        #expect(throws: BooksyncError.lockHeld(path: path, pid: nil)) { try CollectionLock.acquire(at: path) }
-        let sentence = BooksyncError.lockHeld(path: path, pid: nil).description
-        #expect(sentence.contains("another booksync is working in this collection") && sentence.contains("wait for it to finish"))
-        for message in [sentence, BooksyncError.lockHeld(path: path, pid: 42).description] {
-            #expect(!message.contains("remove") && !message.contains("pid 0"), "\(message)")
-        }
-        #expect(try scratch.read("lock") == content, "a refused acquire leaves the holder's file alone")
-    }
-}
-
 @Suite struct FileSystemTests {
     @Test func atomicWriteReplacesAndLeavesNoTemporaryFile() throws {
         let scratch = try ScratchDirectory()

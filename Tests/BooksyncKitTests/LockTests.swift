@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+import BooksyncTestSupport
+@testable import BooksyncKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The collection lock: one writer at a time, a killed holder taken over,
+/// and a lock file's contents (planted, junk, huge) never trusted further
+/// than a positive PID read from its first 32 bytes.
+@Suite struct LockTests {
+    @Test func secondHolderIsRefusedAndStaleLockIsTakenOver() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path + "/lock"
+        let lock = try CollectionLock.acquire(at: path)
+        #expect(throws: BooksyncError.lockHeld(path: path, pid: getpid())) { try CollectionLock.acquire(at: path) }
+        lock.release()
+        #expect(try scratch.read("lock").isEmpty, "a released lock is emptied")
+
+        // A holder killed without releasing leaves its PID behind; no process holds the flock.
+        try scratch.write("lock", "2147483646\n")
+        var staleHolder: Int32?
+        let taken = try CollectionLock.acquire(at: path) { staleHolder = $0 }
+        #expect(staleHolder == 2_147_483_646)
+        #expect(try scratch.read("lock") == "\(getpid())\n")
+        taken.release()
+        var noticed = false
+        let again = try CollectionLock.acquire(at: path) { _ in noticed = true }
+        #expect(!noticed, "a cleanly released lock is not reported as stale")
+        again.release()
+    }
+
+    /// A holder that has taken the flock but not yet written its PID (or a
+    /// file with junk in it) is reported without a PID, never as "pid 0", and
+    /// no message ever advises removing the lock file of a live holder.
+    @Test(arguments: ["", "0\n", "not a pid\n"])
+    func aHolderWhosePIDIsUnknownIsNamedAsSuch(content: String) throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path + "/lock"
+        try scratch.write("lock", content)
+        // flock belongs to an open file description: a second open in this process is another holder.
+        let holder = open(path, O_RDWR)
+        #expect(holder >= 0)
+        defer { close(holder) }
+        #expect(flock(holder, LOCK_EX | LOCK_NB) == 0)
+        #expect(throws: BooksyncError.lockHeld(path: path, pid: nil)) { try CollectionLock.acquire(at: path) }
+        let sentence = BooksyncError.lockHeld(path: path, pid: nil).description
+        #expect(sentence.contains("another booksync is working in this collection") && sentence.contains("wait for it to finish"))
+        // The file may hold junk (or belong to another program's flock): the sentence claims no more than it knows.
+        #expect(sentence.contains("(it holds \(path), which does not say its pid)") && !sentence.contains("just taken"), "\(sentence)")
+        for message in [sentence, BooksyncError.lockHeld(path: path, pid: 42).description] {
+            #expect(!message.contains("remove") && !message.contains("pid 0"), "\(message)")
+        }
+        #expect(try scratch.read("lock") == content, "a refused acquire leaves the holder's file alone")
+    }
+
+    /// Found by the review: a free lock file holding "0" or a negative number
+    /// (written by hand, or planted) was reported as a killed holder "pid 0" or
+    /// "pid -7". Only a positive PID names a process; a huge or hostile file is
+    /// read 32 bytes at most and names none.
+    @Test(arguments: ["0\n", "-7\n", "+0\n", "\u{1B}]0;pwned\u{07}\n", String(repeating: "9", count: 100_000)])
+    func aFreeLockFileWithoutAPositivePIDNamesNoStaleHolder(content: String) throws {
+        let scratch = try ScratchDirectory()
+        try scratch.write("lock", content)
+        var stale: Int32?
+        let lock = try CollectionLock.acquire(at: scratch.path + "/lock") { stale = $0 }
+        #expect(stale == nil)
+        #expect(try scratch.read("lock") == "\(getpid())\n", "the file now names this process alone")
+        lock.release()
+    }
+}
