@@ -3,7 +3,9 @@ import BooksyncKit
 
 /// Saving and deleting records: what an editor does to the files, done for the app.
 extension RecordStore {
-    /// Writes `dto` as the record named by its own `id` field.
+    /// Writes `dto` as the record named by its own `id` field. An edit made to
+    /// the file since this store's latest read (or save) of the record is
+    /// merged in, as `pull` merges a remote change.
     /// - Parameter keepingUndeclaredFields: Keep the top-level fields of the
     ///   existing file that `dto` does not encode (someone else's `isbn`, a
     ///   field a newer app version added), like Firestore's `setData(_:merge:)`;
@@ -11,13 +13,25 @@ extension RecordStore {
     /// - Returns: The record as written (id, fields, canonical bytes, hash).
     /// - Throws: `RecordStoreError.missingID` when `dto` encodes no string `id`,
     ///   `.refused` when the record breaks the collection's schema (nothing is
-    ///   written), `.notEncodable`, `.invalidID`, `.collection` (lock held, I/O).
+    ///   written), `.editedSinceRead`/`.deletedSinceRead` when an edit since
+    ///   the read cannot be merged, `.invalidFile` when the file on disk is not
+    ///   a valid record, `.notEncodable`, `.invalidID`, `.collection` (lock held, I/O).
     @discardableResult
     public func save(_ dto: DTO, keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Record {
-        // The id is known only from the encoded fields; for an encoding error, the property of that name says it.
-        let fields = try encode(dto, id: Mirror(reflecting: dto).children.first { $0.label == "id" }?.value as? String)
-        guard case .string(let id)? = fields["id"] else { throw .missingID(type: "\(DTO.self)") }
-        return try await write(fields, id: Self.recordID(id), keepingUndeclaredFields: keepingUndeclaredFields)
+        let (fields, id) = try encodeCarryingID(dto)
+        return try await write(fields, id: id, keepingUndeclaredFields: keepingUndeclaredFields, base: nil).value
+    }
+
+    /// `save(_:)` of a copy read with `getVersioned`/`allVersioned`: merged
+    /// against the version that copy was read from, whatever the store read since.
+    /// - Returns: The record as written, with the version to save this copy's
+    ///   next change against.
+    /// - Throws: As `save(_:keepingUndeclaredFields:)`.
+    @discardableResult
+    public func save(_ dto: DTO, basedOn version: RecordVersion,
+                     keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Versioned<Record> {
+        let (fields, id) = try encodeCarryingID(dto)
+        return try await write(fields, id: id, keepingUndeclaredFields: keepingUndeclaredFields, base: version.state)
     }
 
     /// Writes `dto` as the record `id`: for DTOs without an `id` property.
@@ -26,23 +40,60 @@ extension RecordStore {
     ///   when `dto` has an `id` field that is not `id`.
     @discardableResult
     public func save(_ dto: DTO, id: String, keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Record {
+        try await write(encode(dto, namedAs: id), id: Self.recordID(id), keepingUndeclaredFields: keepingUndeclaredFields, base: nil).value
+    }
+
+    /// `save(_:id:)` of a copy read with `getVersioned`/`allVersioned`,
+    /// merged against the version it was read from (see `save(_:basedOn:)`).
+    /// - Throws: As `save(_:id:keepingUndeclaredFields:)`.
+    @discardableResult
+    public func save(_ dto: DTO, id: String, basedOn version: RecordVersion,
+                     keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Versioned<Record> {
+        try await write(encode(dto, namedAs: id), id: Self.recordID(id), keepingUndeclaredFields: keepingUndeclaredFields,
+                        base: version.state)
+    }
+
+    /// `dto`'s fields and the record id its own `id` field names.
+    private func encodeCarryingID(_ dto: DTO) throws(RecordStoreError) -> (Fields, RecordID) {
+        // The id is known only from the encoded fields; for an encoding error, the property of that name says it.
+        let fields = try encode(dto, id: Mirror(reflecting: dto).children.first { $0.label == "id" }?.value as? String)
+        guard case .string(let id)? = fields["id"] else { throw .missingID(type: "\(DTO.self)") }
+        return (fields, try Self.recordID(id))
+    }
+
+    /// `dto`'s fields as the record `id`, with `"id": id` added when the DTO has none.
+    private func encode(_ dto: DTO, namedAs id: String) throws(RecordStoreError) -> Fields {
         var fields = try encode(dto, id: id)
         switch fields["id"] {
         case nil: fields["id"] = .string(id)
         case .string(id)?: break
         case let other?: throw .conflictingID(type: "\(DTO.self)", given: id, field: CanonicalJSON.encodeInline(other))
         }
-        return try await write(fields, id: Self.recordID(id), keepingUndeclaredFields: keepingUndeclaredFields)
+        return fields
     }
 
     /// Removes the record file of `id`, as `rm` would: the next `push` deletes
     /// the document (guarded by its revision), the next `pull` does not bring it back.
     /// - Returns: False when there was no such file.
-    /// - Throws: `RecordStoreError.invalidID`, `.collection` (lock held, I/O).
+    /// - Throws: `RecordStoreError.editedSinceRead` when the file was edited
+    ///   since this store's latest read of it (the edit is kept),
+    ///   `.invalidID`, `.collection` (lock held, I/O).
     @discardableResult
     public func delete(_ id: String) async throws(RecordStoreError) -> Bool {
-        let id = try Self.recordID(id)
-        return try await exclusively { () throws(RecordStoreError) -> Bool in
+        try await remove(Self.recordID(id), base: nil)
+    }
+
+    /// `delete(_:)` of a copy read with `getVersioned`/`allVersioned`:
+    /// refused when the file was edited since that copy's read.
+    /// - Throws: As `delete(_:)`.
+    @discardableResult
+    public func delete(_ id: String, basedOn version: RecordVersion) async throws(RecordStoreError) -> Bool {
+        try await remove(Self.recordID(id), base: version.state)
+    }
+
+    /// Removes the file if it holds the fields of `base` (nil: the store's latest read).
+    private func remove(_ id: RecordID, base: ReadVersion?) async throws(RecordStoreError) -> Bool {
+        try await exclusively { () throws(RecordStoreError) -> Bool in
             let collection = try open()
             let path = collection.paths.recordFile(id.fileName)
             return try Self.locked(collection) { () throws(RecordStoreError) -> Bool in
@@ -61,7 +112,7 @@ extension RecordStore {
                 // lands in between is put back (see FileSystem.remove(_:ifCurrent:)).
                 let current: [UInt8]
                 do throws(FileSystemError) { current = try FileSystem.readFile(path) } catch { throw .collection(.io(error)) }
-                if let read = versionsRead[id], !read.holdsSameFields(as: current, rules: collection.rules) {
+                if let read = base ?? versionsRead[id], !read.holdsSameFields(as: current, rules: collection.rules) {
                     // Edited since the app read it: removing it would lose the edit.
                     throw .editedSinceRead(id: id.rawValue, file: path, paths: [])
                 }
@@ -92,12 +143,16 @@ extension RecordStore {
     /// bytes loaded back through the collection's rules), then replaces the
     /// file atomically, all under the collection lock. A file already holding
     /// these bytes is left alone, so its stat-cache entry stays valid.
-    func write(_ fields: Fields, id: RecordID, keepingUndeclaredFields: Bool) async throws(RecordStoreError) -> Record {
-        try await exclusively { () throws(RecordStoreError) -> Record in
+    /// - Parameter base: The version the app's copy was read from; nil for
+    ///   the store's latest read (or save) of the record.
+    /// - Returns: The record written, with the app's side as the next base.
+    func write(_ fields: Fields, id: RecordID, keepingUndeclaredFields: Bool,
+               base: ReadVersion?) async throws(RecordStoreError) -> Versioned<Record> {
+        try await exclusively { () throws(RecordStoreError) -> Versioned<Record> in
             let collection = try open()
             let rules = collection.rules
             let path = collection.paths.recordFile(id.fileName)
-            return try Self.locked(collection) { () throws(RecordStoreError) -> Record in
+            return try Self.locked(collection) { () throws(RecordStoreError) -> Versioned<Record> in
                 // A link or anything but a regular file is refused (never written through); a file
                 // that cannot be read (permissions) is never overwritten: its other fields, or the
                 // edit made since the store read it, cannot be known.
@@ -112,7 +167,8 @@ extension RecordStore {
                     existing = nil
                 }
                 let (appSide, fields) = try fieldsToWrite(fields, id: id, path: path, existing: existing, rules: rules,
-                                                          keepingUndeclaredFields: keepingUndeclaredFields)
+                                                          keepingUndeclaredFields: keepingUndeclaredFields,
+                                                          base: base ?? versionsRead[id])
                 let record: Record
                 switch rules.load(rules.canonicalBytes(fields), id: id) {
                 case .failure(let problems): throw .refused(id: id.rawValue, file: path, problems: problems.diagnostics)
@@ -129,8 +185,9 @@ extension RecordStore {
                     }
                     guard replaced else { throw .changedOnDisk(file: path) }
                 }
-                versionsRead[id] = .bytes(appSide == record.fields ? record.canonicalBytes : rules.canonicalBytes(appSide))
-                return record
+                let saved = ReadVersion.bytes(appSide == record.fields ? record.canonicalBytes : rules.canonicalBytes(appSide))
+                versionsRead[id] = saved
+                return Versioned(value: record, version: RecordVersion(state: saved))
             }
         }
     }
@@ -142,7 +199,7 @@ extension RecordStore {
     /// - Throws: `.invalidFile` for a file on disk that does not parse,
     ///   `.editedSinceRead` / `.deletedSinceRead` when the merge cannot be made.
     private func fieldsToWrite(_ declared: Fields, id: RecordID, path: String, existing: [UInt8]?, rules: RecordRules,
-                               keepingUndeclaredFields: Bool) throws(RecordStoreError) -> (appSide: Fields, write: Fields) {
+                               keepingUndeclaredFields: Bool, base read: ReadVersion?) throws(RecordStoreError) -> (appSide: Fields, write: Fields) {
         func parsed(_ bytes: [UInt8]?) throws(RecordStoreError) -> Fields? {
             guard let bytes else { return nil }
             switch rules.parse(bytes) {
@@ -154,7 +211,7 @@ extension RecordStore {
             guard keepingUndeclaredFields, let base else { return declared }
             return declared.merging(base) { declared, _ in declared }
         }
-        guard let read = versionsRead[id] else {
+        guard let read else {
             // Never read: nothing to merge against, the DTO is the record (a blind `setData`).
             let appSide = withKept(try parsed(existing))
             return (appSide, appSide)

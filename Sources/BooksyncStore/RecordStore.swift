@@ -37,13 +37,12 @@ import BooksyncKit
 /// writes nothing; so does `delete` of a file edited since the read. A record
 /// the store never read is written whole (a blind `setData`).
 ///
-/// The base is per record, not per DTO: it is this store's latest read (or
-/// save) of the record. A DTO got before a later `get`/`all` of the same
-/// record (a form's copy while a list refreshes, a `pull` and a refresh in
-/// between) is merged against that later read, so what changed in the file
-/// between the two reads looks like the app's to undo and is reverted. Save
-/// a DTO from the store's latest read of its record (`get` it again before
-/// editing), or give each holder of a copy its own store.
+/// The base `save(_:)` uses is per record: this store's latest read (or
+/// save) of it. An app that keeps a copy while the same record is read again
+/// (a form's copy while a list refreshes) reads it with `getVersioned` and
+/// saves it with `save(_:basedOn:)`, so the copy is merged against its own
+/// read; `save(_:)` of such a stale copy would merge against the later read
+/// and undo what changed between the two.
 ///
 /// **Threads.** The store is an actor: file work runs on its executor and
 /// requests on the engine's tasks, never on the caller's actor, so a
@@ -110,6 +109,13 @@ public actor RecordStore<DTO: Codable & Sendable> {
     ///   that is invalid (a hand edit gone wrong, a symbolic link),
     ///   `.notDecodable` naming a record that does not fit `DTO`, `.collection` for I/O.
     public func all() throws(RecordStoreError) -> [DTO] {
+        try allVersioned().map(\.value)
+    }
+
+    /// `all()`, each DTO with the version it was read from, for saving each
+    /// copy against its own read (`save(_:basedOn:)`).
+    /// - Throws: As `all()`.
+    public func allVersioned() throws(RecordStoreError) -> [Versioned<DTO>] {
         let collection = try open()
         let paths: [String]
         do {
@@ -117,7 +123,7 @@ public actor RecordStore<DTO: Codable & Sendable> {
         } catch {
             throw .collection(error)
         }
-        var result: [DTO] = []
+        var result: [Versioned<DTO>] = []
         for path in paths {
             let decoded: RecordID?
             do {
@@ -125,8 +131,8 @@ public actor RecordStore<DTO: Codable & Sendable> {
             } catch {
                 throw .invalidFile(file: path, problems: [RecordDiagnostic(message: error.message)])  // `bad%zz.json`
             }
-            guard let id = decoded, let dto = try read(id, in: collection) else { continue }  // removed meanwhile
-            result.append(dto)
+            guard let id = decoded, let read = try read(id, in: collection) else { continue }  // removed meanwhile
+            result.append(read)
         }
         return result
     }
@@ -136,11 +142,20 @@ public actor RecordStore<DTO: Codable & Sendable> {
     ///   valid record (syntax, schema, a link), `.notDecodable` when it does not
     ///   fit `DTO`, `.invalidID`, `.collection` for I/O.
     public func get(_ id: String) throws(RecordStoreError) -> DTO? {
+        try read(Self.recordID(id), in: open())?.value
+    }
+
+    /// `get(_:)` with the version the DTO was read from: a copy kept for a
+    /// while (a form's) is saved with `save(_:basedOn:)`, so it is merged
+    /// against its own read even after later reads of the same record.
+    /// - Throws: As `get(_:)`.
+    public func getVersioned(_ id: String) throws(RecordStoreError) -> Versioned<DTO>? {
         try read(Self.recordID(id), in: open())
     }
 
-    /// Reads, checks and decodes one record file exactly as the engine loads it.
-    func read(_ id: RecordID, in collection: CollectionDirectory) throws(RecordStoreError) -> DTO? {
+    /// Reads, checks and decodes one record file exactly as the engine loads
+    /// it, and remembers it as the store's latest read of the record.
+    func read(_ id: RecordID, in collection: CollectionDirectory) throws(RecordStoreError) -> Versioned<DTO>? {
         let path = collection.paths.recordFile(id.fileName)
         let bytes: [UInt8]
         do {
@@ -163,7 +178,7 @@ public actor RecordStore<DTO: Codable & Sendable> {
                 throw .notDecodable(type: "\(DTO.self)", error)
             }
             versionsRead[id] = .bytes(bytes)
-            return dto
+            return Versioned(value: dto, version: RecordVersion(state: .bytes(bytes)))
         }
     }
 }

@@ -146,6 +146,57 @@ import BooksyncTestSupport
         #expect(onDisk["isbn"] == nil && onDisk["genre"] == .string("science fiction"))
     }
 
+    /// A form keeps the copy it read while a list refreshes the same record
+    /// after an editor's change: saved against its own version, the form's
+    /// copy merges with the edit instead of undoing it, and each save hands
+    /// back the version for the copy's next change.
+    @Test func aCopySavedAgainstItsOwnVersionKeepsWhatChangedAfterItsRead() async throws {
+        let workspace = try StoreWorkspace()
+        let store = workspace.store()
+        try await store.save(ShelfBook.sample())
+        var form = try #require(try await store.getVersioned("dune"))
+        _ = try handEdit(workspace) { $0["rating"] = .double(4.75) }
+        _ = try await store.all()  // the list refreshes: the store's latest read now holds the edit
+
+        form.value.pages = 900
+        let saved = try await store.save(form.value, basedOn: form.version)
+        #expect(try fields(workspace)["rating"] == .double(4.75), "the edit made after the form's read stays")
+        #expect(try fields(workspace)["pages"] == .integer(900))
+        #expect(saved.value.canonicalBytes == workspace.bytes("dune.json"))
+
+        // The form's next change goes against the version its save handed back.
+        _ = try handEdit(workspace) { $0["tags"] = .array([.string("spice")]) }
+        form.value.title = "Dune (50th anniversary)"
+        try await store.save(form.value, basedOn: saved.version)
+        let onDisk = try fields(workspace)
+        #expect(onDisk["title"] == .string("Dune (50th anniversary)") && onDisk["tags"] == .array([.string("spice")])
+                && onDisk["rating"] == .double(4.75))
+
+        // The same field changed on both sides since the copy's read is named.
+        form.value.rating = 1
+        await #expect { try await store.save(form.value, basedOn: saved.version) } throws: { error in
+            guard case RecordStoreError.editedSinceRead("dune", _, let paths) = error else { return false }
+            return paths == ["rating"]
+        }
+    }
+
+    @Test func deleteAgainstAnOldVersionIsRefusedAfterAnEditEvenWhenTheStoreReadItSince() async throws {
+        let workspace = try StoreWorkspace()
+        let store = workspace.store()
+        try await store.save(ShelfBook.sample())
+        let old = try #require(try await store.getVersioned("dune"))
+        let edited = try handEdit(workspace) { $0["rating"] = .double(4.75) }
+        _ = try await store.get("dune")
+        await #expect { try await store.delete("dune", basedOn: old.version) } throws: { error in
+            guard case RecordStoreError.editedSinceRead("dune", _, []) = error else { return false }
+            return true
+        }
+        #expect(workspace.bytes("dune.json") == edited)
+        let fresh = try #require(try await store.getVersioned("dune"))
+        #expect(try await store.delete("dune", basedOn: fresh.version))
+        #expect(workspace.bytes("dune.json") == nil)
+    }
+
     // MARK: helpers
 
     /// Rewrites dune.json as an editor would (its fields changed by `edit`); returns the new bytes.
