@@ -36,6 +36,11 @@ public struct ContentDigest: Sendable, Hashable {
         (a, b, c, d) = words
     }
 
+    /// The digest whose 32 bytes are these four words, big-endian.
+    init(words a: UInt64, _ b: UInt64, _ c: UInt64, _ d: UInt64) {
+        (self.a, self.b, self.c, self.d) = (a, b, c, d)
+    }
+
     /// The digest of the raw 32 bytes of a SHA-256.
     public init(raw: [UInt8]) {
         precondition(raw.count == 32)

@@ -29,6 +29,15 @@ public struct SHA256: Sendable {
         ContentDigest(raw: hash(bytes)).contentHash
     }
 
+    /// The digest of `bytes` as a `ContentDigest`, allocating nothing: for
+    /// comparing a file with a known content hash once per touched file,
+    /// where building the `sha256:<hex>` text would cost more than the compare.
+    public static func contentDigest(_ bytes: UnsafeRawBufferPointer) -> ContentDigest {
+        let s = oneShot(bytes)
+        func word(_ high: UInt32, _ low: UInt32) -> UInt64 { UInt64(high) << 32 | UInt64(low) }
+        return ContentDigest(words: word(s.0, s.1), word(s.2, s.3), word(s.4, s.5), word(s.6, s.7))
+    }
+
     /// Adds `bytes` to the message; any split of the input gives the same digest.
     public mutating func update(_ bytes: [UInt8]) {
         totalBytes &+= UInt64(bytes.count)

@@ -22,8 +22,9 @@ extension StatCache {
     /// One line's verdict.
     private enum LineVerdict {
         case unchanged
-        /// Stat changed, bytes still hash to the line's content hash: the new line.
-        case rehashed([UInt8])
+        /// Stat changed, bytes still hash to the line's content hash: the
+        /// parsed line and the stat its new line records.
+        case rehashed(Line, FileStat)
         case dirty
     }
 
@@ -41,10 +42,11 @@ extension StatCache {
     /// Without one, the caller compares `count` with the record files it
     /// listed; the names must then be record file names and distinct (no two
     /// with the same 64-bit hash: a collision only gives up the proof), so
-    /// equal counts mean equal sets.
+    /// equal counts mean equal sets. `blockSize` is the index reader's (tests
+    /// make it small to cross blocks).
     static func verifiesClean(indexAt indexPath: String, fingerprint: String, baseStamp: String, directoryStamp: String?,
-                              directory: Int32, scanStartedAt: Int64) -> CleanProof? {
-        guard let reader = LineBlockReader(path: indexPath) else { return nil }
+                              directory: Int32, scanStartedAt: Int64, blockSize: Int = 1 << 22) -> CleanProof? {
+        guard let reader = LineBlockReader(path: indexPath, blockSize: blockSize) else { return nil }
         var expected = -1
         var started: Int64 = 0
         var count = 0
@@ -69,11 +71,13 @@ extension StatCache {
             }
             guard expected >= 0 else { return false }
             var starts: [Int] = []
+            starts.reserveCapacity(block.count / 64)
             var i = first
             while i < block.count {
                 starts.append(i)
-                guard let end = block[i...].firstIndex(of: newline) else { return false }
-                i = end + 1
+                // memchr: a generic search cost more than the rest of an unchanged line's check.
+                guard let end = memchr(block.baseAddress! + i, Int32(newline), block.count - i) else { return false }
+                i = block.baseAddress!.distance(to: end.assumingMemoryBound(to: UInt8.self)) + 1
             }
             count += starts.count
             guard count <= expected else { return false }
@@ -82,32 +86,21 @@ extension StatCache {
             let scanStart = started
             let rehash = directoryStamp != nil
             let chunks = stride(from: 0, to: starts.count, by: 1024).map { ($0, min($0 + 1024, lineStarts.count)) }
-            // Per chunk: nil if a line is dirty, else the re-hashed lines (index, new bytes).
             // One dirty line anywhere decides it, so the first one stops every
             // thread: a tree with a few edits then pays one stat pass (the full
             // comparison's), not two.
             nonisolated(unsafe) let b = block
-            let verdicts = ParallelMap.map(chunks, chunkSize: 1) { (from, to) -> [(Int, [UInt8])]? in
-                var rehashed: [(Int, [UInt8])] = []
-                for line in from..<to {
-                    if line & 63 == 0, gaveUp.load(ordering: .relaxed) { return nil }
-                    switch verifyLine(b, at: lineStarts[line], started: scanStart, directory: directory) {
-                    case .unchanged: continue
-                    case .rehashed(let text) where rehash: rehashed.append((line, text))
-                    case .rehashed, .dirty:
-                        gaveUp.store(true, ordering: .relaxed)
-                        return nil
-                    }
-                }
-                return rehashed
+            let verdicts = ParallelMap.map(chunks, chunkSize: 1) { (from, to) -> ChunkVerdict? in
+                verifyChunk(b, lines: lineStarts, from: from, to: to, started: scanStart, directory: directory,
+                            rehash: rehash, gaveUp: gaveUp)
             }
-            var replacements: [Int: [UInt8]] = [:]
+            var anyRehashed = false
             for verdict in verdicts {
                 guard let verdict else { return false }
-                for (line, text) in verdict { replacements[line] = text }
+                rehashed += verdict.rehashed
+                anyRehashed = anyRehashed || verdict.text != nil
             }
-            rehashed += replacements.count
-            guard refreshable, writer != nil || !replacements.isEmpty, let directoryStamp else { return true }
+            guard refreshable, writer != nil || anyRehashed, let directoryStamp else { return true }
             if writer == nil {
                 // The first changed line: start the new index with the lines before this block.
                 guard let created = try? AtomicFileWriter(replacing: indexPath) else {
@@ -124,12 +117,12 @@ extension StatCache {
                 }
                 writer = created
             }
-            for (line, start) in lineStarts.enumerated() {
-                if let text = replacements[line] {
-                    writer!.append(text)
+            for ((from, to), verdict) in zip(chunks, verdicts) {
+                if let text = verdict?.text {
+                    text.withUnsafeBufferPointer { writer!.append($0) }
                 } else {
-                    let end = line + 1 < lineStarts.count ? lineStarts[line + 1] : block.count
-                    writer!.append(UnsafeBufferPointer(rebasing: block[start..<end]))
+                    let end = to < lineStarts.count ? lineStarts[to] : block.count
+                    writer!.append(UnsafeBufferPointer(rebasing: block[lineStarts[from]..<end]))
                 }
             }
             return true
@@ -160,9 +153,55 @@ extension StatCache {
         return true
     }
 
+    /// What verifying a run of lines found, when none was dirty.
+    private struct ChunkVerdict: Sendable {
+        /// Lines whose stat had changed but whose bytes had not.
+        var rehashed = 0
+        /// The run's lines as the new index has them, when one was rehashed
+        /// (nil: the run is unchanged, copied as it was).
+        var text: [UInt8]?
+    }
+
+    /// Verifies the lines `from..<to` of a block (see `verifyLine`); nil when
+    /// one is dirty, or is rehashed while `rehash` is false, or another thread
+    /// gave up. One scratch buffer reads every touched file of the run and the
+    /// rewritten lines go into one array: nothing is allocated per file.
+    private static func verifyChunk(_ b: UnsafeBufferPointer<UInt8>, lines: [Int], from: Int, to: Int, started: Int64,
+                                    directory: Int32, rehash: Bool, gaveUp: borrowing Atomic<Bool>) -> ChunkVerdict? {
+        var verdict = ChunkVerdict()
+        var scratch: ReadScratch?
+        for line in from..<to {
+            if line & 63 == 0, gaveUp.load(ordering: .relaxed) { return nil }
+            let start = lines[line]
+            let end = line + 1 < lines.count ? lines[line + 1] : b.count
+            switch verifyLine(b, at: start, started: started, directory: directory, scratch: &scratch) {
+            case .unchanged:
+                verdict.text?.append(contentsOf: UnsafeBufferPointer(rebasing: b[start..<end]))
+            case .rehashed(let parsed, let stat) where rehash:
+                if verdict.text == nil {
+                    // The first rehashed line of the run: the lines before it as they were.
+                    let runEnd = to < lines.count ? lines[to] : b.count
+                    var text: [UInt8] = []
+                    text.reserveCapacity((runEnd - lines[from]) + (runEnd - lines[from]) / 8)
+                    text.append(contentsOf: UnsafeBufferPointer(rebasing: b[lines[from]..<start]))
+                    verdict.text = text
+                }
+                verdict.rehashed += 1
+                appendLine(name: UnsafeBufferPointer(rebasing: b[parsed.name]), size: stat.size, mtime: stat.mtimeNanoseconds,
+                           ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: UnsafeBufferPointer(rebasing: b[parsed.hash]),
+                           clean: true, to: &verdict.text!)
+            case .rehashed, .dirty:
+                gaveUp.store(true, ordering: .relaxed)
+                return nil
+            }
+        }
+        return verdict
+    }
+
     /// One index line: clean, and its file's stat unchanged and not racy, or
-    /// re-hashed to the same content.
-    private static func verifyLine(_ b: UnsafeBufferPointer<UInt8>, at start: Int, started: Int64, directory: Int32) -> LineVerdict {
+    /// re-hashed to the same content (then its new stat, taken before reading).
+    private static func verifyLine(_ b: UnsafeBufferPointer<UInt8>, at start: Int, started: Int64, directory: Int32,
+                                   scratch: inout ReadScratch?) -> LineVerdict {
         guard let line = parseLine(b, at: start), line.clean else { return .dirty }
         // The name as a C string on the stack: no allocation per unchanged file.
         let nameLength = line.name.count
@@ -176,15 +215,13 @@ extension StatCache {
                 return .unchanged
             }
             // Touched or racy: same bytes as hashed before means same, valid content.
-            let hash = UnsafeBufferPointer(rebasing: b[line.hash])
-            guard let content = FileSystem.readFile(directory: directory, cName: name.baseAddress!),
-                  SHA256.contentHash(content).utf8.elementsEqual(hash)
+            guard let known = ContentDigest(contentHashBytes: UnsafeBufferPointer(rebasing: b[line.hash])) else { return .dirty }
+            if scratch == nil { scratch = ReadScratch() }
+            guard let digest = scratch!.readExactly(directory: directory, cName: name.baseAddress!, size: stat.size, SHA256.contentDigest),
+                  digest == known
             else { return .dirty }
             // The stat taken before reading: a change during the read shows next time.
-            var text: [UInt8] = []
-            appendLine(name: UnsafeBufferPointer(rebasing: b[line.name]), size: stat.size, mtime: stat.mtimeNanoseconds,
-                       ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: hash, clean: true, to: &text)
-            return .rehashed(text)
+            return .rehashed(line, stat)
         }
     }
 }

@@ -140,6 +140,16 @@ extension StatCache {
     static func unsigned(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> UInt64? {
         guard !r.isEmpty, r.count <= 20 else { return nil }
         var n: UInt64 = 0
+        if r.count < 20 {
+            // At most 19 digits cannot overflow: no overflow checks per digit
+            // (every index line has four numbers, read for every file).
+            for j in r {
+                let digit = b[j] &- 0x30
+                guard digit < 10 else { return nil }
+                n = n &* 10 &+ UInt64(digit)
+            }
+            return n
+        }
         for j in r {
             let digit = b[j] &- 0x30
             guard digit < 10 else { return nil }
