@@ -90,6 +90,9 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
         return id
     }
 
+    /// True for the bytes a file name keeps as they are (`[A-Za-z0-9_.-]`).
+    public static func isPlainByte(_ b: UInt8) -> Bool { isPlain(b) }
+
     static func isPlain(_ b: UInt8) -> Bool {
         (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x30 && b <= 0x39)
             || b == 0x5F || b == 0x2E || b == 0x2D

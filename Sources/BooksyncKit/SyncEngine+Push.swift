@@ -69,7 +69,7 @@ extension CollectionDirectory {
                 if let scannedRecord = scanned[id] {
                     record = scannedRecord
                 } else {
-                    guard let bytes = try? FileSystem.readFile(paths.recordFile(id.fileName)) else { return .event(.changedDuringSync) }
+                    guard let bytes = try? FileSystem.readFile(paths.recordFile(id)) else { return .event(.changedDuringSync) }
                     switch rules.load(bytes, id: id) {
                     case .failure(let problems): return .event(.invalidLocal(problems.diagnostics))
                     case .success(let loaded): record = loaded
