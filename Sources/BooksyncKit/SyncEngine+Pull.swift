@@ -53,6 +53,8 @@ extension CollectionDirectory {
             try options.checkDeletes(plan, command: .pull, baseCount: manifest.entries.count)
             if options.dryRun {
                 report.events += plan.steps.map(\.dryRunEvent)
+                report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(manifest.entries.keys), AnySequence(scan.files.keys)],
+                                                                   subcollections: rules.subcollections)
                 return report
             }
             try applyPullSteps(plan.steps, snapshot: snapshot, localReads: classified.localReads, applying: applying,
@@ -64,6 +66,8 @@ extension CollectionDirectory {
             }
         }
         if !options.dryRun { try base.finish() }
+        report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(base.manifest.entries.keys), AnySequence(scan.files.keys)],
+                                                           subcollections: rules.subcollections)
         return report
     }
 
