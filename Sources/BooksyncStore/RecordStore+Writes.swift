@@ -17,22 +17,26 @@ extension RecordStore {
         // The id is known only from the encoded fields; for an encoding error, the property of that name says it.
         let fields = try encode(dto, id: Mirror(reflecting: dto).children.first { $0.label == "id" }?.value as? String)
         guard case .string(let id)? = fields["id"] else { throw .missingID(type: "\(DTO.self)") }
-        return try await write(fields, id: Self.recordID(id), keepingUndeclaredFields: keepingUndeclaredFields)
+        return try await write(fields, id: recordID(id), keepingUndeclaredFields: keepingUndeclaredFields)
     }
 
-    /// Writes `dto` as the record `id`: for DTOs without an `id` property.
-    /// The record file gets `"id": id` all the same (every record file names itself).
+    /// Writes `dto` as the record `id`: for DTOs without an `id` property, and
+    /// for subcollection records (`id` = `dune/reviews/r1`, whose file gets
+    /// `"id": "r1"`, the document id, which a DTO's own `id` must then hold).
+    /// The record file gets its `"id"` all the same (every record file names itself).
     /// - Throws: As `save(_:keepingUndeclaredFields:)`, and `.conflictingID`
     ///   when `dto` has an `id` field that is not `id`.
     @discardableResult
     public func save(_ dto: DTO, id: String, keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Record {
+        let recordID = try recordID(id)
         var fields = try encode(dto, id: id)
+        // A subcollection record's file says its document id (`r1` of `dune/reviews/r1`).
         switch fields["id"] {
-        case nil: fields["id"] = .string(id)
-        case .string(id)?: break
+        case nil: fields["id"] = .string(recordID.documentID)
+        case .string(recordID.documentID)?: break
         case let other?: throw .conflictingID(type: "\(DTO.self)", given: id, field: CanonicalJSON.encodeInline(other))
         }
-        return try await write(fields, id: Self.recordID(id), keepingUndeclaredFields: keepingUndeclaredFields)
+        return try await write(fields, id: recordID, keepingUndeclaredFields: keepingUndeclaredFields)
     }
 
     /// Removes the record file of `id`, as `rm` would: the next `push` deletes
@@ -41,10 +45,10 @@ extension RecordStore {
     /// - Throws: `RecordStoreError.invalidID`, `.collection` (lock held, I/O).
     @discardableResult
     public func delete(_ id: String) async throws(RecordStoreError) -> Bool {
-        let id = try Self.recordID(id)
+        let id = try recordID(id)
         return try await exclusively { () throws(RecordStoreError) -> Bool in
             let collection = try open()
-            let path = collection.paths.recordFile(id.fileName)
+            let path = try Self.recordFile(id, in: collection)
             return try Self.locked(collection) { () throws(RecordStoreError) -> Bool in
                 // A link or anything but a regular file is reported, never removed (as get and save refuse it).
                 let stat: FileStat
@@ -90,7 +94,7 @@ extension RecordStore {
         try await exclusively { () throws(RecordStoreError) -> Record in
             let collection = try open()
             let rules = collection.rules
-            let path = collection.paths.recordFile(id.fileName)
+            let path = try Self.recordFile(id, in: collection)
             return try Self.locked(collection) { () throws(RecordStoreError) -> Record in
                 let existing = try? FileSystem.readFile(path)
                 var fields = fields
@@ -107,7 +111,7 @@ extension RecordStore {
                     }
                 }
                 let record: Record
-                switch rules.load(rules.canonicalBytes(fields), id: id) {
+                switch rules.load(rules.canonicalBytes(fields, id: id), id: id) {
                 case .failure(let problems): throw .refused(id: id.rawValue, file: path, problems: problems.diagnostics)
                 case .success(let loaded): record = loaded
                 }
@@ -116,6 +120,8 @@ extension RecordStore {
                     // absent): an editor's save that lands in between stays, and nothing is written.
                     let replaced: Bool
                     do throws(FileSystemError) {
+                        // A subcollection record's folders are made only now, once the record is known valid.
+                        _ = try collection.paths.recordFileCreatingFolders(id)
                         if let stat = try? FileSystem.stat(path), !stat.isRegularFile {
                             throw FileSystemError.notRegular(path, stat.kind, operation: "write")
                         }
