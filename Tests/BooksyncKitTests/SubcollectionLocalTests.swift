@@ -85,7 +85,7 @@ import BooksyncTestSupport
         let scratch = try ScratchDirectory()
         let collection = try Self.collection(scratch)
         _ = try await collection.push(remote: ScriptedRemote())
-        try await Task.sleep(for: .milliseconds(30))  // past the racy window of the files just written
+        try await Task.sleep(for: .milliseconds(250))  // past the racy window of the files just written
         _ = try await collection.status(remote: nil)
         let clean = try await collection.status(remote: nil)
         #expect(clean.isClean)
@@ -119,5 +119,27 @@ import BooksyncTestSupport
         #expect(report.events.contains(SyncEvent(id: id, kind: .pulled(.write))))
         #expect(try scratch.read("books/neuromancer/reviews/r1.json") == "{\n  \"id\": \"r1\",\n  \"rating\": 4\n}\n")
         #expect(!FileManager.default.fileExists(atPath: scratch.path + "/books/neuromancer.json"))
+    }
+
+    @Test func theMassDeleteGuardCountsSubcollectionRecords() async throws {
+        let scratch = try ScratchDirectory()
+        let collection = try Self.collection(scratch)
+        for r in 2...4 { try scratch.write("books/dune/reviews/r\(r).json", #"{"id": "r\#(r)", "rating": 1}"#) }
+        _ = try await collection.push(remote: ScriptedRemote())
+        // Six of the seven synced records are in dune/reviews/ and orphan/: removing them deletes 86%.
+        try FileManager.default.removeItem(atPath: scratch.path + "/books/dune/reviews")
+        try FileManager.default.removeItem(atPath: scratch.path + "/books/orphan")
+        do {
+            _ = try await collection.push(remote: ScriptedRemote())
+            Issue.record("the guard must refuse deleting 6 of 7 records")
+        } catch {
+            guard case .massDelete = error else { throw error }
+        }
+        var options = SyncOptions()
+        options.force = true
+        let report = try await collection.push(remote: ScriptedRemote(), options: options)
+        #expect(report.events.map(\.id.rawValue) == ["dune/reviews/r1", "dune/reviews/r1/likes/l1", "dune/reviews/r2", "dune/reviews/r3", "dune/reviews/r4",
+                                                     "orphan/reviews/r9"])
+        #expect(report.events.allSatisfy { if case .pushed(.delete) = $0.kind { true } else { false } })
     }
 }
