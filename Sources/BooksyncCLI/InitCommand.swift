@@ -64,7 +64,7 @@ enum InitCommand: Subcommand {
                 || !arguments.values(.subcollection).isEmpty || !arguments.values(.subcollectionRequire).isEmpty {
                 throw UsageError(message: "--require, --id-field, --change-field and --subcollection only apply when a collection is created; edit \(context.display(existing.paths.config)) to change them", command: name)
             }
-            try GitCommand.install(collectionRoot: existing.paths.root)
+            try GitCommand.install(collectionRoot: existing.paths.root, subcollections: existing.rules.subcollections)
             if !context.quiet { context.console.out("git now merges record files in \(existing.paths.root) field by field and the manifest by record (booksync must be on PATH)") }
             return .success
         }
@@ -122,10 +122,10 @@ enum InitCommand: Subcommand {
             context.console.out("Commit .booksync/ (its .gitignore leaves out local-only files).")
         }
         if arguments.has(.git) {
-            try GitCommand.install(collectionRoot: directory.paths.root)
+            try GitCommand.install(collectionRoot: directory.paths.root, subcollections: subcollections)
             if !context.quiet { context.console.out("git now merges record files here field by field and the manifest by record (booksync must be on PATH)") }
         } else if !context.quiet {
-            for line in GitCommand.instructions(collectionRoot: context.display(directory.paths.root)) { context.console.out("\(line)") }
+            for line in GitCommand.instructions(collectionRoot: context.display(directory.paths.root), subcollections: subcollections) { context.console.out("\(line)") }
         }
         return .success
     }

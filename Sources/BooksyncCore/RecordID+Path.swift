@@ -88,9 +88,15 @@ extension RecordID {
     /// (`dune` + `reviews` + `r1`). The caller has checked `collection` as a
     /// configured collection id, which is a valid id.
     public func child(collection: String, document: RecordID) -> RecordID {
-        let folder = RecordID(plain: collection)?.encodedName ?? RecordID.encode(Array(collection.utf8))
+        let folder = RecordID.folderName(ofCollection: collection)
         return RecordID(checkedRaw: rawValue + "/" + collection + "/" + document.rawValue,
                         encodedName: encodedName + "/" + folder + "/" + document.encodedName)
+    }
+
+    /// The folder name of a configured collection id (`reviews`): its
+    /// file-name encoding, as for any id segment.
+    public static func folderName(ofCollection collection: String) -> String {
+        RecordID(plain: collection)?.encodedName ?? RecordID.encode(Array(collection.utf8))
     }
 
     /// The id a folder name stands for (a document's folder, `dune`): the

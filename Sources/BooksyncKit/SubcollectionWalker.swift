@@ -138,10 +138,3 @@ struct SubcollectionWalker {
         openFolders.removeAll(keepingCapacity: true)
     }
 }
-
-extension RecordID {
-    /// The folder name of a configured collection id: its file-name encoding.
-    static func folderName(ofCollection collection: String) -> String {
-        (try? RecordID(collection))?.encodedName ?? collection
-    }
-}
