@@ -274,25 +274,6 @@ public struct FirestoreRemote: RemoteCollection {
         return time
     }
 
-    /// The record id of a document name in our collection (a configured
-    /// subcollection's included), or why it cannot be one; nil for a document
-    /// a collection-group query found outside the configured paths (not ours).
-    func recordID(fromName name: String) -> Result<RecordID, UnusableRemoteDocument>? {
-        let prefix = collectionName + "/"
-        guard name.hasPrefix(prefix) else {
-            return .failure(UnusableRemoteDocument(name: name, message: "document is not in collection \(target.collectionPath)"))
-        }
-        let raw = String(name.dropFirst(prefix.count))
-        do {
-            return .success(try rules.recordID(raw))
-        } catch {
-            switch error {
-            case .unconfiguredSubcollection, .notDocumentPath: return nil
-            default: return .failure(UnusableRemoteDocument(name: raw, message: error.message))
-            }
-        }
-    }
-
     // MARK: bodies
 
     /// Bodies by `:batchGet`, 200 ids per request and up to 4 requests in
