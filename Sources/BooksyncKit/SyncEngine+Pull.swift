@@ -180,6 +180,9 @@ extension CollectionDirectory {
             default: file = try paths.recordFile(id)
             }
         } catch {
+            // A link or a file where a subcollection folder belongs makes this
+            // record invalid here (named in the report), not the whole pull.
+            guard error.unsafeKind == nil else { return .success((.invalidLocal([RecordDiagnostic(message: error.description)]), .none)) }
             return .failure(.io(error))
         }
         // The file must still be what the scan saw, or a concurrent edit would be

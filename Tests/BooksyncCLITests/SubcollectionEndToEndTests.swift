@@ -129,6 +129,20 @@ import BooksyncTestSupport
         #expect(diff.stderr.contains("contains '/'"), "\(diff.stderr)")
     }
 
+    @Test func pullNeverWritesThroughALinkedFolder() async throws {
+        let ws = try Workspace(project: Emulator.uniqueProject("sub-link"), host: try Emulator.requireHost())
+        try await ws.rest.put([(id: "dune/reviews/r1", fields: Self.review("r1", rating: 4)), (id: "emma/reviews/r1", fields: Self.review("r1", rating: 2))])
+        try ws.initialize("--subcollection", "reviews")
+        let outside = ws.scratch.path + "/outside"
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: ws.root + "/dune", withDestinationPath: outside)
+        let pull = try ws.run("pull")
+        #expect(pull.status == 1, "\(pull.stdout)\(pull.stderr)")
+        #expect(pull.stdout.contains("dune: is a symbolic link where a subcollection folder belongs"), "\(pull.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty)
+        #expect(ws.read("emma/reviews/r1.json") == Self.reviewFile("r1", rating: 2))
+    }
+
     @Test func deletingAParentLeavesItsReviewsAndSaysSo() async throws {
         let ws = try Workspace(project: Emulator.uniqueProject("sub-parent"), host: try Emulator.requireHost())
         try await ws.rest.put(Self.library(books: 4, reviews: 2))

@@ -72,14 +72,20 @@ import BooksyncTestSupport
         try FileManager.default.removeItem(atPath: clone.outside + "/r1.json")
         let before = try clone.snapshot()
         try clone.plantLink(link, to: clone.outside + target)
-        let remote = ScriptedRemote(documents: [try clone.review("dune/reviews/r1")])
-        do {
-            _ = try await clone.collection.pull(remote: remote)
-            Issue.record("pull must refuse to write through \(link)")
-        } catch {
-            #expect("\(error)".contains(clone.root + "/" + link + ": is a symbolic link where a subcollection folder belongs"))
+        let remote = ScriptedRemote(documents: [try clone.review("dune/reviews/r1"), try clone.review("emma/reviews/r1")])
+        // The record behind the link is refused, named with the link; the rest of the pull goes on.
+        let report = try await clone.collection.pull(remote: remote)
+        let refused = try #require(report.events.first { $0.id.rawValue == "dune/reviews/r1" })
+        guard case .invalidLocal(let diagnostics) = refused.kind else {
+            Issue.record("expected the record to be refused, got \(refused.kind)")
+            return
         }
+        #expect(diagnostics.map(\.message) == [clone.root + "/" + link + ": " + FileSystemError.folderRefusal(.symbolicLink)])
+        #expect(report.needsAttention)
+        #expect(FileManager.default.fileExists(atPath: clone.root + "/emma/reviews/r1.json"))
         #expect(try clone.snapshot() == before)
+        // Nothing of it reached the base: the next pull refuses it again.
+        #expect(try await clone.collection.pull(remote: remote).events.contains(refused))
     }
 
     @Test(arguments: links)
@@ -110,7 +116,8 @@ import BooksyncTestSupport
         try FileManager.default.removeItem(atPath: clone.root + "/dune")
         try clone.scratch.write("books/dune", "not a folder")
         let remote = ScriptedRemote(documents: [try clone.review("dune/reviews/r1")])
-        await #expect(throws: BooksyncError.self) { _ = try await clone.collection.pull(remote: remote) }
+        let report = try await clone.collection.pull(remote: remote)
+        #expect(report.events.map(\.kind) == [.invalidLocal([RecordDiagnostic(message: clone.root + "/dune: " + FileSystemError.folderRefusal(.regular))])])
         #expect(try clone.scratch.read("books/dune") == "not a folder")
     }
 }
