@@ -31,6 +31,12 @@ Then nested maps (DESIGN.md §3; scripts/app_compat_nested.py): the client's
 update masks on nested fields merge with an editor's edits of the same map,
 and a nested conflict is named by field path and resolved path by path.
 
+Then subcollections (DESIGN.md §2; scripts/app_compat_subcollections.py): the
+client writes reviews (`books/dune/reviews/r1`, one under a missing book) and
+updates them with nested masks while an editor edits the review files; pull,
+push and a collection-group query in the app agree, and deleting a book leaves
+its reviews with a warning.
+
 Then a Swift app's DTO (DESIGN.md §7, "DTOs"): the demo catalogue is pushed,
 Sources/bookshelf-example runs its two-device flow, and the client reads back
 the book the app added through RecordStore (a `BookDTO` encoded by
@@ -58,6 +64,7 @@ import tempfile
 import uuid
 
 from app_compat_nested import run_nested
+from app_compat_subcollections import run_subcollections
 
 CLIENT_VERSION = "2.34.1"
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -370,6 +377,7 @@ def main():
     checks = run(bin_path, options.host)
     run_change_field(bin_path, options.host, checks)
     run_nested(bin_path, options.host, checks, booksync, booksync_env)
+    run_subcollections(bin_path, options.host, checks, booksync, booksync_env)
     run_swift_app(bin_path, example_path, options.host, checks)
     signal.alarm(0)
     print("%d passed, %d failed" % (checks.passed, checks.failed))

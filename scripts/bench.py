@@ -33,6 +33,10 @@ per document):
   emulator        the emulator alone listing N documents: in booksync's batches, in one query
 With a binary whose `init --help` offers --change-field, status-unchanged, status-10 and
 pull-10 run a second time on a collection whose documents carry a change field.
+Subcollection scenario (--subcollection-books N, default 10,000; bench_subcollections.py):
+N books with 3 reviews each as folders (`init --subcollection reviews`): first pull,
+`booksync status` unchanged, push of 10 changed reviews, with request counts
+(listing costs pages of the books and of the reviews group, not a request per book).
 For each remote scenario run at several sizes, a second table gives the time per
 document at the largest size divided by that at the smallest.
 
@@ -66,14 +70,15 @@ from bench_local import LocalScenarios  # noqa: E402
 from bench_remote import RemoteScenarios  # noqa: E402
 from bench_report import Report  # noqa: E402
 from bench_status import StatusScenarios, supports_change_field  # noqa: E402
+from bench_subcollections import SubcollectionScenarios  # noqa: E402
 
 DEFAULTS = {"local_sizes": [10_000, 100_000], "remote_sizes": [1_000, 10_000], "runs": 3, "local_runs": 9,
-            "naive_runs": 1, "latency_ms": 5, "latency_size": 1_000}
+            "naive_runs": 1, "latency_ms": 5, "latency_size": 1_000, "subcollection_books": 10_000}
 SCALE = dict(DEFAULTS, local_sizes=[1_000_000], remote_sizes=[10_000, 100_000], runs=1, local_runs=3, naive_runs=0,
              latency_size=0)
 
 
-class Bench(LocalScenarios, RemoteScenarios, StatusScenarios, Report, BenchBase):
+class Bench(LocalScenarios, RemoteScenarios, StatusScenarios, SubcollectionScenarios, Report, BenchBase):
     """Every scenario, sharing BenchBase's state."""
 
 
@@ -108,6 +113,8 @@ def main():
                         help="simulated round trip for the latency scenario, in ms (default 5; 0 skips it)")
     parser.add_argument("--latency-size", type=int,
                         help="documents in the latency scenario (default 1000; 0 skips it)")
+    parser.add_argument("--subcollection-books", type=int,
+                        help="books (with 3 reviews each, as subcollection folders) in the subcollection scenario (default 10000; 0 skips it)")
     parser.add_argument("--output", default=os.path.join(REPO, "BENCHMARKS.md"),
                         help="markdown file to write (default BENCHMARKS.md in the repository)")
     parser.add_argument("--bin", help="booksync binary (scripts/bench builds and passes it)")
@@ -141,6 +148,10 @@ def main():
                 bench.remote(n)
         if args.latency_size and args.latency_ms:
             bench.with_latency(args.latency_size, args.latency_ms)
+        if args.subcollection_books:
+            if not bench.proxy:
+                bench.proxy = Proxy(args.emulator_host)
+            bench.subcollections(args.subcollection_books)
         remote_rows, remote_targets = bench.rows, bench.targets
         bench.remote_rows = remote_rows
         bench.rows, bench.targets = [], []

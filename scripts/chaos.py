@@ -20,6 +20,10 @@ After each trial:
     remote document count equal to the number of files;
   - the manifest lists exactly the files, each with the file's sha256 and
     the remote document's updateTime.
+With --subcollections, the collection syncs `reviews` as folders
+(scripts/chaos_subcollections.py): books get reviews (and one folder has no
+book file), reviews are edited, deleted and added like books, and every check
+above covers them by path id (`<book>/reviews/r1`).
 Prints one line per trial and a closing line "N passed, M failed".
 Bounded: each booksync run has a timeout, and the whole run a deadline.
 """
@@ -38,6 +42,11 @@ import urllib.request
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import chaos_subcollections  # noqa: E402
+
+# `init` options of every directory of a run: --subcollections adds reviews.
+INIT_OPTIONS = []
 
 
 def rest(host, method, path, body=None):
@@ -50,7 +59,7 @@ def rest(host, method, path, body=None):
 
 
 def remote_documents(host, project):
-    """id -> updateTime of every document in books."""
+    """id -> updateTime of every document in books (and of its reviews with --subcollections)."""
     docs, token = {}, None
     for _ in range(10_000):
         path = "/v1/projects/%s/databases/(default)/documents/books?pageSize=300&mask.fieldPaths=__name__" % project
@@ -62,6 +71,8 @@ def remote_documents(host, project):
         token = page.get("nextPageToken")
         if not token or not page.get("documents"):
             break
+    if INIT_OPTIONS:
+        docs.update(chaos_subcollections.remote_reviews(rest, host, project))
     return docs
 
 
@@ -85,6 +96,15 @@ def run_and_kill(bin_path, directory, args, host, delay):
 
 def make_records(directory, count, seed):
     subprocess.run([sys.executable, os.path.join(HERE, "make-collection.py"), directory, str(count), str(seed)], check=True)
+    if INIT_OPTIONS:
+        chaos_subcollections.add_reviews(directory, random.Random(seed))
+
+
+def local_records(directory):
+    """id -> bytes of every record file (reviews by path id with --subcollections)."""
+    if INIT_OPTIONS:
+        return chaos_subcollections.local_records(directory)
+    return {n[:-5]: open(os.path.join(directory, n), "rb").read() for n in os.listdir(directory) if n.endswith(".json")}
 
 
 def edit_some(directory, rng, count):
@@ -98,7 +118,7 @@ def edit_some(directory, rng, count):
         if os.path.exists(os.path.join(directory, name)):
             os.remove(os.path.join(directory, name))
     extra = tempfile.mkdtemp()
-    make_records(extra, max(1, count // 10), rng.randint(1000, 9999))
+    subprocess.run([sys.executable, os.path.join(HERE, "make-collection.py"), extra, str(max(1, count // 10)), str(rng.randint(1000, 9999))], check=True)
     for name in os.listdir(extra):
         shutil.copy(os.path.join(extra, name), os.path.join(directory, "new-" + name))
         path = os.path.join(directory, "new-" + name)
@@ -106,6 +126,8 @@ def edit_some(directory, rng, count):
         record_id = name[:-5]
         open(path, "w", encoding="utf-8").write(text.replace('"id": "%s"' % record_id, '"id": "new-%s"' % record_id, 1))
     shutil.rmtree(extra)
+    if INIT_OPTIONS:
+        chaos_subcollections.edit_reviews(directory, rng, count)
 
 
 def problems_after(bin_path, directory, host, project, scratch):
@@ -123,18 +145,18 @@ def problems_after(bin_path, directory, host, project, scratch):
     validate = run(bin_path, directory, ["-q", "validate"], host)
     if validate.returncode != 0:
         problems.append("invalid files: " + validate.stdout.strip()[:300])
-    records = {n[:-5]: open(os.path.join(directory, n), "rb").read() for n in os.listdir(directory) if n.endswith(".json")}
+    records = local_records(directory)
     remote = remote_documents(host, project)
     if set(remote) != set(records):
         problems.append("remote has %d documents, directory %d files (missing remotely: %s, missing locally: %s)" % (
             len(remote), len(records), sorted(set(records) - set(remote))[:3], sorted(set(remote) - set(records))[:3]))
     fresh = os.path.join(scratch, "fresh-%d" % random.randint(0, 10**9))
     os.makedirs(fresh)
-    run(bin_path, fresh, ["-q", "init", "--firestore", project, "--collection", "books"], host)
+    run(bin_path, fresh, ["-q", "init", "--firestore", project, "--collection", "books"] + INIT_OPTIONS, host)
     pulled = run(bin_path, fresh, ["-q", "pull"], host)
     if pulled.returncode != 0:
         problems.append("fresh pull failed: " + pulled.stdout[-300:] + pulled.stderr[-300:])
-    fresh_records = {n[:-5]: open(os.path.join(fresh, n), "rb").read() for n in os.listdir(fresh) if n.endswith(".json")}
+    fresh_records = local_records(fresh)
     differing = [k for k in records if fresh_records.get(k) != records[k]]
     if differing or set(fresh_records) != set(records):
         problems.append("directory differs from the remote in %d records, e.g. %s" % (len(differing), differing[:3]))
@@ -155,7 +177,7 @@ def trial(index, kind, args, scratch, rng):
     directory = os.path.join(scratch, "trial-%d" % index)
     os.makedirs(directory)
     host, bin_path = args.host, args.bin
-    run(bin_path, directory, ["-q", "init", "--firestore", project, "--collection", "books"], host)
+    run(bin_path, directory, ["-q", "init", "--firestore", project, "--collection", "books"] + INIT_OPTIONS, host)
     if kind == "push":
         make_records(directory, args.records, rng.randint(0, 10**6))
         if rng.random() < 0.5:  # start from a synced state with pending edits
@@ -167,7 +189,7 @@ def trial(index, kind, args, scratch, rng):
     else:
         source = os.path.join(scratch, "source-%d" % index)
         os.makedirs(source)
-        run(bin_path, source, ["-q", "init", "--firestore", project, "--collection", "books"], host)
+        run(bin_path, source, ["-q", "init", "--firestore", project, "--collection", "books"] + INIT_OPTIONS, host)
         make_records(source, args.records, rng.randint(0, 10**6))
         if run(bin_path, source, ["-q", "push"], host).returncode != 0:
             return ["setup push failed"], False
@@ -201,7 +223,10 @@ def main():
     parser.add_argument("--window", type=float, default=None, help="kill within this many seconds (default: measured)")
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--deadline", type=float, default=1800, help="stop starting trials after this many seconds")
+    parser.add_argument("--subcollections", action="store_true", help="books with reviews as folders (init --subcollection reviews)")
     args = parser.parse_args()
+    if args.subcollections:
+        INIT_OPTIONS.extend(chaos_subcollections.INIT_ARGUMENTS)
     rng = random.Random(args.seed)
     scratch = tempfile.mkdtemp(prefix="booksync-chaos-")
     started = time.time()
@@ -213,14 +238,15 @@ def main():
             for attempt in range(2):
                 directory = os.path.join(scratch, "calibrate-%d" % attempt)
                 os.makedirs(directory)
-                run(args.bin, directory, ["-q", "init", "--firestore", "chaos-calibrate-" + uuid.uuid4().hex[:12], "--collection", "books"], args.host)
+                run(args.bin, directory, ["-q", "init", "--firestore", "chaos-calibrate-" + uuid.uuid4().hex[:12], "--collection", "books"] + INIT_OPTIONS, args.host)
                 make_records(directory, args.records, 1)
                 t = time.time()
                 run(args.bin, directory, ["-q", "push"], args.host)
                 timings.append(time.time() - t)
                 shutil.rmtree(directory)
             args.window = max(0.05, timings[-1])
-        print("chaos: seed %d, %d trials of %d records, kills within %.2fs" % (args.seed, args.trials, args.records, args.window), flush=True)
+        print("chaos: seed %d, %d trials of %d records%s, kills within %.2fs" % (
+            args.seed, args.trials, args.records, " with reviews" if INIT_OPTIONS else "", args.window), flush=True)
         passed = failed = killed = 0
         for i in range(args.trials):
             if time.time() - started > args.deadline:

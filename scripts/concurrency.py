@@ -16,6 +16,10 @@ under it reports it and the next sync merges. After the rounds, writers stop
 and alice and bob sync until both are clean (bounded).
 Checks: the remote, alice and bob agree; every last value of every writer is
 there; alice's deleted records are gone; every created record exists.
+With --subcollections, the collection also syncs `reviews` as folders
+(`init --subcollection reviews`) and half the shared records are reviews
+(`c000/reviews/r1`, the file `c000/reviews/r1.json`) that all three writers
+edit the same way, by path.
 Prints per-round counts and "N passed, M failed".
 """
 import argparse
@@ -33,10 +37,11 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chaos  # noqa: E402
+import chaos_subcollections  # noqa: E402
 
 
-def canonical(record):
-    lead = ["id", "title", "author", "genre"]
+def canonical(record, review=False):
+    lead = ["id"] if review else ["id", "title", "author", "genre"]
     keys = lead + sorted((k for k in record if k not in lead), key=lambda k: k.encode())
     return "{\n" + ",\n".join('  "%s": %s' % (k, json.dumps(record[k], ensure_ascii=False)) for k in keys) + "\n}\n"
 
@@ -46,9 +51,19 @@ def read(directory, record_id):
         return json.load(f)
 
 
-def write(directory, record):
-    with open(os.path.join(directory, record["id"] + ".json"), "w", encoding="utf-8") as f:
-        f.write(canonical(record))
+def write(directory, record, record_id=None):
+    """Writes the record file of `record_id` (a path id for a review; default: the record's own id)."""
+    path = os.path.join(directory, (record_id or record["id"]) + ".json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(canonical(record, review="/" in (record_id or "")))
+
+
+def record_ids(directory, subcollections):
+    """The ids of every record file (reviews by path id)."""
+    if subcollections:
+        return set(chaos_subcollections.local_records(directory))
+    return {n[:-5] for n in os.listdir(directory) if n.endswith(".json")}
 
 
 def app_write(host, project, record_id, field, value, create=False):
@@ -82,7 +97,10 @@ def main():
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--records", type=int, default=40)
     parser.add_argument("--seed", type=int, default=int(time.time()))
+    parser.add_argument("--subcollections", action="store_true", help="half the shared records are reviews in subcollection folders")
     args = parser.parse_args()
+    if args.subcollections:
+        chaos.INIT_OPTIONS.extend(chaos_subcollections.INIT_ARGUMENTS)
     rng = random.Random(args.seed)
     scratch = tempfile.mkdtemp(prefix="booksync-concurrency-")
     project = "concurrency-" + uuid.uuid4().hex[:12]
@@ -90,10 +108,15 @@ def main():
     try:
         for d in (alice, bob):
             os.makedirs(d)
-            chaos.run(args.bin, d, ["-q", "init", "--firestore", project, "--collection", "books"], args.host)
+            chaos.run(args.bin, d, ["-q", "init", "--firestore", project, "--collection", "books"] + chaos.INIT_OPTIONS, args.host)
         ids = ["c%03d" % i for i in range(args.records)]
+        if args.subcollections:
+            ids = ids[: args.records // 2] + ["c%03d/reviews/r1" % i for i in range(args.records - args.records // 2)]
         for i in ids:
-            write(alice, {"id": i, "title": "T " + i, "author": "A", "genre": "g", "a": 0, "b": 0, "r": 0})
+            if "/" in i:
+                write(alice, {"id": "r1", "text": "review of " + i, "a": 0, "b": 0, "r": 0}, i)
+            else:
+                write(alice, {"id": i, "title": "T " + i, "author": "A", "genre": "g", "a": 0, "b": 0, "r": 0})
         assert sync(args.bin, alice, args.host).returncode == 0
         assert sync(args.bin, bob, args.host).returncode == 0
         last = {"a": {i: 0 for i in ids}, "b": {i: 0 for i in ids}, "r": {i: 0 for i in ids}}
@@ -109,7 +132,8 @@ def main():
                 return counter[0]
 
         failures = []
-        print("concurrency: seed %d, %d records, %d rounds" % (args.seed, args.records, args.rounds), flush=True)
+        print("concurrency: seed %d, %d records%s, %d rounds" % (
+            args.seed, args.records, " (half of them reviews)" if args.subcollections else "", args.rounds), flush=True)
         for round_index in range(args.rounds):
             live = [i for i in ids if i not in deleted]
             shared = [i for i in live if i.startswith("c")]  # the app never touches alice's own records
@@ -142,7 +166,7 @@ def main():
                     record = read(directory, record_id)
                     value = next_value()
                     record[field] = value
-                    write(directory, record)
+                    write(directory, record, record_id)
                     last[field][record_id] = value
                     edits[name] += 1
             # Alice creates one record and deletes one of hers; the app creates one.
@@ -183,8 +207,8 @@ def main():
         else:
             failures.append("not settled: alice %r bob %r" % (sa.stdout[-200:], sb.stdout[-200:]))
         remote = chaos.remote_documents(args.host, project)
-        files_a = {n[:-5] for n in os.listdir(alice) if n.endswith(".json")}
-        files_b = {n[:-5] for n in os.listdir(bob) if n.endswith(".json")}
+        files_a = record_ids(alice, args.subcollections)
+        files_b = record_ids(bob, args.subcollections)
         if not (files_a == files_b == set(remote)):
             failures.append("record sets differ: alice %d, bob %d, remote %d" % (len(files_a), len(files_b), len(remote)))
         lost = []

@@ -1,3 +1,4 @@
+import BooksyncCore
 import BooksyncKit
 
 /// The few git commands booksync runs: setting up the merge drivers, and git's
@@ -24,11 +25,31 @@ enum GitCommand {
         name: "booksync merge of the base manifest by record", command: "booksync merge-manifest %O %A %B %P")
     static let drivers = [recordDriver, manifestDriver]
 
+    /// The `.gitattributes` lines of the record files of configured
+    /// subcollections, one per path (`/*/reviews/*.json merge=booksync`,
+    /// `/*/reviews/*/likes/*.json …`): `*` never matches `/`, so each line
+    /// selects exactly one depth, as the scan does.
+    static func subcollectionLines(_ subcollections: Subcollections) -> [String] {
+        subcollections.entries.map { entry -> String in
+            var pattern = "/"
+            for collection in entry.segments {
+                let folder: String = RecordID.folderName(ofCollection: collection)
+                pattern += "*/" + folder + "/"
+            }
+            return pattern + "*.json merge=" + recordDriver.key
+        }
+    }
+
+    /// Every `.gitattributes` line of a collection with these subcollections.
+    static func attributesLines(_ subcollections: Subcollections) -> [String] {
+        [recordDriver.attributesLine] + subcollectionLines(subcollections) + [manifestDriver.attributesLine]
+    }
+
     /// The setup, as a user would type it.
-    static func instructions(collectionRoot: String) -> [String] {
+    static func instructions(collectionRoot: String, subcollections: Subcollections = .none) -> [String] {
         var lines = ["To merge record files field by field in git too (and the manifest by record), run 'booksync init --git', or:"]
-        for driver in drivers {
-            lines.append("  echo '\(driver.attributesLine)' >> \(collectionRoot)/.gitattributes")
+        for line in attributesLines(subcollections) {
+            lines.append("  echo '\(line)' >> \(collectionRoot)/.gitattributes")
         }
         for driver in drivers {
             lines.append("  git config merge.\(driver.key).name '\(driver.name)'")
@@ -40,7 +61,7 @@ enum GitCommand {
     /// Writes `.gitattributes` in the collection directory and the drivers into
     /// the enclosing repository's config. Idempotent: lines already present
     /// (from an older install too) are kept, missing ones appended.
-    static func install(collectionRoot: String) throws(BooksyncError) {
+    static func install(collectionRoot: String, subcollections: Subcollections = .none) throws(BooksyncError) {
         let attributes = collectionRoot + "/.gitattributes"
         // Only a missing file counts as empty: one that cannot be read is an error, never replaced.
         var existing: String
@@ -52,7 +73,7 @@ enum GitCommand {
             throw .io(error)
         }
         let present = Set(existing.split(separator: "\n").map { String($0).trimmingWhitespace })
-        let missing = drivers.map(\.attributesLine).filter { !present.contains($0) }
+        let missing = attributesLines(subcollections).filter { !present.contains($0) }
         if !missing.isEmpty {
             if !existing.isEmpty, !existing.hasSuffix("\n") { existing += "\n" }
             existing += missing.map { $0 + "\n" }.joined()

@@ -5,7 +5,7 @@ import BooksyncKit
 enum InitCommand: Subcommand {
     static let name = "init"
     static let summary = "create .booksync/ here, linked to a Firestore collection"
-    static let usage = "booksync init [--firestore PROJECT[/DATABASE]] --collection PATH [--require FIELD:TYPE]... [--id-field NAME|none] [--change-field NAME] [--git]"
+    static let usage = "booksync init [--firestore PROJECT[/DATABASE]] --collection PATH [--require FIELD:TYPE]... [--id-field NAME|none] [--change-field NAME] [--subcollection PATH]... [--subcollection-require PATH:FIELD:TYPE]... [--git]"
     static let discussion = """
         Writes .booksync/config.json, an empty manifest and a .gitignore for the
         local-only files. No network is needed. PATH may be nested
@@ -39,22 +39,32 @@ enum InitCommand: Subcommand {
         (FieldValue.serverTimestamp()); see README.md, "What a command costs".
         Record files leave NAME out.
 
+        --subcollection PATH (repeatable; config "subcollections") also syncs
+        that subcollection of every document, as folders: with reviews,
+        dune/reviews/r1.json is the document books/dune/reviews/r1, and its
+        record id is dune/reviews/r1 (every command takes it). reviews/likes
+        goes one level deeper (dune/reviews/r1/likes/l1.json). A folder needs
+        no parent file. Its records need nothing but id unless
+        --subcollection-require PATH:FIELD:TYPE (repeatable) says more, e.g.
+        reviews:rating:integer. Without --subcollection, folders are ignored.
+
         --git also sets up booksync as git's merge driver for the record files
         and for .booksync/manifest.json (.gitattributes here, merge.booksync.*
         and merge.booksync-manifest.* in the repository's config); on an
         existing collection, 'booksync init --git' does only that. git does not
         clone its config: run 'booksync init --git' once in each clone.
         """
-    static let options: [Option] = [.firestore, .collection, .require, .idField, .changeField, .git]
+    static let options: [Option] = [.firestore, .collection, .require, .idField, .changeField, .subcollection, .subcollectionRequire, .git]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         try arguments.expectNoOperands()
         let requirements = arguments.values(.require)
         if arguments.has(.git), arguments.value(.collection) == nil, let existing = try? context.openCollection() {
-            if !requirements.isEmpty || arguments.value(.idField) != nil || arguments.value(.changeField) != nil {
-                throw UsageError(message: "--require, --id-field and --change-field only apply when a collection is created; edit \(context.display(existing.paths.config)) to change them", command: name)
+            if !requirements.isEmpty || arguments.value(.idField) != nil || arguments.value(.changeField) != nil
+                || !arguments.values(.subcollection).isEmpty || !arguments.values(.subcollectionRequire).isEmpty {
+                throw UsageError(message: "--require, --id-field, --change-field and --subcollection only apply when a collection is created; edit \(context.display(existing.paths.config)) to change them", command: name)
             }
-            try GitCommand.install(collectionRoot: existing.paths.root)
+            try GitCommand.install(collectionRoot: existing.paths.root, subcollections: existing.rules.subcollections)
             if !context.quiet { context.console.out("git now merges record files in \(existing.paths.root) field by field and the manifest by record (booksync must be on PATH)") }
             return .success
         }
@@ -78,8 +88,22 @@ enum InitCommand: Subcommand {
         if let changeField, let problem = CollectionConfig.problem(changeField: changeField, idField: idField, schema: schema) {
             throw UsageError(message: "--change-field: \(problem)", command: name)
         }
+        let subcollections: Subcollections
+        do {
+            subcollections = try Subcollections.parse(paths: arguments.values(.subcollection), requirements: arguments.values(.subcollectionRequire))
+        } catch {
+            throw UsageError(message: "--subcollection: \(error.message)", command: name)
+        }
+        for entry in subcollections.entries {
+            if let problem = CollectionConfig.problem(idField: idField, schema: entry.schema) {
+                throw UsageError(message: "--subcollection-require: \(problem)", command: name)
+            }
+            if let changeField, entry.schema.requiredFields.contains(where: { $0.name == changeField }) {
+                throw UsageError(message: "--subcollection-require: '\(changeField)' is the change field, which the server sets; it cannot be required", command: name)
+            }
+        }
         let (target, detected) = try resolveTarget(arguments.value(.firestore), collection: collection, context: context)
-        let config = CollectionConfig(remote: target, schema: schema, idField: idField, changeField: changeField)
+        let config = CollectionConfig(remote: target, schema: schema, idField: idField, changeField: changeField, subcollections: subcollections)
         let directory = try CollectionDirectory.initialize(at: context.directory, config: config)
         if !context.quiet {
             context.console.out("Initialized booksync collection in \(directory.paths.root)")
@@ -92,13 +116,16 @@ enum InitCommand: Subcommand {
             context.console.out("  required: \(describe(schema))")
             context.console.out("  id field: \(describe(idField))")
             if let changeField { context.console.out("  change field: \(name: changeField) (set to the server time by every write)") }
+            for entry in subcollections.entries {
+                context.console.out("  subcollection: \(name: entry.path), required: \(describe(entry.schema))")
+            }
             context.console.out("Commit .booksync/ (its .gitignore leaves out local-only files).")
         }
         if arguments.has(.git) {
-            try GitCommand.install(collectionRoot: directory.paths.root)
+            try GitCommand.install(collectionRoot: directory.paths.root, subcollections: subcollections)
             if !context.quiet { context.console.out("git now merges record files here field by field and the manifest by record (booksync must be on PATH)") }
         } else if !context.quiet {
-            for line in GitCommand.instructions(collectionRoot: context.display(directory.paths.root)) { context.console.out("\(line)") }
+            for line in GitCommand.instructions(collectionRoot: context.display(directory.paths.root), subcollections: subcollections) { context.console.out("\(line)") }
         }
         return .success
     }

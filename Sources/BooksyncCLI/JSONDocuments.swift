@@ -67,6 +67,9 @@ enum JSONDocuments {
     ///         `skipped` (the file changed while booksync worked on it).
     ///   - `unusableFiles`: `[{file, problem}]`, files whose name is not a record id.
     ///   - `unusableRemote`: `[{id, problem}]`, documents that cannot be records.
+    ///   - `deletedParents` (only when there are some): `[{id,
+    ///     remainingChildren}]`, deleted documents whose subcollection
+    ///     records remain (neither Firestore nor booksync deletes them).
     /// - `counts`: every key always present, counted as the text summary
     ///   counts them: `pulled`, `pushed`, `merged`, `recorded`, `conflict`,
     ///   `remote-changed`, `invalid`, `rejected`, `skipped` (for sync, an
@@ -92,12 +95,18 @@ enum JSONDocuments {
             }
             counts[.invalid, default: 0] += SyncCommandSupport.countedUnusableFiles(report, of: reports).count
                 + report.unusableRemote.count
-            return .map([
+            var phase: Fields = [
                 "command": .string(report.command.rawValue),
                 "events": .array(events),
                 "unusableFiles": unusableFiles(report.unusableFiles),
                 "unusableRemote": unusableRemote(report.unusableRemote),
-            ])
+            ]
+            if !report.deletedParents.isEmpty {
+                phase["deletedParents"] = .array(report.deletedParents.map {
+                    .map(["id": .string($0.parent.rawValue), "remainingChildren": .integer(Int64($0.remainingChildren))])
+                })
+            }
+            return .map(phase)
         }
         var countFields: Fields = [:]
         for count in SyncCount.allCases { countFields[count.rawValue] = .integer(Int64(counts[count] ?? 0)) }

@@ -42,7 +42,11 @@ enum MergeFileCommand: Subcommand {
                 report("not a record file (records are <id>.json); merging by lines")
                 return try files.lineMerge()
             }
-            if FileSystem.isDirectory(directory + "/.booksync") {
+            if let (id, collectionRules) = subcollectionRecord(path, directory: directory) {
+                // dune/reviews/r1.json: the collection is further up, and the id is the path.
+                pathID = id
+                rules = collectionRules
+            } else if FileSystem.isDirectory(directory + "/.booksync") {
                 do {
                     rules = try CollectionDirectory.open(searchingFrom: directory).rules
                 } catch {
@@ -75,7 +79,7 @@ enum MergeFileCommand: Subcommand {
             return .attention
         }
         let outcome = RecordFileMerge.merge(base: base, ours: ours, theirs: theirs, id: id, rules: rules)
-        try FileSystem.writeAtomically(rules.canonicalBytes(outcome.fields), to: files.ours)
+        try FileSystem.writeAtomically(rules.canonicalBytes(outcome.fields, id: id), to: files.ours)
         if !outcome.conflicts.isEmpty {
             report("conflicting field\(outcome.conflicts.count == 1 ? "" : "s") \(quoted(outcome.conflicts.map(\.description))) (kept ours); edit the file to settle")
         }
@@ -84,6 +88,21 @@ enum MergeFileCommand: Subcommand {
             report("the merged record would be invalid: \(outcome.problems.map(\.message).joined(separator: "; ")); \(kept); edit the file to settle")
         }
         return outcome.isClean ? .success : .attention
+    }
+
+    /// The subcollection record `path` is (`books/dune/reviews/r1.json`) and
+    /// its collection's rules, when the nearest collection above it
+    /// configures that subcollection; nil for anything else.
+    static func subcollectionRecord(_ path: String, directory: String) -> (RecordID, RecordRules)? {
+        guard !FileSystem.isDirectory(directory + "/.booksync"),
+              let collection = try? CollectionDirectory.open(searchingFrom: directory), !collection.rules.subcollections.isEmpty else { return nil }
+        let absolute = FileSystem.absolute(path)
+        let root = (FileSystem.realPath(collection.paths.root) ?? collection.paths.root) + "/"
+        let real = (FileSystem.realPath(FileSystem.split(absolute).directory) ?? "") + "/" + FileSystem.split(absolute).name
+        guard real.hasPrefix(root),
+              let id = try? RecordID.fromRelativePath(String(real.dropFirst(root.count)), subcollections: collection.rules.subcollections),
+              !id.isTopLevel else { return nil }
+        return (id, collection.rules)
     }
 
     /// A clean line merge of files that were not all JSON still has to be a valid record.

@@ -100,5 +100,7 @@ extension Option {
     static let require = Option("--require", value: .text("FIELD:TYPE"), help: "a field every record must have (repeatable), or none for only id")
     static let idField = Option("--id-field", value: .text("NAME|none"), help: "the document field that holds the record id (default id), or none")
     static let changeField = Option("--change-field", value: .text("NAME"), help: "a field every write sets to the server time, so status reads only the changes")
+    static let subcollection = Option("--subcollection", value: .text("PATH"), help: "also sync this subcollection as folders, e.g. reviews or reviews/likes (repeatable)")
+    static let subcollectionRequire = Option("--subcollection-require", value: .text("PATH:FIELD:TYPE"), help: "a field every record of that subcollection must have (repeatable)")
     static let git = Option("--git", help: "set up booksync as git's merge driver for the record files and the manifest")
 }

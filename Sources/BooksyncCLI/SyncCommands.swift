@@ -177,6 +177,9 @@ enum SyncCommandSupport {
                 context.console.out(Style.red.apply("invalid  remote document '\(name: document.name)': \(document.message) (not pulled)", enabled: color))
                 counts[.invalid, default: 0] += 1
             }
+            for deletion in report.deletedParents {
+                context.console.err(parentDeletionWarning(deletion, command: report.command, would: would, root: root, context: context))
+            }
         }
         let parts = SyncCount.allCases.compactMap { count -> String? in
             guard let n = counts[count], n > 0 else { return nil }
@@ -188,6 +191,20 @@ enum SyncCommandSupport {
             report.command == .pull && !report.dryRun && report.events.contains { if case .conflict = $0.kind { true } else { false } }
         }
         if stored, !context.quiet { context.console.err("booksync: hint: \(conflictHint)") }
+    }
+
+    /// Deleting a document leaves its subcollections, in Firestore and here:
+    /// say so, naming the parent, how many records remain and where.
+    static func parentDeletionWarning(_ deletion: ParentDeletion, command: SyncPhase, would: String, root: String,
+                                      context: CommandContext) -> TerminalText {
+        let n = deletion.remainingChildren
+        let records = n == 1 ? "1 subcollection record remains" : "\(n) subcollection records remain"
+        let folder = context.shownPath(root + "/" + deletion.parent.encodedName)
+        let what: TerminalText = command == .pull
+            ? "the remote deleted \(name: deletion.parent.rawValue) (pull \(would.isEmpty ? "removes" : "would remove") its file)"
+            : "push \(would.isEmpty ? "deletes" : "would delete") \(name: deletion.parent.rawValue) in Firestore"
+        return "booksync: warning: \(what), but \(records) below it (\(folder)/…): "
+            + "Firestore keeps a deleted document's subcollections, and booksync never deletes them implicitly; delete them on purpose if they should go"
     }
 
     /// The unusable files to list for `report`: sync's pull and push find the

@@ -42,9 +42,10 @@ public enum BasePack {
 
     /// The fields of a line's JSON if they are the record whose content hash
     /// is `hash`; nil for a copy that was damaged or edited by hand.
-    public static func verifiedFields(json: UnsafeBufferPointer<UInt8>, hash: String, rules: RecordRules) -> Fields? {
+    /// - Parameter id: the record, whose schema decides the canonical key order.
+    public static func verifiedFields(json: UnsafeBufferPointer<UInt8>, hash: String, rules: RecordRules, id: RecordID? = nil) -> Fields? {
         guard let fields = try? JSONParser.parseObject(json),
-              SHA256.contentHash(rules.canonicalBytes(fields)) == hash else { return nil }
+              SHA256.contentHash(rules.canonicalBytes(fields, id: id)) == hash else { return nil }
         return fields
     }
 

@@ -79,10 +79,14 @@ public struct CollectionConfig: Sendable, Equatable {
     /// query instead of listing every name (DESIGN.md §5, "Billed reads");
     /// nil (the default) for none.
     public var changeField: String?
+    /// The subcollections synced as folders (`"subcollections": ["reviews"]`),
+    /// with their required fields (`"schema": {"subcollections": {…}}`); none by default.
+    public var subcollections: Subcollections
 
     /// A config as `init` writes it; `tokenCommand` exists only to round-trip old configs.
     public init(remote: FirestoreTarget, schema: RecordSchema = .books, tokenCommand: String? = nil, idField: IDField = .standard,
-                changeField: String? = nil) {
+                changeField: String? = nil, subcollections: Subcollections = .none) {
+        self.subcollections = subcollections
         self.remote = remote
         self.schema = schema
         self.tokenCommand = tokenCommand
@@ -93,7 +97,7 @@ public struct CollectionConfig: Sendable, Equatable {
     /// The rules that load this collection's record files and documents.
     public var rules: RecordRules {
         RecordRules(schema: schema, collectionPath: remote.collectionPath, documentsRoot: remote.documentsRoot, idField: idField,
-                    changeField: changeField)
+                    changeField: changeField, subcollections: subcollections)
     }
 
     /// Why `changeField` cannot be this collection's change field, or nil.
@@ -131,10 +135,11 @@ public struct CollectionConfig: Sendable, Equatable {
         var fields: Fields = [
             "version": .integer(Self.currentVersion),
             "remote": .map(remoteFields),
-            "schema": .map(["required": .array(required)]),
+            "schema": .map(encodedSchema(required: required)),
             "idField": idField.fieldName.map(Value.string) ?? .null,
         ]
         if let changeField { fields["changeField"] = .string(changeField) }
+        if !subcollections.isEmpty { fields["subcollections"] = .array(subcollections.entries.map { .string($0.path) }) }
         return CanonicalJSON.encode(fields, leadingKeys: ["version", "remote", "schema"])
     }
 
@@ -183,22 +188,7 @@ public struct CollectionConfig: Sendable, Equatable {
             guard case .map(let s) = value, case .array(let items)? = s["required"] else {
                 throw StateFileError(message: "schema must be {\"required\": [{\"name\": …, \"type\": …}, …]}")
             }
-            var fields: [FieldRequirement] = []
-            for item in items {
-                guard case .map(let m) = item, case .string(let name)? = m["name"], case .string(let typeName)? = m["type"] else {
-                    throw StateFileError(message: "each schema.required entry needs \"name\" and \"type\" strings")
-                }
-                guard let type = FieldType(rawValue: typeName) else {
-                    let known = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
-                    throw StateFileError(message: "schema field '\(name)': unknown type '\(typeName)' (known: \(known))")
-                }
-                if name == "id" { continue }  // always required
-                guard !fields.contains(where: { $0.name == name }) else {
-                    throw StateFileError(message: "schema.required lists '\(name)' twice")
-                }
-                fields.append(FieldRequirement(name: name, type: type))
-            }
-            schema = RecordSchema(requiredFields: fields)
+            schema = RecordSchema(requiredFields: try decodeRequired(items, what: "schema.required", fieldsOf: "schema"))
         }
         var idField = IDField.standard
         switch top["idField"] {
@@ -220,8 +210,9 @@ public struct CollectionConfig: Sendable, Equatable {
         case .some:
             throw StateFileError(message: "changeField must be a field name such as \"updatedAt\", or null for none")
         }
+        let subcollections = try decodeSubcollections(top, idField: idField, changeField: changeField)
         return CollectionConfig(
             remote: FirestoreTarget(project: project, database: database, collectionPath: collection),
-            schema: schema, tokenCommand: tokenCommand, idField: idField, changeField: changeField)
+            schema: schema, tokenCommand: tokenCommand, idField: idField, changeField: changeField, subcollections: subcollections)
     }
 }

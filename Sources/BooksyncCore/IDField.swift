@@ -63,7 +63,7 @@ public enum IDField: Sendable, Equatable, CustomStringConvertible {
             document["id"] = nil
         case .field(let name):
             document["id"] = nil
-            document[name] = .string(id.rawValue)
+            document[name] = .string(id.documentID)
         }
         return document
     }
@@ -87,7 +87,7 @@ public enum IDField: Sendable, Equatable, CustomStringConvertible {
         var fields = documentFields
         let name = fieldName
         if name == "id" {
-            if fields["id"] == nil { fields["id"] = .string(id.rawValue) }
+            if fields["id"] == nil { fields["id"] = .string(id.documentID) }
             return .success(fields)
         }
         var problems: [String] = []
@@ -99,17 +99,17 @@ public enum IDField: Sendable, Equatable, CustomStringConvertible {
         }
         if let name {
             switch fields[name] {
-            case nil, .string(id.rawValue)?:
+            case nil, .string(id.documentID)?:
                 break
             case .string(let other)?:
-                problems.append("field '\(name)' holds the record id (config \"idField\") and must be \"\(id.rawValue)\", the document's name; found \"\(other)\"")
+                problems.append("field '\(name)' holds the record id (config \"idField\") and must be \"\(id.documentID)\", the document's name; found \"\(other)\"")
             case let other?:
-                problems.append("field '\(name)' holds the record id (config \"idField\") and must be the string \"\(id.rawValue)\"; found \(other.kindName)")
+                problems.append("field '\(name)' holds the record id (config \"idField\") and must be the string \"\(id.documentID)\"; found \(other.kindName)")
             }
             fields[name] = nil
         }
         if !problems.isEmpty { return .failure(RecordFileProblems(diagnostics: problems.map { RecordDiagnostic(message: $0) })) }
-        fields["id"] = .string(id.rawValue)
+        fields["id"] = .string(id.documentID)
         return .success(fields)
     }
 

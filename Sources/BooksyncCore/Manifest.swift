@@ -99,8 +99,10 @@ public struct Manifest: Sendable, Equatable {
     /// two records, so both decode (as `RecordID`s, which compare by bytes).
     /// The full parse therefore reads a `JSONTree`, never `Fields`, whose
     /// Swift-string keys would take the two for one duplicated key.
-    public static func decode(_ bytes: [UInt8]) throws(StateFileError) -> Manifest {
-        if let manifest = decodeCanonical(bytes) { return manifest }
+    /// - Parameter subcollections: the configured subcollections; path ids
+    ///   into others are errors (a manifest is data from the collection).
+    public static func decode(_ bytes: [UInt8], subcollections: Subcollections = .none) throws(StateFileError) -> Manifest {
+        if let manifest = decodeCanonical(bytes, subcollections: subcollections) { return manifest }
         let top: JSONTree
         do {
             top = try JSONParser.parseTree(bytes)
@@ -135,7 +137,7 @@ public struct Manifest: Sendable, Equatable {
             let raw = member.key
             let id: RecordID
             do {
-                id = try RecordID(raw)
+                id = try RecordID(path: raw, subcollections: subcollections)
             } catch {
                 throw StateFileError(message: "record '\(raw)': \(error.message)")
             }

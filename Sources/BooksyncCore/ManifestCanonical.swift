@@ -18,14 +18,23 @@ public struct CanonicalManifestDecoder {
     /// A record line without the trailing comma was read: only `  }` may follow.
     private var sawLastRecord = false
 
+    /// The subcollections whose path ids the manifest may hold.
+    private var subcollections = Subcollections.none
+
     /// A decoder expecting the first line.
-    public init() {}
+    /// - Parameter subcollections: the configured subcollections; a path id
+    ///   into any other makes the manifest non-canonical here (and an error
+    ///   in `Manifest.decode`).
+    public init(subcollections: Subcollections = .none) {
+        self.subcollections = subcollections
+    }
 
     /// A decoder for a file of `expectedBytes`: room is made for as many
     /// records as it is likely to hold (a line is 137 bytes plus the id with
     /// a Firestore revision), so a large manifest is not copied while its
     /// arrays grow (a doubling array briefly holds 1.5 times its size).
-    public init(expectedBytes: Int) {
+    public init(expectedBytes: Int, subcollections: Subcollections = .none) {
+        self.subcollections = subcollections
         entries.reserveCapacity(min(expectedBytes / 130, 1 << 26))
     }
 
@@ -122,7 +131,7 @@ public struct CanonicalManifestDecoder {
         } else {
             guard r.expect(","), r.i == line.count else { return false }
         }
-        guard hash.starts(with: "sha256:".utf8), let id = RecordID(plain: raw) ?? (try? RecordID(raw)), entries[id] == nil else { return false }
+        guard hash.starts(with: "sha256:".utf8), let id = RecordID(plain: raw) ?? (try? RecordID(path: raw, subcollections: subcollections)), entries[id] == nil else { return false }
         if let digest = ContentDigest(contentHashBytes: hash), let packed = PackedRevision(bytes: revision) {
             entries.add(id, digest: digest, revision: packed)
         } else {
@@ -213,8 +222,8 @@ private struct LineReader {
 
 extension Manifest {
     /// The fast path over a whole manifest's bytes (see `CanonicalManifestDecoder`).
-    static func decodeCanonical(_ bytes: [UInt8]) -> Manifest? {
-        var decoder = CanonicalManifestDecoder()
+    static func decodeCanonical(_ bytes: [UInt8], subcollections: Subcollections = .none) -> Manifest? {
+        var decoder = CanonicalManifestDecoder(subcollections: subcollections)
         guard bytes.withUnsafeBufferPointer({ decoder.feed($0) }) else { return nil }
         return decoder.finish()
     }

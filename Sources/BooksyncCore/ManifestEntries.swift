@@ -219,7 +219,7 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
     private func id(at slot: Int) -> RecordID {
         let text = idBytes.withUnsafeBufferPointer { String(decoding: span($0, slot), as: UTF8.self) }
         // Stored only from valid ids, so the bytes are a valid id.
-        return RecordID(plain: text) ?? (try! RecordID(text))
+        return RecordID(validated: text)
     }
 
     private func entry(at slot: Int) -> BaseEntry {

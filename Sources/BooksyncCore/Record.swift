@@ -57,16 +57,33 @@ public struct RecordRules: Sendable, Equatable {
     /// metadata like the revision, so documents' values are left out of
     /// records and a record file may not have it.
     public let changeField: String?
+    /// The subcollections synced besides the collection's own documents,
+    /// each with its own required fields (config `"subcollections"`).
+    public let subcollections: Subcollections
 
     /// Rules for one collection; an app normally takes `CollectionConfig.rules`
     /// instead. The defaults are the Book schema without reference shortening.
     public init(schema: RecordSchema = .books, collectionPath: String = "books", documentsRoot: String? = nil, idField: IDField = .standard,
-                changeField: String? = nil) {
+                changeField: String? = nil, subcollections: Subcollections = .none) {
         self.schema = schema
+        self.subcollections = subcollections
         self.collectionPath = collectionPath
         self.documentsRoot = documentsRoot
         self.idField = idField
         self.changeField = changeField
+    }
+
+    /// The schema of the record `id`: the collection's for a top-level id, its
+    /// subcollection's for a path id (nothing but `id` when none is configured).
+    public func schema(for id: RecordID) -> RecordSchema {
+        guard let path = id.subcollectionPath else { return schema }
+        return subcollections.entry(forPath: path)?.schema ?? RecordSchema(requiredFields: [])
+    }
+
+    /// The id a record file or document name stands for, subcollection paths included.
+    /// - Throws: `RecordIDError` as `RecordID(path:subcollections:)`.
+    public func recordID(_ raw: String) throws(RecordIDError) -> RecordID {
+        try RecordID(path: raw, subcollections: subcollections)
     }
 
     /// Parses a file; syntax errors stop at the first problem.
@@ -114,7 +131,7 @@ public struct RecordRules: Sendable, Equatable {
         case .success(let fields):
             let problems = problems(in: fields, id: id)
             if !problems.isEmpty { return .failure(RecordFileProblems(diagnostics: problems)) }
-            return .success(Record(id: id, fields: fields, leadingKeys: schema.leadingKeys))
+            return .success(Record(id: id, fields: fields, leadingKeys: schema(for: id).leadingKeys))
         }
     }
 
@@ -136,7 +153,7 @@ public struct RecordRules: Sendable, Equatable {
         }
         let problems = problems(in: fields, id: id)
         if !problems.isEmpty { return .failure(RecordFileProblems(diagnostics: problems)) }
-        return .success(Record(id: id, fields: fields, leadingKeys: schema.leadingKeys))
+        return .success(Record(id: id, fields: fields, leadingKeys: schema(for: id).leadingKeys))
     }
 
     /// The problems of fields some of whose top-level values could not be
@@ -147,20 +164,24 @@ public struct RecordRules: Sendable, Equatable {
     /// used as it is, whatever else it checks.
     func problems(in fields: Fields, id: RecordID, unreadable: Set<String>) -> [RecordDiagnostic] {
         var standIns = fields
-        for requirement in schema.requiredFields where unreadable.contains(requirement.name) {
+        let recordSchema = schema(for: id)
+        for requirement in recordSchema.requiredFields where unreadable.contains(requirement.name) {
             standIns[requirement.name] = requirement.type.standIn
         }
-        if unreadable.contains("id") { standIns["id"] = .string(id.rawValue) }
+        if unreadable.contains("id") { standIns["id"] = .string(id.documentID) }
         let document = idField.document(from: fields, id: id)
-        return (schema.problems(in: standIns, id: id) + idField.problems(inRecord: fields) + changeFieldProblems(inRecord: fields)
+        return (recordSchema.problems(in: standIns, id: id) + idField.problems(inRecord: fields) + changeFieldProblems(inRecord: fields)
             + FirestoreLimits.problems(in: document, id: id, collectionPath: collectionPath))
             .map { RecordDiagnostic(message: $0) }
     }
 
     /// Canonical bytes for a file's content, whether or not it meets the schema
     /// (formatting is about syntax; `validate` reports the schema).
-    public func canonicalBytes(_ fields: Fields) -> [UInt8] {
-        CanonicalJSON.encode(fields, leadingKeys: schema.leadingKeys)
+    /// - Parameter id: the record the fields belong to, which decides the
+    ///   leading keys (a subcollection has its own required fields); nil for
+    ///   the collection's own records.
+    public func canonicalBytes(_ fields: Fields, id: RecordID? = nil) -> [UInt8] {
+        CanonicalJSON.encode(fields, leadingKeys: (id.map { schema(for: $0) } ?? schema).leadingKeys)
     }
 }
 

@@ -39,7 +39,7 @@ public enum RecordFileMerge {
         // break on its own; take ours for each that the merge changed.
         var repaired = merged
         var kept: [String] = []
-        for key in rules.schema.leadingKeys where merged[key] != ours[key] {
+        for key in rules.schema(for: id).leadingKeys where merged[key] != ours[key] {
             repaired[key] = ours[key]
             kept.append(key)
         }

@@ -49,6 +49,12 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
         text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 
+    /// An id already checked: `rawValue` and its file-name encoding as given.
+    init(checkedRaw rawValue: String, encodedName: String) {
+        self.rawValue = rawValue
+        self.encodedName = encodedName
+    }
+
     /// An id whose bytes are all plain (`[A-Za-z0-9_.-]`, not starting with `.`):
     /// it is its own file name, so validation is a few length checks.
     init?(plain text: String) {
@@ -84,6 +90,9 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
         return id
     }
 
+    /// True for the bytes a file name keeps as they are (`[A-Za-z0-9_.-]`).
+    public static func isPlainByte(_ b: UInt8) -> Bool { isPlain(b) }
+
     static func isPlain(_ b: UInt8) -> Bool {
         (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x30 && b <= 0x39)
             || b == 0x5F || b == 0x2E || b == 0x2D
@@ -105,6 +114,12 @@ public enum RecordIDError: Error, Equatable, Sendable {
     case fileNameTooLong(String, Int)
     case badFileName(String)
     case nonCanonicalFileName(String, String)
+    /// A path id whose segments do not alternate document, collection, document.
+    case notDocumentPath(String)
+    /// A path id with a segment that is not a valid id (the segment's own message).
+    case badSegment(String, String)
+    /// A path id into a subcollection the config does not name (the id, the subcollection path).
+    case unconfiguredSubcollection(String, String)
 
     /// Every caller names the id or file before the message, so the messages
     /// for long ids do not repeat it, and the others abbreviate it
@@ -123,6 +138,13 @@ public enum RecordIDError: Error, Equatable, Sendable {
         case .badFileName: "file name is not a percent-encoded record id (write other bytes as %XX, uppercase hex, of their UTF-8)"
         case .nonCanonicalFileName(_, let canonical):
             "file name is not the canonical encoding of its id; rename it to \(canonical)"
+        case .notDocumentPath(let id):
+            "'\(TerminalEscaping.abbreviate(id))' is not a document path: it needs document/collection/document segments (dune/reviews/r1)"
+        case .badSegment(let id, let message):
+            "'\(TerminalEscaping.abbreviate(id))' has a bad segment: \(message)"
+        case .unconfiguredSubcollection(let id, let path):
+            "'\(TerminalEscaping.abbreviate(id))' is in the subcollection '\(TerminalEscaping.abbreviate(path))', which this collection does not sync "
+                + "(config \"subcollections\", init --subcollection)"
         }
     }
 }

@@ -57,10 +57,10 @@ public struct RecordSchema: Sendable, Equatable {
         var problems: [String] = []
         switch fields["id"] {
         case nil:
-            problems.append("missing required field 'id' (it must be \"\(id.rawValue)\", the id from the file name)")
+            problems.append("missing required field 'id' (it must be \"\(id.documentID)\", the id from the file name)")
         case .string(let value)?:
-            if value != id.rawValue {
-                problems.append("field 'id' is \"\(value)\" but the file name says \"\(id.rawValue)\"; rename the file or fix the field")
+            if value != id.documentID {
+                problems.append("field 'id' is \"\(value)\" but the file name says \"\(id.documentID)\"; rename the file or fix the field")
             }
         case let other?:
             problems.append("field 'id' must be a string, found \(other.kindName)")

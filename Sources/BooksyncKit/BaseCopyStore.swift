@@ -71,9 +71,10 @@ public final class BaseCopyStore: Sendable {
     public func fields(_ id: RecordID, hash: String?) -> Fields? {
         guard let hash else { return nil }
         if let fields = packedFields(id, hash: hash) { return fields }
-        guard let bytes = try? FileSystem.readFile(paths.baseFile(id.fileName)),
+        // Earlier versions kept no subcollection records, so path ids have no per-record file.
+        guard id.isTopLevel, let bytes = try? FileSystem.readFile(paths.baseFile(id.fileName)),
               let fields = try? JSONParser.parseObject(bytes),
-              SHA256.contentHash(rules.canonicalBytes(fields)) == hash else { return nil }
+              SHA256.contentHash(rules.canonicalBytes(fields, id: id)) == hash else { return nil }
         return fields
     }
 
@@ -94,7 +95,7 @@ public final class BaseCopyStore: Sendable {
             let fields = line.withUnsafeBufferPointer { line -> Fields? in
                 guard let parts = BasePack.parts(of: line),
                       line[parts.name].elementsEqual(name.utf8), line[parts.hash].elementsEqual(hash.utf8) else { return nil }
-                return BasePack.verifiedFields(json: UnsafeBufferPointer(rebasing: line[parts.json]), hash: hash, rules: rules)
+                return BasePack.verifiedFields(json: UnsafeBufferPointer(rebasing: line[parts.json]), hash: hash, rules: rules, id: id)
             }
             if let fields { return fields }
         }

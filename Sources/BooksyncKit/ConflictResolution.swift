@@ -28,23 +28,40 @@ public enum ResolveOutcome: Sendable, Equatable {
 }
 
 extension CollectionDirectory {
-    /// Parses command-line record names: an id, or a file name (`dune.json`,
-    /// `books/%C3%BCber.json`) whose encoded name decodes to one.
+    /// Parses command-line record names: an id (`dune`, or `dune/reviews/r1`
+    /// with subcollections), or a file name (`dune.json`,
+    /// `books/%C3%BCber.json`, `books/dune/reviews/r1.json`) whose encoded
+    /// name decodes to one.
     public func recordIDs(_ arguments: [String]) throws(BooksyncError) -> [RecordID] {
         var ids: [RecordID] = []
         for argument in arguments {
+            if let id = subcollectionFileID(argument) {
+                ids.append(id)
+                continue
+            }
             let name = FileSystem.split(argument).name
             if name.hasSuffix(".json"), let id = try? RecordID.fromFileName(name) {
                 ids.append(id)
                 continue
             }
             do {
-                ids.append(try RecordID(argument))
+                ids.append(try rules.recordID(argument))
             } catch {
                 throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': \(error.message)")
             }
         }
         return ids
+    }
+
+    /// The subcollection record a file argument names (`dune/reviews/r1.json`
+    /// from the current directory, or a path into the collection directory).
+    private func subcollectionFileID(_ argument: String) -> RecordID? {
+        guard !rules.subcollections.isEmpty, argument.hasSuffix(".json"), argument.contains("/") else { return nil }
+        let absolute = FileSystem.absolute(argument)
+        let prefix = paths.root + "/"
+        let relative = absolute.hasPrefix(prefix) ? String(absolute.dropFirst(prefix.count)) : argument
+        guard let id = try? RecordID.fromRelativePath(relative, subcollections: rules.subcollections), !id.isTopLevel else { return nil }
+        return id
     }
 
     // MARK: resolve
@@ -55,7 +72,7 @@ extension CollectionDirectory {
     /// kind comes from the two sides (field names are not known here).
     public func unresolvedConflict(_ id: RecordID) -> ConflictKind? {
         guard let remote = ConflictStore(paths: paths).load(id, rules: rules) else { return nil }
-        switch (FileSystem.exists(paths.recordFile(id.fileName)), remote.record != nil) {
+        switch ((try? paths.recordFile(id)).map(FileSystem.exists) ?? true, remote.record != nil) {
         case (true, true): return .bothModified(fields: [])
         case (true, false): return .modifiedLocallyDeletedRemotely
         case (false, true): return .deletedLocallyModifiedRemotely
@@ -77,7 +94,13 @@ extension CollectionDirectory {
                 outcomes.append((id, .noConflict))
                 continue
             }
-            let file = paths.recordFile(id.fileName)
+            let file: String
+            do {
+                file = try paths.recordFile(id)
+            } catch {
+                outcomes.append((id, .invalidLocal([RecordDiagnostic(message: error.description)])))
+                continue
+            }
             // A link, FIFO or device in the record's place is reported like every
             // command reports it, and neither read, replaced nor removed.
             if let kind = try? FileSystem.stat(file).kind, kind != .regular {
@@ -100,7 +123,7 @@ extension CollectionDirectory {
                         // Theirs for conflicting fields; one-sided local changes are kept.
                         let localFields = current.flatMap { try? rules.parse($0).get() }
                         let fields = localFields.map { merge(id, base: base, local: $0, remote: record.fields).keepingRemote } ?? record.fields
-                        guard try FileSystem.replace(file, with: rules.canonicalBytes(fields), ifCurrent: unchanged) else {
+                        guard try FileSystem.replace(file, with: rules.canonicalBytes(fields, id: id), ifCurrent: unchanged) else {
                             outcomes.append((id, .changedMeanwhile))
                             continue
                         }
@@ -126,7 +149,7 @@ extension CollectionDirectory {
                         // --ours: ours for conflicting fields; one-sided remote changes are kept.
                         // Without a flag the file as edited is the resolution, exactly.
                         if choice == .ours, let record = remote.record,
-                           !(try FileSystem.replace(file, with: rules.canonicalBytes(merge(id, base: base, local: local.fields, remote: record.fields).keepingLocal),
+                           !(try FileSystem.replace(file, with: rules.canonicalBytes(merge(id, base: base, local: local.fields, remote: record.fields).keepingLocal, id: id),
                                                     ifCurrent: unchanged)) {
                             outcomes.append((id, .changedMeanwhile))
                             continue

@@ -24,15 +24,15 @@ struct ConflictStore {
         try FileSystem.createDirectory(paths.conflicts)
         try FileSystem.createDirectory(paths.conflicts + "/revisions")
         if let record {
-            try FileSystem.writeAtomically(record.canonicalBytes, to: paths.conflictFile(id.fileName))
+            try FileSystem.writeAtomically(record.canonicalBytes, to: paths.conflictFile(paths.stateFileName(id)))
         } else {
-            try FileSystem.remove(paths.conflictFile(id.fileName))
+            try FileSystem.remove(paths.conflictFile(paths.stateFileName(id)))
         }
         try FileSystem.writeAtomically(Array((revision ?? Self.deletedMarker).utf8), to: revisionFile(id))
     }
 
     func clear(_ id: RecordID) throws(FileSystemError) {
-        try FileSystem.remove(paths.conflictFile(id.fileName))
+        try FileSystem.remove(paths.conflictFile(paths.stateFileName(id)))
         try FileSystem.remove(revisionFile(id))
     }
 
@@ -41,11 +41,11 @@ struct ConflictStore {
         guard let bytes = try? FileSystem.readFile(revisionFile(id)) else { return nil }
         let revision = String(decoding: bytes, as: UTF8.self).trimmingWhitespace
         if revision == Self.deletedMarker { return RemoteSide(record: nil, revision: nil) }
-        guard let content = try? FileSystem.readFile(paths.conflictFile(id.fileName)),
+        guard let content = try? FileSystem.readFile(paths.conflictFile(paths.stateFileName(id))),
               case .success(let record) = rules.load(content, id: id)
         else { return nil }
         return RemoteSide(record: record, revision: revision)
     }
 
-    private func revisionFile(_ id: RecordID) -> String { paths.conflicts + "/revisions/" + id.fileName }
+    private func revisionFile(_ id: RecordID) -> String { paths.conflicts + "/revisions/" + paths.stateFileName(id) }
 }

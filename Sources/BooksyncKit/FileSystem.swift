@@ -31,7 +31,7 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     public var description: String {
-        if let unsafeKind { return "\(path): " + Self.refusal(unsafeKind) }
+        if let unsafeKind { return "\(path): " + (operation == Self.folderOperation ? Self.folderRefusal(unsafeKind) : Self.refusal(unsafeKind)) }
         return "\(path): cannot \(operation): \(String(cString: strerror(code)))"
     }
 
@@ -117,7 +117,7 @@ public enum FileSystem {
     /// All bytes of an open descriptor, which must be a regular file of at
     /// most `limit` bytes (larger: `EFBIG`, checked as it is read too, since
     /// the size a file system reports may be wrong).
-    private static func readRegular(_ fd: Int32, path: String, limit: Int = .max) throws(FileSystemError) -> [UInt8] {
+    static func readRegular(_ fd: Int32, path: String, limit: Int = .max) throws(FileSystemError) -> [UInt8] {
         var s = CStat()
         guard fstat(fd, &s) == 0 else { throw FileSystemError(path: path, operation: "read file status", code: errno) }
         let kind = FileKind(mode: s.st_mode)

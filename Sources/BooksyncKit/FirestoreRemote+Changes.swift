@@ -16,10 +16,13 @@ extension FirestoreRemote {
         async let counted = countResult()
         var changes = RemoteChanges(documents: [:], count: 0, readTime: nil)
         do {
-            try await query(withBodies: true, changedSince: mark, progress: progress) { listing, documents in
-                changes.documents.merge(documents) { _, new in new }
-                changes.unusable += listing.unusable.map { $0.redacted(redact) }
-                changes.readTime = changes.readTime ?? listing.readTime
+            // One query per scope (the collection, each subcollection group), not per parent.
+            for scope in listingScopes {
+                try await query(withBodies: true, changedSince: mark, scope: scope, progress: progress) { listing, documents in
+                    changes.documents.merge(documents) { _, new in new }
+                    changes.unusable += listing.unusable.map { $0.redacted(redact) }
+                    changes.readTime = changes.readTime ?? listing.readTime
+                }
             }
             changes.count = try await counted.get()
         } catch {
@@ -37,13 +40,25 @@ extension FirestoreRemote {
         }
     }
 
-    /// The number of documents in the collection (`:runAggregationQuery`
-    /// with `count`; billed one read per 1,000 counted).
+    /// The number of documents in the collection and its configured
+    /// subcollection groups (`:runAggregationQuery` with `count`, one per
+    /// scope; billed one read per 1,000 counted). A group's count also takes
+    /// in same-named collections below unconfigured ones: then the count does
+    /// not add up, and the caller falls back to the full listing (correct,
+    /// only dearer).
     func count() async throws(RemoteError) -> Int {
-        let (parent, collectionID) = queryScope
-        let during = "count \(target.collectionPath)"
+        var total = 0
+        for scope in listingScopes { total += try await count(scope) }
+        return total
+    }
+
+    private func count(_ scope: ListingScope) async throws(RemoteError) -> Int {
+        let (parent, collectionID) = queryParent(scope)
+        let during = "count \(scope.describe(target.collectionPath))"
+        var structuredQuery: Fields = ["from": .array([Self.from(collectionID, group: scope.isGroup)])]
+        if scope.isGroup, let filter = Self.conjunction(nameRange.filters) { structuredQuery["where"] = filter }
         let query = Value.map(["structuredAggregationQuery": .map([
-            "structuredQuery": .map(["from": .array([.map(["collectionId": .string(collectionID)])])]),
+            "structuredQuery": .map(structuredQuery),
             "aggregations": .array([.map(["alias": .string("n"), "count": .map([:])])]),
         ])])
         let body = try await client.send(

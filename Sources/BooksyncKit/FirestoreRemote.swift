@@ -129,14 +129,19 @@ public struct FirestoreRemote: RemoteCollection {
                       each: (RemoteListing, [RecordID: RemoteDocument]) -> Void) async throws(RemoteError) {
         var handedOn = false
         do {
-            try await query(withBodies: withBodies, progress: progress) { listing, documents in
-                handedOn = true
-                each(listing, documents)
+            for scope in listingScopes {
+                try await query(withBodies: withBodies, scope: scope, progress: progress) { listing, documents in
+                    handedOn = true
+                    each(listing, documents)
+                }
             }
         } catch {
             // Refused before any answer: the server has no :runQuery.
             guard !handedOn, case .rejected(_, let status, let code, _) = error,
                   status == 404 || status == 501 || GRPCCode(name: code) == .unimplemented else { throw error }
+            // Subcollections are found by collection-group queries only; listing
+            // the collection page by page would silently miss them.
+            guard rules.subcollections.isEmpty else { throw error }
             client.log(":runQuery refused (\(status) \(code)): listing page by page")
             try await page(withBodies: withBodies, progress: progress, each: each)
         }
@@ -156,16 +161,18 @@ public struct FirestoreRemote: RemoteCollection {
     /// (`select __name__`) unless `withBodies`. With `changedSince`, only the
     /// documents whose change field is at or after the mark, ordered by it.
     /// The first answer's listing carries the server's read time.
-    func query(withBodies: Bool, changedSince: ChangeMark? = nil, progress: @escaping @Sendable (Int) -> Void,
+    func query(withBodies: Bool, changedSince: ChangeMark? = nil, scope: ListingScope = .collection, progress: @escaping @Sendable (Int) -> Void,
                each: (RemoteListing, [RecordID: RemoteDocument]) -> Void) async throws(RemoteError) {
-        let (parent, collectionID) = queryScope
+        let (parent, collectionID) = queryParent(scope)
         let url = endpoint.baseURL + URLPath.encode(parent) + ":runQuery"
-        let during = changedSince == nil ? "list \(target.collectionPath)" : "query the changes of \(target.collectionPath)"
+        let what = scope.describe(target.collectionPath)
+        let during = changedSince == nil ? "list \(what)" : "query the changes of \(what)"
+        let range = scope.isGroup ? nameRange : nil
         var batch = withBodies ? firstQueryBatch : namesQueryBatch
         var after: QueryCursor?
         var first = true
         repeat {
-            let request = Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies, changedSince: changedSince)
+            let request = Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies, changedSince: changedSince, group: range)
             let (body, bytes) = try await client.sendMeasured(HTTPRequest(method: "POST", url: url, body: request), during: during)
             guard case .array(let items) = body else { throw .malformedResponse(during: during, detail: "expected a JSON array") }
             var found = ListedDocuments(withBodies: withBodies)
@@ -232,24 +239,30 @@ public struct FirestoreRemote: RemoteCollection {
     /// documents after `after` (from the start if nil). With `changedSince`,
     /// only documents whose change field is at or after the mark, in order of
     /// that field, then name.
-    static func listQuery(_ collectionID: String, after: QueryCursor?, limit: Int, withBodies: Bool, changedSince: ChangeMark? = nil) -> [UInt8] {
+    /// With `group` (the `__name__` range of the collection), a
+    /// collection-group query over every collection named `collectionID`
+    /// below the collection (`allDescendants`, see `ListingScope`).
+    static func listQuery(_ collectionID: String, after: QueryCursor?, limit: Int, withBodies: Bool, changedSince: ChangeMark? = nil,
+                          group: NameRange? = nil) -> [UInt8] {
         let byName = Value.map(["field": .map(["fieldPath": .string("__name__")]), "direction": .string("ASCENDING")])
         var query: [String: Value] = [
-            "from": .array([.map(["collectionId": .string(collectionID)])]),
+            "from": .array([Self.from(collectionID, group: group != nil)]),
             "orderBy": .array([byName]),
             "limit": .integer(Int64(limit)),
         ]
         if !withBodies { query["select"] = .map(["fields": .array([.map(["fieldPath": .string("__name__")])])]) }
         var cursor: [Value] = after.map { [.map(["referenceValue": .string($0.name)])] } ?? []
+        var filters = group?.filters ?? []
         if let changedSince {
             let field = Value.map(["fieldPath": .string(FieldPathSyntax.quoted(changedSince.field))])
-            query["where"] = .map(["fieldFilter": .map([
+            filters.append(.map(["fieldFilter": .map([
                 "field": field, "op": .string("GREATER_THAN_OR_EQUAL"),
                 "value": .map(["timestampValue": .string(changedSince.time.rfc3339)]),
-            ])])
+            ])]))
             query["orderBy"] = .array([.map(["field": field, "direction": .string("ASCENDING")]), byName])
             if let after { cursor.insert(.map(["timestampValue": .string(after.changeTime ?? "")]), at: 0) }
         }
+        if let filter = Self.conjunction(filters) { query["where"] = filter }
         if !cursor.isEmpty { query["startAt"] = .map(["values": .array(cursor), "before": .bool(false)]) }
         return Array(CanonicalJSON.encodeInline(.map(["structuredQuery": .map(query)])).utf8)
     }
@@ -259,20 +272,6 @@ public struct FirestoreRemote: RemoteCollection {
         guard case .map(let fields)? = document["fields"], case .map(let value)? = fields[field],
               case .string(let time)? = value["timestampValue"] else { return nil }
         return time
-    }
-
-    /// The record id of a document name in our collection, or why it cannot be one.
-    func recordID(fromName name: String) -> Result<RecordID, UnusableRemoteDocument> {
-        let prefix = collectionName + "/"
-        guard name.hasPrefix(prefix) else {
-            return .failure(UnusableRemoteDocument(name: name, message: "document is not in collection \(target.collectionPath)"))
-        }
-        let raw = String(name.dropFirst(prefix.count))
-        do {
-            return .success(try RecordID(raw))
-        } catch {
-            return .failure(UnusableRemoteDocument(name: raw, message: error.message))
-        }
     }
 
     // MARK: bodies
@@ -324,8 +323,9 @@ public struct FirestoreRemote: RemoteCollection {
         }
         let id: RecordID
         switch recordID(fromName: name) {
-        case .success(let decoded): id = decoded
-        case .failure(let problem): throw .malformedResponse(during: during, detail: "\(problem.name): \(problem.message)")
+        case .success(let decoded)?: id = decoded
+        case .failure(let problem)?: throw .malformedResponse(during: during, detail: "\(problem.name): \(problem.message)")
+        case nil: throw .malformedResponse(during: during, detail: "\(name) is not a document of \(target.collectionPath) or its subcollections")
         }
         let changeTime = rules.changeField.flatMap { Self.changeTime(of: document, field: $0) }
         var rawFields = document["fields"]
@@ -372,11 +372,13 @@ private struct ListedDocuments {
             throw .malformedResponse(during: during, detail: "a document without name or updateTime")
         }
         switch remote.recordID(fromName: name) {
-        case .success(let id):
+        case .success(let id)?:
             listing.revisions[id] = revision
             if withBodies { documents[id] = try remote.decodeDocument(document, during: during) }
-        case .failure(let problem):
+        case .failure(let problem)?:
             listing.unusable.append(problem)
+        case nil:
+            break  // another subcollection that happens to share a configured one's name
         }
         return name
     }

@@ -65,9 +65,13 @@ struct LocalScanner: Sendable {
 
     /// One record file of a batch, with its previous index entry.
     private struct Candidate: Sendable {
+        /// The path relative to the collection directory: the index key.
         let name: String
         let id: RecordID
         let cached: StatCache.Entry?
+        /// The open folder the file is in, and its name there.
+        let directory: Int32
+        let leaf: String
     }
 
     /// What examining a candidate found, with its base entry's slot and hash
@@ -133,33 +137,19 @@ struct LocalScanner: Sendable {
         let root = paths.root
         let rules = self.rules
         let keepFrom = keepRecordsChangedFrom?.entries
-        while true {
-            let names = lister.next(Self.batchSize)
-            if names.isEmpty { break }
-            var batch: [Candidate] = []
-            batch.reserveCapacity(names.count)
-            for name in names {
-                let id: RecordID
-                do {
-                    guard let decoded = try RecordID.fromFileName(name) else { continue }
-                    id = decoded
-                } catch {
-                    unusable.append(UnusableFile(fileName: name, message: error.message))
-                    continue
-                }
-                batch.append(Candidate(name: name, id: id, cached: previous?.entry(for: name)))
-            }
-            let examined = batch
-            let cacheStartedAt = previous?.scanStartedAt
-            let results = ParallelMap.map(examined) { candidate -> Examined in
+        let subcollections = rules.subcollections
+        var folderNames: [String] = []
+        let cacheStartedAt = previous?.scanStartedAt
+        func examineBatch(_ batch: [Candidate]) {
+            let results = ParallelMap.map(batch) { candidate -> Examined in
                 let slot = baseEntries.slot(of: candidate.id)
                 let baseHash = slot.map { baseEntries.hash(atSlot: $0) }
-                let outcome = Self.examine(directory: directory, root: root, candidate: candidate, cacheStartedAt: cacheStartedAt,
+                let outcome = Self.examine(root: root, candidate: candidate, cacheStartedAt: cacheStartedAt,
                                            knownHash: candidate.cached?.hash ?? (baseHashesValid ? baseHash : nil), rules: rules,
                                            keepRecord: { hash in keepFrom.map { $0[candidate.id]?.hash != hash } ?? false })
                 return Examined(outcome: outcome, baseSlot: slot, baseHash: baseHash)
             }
-            for (candidate, result) in zip(examined, results) {
+            for (candidate, result) in zip(batch, results) {
                 tally.candidates += 1
                 switch result.outcome {
                 case .valid(let hash, var entry, let read, let record):
@@ -188,6 +178,37 @@ struct LocalScanner: Sendable {
                     break
                 }
             }
+        }
+        while true {
+            let names = lister.next(Self.batchSize)
+            if names.isEmpty { break }
+            var batch: [Candidate] = []
+            batch.reserveCapacity(names.count)
+            for name in names {
+                let id: RecordID
+                do {
+                    guard let decoded = try RecordID.fromFileName(name) else {
+                        if !subcollections.isEmpty, !name.hasPrefix(".") { folderNames.append(name) }
+                        continue
+                    }
+                    id = decoded
+                } catch {
+                    unusable.append(UnusableFile(fileName: name, message: error.message))
+                    continue
+                }
+                batch.append(Candidate(name: name, id: id, cached: previous?.entry(for: name), directory: directory, leaf: name))
+            }
+            examineBatch(batch)
+        }
+        if !subcollections.isEmpty {
+            // The configured subcollection folders, batch by batch (each batch's folders stay open while it is examined).
+            var walker = SubcollectionWalker(root: root, rootDirectory: directory, subcollections: subcollections, batchSize: Self.batchSize)
+            walker.walk(documentFolders: folderNames) { found in
+                examineBatch(found.map {
+                    Candidate(name: $0.relativePath, id: $0.id, cached: previous?.entry(for: $0.relativePath), directory: $0.directory, leaf: $0.name)
+                })
+            }
+            unusable += walker.unusable
         }
         // The directory stamp only vouches for a directory of clean, cached records.
         let onlyCleanRecords = unusable.isEmpty && tally.cacheEntries == tally.candidates && tally.allClean
@@ -227,13 +248,12 @@ struct LocalScanner: Sendable {
         try? out.commit()
     }
 
-    private static func examine(directory: Int32, root: String, candidate: Candidate, cacheStartedAt: Int64?,
+    private static func examine(root: String, candidate: Candidate, cacheStartedAt: Int64?,
                                 knownHash: String?, rules: RecordRules, keepRecord: (_ hash: String) -> Bool) -> Outcome {
-        let fileName = candidate.name
-        let path = root + "/" + fileName
+        let path = root + "/" + candidate.name
         let stat: FileStat
         do {
-            stat = try FileSystem.stat(directory: directory, name: fileName)
+            stat = try FileSystem.stat(directory: candidate.directory, name: candidate.leaf)
         } catch {
             if error.isNotFound { return .vanished }
             return .invalid([RecordDiagnostic(message: "\(path): cannot read file status")], read: false)
@@ -246,7 +266,7 @@ struct LocalScanner: Sendable {
         }
         let bytes: [UInt8]
         do {
-            bytes = try FileSystem.readFile(path)
+            bytes = try FileSystem.readFile(directory: candidate.directory, name: candidate.leaf, path: path)
         } catch {
             if error.isNotFound { return .vanished }
             return .invalid([error.diagnostic], read: true)

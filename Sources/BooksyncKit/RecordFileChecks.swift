@@ -44,20 +44,14 @@ extension CollectionDirectory {
                 // The directory as the kernel resolves it (`link/../x.json` is not
                 // `x.json`); the file itself is never followed.
                 let (directory, name) = FileSystem.split(argument.hasPrefix("/") ? argument : FileSystem.currentDirectory() + "/" + argument)
+                if let path = subcollectionFilePath(directory: directory, name: name, root: root) { return path }
                 guard FileSystem.realPath(directory) == root, RecordID.isRecordFileName(name) else {
                     throw .invalidArgument("\(argument): not a record file of the collection in \(paths.root); records are the *.json files directly in it")
                 }
                 return paths.recordFile(name)
             }
         }
-        do {
-            return try FileSystem.listDirectory(paths.root)
-                .filter(RecordID.isRecordFileName)
-                .sorted(by: CanonicalJSON.utf8Less)
-                .map(paths.recordFile)
-        } catch {
-            throw .io(error)
-        }
+        return try recordFileNames().map(paths.recordFile)
     }
 
     /// Checks files against the schema and Firestore's limits (`booksync validate`).
@@ -83,11 +77,7 @@ extension CollectionDirectory {
         // The whole collection: names only, each made a path in its batch.
         let names: [String]
         if arguments.isEmpty {
-            do {
-                names = try FileSystem.listDirectory(paths.root).filter(RecordID.isRecordFileName).sorted(by: CanonicalJSON.utf8Less)
-            } catch {
-                throw .io(error)
-            }
+            names = try recordFileNames()
         } else {
             names = try recordFilePaths(arguments)
         }
@@ -99,17 +89,16 @@ extension CollectionDirectory {
             let batch = Array(names[start..<min(start + 4096, names.count)])
             for report in ParallelMap.map(batch, chunkSize: 64, { name in
                 let path = named ? name : paths.recordFile(name)
-                return ValidationReport(path: path, diagnostics: Self.diagnose(path: path, rules: rules))
+                return ValidationReport(path: path, diagnostics: Self.diagnose(path: path, paths: paths, rules: rules))
             }) { each(report) }
         }
         return names.count
     }
 
-    static func diagnose(path: String, rules: RecordRules) -> [RecordDiagnostic] {
-        let name = FileSystem.split(path).name
+    static func diagnose(path: String, paths: CollectionPaths, rules: RecordRules) -> [RecordDiagnostic] {
         let id: RecordID
         do {
-            guard let decoded = try RecordID.fromFileName(name) else {
+            guard let decoded = try recordID(ofFile: path, paths: paths, rules: rules) else {
                 return [RecordDiagnostic(message: "not a record file name (records are <id>.json and not hidden)")]
             }
             id = decoded
@@ -118,7 +107,7 @@ extension CollectionDirectory {
         }
         let bytes: [UInt8]
         do {
-            bytes = try FileSystem.readFile(path)
+            bytes = try FileSystem.readFile(paths.recordFile(id))
         } catch {
             return [error.diagnostic]
         }
@@ -139,14 +128,18 @@ extension CollectionDirectory {
     public func format(_ arguments: [String], checkOnly: Bool) async throws(BooksyncError) -> [FormatReport] {
         let files = try recordFilePaths(arguments)
         let rules = self.rules
+        let paths = self.paths
         return ParallelMap.map(files, chunkSize: 64) { path in
-            FormatReport(path: path, outcome: Self.format(path: path, rules: rules, checkOnly: checkOnly))
+            FormatReport(path: path, outcome: Self.format(path: path, paths: paths, rules: rules, checkOnly: checkOnly))
         }
     }
 
-    static func format(path: String, rules: RecordRules, checkOnly: Bool) -> FormatReport.Outcome {
+    static func format(path: String, paths: CollectionPaths, rules: RecordRules, checkOnly: Bool) -> FormatReport.Outcome {
         let bytes: [UInt8]
+        // A subcollection record's folders are checked (never a link) before it is read.
+        let id = try? recordID(ofFile: path, paths: paths, rules: rules)
         do {
+            if let id, !id.isTopLevel { _ = try paths.recordFile(id) }
             bytes = try FileSystem.readFile(path)
         } catch {
             return .failed(error.diagnostic)
@@ -155,7 +148,7 @@ extension CollectionDirectory {
         case .failure(let diagnostic):
             return .failed(diagnostic)
         case .success(let fields):
-            let canonical = rules.canonicalBytes(fields)
+            let canonical = rules.canonicalBytes(fields, id: id ?? nil)
             if canonical == bytes { return .alreadyCanonical }
             if checkOnly { return .needsFormatting }
             do {

@@ -234,6 +234,12 @@ extension CollectionDirectory {
     /// directory itself is unchanged too, not even its listing is read. Nil when
     /// anything is different (then the full comparison runs).
     func quickCleanStatus() -> SyncStatus? {
+        // The proof stats index entries by their names in the collection
+        // directory and compares the directory's own stamp: a file added in a
+        // subcollection folder changes neither, and a name with a '/' would be
+        // resolved through folders unchecked. With subcollections the full
+        // scan decides (still from the stat cache, file by file).
+        guard rules.subcollections.isEmpty else { return nil }
         let stamp = manifestStamp()
         guard stamp != "-", let header = StatCache.header(ofIndexAt: paths.index),
               let directory = try? FileSystem.openDirectory(paths.root)

@@ -53,6 +53,8 @@ extension CollectionDirectory {
             try options.checkDeletes(plan, command: .pull, baseCount: manifest.entries.count)
             if options.dryRun {
                 report.events += plan.steps.map(\.dryRunEvent)
+                report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(manifest.entries.keys), AnySequence(scan.files.keys)],
+                                                                   subcollections: rules.subcollections)
                 return report
             }
             try applyPullSteps(plan.steps, snapshot: snapshot, localReads: classified.localReads, applying: applying,
@@ -64,6 +66,8 @@ extension CollectionDirectory {
             }
         }
         if !options.dryRun { try base.finish() }
+        report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(base.manifest.entries.keys), AnySequence(scan.files.keys)],
+                                                           subcollections: rules.subcollections)
         return report
     }
 
@@ -167,11 +171,24 @@ extension CollectionDirectory {
     private func applyPull(_ step: PullStep, scanned: LocalFileState?, read: LocalRead?, document: RemoteDocument?, revision: String?,
                            conflictsExist: Bool) -> Result<(SyncEventKind, BaseChange), BooksyncError> {
         let id = step.id
-        let file = paths.recordFile(id.fileName)
+        // Folders on the way to a subcollection record are checked (never a
+        // link), and created for a write.
+        let file: String
+        do {
+            switch step.action {
+            case .write, .merge: file = try paths.recordFileCreatingFolders(id)
+            default: file = try paths.recordFile(id)
+            }
+        } catch {
+            // A link or a file where a subcollection folder belongs makes this
+            // record invalid here (named in the report), not the whole pull.
+            guard error.unsafeKind == nil else { return .success((.invalidLocal([RecordDiagnostic(message: error.description)]), .none)) }
+            return .failure(.io(error))
+        }
         // The file must still be what the scan saw, or a concurrent edit would be
         // lost: writes and removals check it at the moment of replacement (see
         // `FileSystem.replace(_:with:ifCurrent:)`); the other steps only here.
-        let stillScanned: ([UInt8]?) -> Bool = { bytes in self.matchesScan(bytes, scanned, read: read) }
+        let stillScanned: ([UInt8]?) -> Bool = { bytes in self.matchesScan(bytes, scanned, read: read, id: id) }
         switch step.action {
         case .write, .delete, .merge: break
         default: guard stillScanned(try? FileSystem.readFile(file)) else { return .success((.changedDuringSync, .none)) }
@@ -195,7 +212,7 @@ extension CollectionDirectory {
                 change = .forgotten(id)
             case .merge(let fields):
                 guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
-                guard try FileSystem.replace(file, with: rules.canonicalBytes(fields), ifCurrent: stillScanned) else {
+                guard try FileSystem.replace(file, with: rules.canonicalBytes(fields, id: id), ifCurrent: stillScanned) else {
                     return .success((.changedDuringSync, .none))
                 }
                 change = BaseState.copy(record, revision: revision)
@@ -221,7 +238,7 @@ extension CollectionDirectory {
     /// True if `bytes` (nil: no file) are the content (or absence) the scan
     /// recorded. Bytes the classification already read and parsed (`read`)
     /// are not parsed again.
-    private func matchesScan(_ bytes: [UInt8]?, _ scanned: LocalFileState?, read: LocalRead?) -> Bool {
+    private func matchesScan(_ bytes: [UInt8]?, _ scanned: LocalFileState?, read: LocalRead?, id: RecordID) -> Bool {
         switch (scanned, bytes) {
         case (nil, nil): return true
         case (nil, _?), (_?, nil): return false
@@ -235,7 +252,7 @@ extension CollectionDirectory {
                 guard case .success(let parsed) = rules.parse(bytes) else { return false }
                 fields = parsed
             }
-            return SHA256.contentHash(rules.canonicalBytes(fields)) == hash
+            return SHA256.contentHash(rules.canonicalBytes(fields, id: id)) == hash
         }
     }
 }

@@ -30,6 +30,8 @@ extension CollectionDirectory {
         try options.checkDeletes(plan, command: .push, baseCount: manifest.entries.count)
         if options.dryRun {
             report.events += plan.steps.map(\.dryRunEvent)
+            report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(manifest.entries.keys), AnySequence(scan.files.keys)],
+                                                               subcollections: rules.subcollections)
             return report
         }
 
@@ -39,6 +41,8 @@ extension CollectionDirectory {
         if let failure { try base.saveAndThrow(failure) }
         try base.finish()
         report.events.sort { $0.id < $1.id }
+        report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(base.manifest.entries.keys), AnySequence(scan.files.keys)],
+                                                           subcollections: rules.subcollections)
         return report
     }
 
@@ -69,7 +73,7 @@ extension CollectionDirectory {
                 if let scannedRecord = scanned[id] {
                     record = scannedRecord
                 } else {
-                    guard let bytes = try? FileSystem.readFile(paths.recordFile(id.fileName)) else { return .event(.changedDuringSync) }
+                    guard let bytes = try? FileSystem.readFile(paths.recordFile(id)) else { return .event(.changedDuringSync) }
                     switch rules.load(bytes, id: id) {
                     case .failure(let problems): return .event(.invalidLocal(problems.diagnostics))
                     case .success(let loaded): record = loaded

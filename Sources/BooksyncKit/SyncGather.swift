@@ -66,7 +66,7 @@ extension CollectionDirectory {
 
     /// The local file of `id`, parsed; nil when it cannot be read or parsed.
     func readLocal(_ id: RecordID) -> LocalRead? {
-        guard let bytes = try? FileSystem.readFile(paths.recordFile(id.fileName)), case .success(let fields) = rules.parse(bytes) else { return nil }
+        guard let bytes = try? FileSystem.readFile(paths.recordFile(id)), case .success(let fields) = rules.parse(bytes) else { return nil }
         return LocalRead(bytes: bytes, fields: fields)
     }
 

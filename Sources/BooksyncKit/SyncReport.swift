@@ -100,6 +100,9 @@ public struct SyncReport: Sendable {
     public var unusableRemote: [UnusableRemoteDocument]
     /// How pull read the remote (nil for push), for `--verbose`.
     public var remoteRead: RemoteRead?
+    /// Deleted documents whose subcollection records remain (a warning:
+    /// neither Firestore nor booksync deletes them with their parent).
+    public var deletedParents: [ParentDeletion] = []
 
     /// Anything other than pulled or pushed records: exit status 1.
     public var needsAttention: Bool {

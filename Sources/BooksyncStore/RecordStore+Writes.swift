@@ -34,13 +34,15 @@ extension RecordStore {
         return try await write(fields, id: id, keepingUndeclaredFields: keepingUndeclaredFields, base: version.state)
     }
 
-    /// Writes `dto` as the record `id`: for DTOs without an `id` property.
-    /// The record file gets `"id": id` all the same (every record file names itself).
+    /// Writes `dto` as the record `id`: for DTOs without an `id` property, and
+    /// for subcollection records (`id` = `dune/reviews/r1`, whose file gets
+    /// `"id": "r1"`, the document id, which a DTO's own `id` must then hold).
+    /// The record file gets its `"id"` all the same (every record file names itself).
     /// - Throws: As `save(_:keepingUndeclaredFields:)`, and `.conflictingID`
     ///   when `dto` has an `id` field that is not `id`.
     @discardableResult
     public func save(_ dto: DTO, id: String, keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Record {
-        try await write(encode(dto, namedAs: id), id: Self.recordID(id), keepingUndeclaredFields: keepingUndeclaredFields, base: nil).value
+        try await write(encode(dto, namedAs: id), id: recordID(id), keepingUndeclaredFields: keepingUndeclaredFields, base: nil).value
     }
 
     /// `save(_:id:)` of a copy read with `getVersioned`/`allVersioned`,
@@ -49,7 +51,7 @@ extension RecordStore {
     @discardableResult
     public func save(_ dto: DTO, id: String, basedOn version: RecordVersion,
                      keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Versioned<Record> {
-        try await write(encode(dto, namedAs: id), id: Self.recordID(id), keepingUndeclaredFields: keepingUndeclaredFields,
+        try await write(encode(dto, namedAs: id), id: recordID(id), keepingUndeclaredFields: keepingUndeclaredFields,
                         base: version.state)
     }
 
@@ -58,15 +60,17 @@ extension RecordStore {
         // The id is known only from the encoded fields; for an encoding error, the property of that name says it.
         let fields = try encode(dto, id: Mirror(reflecting: dto).children.first { $0.label == "id" }?.value as? String)
         guard case .string(let id)? = fields["id"] else { throw .missingID(type: "\(DTO.self)") }
-        return (fields, try Self.recordID(id))
+        return (fields, try recordID(id))
     }
 
     /// `dto`'s fields as the record `id`, with `"id": id` added when the DTO has none.
     private func encode(_ dto: DTO, namedAs id: String) throws(RecordStoreError) -> Fields {
+        let recordID = try recordID(id)
         var fields = try encode(dto, id: id)
+        // A subcollection record's file says its document id (`r1` of `dune/reviews/r1`).
         switch fields["id"] {
-        case nil: fields["id"] = .string(id)
-        case .string(id)?: break
+        case nil: fields["id"] = .string(recordID.documentID)
+        case .string(recordID.documentID)?: break
         case let other?: throw .conflictingID(type: "\(DTO.self)", given: id, field: CanonicalJSON.encodeInline(other))
         }
         return fields
@@ -80,7 +84,7 @@ extension RecordStore {
     ///   `.invalidID`, `.collection` (lock held, I/O).
     @discardableResult
     public func delete(_ id: String) async throws(RecordStoreError) -> Bool {
-        try await remove(Self.recordID(id), base: nil)
+        try await remove(recordID(id), base: nil)
     }
 
     /// `delete(_:)` of a copy read with `getVersioned`/`allVersioned`:
@@ -88,14 +92,14 @@ extension RecordStore {
     /// - Throws: As `delete(_:)`.
     @discardableResult
     public func delete(_ id: String, basedOn version: RecordVersion) async throws(RecordStoreError) -> Bool {
-        try await remove(Self.recordID(id), base: version.state)
+        try await remove(recordID(id), base: version.state)
     }
 
     /// Removes the file if it holds the fields of `base` (nil: the store's latest read).
     private func remove(_ id: RecordID, base: ReadVersion?) async throws(RecordStoreError) -> Bool {
         try await exclusively { () throws(RecordStoreError) -> Bool in
             let collection = try open()
-            let path = collection.paths.recordFile(id.fileName)
+            let path = try Self.recordFile(id, in: collection)
             return try Self.locked(collection) { () throws(RecordStoreError) -> Bool in
                 // A link or anything but a regular file is reported, never removed (as get and save refuse it).
                 let stat: FileStat
@@ -151,7 +155,7 @@ extension RecordStore {
         try await exclusively { () throws(RecordStoreError) -> Versioned<Record> in
             let collection = try open()
             let rules = collection.rules
-            let path = collection.paths.recordFile(id.fileName)
+            let path = try Self.recordFile(id, in: collection)
             return try Self.locked(collection) { () throws(RecordStoreError) -> Versioned<Record> in
                 // A link or anything but a regular file is refused (never written through); a file
                 // that cannot be read (permissions) is never overwritten: its other fields, or the
@@ -170,7 +174,7 @@ extension RecordStore {
                                                           keepingUndeclaredFields: keepingUndeclaredFields,
                                                           base: base ?? versionsRead[id])
                 let record: Record
-                switch rules.load(rules.canonicalBytes(fields), id: id) {
+                switch rules.load(rules.canonicalBytes(fields, id: id), id: id) {
                 case .failure(let problems): throw .refused(id: id.rawValue, file: path, problems: problems.diagnostics)
                 case .success(let loaded): record = loaded
                 }
@@ -179,13 +183,15 @@ extension RecordStore {
                     // absent): an editor's save that lands in between stays, and nothing is written.
                     let replaced: Bool
                     do throws(FileSystemError) {
+                        // A subcollection record's folders are made only now, once the record is known valid.
+                        _ = try collection.paths.recordFileCreatingFolders(id)
                         replaced = try FileSystem.replace(path, with: record.canonicalBytes, ifCurrent: { $0 == existing })
                     } catch {
                         throw .collection(.io(error))
                     }
                     guard replaced else { throw .changedOnDisk(file: path) }
                 }
-                let saved = ReadVersion.bytes(appSide == record.fields ? record.canonicalBytes : rules.canonicalBytes(appSide))
+                let saved = ReadVersion.bytes(appSide == record.fields ? record.canonicalBytes : rules.canonicalBytes(appSide, id: id))
                 versionsRead[id] = saved
                 return Versioned(value: record, version: RecordVersion(state: saved))
             }

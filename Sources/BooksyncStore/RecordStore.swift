@@ -86,25 +86,40 @@ public actor RecordStore<DTO: Codable & Sendable> {
         }
     }
 
-    /// `id` as a record id, or why it cannot be one.
-    static func recordID(_ id: String) throws(RecordStoreError) -> RecordID {
+    /// `id` as a record id, or why it cannot be one: a subcollection path
+    /// (`dune/reviews/r1`) only when the collection's config names that
+    /// subcollection, as every command takes it.
+    func recordID(_ id: String) throws(RecordStoreError) -> RecordID {
+        let rules = id.contains("/") ? try open().rules : RecordRules()
         do {
-            return try RecordID(id)
+            return try rules.recordID(id)
         } catch {
             throw .invalidID(id, reason: error.message)
+        }
+    }
+
+    /// The record file of `id`, its folders checked on the way (never a
+    /// link) and, for a write, created.
+    static func recordFile(_ id: RecordID, in collection: CollectionDirectory, creatingFolders: Bool = false) throws(RecordStoreError) -> String {
+        do {
+            return creatingFolders ? try collection.paths.recordFileCreatingFolders(id) : try collection.paths.recordFile(id)
+        } catch {
+            throw .collection(.io(error))
         }
     }
 
     /// The path of the record file for `id`, whether or not it exists.
     /// - Throws: `RecordStoreError.invalidID`, or `.collection` when the directory is not a collection.
     public func file(for id: String) throws(RecordStoreError) -> String {
-        try open().paths.recordFile(Self.recordID(id).fileName)
+        try open().paths.root + "/" + recordID(id).fileName
     }
 
     // MARK: reading
 
-    /// Every record of the collection as a DTO, sorted by id. Files that are
-    /// not records (other names, subcollection folders) are skipped, as the CLI does.
+    /// Every record of the collection itself as a DTO, sorted by id. Files
+    /// that are not records (other names) are skipped, as the CLI does, and so
+    /// are subcollection records, which have DTOs of their own (a `Review` is
+    /// not a `Book`): reach those by path id with `get("dune/reviews/r1")`.
     /// - Throws: `RecordStoreError.invalidFile` naming the first record file
     ///   that is invalid (a hand edit gone wrong, a symbolic link),
     ///   `.notDecodable` naming a record that does not fit `DTO`, `.collection` for I/O.
@@ -124,7 +139,8 @@ public actor RecordStore<DTO: Codable & Sendable> {
             throw .collection(error)
         }
         var result: [Versioned<DTO>] = []
-        for path in paths {
+        let root = collection.paths.root + "/"
+        for path in paths where !path.hasPrefix(root) || !path.dropFirst(root.count).contains("/") {
             let decoded: RecordID?
             do {
                 decoded = try RecordID.fromFileName(FileSystem.split(path).name)
@@ -142,7 +158,7 @@ public actor RecordStore<DTO: Codable & Sendable> {
     ///   valid record (syntax, schema, a link), `.notDecodable` when it does not
     ///   fit `DTO`, `.invalidID`, `.collection` for I/O.
     public func get(_ id: String) throws(RecordStoreError) -> DTO? {
-        try read(Self.recordID(id), in: open())?.value
+        try read(recordID(id), in: open())?.value
     }
 
     /// `get(_:)` with the version the DTO was read from: a copy kept for a
@@ -150,13 +166,13 @@ public actor RecordStore<DTO: Codable & Sendable> {
     /// against its own read even after later reads of the same record.
     /// - Throws: As `get(_:)`.
     public func getVersioned(_ id: String) throws(RecordStoreError) -> Versioned<DTO>? {
-        try read(Self.recordID(id), in: open())
+        try read(recordID(id), in: open())
     }
 
     /// Reads, checks and decodes one record file exactly as the engine loads
     /// it, and remembers it as the store's latest read of the record.
     func read(_ id: RecordID, in collection: CollectionDirectory) throws(RecordStoreError) -> Versioned<DTO>? {
-        let path = collection.paths.recordFile(id.fileName)
+        let path = try Self.recordFile(id, in: collection)
         let bytes: [UInt8]
         do {
             bytes = try FileSystem.readFile(path)

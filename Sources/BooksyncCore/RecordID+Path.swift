@@ -1,0 +1,127 @@
+/// Record ids of subcollection documents: the document's path relative to
+/// the collection, `dune/reviews/r1` for `books/dune/reviews/r1`, and its
+/// file `dune/reviews/r1.json` (DESIGN.md §2).
+///
+/// `RecordID(_:)` keeps rejecting every `/`; only `init(path:subcollections:)`
+/// takes paths, and only into the subcollections the config names. Each
+/// segment is checked and encoded on its own exactly as a top-level id, so
+/// `..`, an empty segment or an encoded `%2F` can never become a path
+/// component: the segments of a valid path id are valid ids, and valid ids
+/// contain no `/` and are never `.` or `..`.
+extension RecordID {
+    /// Validates an id that may be a subcollection document path.
+    /// - Parameters:
+    ///   - raw: `dune` or `dune/reviews/r1` (raw segments, not file names).
+    ///   - subcollections: the configured subcollection paths; the collection
+    ///     segments of `raw` (`reviews`) must be one of them.
+    /// - Throws: `RecordIDError` for a bad segment, a path of the wrong shape,
+    ///   or one into an unconfigured subcollection.
+    public init(path raw: String, subcollections: Subcollections) throws(RecordIDError) {
+        // Without subcollections, a '/' is the error it always was.
+        guard !subcollections.isEmpty, raw.utf8.contains(UInt8(ascii: "/")) else {
+            self = try RecordID(raw)
+            return
+        }
+        let segments = raw.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard segments.count >= 3, segments.count % 2 == 1 else { throw .notDocumentPath(raw) }
+        var encoded: [String] = []
+        var collections: [String] = []
+        for (index, segment) in segments.enumerated() {
+            let id: RecordID
+            do {
+                id = try RecordID(segment)
+            } catch {
+                throw .badSegment(raw, error.message)
+            }
+            if index % 2 == 1 { collections.append(segment) }
+            encoded.append(id.encodedName)
+        }
+        let path = collections.joined(separator: "/")
+        guard subcollections.entry(forPath: path) != nil else { throw .unconfiguredSubcollection(raw, path) }
+        self.init(checkedRaw: raw, encodedName: encoded.joined(separator: "/"))
+    }
+
+    /// An id stored earlier from a valid id (the manifest's table): no check
+    /// beyond what rebuilding its encoding needs.
+    init(validated text: String) {
+        if let plain = RecordID(plain: text) {
+            self = plain
+            return
+        }
+        guard text.utf8.contains(UInt8(ascii: "/")) else {
+            self = try! RecordID(text)
+            return
+        }
+        let encoded = text.split(separator: "/", omittingEmptySubsequences: false).map { RecordID.encode(Array($0.utf8)) }
+        self.init(checkedRaw: text, encodedName: encoded.joined(separator: "/"))
+    }
+
+    /// The document id: the last segment (`r1` of `dune/reviews/r1`), what the
+    /// record's `id` field must hold.
+    public var documentID: String {
+        guard let slash = rawValue.utf8.lastIndex(of: UInt8(ascii: "/")) else { return rawValue }
+        return String(rawValue[rawValue.utf8.index(after: slash)...])
+    }
+
+    /// True for a document of the collection itself, false for a subcollection document.
+    public var isTopLevel: Bool { !rawValue.utf8.contains(UInt8(ascii: "/")) }
+
+    /// The subcollection path (`reviews`, `reviews/likes`) of a path id; nil for a top-level id.
+    public var subcollectionPath: String? {
+        guard !isTopLevel else { return nil }
+        let segments = rawValue.split(separator: "/", omittingEmptySubsequences: false)
+        return stride(from: 1, to: segments.count, by: 2).map { String(segments[$0]) }.joined(separator: "/")
+    }
+
+    /// The document this one's subcollection hangs under (`dune` for
+    /// `dune/reviews/r1`); nil for a top-level id.
+    public var parent: RecordID? {
+        guard !isTopLevel else { return nil }
+        var raw = rawValue.split(separator: "/", omittingEmptySubsequences: false)
+        var encoded = encodedName.split(separator: "/", omittingEmptySubsequences: false)
+        raw.removeLast(2)
+        encoded.removeLast(2)
+        return RecordID(checkedRaw: raw.joined(separator: "/"), encodedName: encoded.joined(separator: "/"))
+    }
+
+    /// The document `document` of this document's subcollection `collection`
+    /// (`dune` + `reviews` + `r1`). The caller has checked `collection` as a
+    /// configured collection id, which is a valid id.
+    public func child(collection: String, document: RecordID) -> RecordID {
+        let folder = RecordID.folderName(ofCollection: collection)
+        return RecordID(checkedRaw: rawValue + "/" + collection + "/" + document.rawValue,
+                        encodedName: encodedName + "/" + folder + "/" + document.encodedName)
+    }
+
+    /// The folder name of a configured collection id (`reviews`): its
+    /// file-name encoding, as for any id segment.
+    public static func folderName(ofCollection collection: String) -> String {
+        RecordID(plain: collection)?.encodedName ?? RecordID.encode(Array(collection.utf8))
+    }
+
+    /// The id a folder name stands for (a document's folder, `dune`): the
+    /// same decoding as a record file name, without `.json`.
+    /// - Throws: `RecordIDError` when the name is not a canonical encoding of a valid id.
+    public static func fromFolderName(_ name: String) throws(RecordIDError) -> RecordID {
+        guard !name.hasPrefix("."), let id = try fromFileName(name + ".json") else { throw .badFileName(name) }
+        return id
+    }
+
+    /// The id of a record file named by its path relative to the collection
+    /// directory (`dune/reviews/r1.json`); nil when the last segment is not a
+    /// record file name at all.
+    /// - Throws: `RecordIDError` for a segment that does not decode, or a path
+    ///   into an unconfigured subcollection.
+    public static func fromRelativePath(_ path: String, subcollections: Subcollections) throws(RecordIDError) -> RecordID? {
+        var segments = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let last = segments.removeLast()
+        guard let document = try fromFileName(last) else { return nil }
+        guard !segments.isEmpty else { return document }
+        var raw: [String] = []
+        for segment in segments { raw.append(try fromFolderName(segment).rawValue) }
+        raw.append(document.rawValue)
+        let id = try RecordID(path: raw.joined(separator: "/"), subcollections: subcollections)
+        guard id.fileName == path else { throw .nonCanonicalFileName(path, id.fileName) }
+        return id
+    }
+}

@@ -1,0 +1,140 @@
+import BooksyncCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A record file found in a subcollection folder, with the open folder it is in.
+struct SubcollectionFile {
+    /// `dune/reviews/r1.json`: the index key and what messages show.
+    let relativePath: String
+    let id: RecordID
+    /// The open folder (`dune/reviews`) and the file's name in it.
+    let directory: Int32
+    let name: String
+}
+
+/// Finds the record files of the configured subcollections (DESIGN.md §2):
+/// `dune/reviews/r1.json` for `"subcollections": ["reviews"]`, one level
+/// deeper (`dune/reviews/r1/likes/l1.json`) only for `reviews/likes`.
+///
+/// The walk goes exactly as deep as the config says, never further, and
+/// never through a link: each folder is opened with `O_NOFOLLOW |
+/// O_DIRECTORY` relative to the one above it, so a link planted anywhere on
+/// the way is reported (when it stands where a configured subcollection
+/// folder belongs) or skipped (a document folder, which may be anything),
+/// never entered. Folders are opened relative to their parent's descriptor,
+/// so a link swapped in after the check cannot redirect the walk either.
+/// Files are handed on in batches; a batch's folders are closed after it,
+/// so the number of open descriptors stays bounded however many parents.
+struct SubcollectionWalker {
+    let root: String
+    let rootDirectory: Int32
+    let subcollections: Subcollections
+    let batchSize: Int
+    /// Entries that cannot be records: names that do not decode, links and
+    /// files where a subcollection folder belongs.
+    private(set) var unusable: [UnusableFile] = []
+    private var pending: [SubcollectionFile] = []
+    private var openFolders: [Int32] = []
+    /// Folders held open at most before the batch is handed on early.
+    static let maximumOpenFolders = 256
+
+    init(root: String, rootDirectory: Int32, subcollections: Subcollections, batchSize: Int) {
+        self.root = root
+        self.rootDirectory = rootDirectory
+        self.subcollections = subcollections
+        self.batchSize = batchSize
+    }
+
+    /// Walks from the collection directory's entries that are not record
+    /// files (`documentFolders`), handing each batch of files to `examine`.
+    mutating func walk(documentFolders: [String], examine: ([SubcollectionFile]) -> Void) {
+        for name in documentFolders.sorted(by: CanonicalJSON.utf8Less) {
+            visitDocumentFolder(name, in: rootDirectory, relative: "", parent: nil, prefix: [], examine: examine)
+        }
+        flush(examine)
+    }
+
+    /// A folder that may be a document's (`dune`), in a directory at `relative`.
+    private mutating func visitDocumentFolder(_ name: String, in directory: Int32, relative: String, parent: RecordID?, prefix: [String],
+                                              examine: ([SubcollectionFile]) -> Void) {
+        let path = relative.isEmpty ? name : relative + "/" + name
+        // Anything but a real folder (a file, a link) is not a document folder: left alone, as before subcollections.
+        guard let stat = try? FileSystem.stat(directory: directory, name: name), stat.kind == .directory,
+              let folder = try? FileSystem.openFolder(in: directory, name: name, path: root + "/" + path) else { return }
+        defer { close(folder) }
+        let collections = subcollections.collectionIDs(after: prefix)
+        var documentID: RecordID?
+        for collection in collections {
+            let folderName = RecordID.folderName(ofCollection: collection)
+            let collectionPath = path + "/" + folderName
+            let opened: Int32?
+            do {
+                opened = try FileSystem.openFolder(in: folder, name: folderName, path: root + "/" + collectionPath)
+            } catch {
+                unusable.append(UnusableFile(fileName: collectionPath, message: error.unsafeKind.map(FileSystemError.folderRefusal) ?? error.diagnostic.message))
+                continue
+            }
+            guard let collectionFolder = opened else { continue }
+            if documentID == nil {
+                do {
+                    let decoded = try RecordID.fromFolderName(name)
+                    documentID = parent.map { $0.child(collection: prefix.last!, document: decoded) } ?? decoded
+                } catch {
+                    close(collectionFolder)
+                    unusable.append(UnusableFile(fileName: path, message: error.message))
+                    return
+                }
+            }
+            visitCollectionFolder(collectionFolder, relative: collectionPath, parent: documentID!, prefix: prefix + [collection], examine: examine)
+        }
+    }
+
+    /// A configured subcollection's folder (`dune/reviews`), open; kept open
+    /// until its files have been examined.
+    private mutating func visitCollectionFolder(_ folder: Int32, relative: String, parent: RecordID, prefix: [String],
+                                                examine: ([SubcollectionFile]) -> Void) {
+        let names: [String]
+        do {
+            names = try FileSystem.listDirectory(descriptor: folder, path: root + "/" + relative)
+        } catch {
+            close(folder)
+            unusable.append(UnusableFile(fileName: relative, message: error.diagnostic.message))
+            return
+        }
+        let path = prefix.joined(separator: "/")
+        let holdsRecords = subcollections.entry(forPath: path) != nil
+        let goesDeeper = !subcollections.collectionIDs(after: prefix).isEmpty
+        var deeper: [String] = []
+        for name in names.sorted(by: CanonicalJSON.utf8Less) {
+            do {
+                guard let document = try RecordID.fromFileName(name) else {
+                    if goesDeeper, !name.hasPrefix(".") { deeper.append(name) }
+                    continue
+                }
+                guard holdsRecords else { continue }
+                pending.append(SubcollectionFile(relativePath: relative + "/" + name, id: parent.child(collection: prefix.last!, document: document),
+                                                 directory: folder, name: name))
+            } catch {
+                if holdsRecords { unusable.append(UnusableFile(fileName: relative + "/" + name, message: error.message)) }
+            }
+        }
+        // Deeper folders are walked while this one is open; a batch handed on
+        // meanwhile closes only folders already done, never this one or those above it.
+        for name in deeper {
+            visitDocumentFolder(name, in: folder, relative: relative, parent: parent, prefix: prefix, examine: examine)
+        }
+        openFolders.append(folder)
+        if pending.count >= batchSize || openFolders.count >= Self.maximumOpenFolders { flush(examine) }
+    }
+
+    /// Hands the pending files on, then closes the folders they were in.
+    private mutating func flush(_ examine: ([SubcollectionFile]) -> Void) {
+        if !pending.isEmpty { examine(pending) }
+        pending.removeAll(keepingCapacity: true)
+        for fd in openFolders { close(fd) }
+        openFolders.removeAll(keepingCapacity: true)
+    }
+}

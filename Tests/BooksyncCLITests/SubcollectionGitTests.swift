@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+import BooksyncTestSupport
+@testable import BooksyncCore
+@testable import BooksyncKit
+
+/// git merges subcollection record files field by field too: `init --git`
+/// selects them in `.gitattributes` at their depth, and the merge driver finds
+/// the collection above `dune/reviews/` and uses the subcollection's rules.
+@Suite struct SubcollectionGitTests {
+    @Test func reviewsEditedOnTwoBranchesMergeByField() throws {
+        let driver = GitMergeDriverTests()
+        let scratch = try ScratchDirectory()
+        let repo = scratch.path
+        #expect(try driver.git("init", "-q", "-b", "main", in: repo).0 == 0)
+        let books = repo + "/books"
+        try FileManager.default.createDirectory(atPath: books + "/dune/reviews", withIntermediateDirectories: true)
+        let initialize = try BinaryTests.run(["init", "--firestore", "p", "--collection", "books", "--subcollection", "reviews",
+                                              "--subcollection", "reviews/likes", "--subcollection-require", "reviews:rating:integer", "--git"], in: books)
+        #expect(initialize.status == 0, "\(initialize.stderr)")
+        #expect(try String(contentsOfFile: books + "/.gitattributes", encoding: .utf8)
+            == "/*.json merge=booksync\n/*/reviews/*.json merge=booksync\n/*/reviews/*/likes/*.json merge=booksync\n/.booksync/manifest.json merge=booksync-manifest\n")
+
+        func review(rating: Int64, text: String) -> String { SubcollectionEndToEndTests.reviewFile("r1", rating: rating, extra: ["text": .string(text)]) }
+        try review(rating: 3, text: "ok").write(toFile: books + "/dune/reviews/r1.json", atomically: true, encoding: .utf8)
+        _ = try driver.git("add", "-A", in: repo)
+        #expect(try driver.git("commit", "-qm", "base", in: repo).0 == 0)
+        _ = try driver.git("checkout", "-qb", "rating", in: repo)
+        try review(rating: 5, text: "ok").write(toFile: books + "/dune/reviews/r1.json", atomically: true, encoding: .utf8)
+        #expect(try driver.git("commit", "-qam", "rating", in: repo).0 == 0)
+        _ = try driver.git("checkout", "-q", "main", in: repo)
+        try review(rating: 3, text: "a classic").write(toFile: books + "/dune/reviews/r1.json", atomically: true, encoding: .utf8)
+        #expect(try driver.git("commit", "-qam", "text", in: repo).0 == 0)
+
+        let merge = try driver.git("merge", "--no-edit", "rating", in: repo)
+        #expect(merge.0 == 0, "git merge failed: \(merge.1)")
+        #expect(try String(contentsOfFile: books + "/dune/reviews/r1.json", encoding: .utf8) == review(rating: 5, text: "a classic"))
+    }
+
+    @Test func initSaysWhatItConfiguredAndRefusesBadSubcollections() throws {
+        let scratch = try ScratchDirectory()
+        let result = try BinaryTests.run(["init", "--firestore", "p", "--collection", "books", "--subcollection", "reviews",
+                                          "--subcollection-require", "reviews:rating:integer"], in: scratch.path)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("  subcollection: reviews, required: id, rating (integer)\n"), "\(result.stdout)")
+        #expect(result.stdout.contains("echo '/*/reviews/*.json merge=booksync' >> ./.gitattributes"), "\(result.stdout)")
+        for (arguments, message) in [
+            (["--subcollection", "../x"], "--subcollection: subcollection path '../x' has a segment that is not a valid collection id"),
+            (["--subcollection-require", "reviews:rating:integer"], "--subcollection: 'reviews:rating:integer' names the subcollection 'reviews', which no --subcollection gives"),
+            (["--subcollection", "reviews", "--subcollection-require", "reviews:id:string"], "--subcollection: 'id' is always required"),
+        ] {
+            let other = try ScratchDirectory()
+            let refused = try BinaryTests.run(["init", "--firestore", "p", "--collection", "books"] + arguments, in: other.path)
+            #expect(refused.status == 2)
+            #expect(refused.stderr.contains(message), "\(refused.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: other.path + "/.booksync"))
+        }
+    }
+}
