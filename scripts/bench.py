@@ -37,11 +37,17 @@ Subcollection scenario (--subcollection-books N, default 10,000; bench_subcollec
 N books with 3 reviews each as folders (`init --subcollection reviews`): first pull,
 `booksync status` unchanged, push of 10 changed reviews, with request counts
 (listing costs pages of the books and of the reviews group, not a request per book).
+Memory scenario (--memory-records N, default 0 = skipped; --scale: 1,000,000;
+bench_memory.py): peak RSS of every command at N local records, each run once:
+push of N new, status --offline, validate (text and --json), fmt --check, fmt,
+then with 10 records edited status --offline, diff --offline, push --dry-run and
+push of the 10.
 For each remote scenario run at several sizes, a second table gives the time per
 document at the largest size divided by that at the smallest.
 
 --scale measures one size up: --local-sizes 1000000 --remote-sizes 10000,100000,
-one measured run each (--runs 1 --local-runs 3), no naive client and no latency
+one measured run each (--runs 1 --local-runs 3), the memory scenario at
+1,000,000 records, no naive client and no latency
 scenario (both are about request counts, which the default sizes show); options
 given explicitly win.
 
@@ -67,18 +73,20 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the repository
 from bench_common import CHANGED, REPO, BenchBase, Proxy, creation_cost  # noqa: E402
 from bench_local import LocalScenarios  # noqa: E402
+from bench_memory import MemoryScenarios  # noqa: E402
 from bench_remote import RemoteScenarios  # noqa: E402
 from bench_report import Report  # noqa: E402
 from bench_status import StatusScenarios, supports_change_field  # noqa: E402
 from bench_subcollections import SubcollectionScenarios  # noqa: E402
 
 DEFAULTS = {"local_sizes": [10_000, 100_000], "remote_sizes": [1_000, 10_000], "runs": 3, "local_runs": 9,
-            "naive_runs": 1, "latency_ms": 5, "latency_size": 1_000, "subcollection_books": 10_000}
+            "naive_runs": 1, "latency_ms": 5, "latency_size": 1_000, "subcollection_books": 10_000,
+            "memory_records": 0}
 SCALE = dict(DEFAULTS, local_sizes=[1_000_000], remote_sizes=[10_000, 100_000], runs=1, local_runs=3, naive_runs=0,
-             latency_size=0)
+             latency_size=0, memory_records=1_000_000)
 
 
-class Bench(LocalScenarios, RemoteScenarios, StatusScenarios, SubcollectionScenarios, Report, BenchBase):
+class Bench(LocalScenarios, MemoryScenarios, RemoteScenarios, StatusScenarios, SubcollectionScenarios, Report, BenchBase):
     """Every scenario, sharing BenchBase's state."""
 
 
@@ -98,7 +106,7 @@ def main():
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
     parser.add_argument("--scale", action="store_true",
                         help="one size up: --local-sizes 1000000 --remote-sizes 10000,100000 --runs 1 --local-runs 3 "
-                             "--naive-runs 0 --latency-size 0 (options given explicitly win)")
+                             "--naive-runs 0 --latency-size 0 --memory-records 1000000 (options given explicitly win)")
     parser.add_argument("--local-sizes", type=sizes, metavar="N,N",
                         help="record counts for the status --offline scenarios (default 10000,100000; empty: skip)")
     parser.add_argument("--remote-sizes", type=sizes, metavar="N,N",
@@ -115,6 +123,9 @@ def main():
                         help="documents in the latency scenario (default 1000; 0 skips it)")
     parser.add_argument("--subcollection-books", type=int,
                         help="books (with 3 reviews each, as subcollection folders) in the subcollection scenario (default 10000; 0 skips it)")
+    parser.add_argument("--memory-records", type=int,
+                        help="local records in the memory scenario: peak RSS of every command (default 0: skipped; "
+                             "--scale: 1000000)")
     parser.add_argument("--output", default=os.path.join(REPO, "BENCHMARKS.md"),
                         help="markdown file to write (default BENCHMARKS.md in the repository)")
     parser.add_argument("--bin", help="booksync binary (scripts/bench builds and passes it)")
@@ -129,6 +140,8 @@ def main():
         parser.error("--bin, --emulator-host and --workdir are required (run scripts/bench, which provides them)")
     if not 1 <= args.runs <= 100 or not 1 <= args.local_runs <= 100 or not 0 <= args.naive_runs <= 100:
         parser.error("--runs and --local-runs must be 1..100 and --naive-runs 0..100")
+    if args.memory_records and args.memory_records < CHANGED:
+        parser.error("--memory-records must be 0 (skip) or at least %d" % CHANGED)
     if not args.emulator_host.startswith("127.0.0.1:"):
         parser.error("the emulator must be on 127.0.0.1")
     started = time.time()
@@ -157,6 +170,8 @@ def main():
         bench.rows, bench.targets = [], []
         for n in args.local_sizes:
             bench.local(n)
+        if args.memory_records:
+            bench.memory(args.memory_records)
         bench.rows += remote_rows
         bench.targets += remote_targets
     finally:

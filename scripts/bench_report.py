@@ -64,6 +64,7 @@ class Report:
             "--scale " if args.scale else "", ",".join(map(str, args.local_sizes)), ",".join(map(str, args.remote_sizes)),
             args.runs, args.local_runs,
             args.naive_runs, args.latency_ms, args.latency_size)
+        command += " --subcollection-books %d --memory-records %d" % (args.subcollection_books, args.memory_records)
         table = markdown_table(self.rows)
         per_document = self.per_document()
         summary = ["| target | measured | result |", "|---|---|---|"]
@@ -203,6 +204,11 @@ Missed targets:
   minimal client's), and times one query with limit 1.
   The emulator scans the whole collection for every query, so paging costs it time
   proportional to N per page; a real Firestore serves a page from its index.
+- **memory** (`--memory-records`): N records pushed into a fresh project, then every
+  command that works on them run once under `/usr/bin/time`: `status --offline`,
+  `validate` (text and `--json`), `fmt --check`, `fmt`, and with {CHANGED} records
+  edited `status --offline`, `diff --offline`, `push --dry-run` and the push. Commands
+  that list the remote (status, pull, sync) are measured at the remote sizes instead.
 - **with N ms per request**: the first pull and the push of new records again, all
   three clients talking through `count_proxy.py --latency-ms N`, which holds every
   request N ms before forwarding it (a round trip to a real Firestore; on loopback a
