@@ -7,7 +7,7 @@ import BooksyncTestSupport
 
 /// Pull replaces a record file only if it still holds what the scan read, at
 /// the moment of replacement (DESIGN.md §6): an editor's save is never lost.
-@Suite(.timeLimit(.minutes(2))) struct GuardedReplaceTests {
+@Suite(.hangGuard) struct GuardedReplaceTests {
     static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
     /// An editor's save: a new file renamed over the old one, as editors and git do.

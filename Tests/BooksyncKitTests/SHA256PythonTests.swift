@@ -8,7 +8,7 @@ import BooksyncCore
 /// 300 bytes (each padding boundary: 55/56, 63/64, 119/120 …) and a few long
 /// ones (a million bytes: `SHA256Tests.millionA`), hashed one-shot, as a
 /// content hash, and fed in uneven pieces.
-@Suite(.timeLimit(.minutes(1))) struct SHA256PythonTests {
+@Suite(.hangGuard) struct SHA256PythonTests {
     /// Message `n`: `n` bytes that differ from every other message's.
     static func message(_ n: Int) -> [UInt8] {
         (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ n &* 7) }

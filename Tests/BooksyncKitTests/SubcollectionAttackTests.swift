@@ -9,7 +9,7 @@ import BooksyncTestSupport
 /// followed, by a scan, a pull writing reviews, `fmt`, `validate` or
 /// `resolve`. Each test plants the link, runs the command and checks that
 /// the directory outside is byte for byte what it was.
-@Suite(.timeLimit(.minutes(1))) struct SubcollectionAttackTests {
+@Suite(.hangGuard) struct SubcollectionAttackTests {
     struct Clone {
         let scratch: ScratchDirectory
         let collection: CollectionDirectory

@@ -8,7 +8,7 @@ import BooksyncTestSupport
 /// the record `dune/reviews/r1` when `reviews` is configured, found by every
 /// local command, with the subcollection's own schema; nothing changes for a
 /// collection that did not opt in.
-@Suite(.timeLimit(.minutes(1))) struct SubcollectionLocalTests {
+@Suite(.hangGuard) struct SubcollectionLocalTests {
     static let book = #"{"id": "dune", "title": "Dune", "author": "FH", "genre": "sf"}"#
 
     /// A collection `books` with `subcollections` (reviews need an integer rating) and a few files.

@@ -8,7 +8,7 @@ import BooksyncTestSupport
 /// other non-regular files planted in it are refused, never followed, read,
 /// written through or created through. Each test plants the attack and checks
 /// that what lies outside the collection is unchanged.
-@Suite(.timeLimit(.minutes(1))) struct UntrustedCollectionTests {
+@Suite(.hangGuard) struct UntrustedCollectionTests {
     /// A collection with one synced-looking record, and a directory outside it
     /// holding the files an attacker would point links at.
     struct Clone {
