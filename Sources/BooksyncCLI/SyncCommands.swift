@@ -199,7 +199,7 @@ enum SyncCommandSupport {
                                       context: CommandContext) -> TerminalText {
         let n = deletion.remainingChildren
         let records = n == 1 ? "1 subcollection record remains" : "\(n) subcollection records remain"
-        let folder = context.shownPath(root + "/" + deletion.parent.encodedName)
+        let folder = context.shownPath(root + "/" + deletion.parent.folderPath)
         let what: TerminalText = command == .pull
             ? "the remote deleted \(name: deletion.parent.rawValue) (pull \(would.isEmpty ? "removes" : "would remove") its file)"
             : "push \(would.isEmpty ? "deletes" : "would delete") \(name: deletion.parent.rawValue) in Firestore"

@@ -24,21 +24,57 @@ extension RecordID {
         }
         let segments = raw.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard segments.count >= 3, segments.count % 2 == 1 else { throw .notDocumentPath(raw) }
-        var encoded: [String] = []
         var collections: [String] = []
         for (index, segment) in segments.enumerated() {
-            let id: RecordID
             do {
-                id = try RecordID(segment)
+                _ = try RecordID(segment)
             } catch {
                 throw .badSegment(raw, error.message)
             }
             if index % 2 == 1 { collections.append(segment) }
-            encoded.append(id.encodedName)
         }
         let path = collections.joined(separator: "/")
         guard subcollections.entry(forPath: path) != nil else { throw .unconfiguredSubcollection(raw, path) }
-        self.init(checkedRaw: raw, encodedName: encoded.joined(separator: "/"))
+        self.init(checkedRaw: raw, encodedName: Self.encodePath(segments))
+    }
+
+    /// The file-name encoding of a path id's segments: each segment encoded
+    /// as a top-level id is, the folders on the way as folder names
+    /// (`documentFolderName(stem:)`), the last as the file's stem.
+    static func encodePath<S: StringProtocol>(_ segments: [S]) -> String {
+        var out = ""
+        for (index, segment) in segments.enumerated() {
+            if index > 0 { out += "/" }
+            let stem = RecordID(plain: String(segment))?.encodedName ?? RecordID.encode(Array(segment.utf8))
+            out += index < segments.count - 1 ? documentFolderName(stem: stem) : stem
+        }
+        return out
+    }
+
+    /// The folder of a document's subcollections, from the document's encoded
+    /// name (`stem`, its file name without `.json`): the same name, except
+    /// that a final `.json` is written `%2Ejson`.
+    ///
+    /// So no folder name ends in `.json` and every file name does: the
+    /// folder of the document `cfg.json` (`cfg%2Ejson/`) can never be taken
+    /// for, or collide with, the record file `cfg.json` of the document `cfg`.
+    public static func documentFolderName(stem: String) -> String {
+        stem.hasSuffix(".json") ? String(stem.utf8.dropLast(5))! + "%2Ejson" : stem
+    }
+
+    /// The inverse of `documentFolderName(stem:)`. A stem ends in `%2Ejson`
+    /// only when it is exactly that (the id `.json`, whose leading `.` is
+    /// escaped), so the two are told apart by length.
+    static func stem(ofDocumentFolder folder: Substring) -> String {
+        folder.hasSuffix("%2Ejson") && folder.utf8.count > 7 ? String(folder.utf8.dropLast(7))! + ".json" : String(folder)
+    }
+
+    /// The folder that holds this document's subcollections, relative to the
+    /// collection directory (`dune`, `dune/reviews/r1`, `cfg%2Ejson`).
+    public var folderPath: String {
+        guard let slash = encodedName.utf8.lastIndex(of: UInt8(ascii: "/")) else { return Self.documentFolderName(stem: encodedName) }
+        let next = encodedName.utf8.index(after: slash)
+        return String(encodedName[..<next]) + Self.documentFolderName(stem: String(encodedName[next...]))
     }
 
     /// An id stored earlier from a valid id (the manifest's table): no check
@@ -52,8 +88,7 @@ extension RecordID {
             self = try! RecordID(text)
             return
         }
-        let encoded = text.split(separator: "/", omittingEmptySubsequences: false).map { RecordID.encode(Array($0.utf8)) }
-        self.init(checkedRaw: text, encodedName: encoded.joined(separator: "/"))
+        self.init(checkedRaw: text, encodedName: Self.encodePath(text.split(separator: "/", omittingEmptySubsequences: false)))
     }
 
     /// The document id: the last segment (`r1` of `dune/reviews/r1`), what the
@@ -81,7 +116,9 @@ extension RecordID {
         var encoded = encodedName.split(separator: "/", omittingEmptySubsequences: false)
         raw.removeLast(2)
         encoded.removeLast(2)
-        return RecordID(checkedRaw: raw.joined(separator: "/"), encodedName: encoded.joined(separator: "/"))
+        // The parent's last segment was its folder name; as the parent's own id it is a file stem.
+        let last = Self.stem(ofDocumentFolder: encoded.removeLast())
+        return RecordID(checkedRaw: raw.joined(separator: "/"), encodedName: (encoded.map(String.init) + [last]).joined(separator: "/"))
     }
 
     /// The document `document` of this document's subcollection `collection`
@@ -90,20 +127,25 @@ extension RecordID {
     public func child(collection: String, document: RecordID) -> RecordID {
         let folder = RecordID.folderName(ofCollection: collection)
         return RecordID(checkedRaw: rawValue + "/" + collection + "/" + document.rawValue,
-                        encodedName: encodedName + "/" + folder + "/" + document.encodedName)
+                        encodedName: folderPath + "/" + folder + "/" + document.encodedName)
     }
 
     /// The folder name of a configured collection id (`reviews`): its
-    /// file-name encoding, as for any id segment.
+    /// file-name encoding, as for any id segment, and like a document's
+    /// folder never ending in `.json` (`documentFolderName(stem:)`).
     public static func folderName(ofCollection collection: String) -> String {
-        RecordID(plain: collection)?.encodedName ?? RecordID.encode(Array(collection.utf8))
+        documentFolderName(stem: RecordID(plain: collection)?.encodedName ?? RecordID.encode(Array(collection.utf8)))
     }
 
-    /// The id a folder name stands for (a document's folder, `dune`): the
-    /// same decoding as a record file name, without `.json`.
-    /// - Throws: `RecordIDError` when the name is not a canonical encoding of a valid id.
+    /// The id a folder name stands for (a document's folder, `dune`,
+    /// `cfg%2Ejson`): the decoding of `documentFolderName(stem:)`.
+    /// - Throws: `RecordIDError` when the name is not the canonical folder name of a valid id.
     public static func fromFolderName(_ name: String) throws(RecordIDError) -> RecordID {
-        guard !name.hasPrefix("."), let id = try fromFileName(name + ".json") else { throw .badFileName(name) }
+        guard !name.hasPrefix("."), !name.hasSuffix(".json"), let id = try fromFileName(stem(ofDocumentFolder: Substring(name)) + ".json") else {
+            throw .badFileName(name)
+        }
+        let canonical = documentFolderName(stem: id.encodedName)
+        guard canonical == name else { throw .nonCanonicalFileName(name, canonical) }
         return id
     }
 

@@ -209,6 +209,15 @@ struct LocalScanner: Sendable {
                 })
             }
             unusable += walker.unusable
+            // A base record below a folder the walk could not enter (a link or a
+            // file where `dune/` or `dune/reviews/` belongs) was not read: it is
+            // invalid, not deleted, so push never deletes its document.
+            if !walker.blocked.isEmpty {
+                for (id, _) in baseEntries where !id.isTopLevel && files[id] == nil {
+                    guard let (folder, reason) = walker.blockingFolder(of: id) else { continue }
+                    files.set(id, .invalid([RecordDiagnostic(message: root + "/" + folder + ": " + reason)]), cleanSlot: nil)
+                }
+            }
         }
         // The directory stamp only vouches for a directory of clean, cached records.
         let onlyCleanRecords = unusable.isEmpty && tally.cacheEntries == tally.candidates && tally.allClean

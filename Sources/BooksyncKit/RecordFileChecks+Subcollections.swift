@@ -7,6 +7,13 @@ extension CollectionDirectory {
     /// folders (found as a scan finds them: never through a link).
     /// - Throws: `.io` if the collection directory cannot be listed.
     func recordFileNames() throws(BooksyncError) -> [String] {
+        try recordFilesAndRefusedFolders().names
+    }
+
+    /// `recordFileNames()`, and the configured subcollection folders that
+    /// could not be entered (a link, a file or a FIFO where `dune/reviews/`
+    /// belongs), which `validate` and `fmt` report like a bad record file.
+    func recordFilesAndRefusedFolders() throws(BooksyncError) -> (names: [String], refusedFolders: [UnusableFile]) {
         let names: [String]
         do {
             names = try FileSystem.listDirectory(paths.root)
@@ -14,6 +21,7 @@ extension CollectionDirectory {
             throw .io(error)
         }
         var files = names.filter(RecordID.isRecordFileName)
+        var refused: [UnusableFile] = []
         if !rules.subcollections.isEmpty {
             let directory: Int32
             do {
@@ -27,9 +35,11 @@ extension CollectionDirectory {
                 files += found.map(\.relativePath)
             }
             // Record-like names that do not decode are checked too (and reported), as at the top level.
-            files += walker.unusable.map(\.fileName).filter { RecordID.isRecordFileName(FileSystem.split($0).name) }
+            for entry in walker.unusable {
+                if RecordID.isRecordFileName(FileSystem.split(entry.fileName).name) { files.append(entry.fileName) } else { refused.append(entry) }
+            }
         }
-        return files.sorted(by: CanonicalJSON.utf8Less)
+        return (files.sorted(by: CanonicalJSON.utf8Less), refused)
     }
 
     /// The path of a file argument inside a configured subcollection folder

@@ -76,12 +76,13 @@ extension CollectionDirectory {
                          each: (ValidationReport) -> Void) async throws(BooksyncError) -> Int {
         // The whole collection: names only, each made a path in its batch.
         let names: [String]
+        var refusedFolders: [UnusableFile] = []
         if arguments.isEmpty {
-            names = try recordFileNames()
+            (names, refusedFolders) = try recordFilesAndRefusedFolders()
         } else {
             names = try recordFilePaths(arguments)
         }
-        willCheck(names.count)
+        willCheck(names.count + refusedFolders.count)
         let rules = self.rules
         let paths = self.paths
         let named = !arguments.isEmpty
@@ -92,7 +93,8 @@ extension CollectionDirectory {
                 return ValidationReport(path: path, diagnostics: Self.diagnose(path: path, paths: paths, rules: rules))
             }) { each(report) }
         }
-        return names.count
+        for folder in refusedFolders { each(ValidationReport(path: paths.recordFile(folder.fileName), diagnostics: [RecordDiagnostic(message: folder.message)])) }
+        return names.count + refusedFolders.count
     }
 
     static func diagnose(path: String, paths: CollectionPaths, rules: RecordRules) -> [RecordDiagnostic] {
@@ -126,12 +128,20 @@ extension CollectionDirectory {
     /// - Returns: One report per file, in the order of `recordFilePaths(_:)`.
     /// - Throws: `BooksyncError` from `recordFilePaths(_:)` only.
     public func format(_ arguments: [String], checkOnly: Bool) async throws(BooksyncError) -> [FormatReport] {
-        let files = try recordFilePaths(arguments)
+        let files: [String]
+        var refusedFolders: [UnusableFile] = []
+        if arguments.isEmpty {
+            let found = try recordFilesAndRefusedFolders()
+            files = found.names.map(paths.recordFile)
+            refusedFolders = found.refusedFolders
+        } else {
+            files = try recordFilePaths(arguments)
+        }
         let rules = self.rules
         let paths = self.paths
         return ParallelMap.map(files, chunkSize: 64) { path in
             FormatReport(path: path, outcome: Self.format(path: path, paths: paths, rules: rules, checkOnly: checkOnly))
-        }
+        } + refusedFolders.map { FormatReport(path: paths.recordFile($0.fileName), outcome: .failed(RecordDiagnostic(message: $0.message))) }
     }
 
     static func format(path: String, paths: CollectionPaths, rules: RecordRules, checkOnly: Bool) -> FormatReport.Outcome {

@@ -36,6 +36,12 @@ struct SubcollectionWalker {
     /// Entries that cannot be records: names that do not decode, links and
     /// files where a subcollection folder belongs.
     private(set) var unusable: [UnusableFile] = []
+    /// Folders the walk could not enter where a document's folder or a
+    /// configured subcollection folder belongs (a link, a file, a FIFO, an
+    /// unreadable folder), by path relative to the collection directory,
+    /// with the reason. Records below them were not read, so the scan must
+    /// not take them for deleted (`blockingFolder(of:)`).
+    private(set) var blocked: [String: String] = [:]
     private var pending: [SubcollectionFile] = []
     private var openFolders: [Int32] = []
     /// Folders held open at most before the batch is handed on early.
@@ -61,9 +67,28 @@ struct SubcollectionWalker {
     private mutating func visitDocumentFolder(_ name: String, in directory: Int32, relative: String, parent: RecordID?, prefix: [String],
                                               examine: ([SubcollectionFile]) -> Void) {
         let path = relative.isEmpty ? name : relative + "/" + name
-        // Anything but a real folder (a file, a link) is not a document folder: left alone, as before subcollections.
-        guard let stat = try? FileSystem.stat(directory: directory, name: name), stat.kind == .directory,
-              let folder = try? FileSystem.openFolder(in: directory, name: name, path: root + "/" + path) else { return }
+        // Anything but a real folder (a file, a link) is not entered and not
+        // reported: it may be anything (a README). It is remembered when it is
+        // named like a document's folder, in case base records lie below it.
+        let stat: FileStat
+        do {
+            stat = try FileSystem.stat(directory: directory, name: name)
+        } catch {
+            if !error.isNotFound { block(path, named: name, error.diagnostic.message) }
+            return
+        }
+        guard stat.kind == .directory else {
+            block(path, named: name, FileSystemError.folderRefusal(stat.kind))
+            return
+        }
+        let folder: Int32
+        do {
+            guard let opened = try FileSystem.openFolder(in: directory, name: name, path: root + "/" + path) else { return }
+            folder = opened
+        } catch {
+            block(path, named: name, error.unsafeKind.map(FileSystemError.folderRefusal) ?? error.diagnostic.message)
+            return
+        }
         defer { close(folder) }
         let collections = subcollections.collectionIDs(after: prefix)
         var documentID: RecordID?
@@ -74,7 +99,9 @@ struct SubcollectionWalker {
             do {
                 opened = try FileSystem.openFolder(in: folder, name: folderName, path: root + "/" + collectionPath)
             } catch {
-                unusable.append(UnusableFile(fileName: collectionPath, message: error.unsafeKind.map(FileSystemError.folderRefusal) ?? error.diagnostic.message))
+                let message = error.unsafeKind.map(FileSystemError.folderRefusal) ?? error.diagnostic.message
+                unusable.append(UnusableFile(fileName: collectionPath, message: message))
+                blocked[collectionPath] = message
                 continue
             }
             guard let collectionFolder = opened else { continue }
@@ -102,6 +129,7 @@ struct SubcollectionWalker {
         } catch {
             close(folder)
             unusable.append(UnusableFile(fileName: relative, message: error.diagnostic.message))
+            blocked[relative] = error.diagnostic.message
             return
         }
         let path = prefix.joined(separator: "/")
@@ -128,6 +156,23 @@ struct SubcollectionWalker {
         }
         openFolders.append(folder)
         if pending.count >= batchSize || openFolders.count >= Self.maximumOpenFolders { flush(examine) }
+    }
+
+    /// Remembers a document folder the walk could not enter, if `name` is a
+    /// document's folder name at all (only those can hold base records).
+    private mutating func block(_ path: String, named name: String, _ message: String) {
+        if (try? RecordID.fromFolderName(name)) != nil { blocked[path] = message }
+    }
+
+    /// The folder on the way to the file of `id` that the walk could not
+    /// enter, and why; nil when every folder on the way was entered or absent.
+    func blockingFolder(of id: RecordID) -> (path: String, reason: String)? {
+        var path = ""
+        for folder in id.encodedName.split(separator: "/").dropLast() {
+            path += path.isEmpty ? String(folder) : "/" + folder
+            if let reason = blocked[path] { return (path, reason) }
+        }
+        return nil
     }
 
     /// Hands the pending files on, then closes the folders they were in.

@@ -18,6 +18,11 @@ import Testing
         ("a b/reviews/.x", "a%20b/reviews/%2Ex.json", ".x", "reviews", "a b"),
         ("über/notes of/100%", "%C3%BCber/notes%20of/100%25.json", "100%", "notes of", "über"),
         ("%2F/reviews/%2E%2E", "%252F/reviews/%252E%252E.json", "%2E%2E", "reviews", "%2F"),
+        // A folder name never ends in .json, so it can never be taken for a record file.
+        ("cfg.json/reviews/r.json", "cfg%2Ejson/reviews/r.json.json", "r.json", "reviews", "cfg.json"),
+        (".json/reviews/r1", "%2Ejson/reviews/r1.json", "r1", "reviews", ".json"),
+        ("..json/reviews/r1", "%2E%2Ejson/reviews/r1.json", "r1", "reviews", "..json"),
+        ("a.json/reviews/b.json/likes/c", "a%2Ejson/reviews/b%2Ejson/likes/c.json", "c", "reviews/likes", "a.json/reviews/b.json"),
     ]
 
     @Test(arguments: valid)
@@ -73,6 +78,9 @@ import Testing
         "dune/ratings/r1.json",
         "dune/r1.json",
         "dune//r1.json",
+        "cfg.json/reviews/r1.json",  // a folder named like a record file
+        "cfg%2ejson/reviews/r1.json",  // lowercase escape of the folder's '.json'
+        "cfg%2Ejson.json/reviews/r1.json",
     ]
 
     @Test(arguments: badFiles)
@@ -89,6 +97,14 @@ import Testing
         let child = parent.child(collection: "notes of", document: try RecordID(".x"))
         #expect(child == (try RecordID(path: "a b/notes of/.x", subcollections: Self.configured)))
         #expect(child.fileName == "a%20b/notes%20of/%2Ex.json")
+        let json = try RecordID("cfg.json")
+        let review = json.child(collection: "reviews", document: try RecordID("r.json"))
+        #expect(review.fileName == "cfg%2Ejson/reviews/r.json.json")
+        #expect(review == (try RecordID(path: "cfg.json/reviews/r.json", subcollections: Self.configured)))
+        #expect(review.parent == json && review.parent?.fileName == "cfg.json.json")
+        #expect(json.folderPath == "cfg%2Ejson" && review.folderPath == "cfg%2Ejson/reviews/r%2Ejson")
+        #expect(try RecordID.fromFolderName("cfg%2Ejson") == json)
+        #expect(throws: RecordIDError.self) { try RecordID.fromFolderName("cfg.json") }
     }
 
     @Test func subcollectionSchemasApplyByPath() throws {

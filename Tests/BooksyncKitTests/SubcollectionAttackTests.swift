@@ -59,9 +59,76 @@ import BooksyncTestSupport
             #expect(status.unusableFiles.map(\.fileName) == ["dune/reviews"])
             #expect(status.unusableFiles.first?.message.contains("symbolic link") == true)
         }
-        let reports = try await clone.collection.validate([])
-        #expect(!reports.contains { $0.path.contains("/dune/") })
-        _ = try await clone.collection.format([], checkOnly: false)
+        // validate and fmt report that link the same way, and read nothing behind either.
+        let expected = link == "dune/reviews" ? [clone.root + "/dune/reviews"] : []
+        let reports = try await clone.collection.validate([]).filter { $0.path == clone.root + "/dune" || $0.path.hasPrefix(clone.root + "/dune/") }
+        #expect(reports.map(\.path) == expected)
+        #expect(reports.allSatisfy { $0.diagnostics == [RecordDiagnostic(message: FileSystemError.folderRefusal(.symbolicLink))] })
+        let formatted = try await clone.collection.format([], checkOnly: false).filter { $0.path == clone.root + "/dune" || $0.path.hasPrefix(clone.root + "/dune/") }
+        #expect(formatted.map(\.path) == expected)
+        #expect(formatted.allSatisfy { $0.outcome == .failed(RecordDiagnostic(message: FileSystemError.folderRefusal(.symbolicLink))) })
+        #expect(try clone.snapshot() == before)
+    }
+
+    /// A document id ending in `.json` has a folder whose name does not (`cfg%2Ejson/`),
+    /// so its reviews are never taken for the record file `cfg.json` of the book `cfg`:
+    /// both pull, stay clean, and push sends nothing (it once deleted the reviews).
+    @Test func aDocumentNamedLikeARecordFileKeepsItsReviews() async throws {
+        let clone = try Clone()
+        let book = try clone.collection.rules.load(Array(SubcollectionLocalTests.book.replacingOccurrences(of: "\"dune\"", with: "\"cfg\"").utf8),
+                                                   id: try RecordID("cfg")).get()
+        let remote = ScriptedRemote(documents: [
+            RemoteDocument(id: try RecordID("cfg"), revision: "r1", content: .record(book)),
+            try clone.review("cfg.json/reviews/r1"), try clone.review("cfg/reviews/r.json"),
+        ])
+        let pulled = try await clone.collection.pull(remote: remote)
+        #expect(!pulled.needsAttention, "\(pulled.events)")
+        for file in ["cfg.json", "cfg%2Ejson/reviews/r1.json", "cfg/reviews/r.json.json"] {
+            #expect(FileManager.default.fileExists(atPath: clone.root + "/" + file), "\(file)")
+        }
+        let status = try await clone.collection.status(remote: remote)
+        #expect(!status.records.contains { $0.id.rawValue.hasPrefix("cfg") }, "\(status.records)")
+        #expect(status.unusableFiles.isEmpty)
+        let pushed = try await clone.collection.push(remote: remote)
+        #expect(!remote.chunks.withLock { $0.joined() }.contains { $0.hasPrefix("cfg") }, "\(pushed.events)")
+    }
+
+    /// What stands where a folder belongs, in place of `dune/` or `dune/reviews/`.
+    enum Planted: String, CaseIterable, Sendable {
+        case link, file, fifo
+    }
+
+    /// Records already synced below a folder replaced by a link, a file or a
+    /// FIFO were not read: each is invalid, named with what blocked it, and
+    /// never taken for deleted, so push sends nothing for them (a deletion
+    /// would delete documents nobody changed).
+    @Test(arguments: [("dune", Planted.link), ("dune", .file), ("dune", .fifo), ("dune/reviews", .link), ("dune/reviews", .file), ("dune/reviews", .fifo)])
+    func syncedRecordsBelowABlockedFolderAreInvalidNeverDeleted(folder: String, planted: Planted) async throws {
+        let clone = try Clone()
+        try SubcollectionLocalTests.write(clone.scratch, "books/dune/reviews/r1.json", #"{"id": "r1", "rating": 3, "from": "remote"}"#)
+        let remote = ScriptedRemote(documents: [try clone.review("dune/reviews/r1")])
+        _ = try await clone.collection.pull(remote: remote)
+        let id = try clone.collection.rules.recordID("dune/reviews/r1")
+        #expect(try clone.collection.loadManifest().entries[id] != nil)
+        #expect(try await clone.collection.status(remote: nil).records.first { $0.id == id } == nil)  // clean: not listed
+        let before = try clone.snapshot()
+        try FileManager.default.removeItem(atPath: clone.root + "/" + folder)
+        switch planted {
+        case .link: try clone.plantLink(folder, to: clone.outside + (folder == "dune" ? "" : "/reviews"))
+        case .file: try clone.scratch.write("books/" + folder, "not a folder")
+        case .fifo: #expect(mkfifo(clone.root + "/" + folder, 0o644) == 0)
+        }
+        let kind: FileKind = switch planted {
+        case .link: .symbolicLink
+        case .file: .regular
+        case .fifo: .fifo
+        }
+        let status = try await clone.collection.status(remote: nil)
+        let r1 = try #require(status.records.first { $0.id.rawValue == "dune/reviews/r1" })
+        #expect(r1.state == .invalidLocal([RecordDiagnostic(message: clone.root + "/" + folder + ": " + FileSystemError.folderRefusal(kind))]))
+        let pushed = try await clone.collection.push(remote: remote)
+        #expect(!remote.chunks.withLock { $0.joined() }.contains("dune/reviews/r1"))
+        #expect(pushed.needsAttention)
         #expect(try clone.snapshot() == before)
     }
 
