@@ -35,13 +35,8 @@ extension CollectionDirectory {
     public func recordIDs(_ arguments: [String]) throws(BooksyncError) -> [RecordID] {
         var ids: [RecordID] = []
         for argument in arguments {
-            if let id = subcollectionFileID(argument) {
-                ids.append(id)
-                continue
-            }
-            let name = FileSystem.split(argument).name
-            if name.hasSuffix(".json"), let id = try? RecordID.fromFileName(name) {
-                ids.append(id)
+            if argument.hasSuffix(".json") {
+                ids.append(try recordID(ofFileArgument: argument))
                 continue
             }
             do {
@@ -53,14 +48,36 @@ extension CollectionDirectory {
         return ids
     }
 
-    /// The subcollection record a file argument names (`dune/reviews/r1.json`
-    /// from the current directory, or a path into the collection directory).
-    private func subcollectionFileID(_ argument: String) -> RecordID? {
-        guard !rules.subcollections.isEmpty, argument.hasSuffix(".json"), argument.contains("/") else { return nil }
-        let absolute = FileSystem.absolute(argument)
-        let prefix = paths.root + "/"
-        let relative = absolute.hasPrefix(prefix) ? String(absolute.dropFirst(prefix.count)) : argument
-        guard let id = try? RecordID.fromRelativePath(relative, subcollections: rules.subcollections), !id.isTopLevel else { return nil }
+    /// The record a file argument names, found from the current directory as
+    /// `validate` and `fmt` find it: `dune.json` at the collection's top,
+    /// `dune/reviews/r1.json` below it, `r1.json` inside `dune/reviews/`. The
+    /// folder is resolved as the kernel resolves it, or by its name when it is
+    /// gone (a deleted record's). Only the path decides: the file's last name
+    /// alone could name another record (`r1.json` in `dune/reviews/` is not
+    /// the book `r1`), and resolve would settle the wrong conflict.
+    private func recordID(ofFileArgument argument: String) throws(BooksyncError) -> RecordID {
+        let (directory, name) = FileSystem.split(argument.hasPrefix("/") ? argument : FileSystem.currentDirectory() + "/" + argument)
+        let root = FileSystem.realPath(paths.root) ?? paths.root
+        let folder = FileSystem.realPath(directory) ?? FileSystem.absolute(directory)
+        let relative: String
+        if folder == root {
+            relative = name
+        } else if folder.hasPrefix(root + "/") {
+            relative = String(folder.dropFirst(root.count + 1)) + "/" + name
+        } else if !argument.contains("/") {
+            relative = name  // `booksync -C books resolve dune.json`, run from outside the collection
+        } else {
+            throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': not a record file of the collection in \(paths.root)")
+        }
+        let found: RecordID?
+        do {
+            found = try RecordID.fromRelativePath(relative, subcollections: rules.subcollections)
+        } catch {
+            throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': \(error.message)")
+        }
+        guard let id = found else {
+            throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': not a record file name (records are <id>.json and not hidden)")
+        }
         return id
     }
 

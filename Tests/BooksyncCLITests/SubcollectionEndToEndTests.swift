@@ -170,6 +170,34 @@ import BooksyncTestSupport
         #expect(try await ws.rest.document("b00001/reviews/r1") != nil)
         #expect(try ws.run("status", "--short").stdout == "")
     }
+
+    /// A file argument names the record at that path, never the record its last
+    /// name would be at the top: `resolve r1.json` inside `dune/reviews/` settles
+    /// the review, and the book `r1`'s local edit survives (it was once lost).
+    @Test func fileArgumentsNameTheRecordAtTheirPath() async throws {
+        let ws = try Workspace(project: Emulator.uniqueProject("sub-args"), host: try Emulator.requireHost())
+        try await ws.rest.put([(id: "r1", fields: bookFields("r1", title: "Base")), (id: "dune/reviews/r1", fields: Self.review("r1", rating: 3))])
+        try ws.initialize("--subcollection", "reviews")
+        #expect(try ws.run("pull").status == 0)
+        try ws.write("r1.json", #"{"id": "r1", "title": "Ours", "author": "Author", "genre": "fiction"}"# + "\n")
+        try ws.write("dune/reviews/r1.json", Self.reviewFile("r1", rating: 4))
+        try await ws.rest.put([(id: "r1", fields: bookFields("r1", title: "Theirs")), (id: "dune/reviews/r1", fields: Self.review("r1", rating: 5))])
+        #expect(try ws.run("pull").status == 1)
+        #expect(try ws.run("status", "--short").stdout == "UU dune/reviews/r1\nUU r1\n")
+
+        // A mistyped folder and a path outside the collection are refused, not read as 'r1'.
+        for wrong in ["dune/review/r1.json", "../elsewhere/r1.json"] {
+            let refused = try ws.run("resolve", wrong, "--theirs")
+            #expect(refused.status == 2, "\(wrong): \(refused.stdout)\(refused.stderr)")
+        }
+        let inFolder = try BinaryTests.run(["resolve", "r1.json", "--theirs"], in: ws.root + "/dune/reviews", environment: ws.environment)
+        #expect(inFolder.status == 0, "\(inFolder.stdout)\(inFolder.stderr)")
+        #expect(ws.read("dune/reviews/r1.json") == Self.reviewFile("r1", rating: 5))
+        #expect(ws.read("r1.json")?.contains("\"Ours\"") == true)
+        #expect(try ws.run("status", "--short").stdout == "UU r1\n")
+        let diff = try BinaryTests.run(["diff", "../../r1.json"], in: ws.root + "/dune/reviews", environment: ws.environment)
+        #expect(diff.stdout.hasPrefix("../../r1.json: conflict, both modified"), "\(diff.stdout)")
+    }
 }
 
 extension RESTClient {
