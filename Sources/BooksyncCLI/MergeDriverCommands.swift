@@ -154,12 +154,17 @@ enum MergeManifestCommand: Subcommand {
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let files = try MergeDriverFiles(arguments, context: context)
         let report = files.report
+        // Path ids (dune/reviews/r1) are records only where the collection's
+        // config.json (beside the manifest at PATH) configures their subcollection.
+        let subcollections = files.path.flatMap { path in
+            try? CollectionDirectory.open(searchingFrom: FileSystem.split(FileSystem.split(path).directory).directory).rules.subcollections
+        } ?? .none
         func load(_ path: String, side: String) throws -> Manifest? {
             let bytes = try FileSystem.readFile(path)
             // An empty base: the manifest was added on both branches.
             if side == "base", MergeDriverFiles.isBlank(bytes) { return Manifest() }
             do {
-                return try Manifest.decode(bytes)
+                return try Manifest.decode(bytes, subcollections: subcollections)
             } catch {
                 report("\(side) version" + (error.position.map { ":\($0)" } ?? "") + ": \(error.message); falling back to git's line merge")
                 return nil
@@ -170,7 +175,7 @@ enum MergeManifestCommand: Subcommand {
         else {
             let status = try files.lineMerge()
             guard status == .success else { return status }
-            if (try? Manifest.decode(FileSystem.readFile(files.ours))) != nil { return .success }
+            if (try? Manifest.decode(FileSystem.readFile(files.ours), subcollections: subcollections)) != nil { return .success }
             report("merged by lines, but the result is not a valid manifest; edit it or take one side")
             return .attention
         }

@@ -37,6 +37,28 @@ import BooksyncTestSupport
         #expect(try String(contentsOfFile: books + "/dune/reviews/r1.json", encoding: .utf8) == review(rating: 5, text: "a classic"))
     }
 
+    /// Two branches that synced different reviews merge their manifests
+    /// cleanly: the driver reads path ids with the subcollections of the
+    /// config.json beside the manifest (it once fell back to a line merge).
+    @Test func manifestsWithPathIDsMergeByRecord() throws {
+        let scratch = try ScratchDirectory()
+        let books = scratch.path + "/books"
+        try FileManager.default.createDirectory(atPath: books, withIntermediateDirectories: true)
+        #expect(try BinaryTests.run(["init", "--firestore", "p", "--collection", "books", "--subcollection", "reviews"], in: books).status == 0)
+        let rules = try CollectionDirectory.open(searchingFrom: books).rules
+        func manifest(_ ids: [String]) throws -> String {
+            let entries = try ids.map { (try rules.recordID($0), BaseEntry(hash: "sha256:" + String(repeating: "a", count: 64), revision: "2026-01-01T00:00:00Z")) }
+            return String(decoding: Manifest(entries: Dictionary(uniqueKeysWithValues: entries)).encoded(), as: UTF8.self)
+        }
+        for (name, ids) in [("base", ["dune", "dune/reviews/r1"]), ("ours", ["dune", "dune/reviews/r1", "dune/reviews/r2"]),
+                            ("theirs", ["dune", "dune/reviews/r1", "ghost/reviews/g1"])] {
+            try scratch.write(name + ".json", try manifest(ids))
+        }
+        let merged = try BinaryTests.run(["merge-manifest", "base.json", "ours.json", "theirs.json", "books/.booksync/manifest.json"], in: scratch.path)
+        #expect(merged.status == 0, "\(merged.stderr)")
+        #expect(try scratch.read("ours.json") == manifest(["dune", "dune/reviews/r1", "dune/reviews/r2", "ghost/reviews/g1"]))
+    }
+
     @Test func initSaysWhatItConfiguredAndRefusesBadSubcollections() throws {
         let scratch = try ScratchDirectory()
         let result = try BinaryTests.run(["init", "--firestore", "p", "--collection", "books", "--subcollection", "reviews",
