@@ -35,8 +35,18 @@ extension RecordID {
         }
         let path = collections.joined(separator: "/")
         guard subcollections.entry(forPath: path) != nil else { throw .unconfiguredSubcollection(raw, path) }
-        self.init(checkedRaw: raw, encodedName: Self.encodePath(segments))
+        let encoded = Self.encodePath(segments)
+        // Each segment fits a file name; the whole path must fit a path too.
+        guard encoded.utf8.count + 5 <= Self.maximumPathBytes else { throw .pathTooLong(raw, encoded.utf8.count + 5) }
+        self.init(checkedRaw: raw, encodedName: encoded)
     }
+
+    /// Longest file path of a record relative to the collection directory
+    /// (`dune/reviews/r1.json`): macOS's `PATH_MAX`, so that the collection
+    /// directory's own path still fits Linux's 4,096. Firestore allows
+    /// document names of 6 KiB, deeper than any file system: a document
+    /// beyond this is invalid, named, like an id too long for a file name.
+    public static let maximumPathBytes = 1_024
 
     /// The file-name encoding of a path id's segments: each segment encoded
     /// as a top-level id is, the folders on the way as folder names

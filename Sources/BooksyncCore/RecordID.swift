@@ -120,6 +120,8 @@ public enum RecordIDError: Error, Equatable, Sendable {
     case badSegment(String, String)
     /// A path id into a subcollection the config does not name (the id, the subcollection path).
     case unconfiguredSubcollection(String, String)
+    /// A path id whose file path is longer than `RecordID.maximumPathBytes` (the id, the path's bytes).
+    case pathTooLong(String, Int)
 
     /// Every caller names the id or file before the message, so the messages
     /// for long ids do not repeat it, and the others abbreviate it
@@ -142,6 +144,8 @@ public enum RecordIDError: Error, Equatable, Sendable {
             "'\(TerminalEscaping.abbreviate(id))' is not a document path: it needs document/collection/document segments (dune/reviews/r1)"
         case .badSegment(let id, let message):
             "'\(TerminalEscaping.abbreviate(id))' has a bad segment: \(message)"
+        case .pathTooLong(_, let n):
+            "the document path encodes to a \(n)-byte file path; booksync keeps record paths within \(RecordID.maximumPathBytes) bytes"
         case .unconfiguredSubcollection(let id, let path):
             "'\(TerminalEscaping.abbreviate(id))' is in the subcollection '\(TerminalEscaping.abbreviate(path))', which this collection does not sync "
                 + "(config \"subcollections\", init --subcollection)"

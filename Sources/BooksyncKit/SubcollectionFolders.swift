@@ -58,11 +58,16 @@ extension CollectionPaths {
 }
 
 extension RecordID {
-    /// The whole id as one file name (`dune%2Freviews%2Fr1.json`).
+    /// The whole id as one file name (`dune%2Freviews%2Fr1.json`). An id
+    /// whose name would pass 255 bytes is named by its SHA-256 instead
+    /// (`%sha256-<hex>.json`): a `%` not followed by two hex digits is never
+    /// produced by the encoding, so no other id's state file can have it.
     static func flatFileName(_ id: RecordID) -> String {
-        PercentEncoding.encode(Array(id.rawValue.utf8)) { b, offset in
+        let flat = PercentEncoding.encode(Array(id.rawValue.utf8)) { b, offset in
             RecordID.isPlainByte(b) && !(offset == 0 && b == 0x2E)
         } + ".json"
+        guard flat.utf8.count > 255 else { return flat }
+        return "%sha256-" + Hex.string(SHA256.hash(Array(id.rawValue.utf8)), .lower) + ".json"
     }
 }
 

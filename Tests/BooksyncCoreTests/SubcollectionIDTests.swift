@@ -92,6 +92,17 @@ import Testing
         }
     }
 
+    /// Every segment may fit a file name while the whole path does not fit a
+    /// path: such a document is invalid, named, never a write that fails.
+    @Test func aPathLongerThanRecordPathsMayBeIsRefused() throws {
+        let deep = Subcollections(entries: [Subcollections.Entry(path: "c/c/c"), Subcollections.Entry(path: "c/c/c/c")])
+        let segment = String(repeating: "x", count: 250)
+        let fits = ([segment] + Array(repeating: "c/" + segment, count: 3)).joined(separator: "/")
+        #expect(try RecordID(path: fits, subcollections: deep).fileName.utf8.count == 1_014)
+        let long = ([segment] + Array(repeating: "c/" + segment, count: 4)).joined(separator: "/")
+        #expect(throws: RecordIDError.pathTooLong(long, 1_267)) { try RecordID(path: long, subcollections: deep) }
+    }
+
     @Test func childComposesLikeThePath() throws {
         let parent = try RecordID("a b")
         let child = parent.child(collection: "notes of", document: try RecordID(".x"))

@@ -93,6 +93,31 @@ import BooksyncTestSupport
         #expect(!remote.chunks.withLock { $0.joined() }.contains { $0.hasPrefix("cfg") }, "\(pushed.events)")
     }
 
+    /// A path id whose segments each fit a file name but whose flat state-file
+    /// name would not (over 255 bytes) keeps its conflict under a hashed name,
+    /// so pull stores the conflict instead of failing as a whole; two such ids
+    /// keep theirs apart.
+    @Test func aLongPathIDKeepsItsConflictUnderAHashedName() throws {
+        let clone = try Clone()
+        let store = ConflictStore(paths: clone.collection.paths)
+        var stored: [RecordID: String] = [:]
+        for letter in ["p", "q"] {
+            let id = try clone.collection.rules.recordID(String(repeating: letter, count: 200) + "/reviews/" + String(repeating: "r", count: 200))
+            let name = clone.collection.paths.stateFileName(id)
+            #expect(name.utf8.count <= 255 && name.hasPrefix("%sha256-"), "\(name)")
+            let record = try clone.collection.rules.load(Array(#"{"id": "\#(id.documentID)", "rating": 2, "by": "\#(letter)"}"#.utf8), id: id).get()
+            try store.save(id, record: record, revision: "2024-01-01T00:00:00Z")
+            stored[id] = letter
+        }
+        for (id, letter) in stored {
+            let side = try #require(store.load(id, rules: clone.collection.rules))
+            #expect(side.record?.fields["by"] == .string(letter))
+            #expect(side.revision == "2024-01-01T00:00:00Z")
+        }
+        // Short ids keep their readable flat names.
+        #expect(clone.collection.paths.stateFileName(try clone.collection.rules.recordID("dune/reviews/r1")) == "dune%2Freviews%2Fr1.json")
+    }
+
     /// What stands where a folder belongs, in place of `dune/` or `dune/reviews/`.
     enum Planted: String, CaseIterable, Sendable {
         case link, file, fifo
