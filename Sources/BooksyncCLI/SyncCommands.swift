@@ -263,7 +263,7 @@ enum SyncCommandSupport {
 
     static func conflictLine(_ kind: ConflictKind, path: TerminalText, id: RecordID, would: String) -> EventLine {
         let what = StatusRenderer.describe(kind).trimmingWhitespace.trimmingSuffix(":")
-        let saved = would.isEmpty && kind != .modifiedLocallyDeletedRemotely ? "; remote side in .booksync/conflicts/\(id.fileName)" : ""
+        let saved = would.isEmpty && kind != .modifiedLocallyDeletedRemotely ? "; remote side in .booksync/conflicts/\(id.stateFileName)" : ""
         return EventLine("conflict \(path): \(what)\(StatusRenderer.fieldList(kind))\(saved)", .red, .conflict, action: "conflict")
     }
 

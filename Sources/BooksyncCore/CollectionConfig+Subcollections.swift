@@ -45,6 +45,7 @@ extension CollectionConfig {
         switch top["subcollections"] {
         case nil, .null?: break
         case .array(let items)?:
+            if let problem = Subcollections.problem(withCount: items.count) { throw StateFileError(message: "subcollections: \(problem)") }
             for item in items {
                 guard case .string(let path) = item else {
                     throw StateFileError(message: "subcollections must be a list of subcollection paths such as \"reviews\" or \"reviews/likes\"")

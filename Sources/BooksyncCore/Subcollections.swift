@@ -61,6 +61,17 @@ public struct Subcollections: Sendable, Equatable {
     /// The deepest configured path, in collection ids (0 when none).
     public var maximumDepth: Int { entries.map { $0.segments.count }.max() ?? 0 }
 
+    /// The most subcollection paths a collection may configure. Each costs a
+    /// query (at least one billed read) on every `status`, so a config.json
+    /// in a cloned collection must not be able to multiply that cost without bound.
+    public static let maximumPaths = 32
+
+    /// Why `count` paths are too many, or nil.
+    public static func problem(withCount count: Int) -> String? {
+        count > maximumPaths
+            ? "\(count) subcollection paths are configured; booksync syncs at most \(maximumPaths) (each costs a query on every status)" : nil
+    }
+
     /// Why `path` cannot be a subcollection path, or nil. Each collection id
     /// must be a valid record id (it becomes a folder name with the same
     /// encoding) and may not contain `:`, which separates the path from the
@@ -88,6 +99,7 @@ extension Subcollections {
     /// `--subcollection` is an error, not a silent opt-in.
     /// - Throws: `RequirementSyntaxError` naming the first bad argument.
     public static func parse(paths: [String], requirements: [String]) throws(RequirementSyntaxError) -> Subcollections {
+        if let problem = problem(withCount: paths.count) { throw RequirementSyntaxError(problem) }
         var ordered: [String] = []
         for path in paths {
             if let problem = problem(withPath: path) { throw RequirementSyntaxError(problem) }

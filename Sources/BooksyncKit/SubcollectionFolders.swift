@@ -35,9 +35,7 @@ extension CollectionPaths {
     /// A flat file name for a record's own state file (`.booksync/conflicts/`):
     /// the whole id encoded as one name, its `/` as `%2F`, so state
     /// directories stay flat and cannot hold folders to plant links in.
-    public func stateFileName(_ id: RecordID) -> String {
-        id.isTopLevel ? id.fileName : RecordID.flatFileName(id)
-    }
+    public func stateFileName(_ id: RecordID) -> String { id.stateFileName }
 
     private func requireRealFolders(_ id: RecordID, create: Bool) throws(FileSystemError) {
         var path = root
@@ -58,6 +56,10 @@ extension CollectionPaths {
 }
 
 extension RecordID {
+    /// The name of this record's own state files (`.booksync/conflicts/`):
+    /// its file name, or for a path id the whole id as one flat name.
+    public var stateFileName: String { isTopLevel ? fileName : RecordID.flatFileName(self) }
+
     /// The whole id as one file name (`dune%2Freviews%2Fr1.json`). An id
     /// whose name would pass 255 bytes is named by its SHA-256 instead
     /// (`%sha256-<hex>.json`): a `%` not followed by two hex digits is never
