@@ -99,10 +99,17 @@ public struct Manifest: Sendable, Equatable {
     /// two records, so both decode (as `RecordID`s, which compare by bytes).
     /// The full parse therefore reads a `JSONTree`, never `Fields`, whose
     /// Swift-string keys would take the two for one duplicated key.
-    /// - Parameter subcollections: the configured subcollections; path ids
-    ///   into others are errors (a manifest is data from the collection).
-    public static func decode(_ bytes: [UInt8], subcollections: Subcollections = .none) throws(StateFileError) -> Manifest {
-        if let manifest = decodeCanonical(bytes, subcollections: subcollections) { return manifest }
+    /// - Parameters:
+    ///   - subcollections: the configured subcollections; path ids into
+    ///     others are errors (a manifest is data from the collection), unless
+    ///   - forgettingUnconfigured: leaves the entries of subcollections no
+    ///     longer configured out. A collection that stops syncing `reviews`
+    ///     (config.json edited) forgets their base: their files and documents
+    ///     are no longer compared at all, and if `reviews` comes back, each is
+    ///     compared by content, a difference being a conflict.
+    public static func decode(_ bytes: [UInt8], subcollections: Subcollections = .none,
+                              forgettingUnconfigured: Bool = false) throws(StateFileError) -> Manifest {
+        if let manifest = decodeCanonical(bytes, subcollections: subcollections, forgettingUnconfigured: forgettingUnconfigured) { return manifest }
         let top: JSONTree
         do {
             top = try JSONParser.parseTree(bytes)
@@ -136,10 +143,10 @@ public struct Manifest: Sendable, Equatable {
         for member in records {
             let raw = member.key
             let id: RecordID
-            do {
-                id = try RecordID(path: raw, subcollections: subcollections)
-            } catch {
-                throw StateFileError(message: "record '\(raw)': \(error.message)")
+            switch ManifestKey(raw, subcollections: subcollections, forgettingUnconfigured: forgettingUnconfigured) {
+            case .record(let found): id = found
+            case .forgotten: continue
+            case .invalid(let error): throw StateFileError(message: "record '\(raw)': \(error.message)")
             }
             guard case .scalar(.string(let hash))? = member.value["hash"], case .scalar(.string(let revision))? = member.value["revision"],
                   hash.hasPrefix("sha256:")
@@ -164,5 +171,30 @@ public struct StateFileError: Error, Sendable, Equatable {
     public init(position: SourcePosition? = nil, message: String) {
         self.position = position
         self.message = message
+    }
+}
+
+/// What a record key of a manifest stands for.
+enum ManifestKey: Equatable {
+    case record(RecordID)
+    /// A path id into a subcollection no longer configured, left out.
+    case forgotten
+    case invalid(RecordIDError)
+
+    init(_ raw: String, subcollections: Subcollections, forgettingUnconfigured: Bool) {
+        do {
+            self = .record(try RecordID(path: raw, subcollections: subcollections))
+        } catch {
+            self = forgettingUnconfigured && Self.isPathID(raw) ? .forgotten : .invalid(error)
+        }
+    }
+
+    /// True when `raw` would be a valid path id were its subcollection configured.
+    private static func isPathID(_ raw: String) -> Bool {
+        let segments = raw.split(separator: "/", omittingEmptySubsequences: false)
+        guard segments.count >= 3, segments.count % 2 == 1 else { return false }
+        let path = stride(from: 1, to: segments.count, by: 2).map { String(segments[$0]) }.joined(separator: "/")
+        guard Subcollections.problem(withPath: path) == nil else { return false }
+        return (try? RecordID(path: raw, subcollections: Subcollections(entries: [Subcollections.Entry(path: path)]))) != nil
     }
 }

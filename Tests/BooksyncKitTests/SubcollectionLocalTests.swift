@@ -110,6 +110,31 @@ import BooksyncTestSupport
         #expect(throws: BooksyncError.self) { try collection.recordIDs(["../reviews/x"]) }
     }
 
+    /// A collection that stops syncing a subcollection (config.json edited)
+    /// forgets those records' base instead of refusing every command: their
+    /// files and documents are simply no longer compared, and nothing is sent.
+    @Test(arguments: [[String](), ["other"]])
+    func droppingASubcollectionFromTheConfigForgetsItsBase(keeping: [String]) async throws {
+        let scratch = try ScratchDirectory()
+        let collection = try Self.collection(scratch, subcollections: ["reviews"])
+        let id = try collection.rules.recordID("dune/reviews/r1")
+        let review = RemoteDocument(id: id, revision: "r1", content: .record(try collection.rules.load(Array(#"{"id": "r1", "rating": 5}"#.utf8), id: id).get()))
+        let remote = ScriptedRemote(documents: [review])
+        _ = try await collection.pull(remote: remote)
+        #expect(try collection.loadManifest().entries[id] != nil)
+        let config = CollectionConfig(remote: FirestoreTarget(project: "p", collectionPath: "books"),
+                                      subcollections: try Subcollections.parse(paths: keeping, requirements: []))
+        try FileSystem.writeAtomically(config.encoded(), to: collection.paths.config)
+        let narrowed = try CollectionDirectory.open(searchingFrom: collection.paths.root)
+        // The strict decoder (the merge driver's) still refuses such a manifest.
+        #expect(throws: StateFileError.self) { try Manifest.decode(FileSystem.readFile(collection.paths.manifest), subcollections: narrowed.rules.subcollections) }
+        #expect(try narrowed.loadManifest().entries.keys.allSatisfy(\.isTopLevel))
+        let status = try await narrowed.status(remote: nil)
+        #expect(!status.records.contains { !$0.id.isTopLevel })
+        _ = try await narrowed.push(remote: remote)
+        #expect(!remote.chunks.withLock { $0.joined() }.contains { $0.contains("/") })
+    }
+
     @Test func pullWritesSubcollectionRecordsIntoNewFolders() async throws {
         let scratch = try ScratchDirectory()
         let collection = try Self.collection(scratch)
