@@ -22,10 +22,10 @@ enum FormatCommand: Subcommand {
         let lock = checkOnly ? nil : try collection.lock(onStaleLock: SyncCommandSupport.tookOverLockNotice(context))
         defer { lock?.release() }
         let files = arguments.positionals.map { PathDisplay.resolve($0, against: context.currentDirectory) }
-        let reports = try await collection.format(files, checkOnly: checkOnly)
         var failed = 0
         var changed = 0
-        for report in reports {
+        // Reports are printed as each batch is done: a million files are never a million reports in memory.
+        let checked = try await collection.format(files, checkOnly: checkOnly) { report in
             let path = context.shownPath(report.path)
             switch report.outcome {
             case .alreadyCanonical:
@@ -43,7 +43,7 @@ enum FormatCommand: Subcommand {
         }
         if !context.quiet {
             let verb = checkOnly ? "need formatting" : "formatted"
-            context.console.err("\(plural(reports.count, "file")) checked, \(changed) \(verb), \(failed) could not be parsed")
+            context.console.err("\(plural(checked, "file")) checked, \(changed) \(verb), \(failed) could not be parsed")
         }
         if failed > 0 || (checkOnly && changed > 0) { return .attention }
         return .success

@@ -61,13 +61,19 @@ extension CollectionDirectory {
             snapshot = try await readRemote(remote, manifest: manifest, needing: { named.isEmpty || named.contains($0) }, progress: progress)
         }
         let listing = snapshot?.listing
-        let states = Dictionary(uniqueKeysWithValues: classify(scan: scan, manifest: manifest, remote: snapshot).records.map { ($0.id, $0.state) })
-        let targets = ids.isEmpty ? states.filter { $0.value != .clean }.keys.sorted() : ids
+        // Only the records shown are classified and kept: a million clean
+        // records would otherwise be a million states held to print none.
+        for id in ids where scan.files[id] == nil && manifest.entries[id] == nil && listing?.revisions[id] == nil {
+            throw .invalidArgument("no record '\(TerminalEscaping.abbreviate(id.rawValue))' here, in the base or remotely")
+        }
+        let classified = ids.isEmpty
+            ? classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false)
+            : classify(scan: scan, manifest: manifest, remote: snapshot, only: ids)
+        let states = Dictionary(classified.records.map { ($0.id, $0.state) }, uniquingKeysWith: { first, _ in first })
+        let targets = ids.isEmpty ? classified.records.map(\.id) : ids
         var diffs: [RecordDiff] = []
         for id in targets {
-            guard let state = states[id] else {
-                throw .invalidArgument("no record '\(TerminalEscaping.abbreviate(id.rawValue))' here, in the base or remotely")
-            }
+            guard let state = states[id] else { continue }
             let base = baseCopies.fields(id, hash: manifest.entries[id]?.hash)
             let local = scan.files[id] == nil ? nil : loadLocalFields(id)
             let remoteFields: Fields?

@@ -74,7 +74,22 @@ extension CollectionDirectory {
     /// - Throws: `BooksyncError` from `recordFilePaths(_:)` only.
     public func validate(_ arguments: [String], willCheck: (Int) -> Void = { _ in },
                          each: (ValidationReport) -> Void) async throws(BooksyncError) -> Int {
-        // The whole collection: names only, each made a path in its batch.
+        let rules = self.rules
+        let paths = self.paths
+        return try forEachRecordFile(arguments, willCheck: willCheck, check: { path in
+            ValidationReport(path: path, diagnostics: Self.diagnose(path: path, paths: paths, rules: rules))
+        }, refused: { path, diagnostic in ValidationReport(path: path, diagnostics: [diagnostic]) }, each: each)
+    }
+
+    /// The files named, or every record file of the collection, checked by
+    /// `check` on several threads a batch at a time, each report handed to
+    /// `each` in order, then one per refused subcollection folder (`refused`).
+    /// A batch's paths are made when it is checked, so a million files cost
+    /// their sorted names, never a million paths or reports.
+    /// - Returns: How many reports were handed on.
+    private func forEachRecordFile<Report: Sendable>(_ arguments: [String], willCheck: (Int) -> Void, check: @escaping @Sendable (String) -> Report,
+                                                     refused: (String, RecordDiagnostic) -> Report,
+                                                     each: (Report) -> Void) throws(BooksyncError) -> Int {
         let names: [String]
         var refusedFolders: [UnusableFile] = []
         if arguments.isEmpty {
@@ -83,17 +98,13 @@ extension CollectionDirectory {
             names = try recordFilePaths(arguments)
         }
         willCheck(names.count + refusedFolders.count)
-        let rules = self.rules
         let paths = self.paths
         let named = !arguments.isEmpty
         for start in stride(from: 0, to: names.count, by: 4096) {
             let batch = Array(names[start..<min(start + 4096, names.count)])
-            for report in ParallelMap.map(batch, chunkSize: 64, { name in
-                let path = named ? name : paths.recordFile(name)
-                return ValidationReport(path: path, diagnostics: Self.diagnose(path: path, paths: paths, rules: rules))
-            }) { each(report) }
+            for report in ParallelMap.map(batch, chunkSize: 64, { name in check(named ? name : paths.recordFile(name)) }) { each(report) }
         }
-        for folder in refusedFolders { each(ValidationReport(path: paths.recordFile(folder.fileName), diagnostics: [RecordDiagnostic(message: folder.message)])) }
+        for folder in refusedFolders { each(refused(paths.recordFile(folder.fileName), RecordDiagnostic(message: folder.message))) }
         return names.count + refusedFolders.count
     }
 
@@ -128,20 +139,20 @@ extension CollectionDirectory {
     /// - Returns: One report per file, in the order of `recordFilePaths(_:)`.
     /// - Throws: `BooksyncError` from `recordFilePaths(_:)` only.
     public func format(_ arguments: [String], checkOnly: Bool) async throws(BooksyncError) -> [FormatReport] {
-        let files: [String]
-        var refusedFolders: [UnusableFile] = []
-        if arguments.isEmpty {
-            let found = try recordFilesAndRefusedFolders()
-            files = found.names.map(paths.recordFile)
-            refusedFolders = found.refusedFolders
-        } else {
-            files = try recordFilePaths(arguments)
-        }
+        var reports: [FormatReport] = []
+        _ = try await format(arguments, checkOnly: checkOnly) { reports.append($0) }
+        return reports
+    }
+
+    /// `format(_:checkOnly:)` handing each report to `each` as soon as its
+    /// batch is done, in the same order (as `validate(_:willCheck:each:)`).
+    /// - Returns: How many files were checked.
+    public func format(_ arguments: [String], checkOnly: Bool, each: (FormatReport) -> Void) async throws(BooksyncError) -> Int {
         let rules = self.rules
         let paths = self.paths
-        return ParallelMap.map(files, chunkSize: 64) { path in
+        return try forEachRecordFile(arguments, willCheck: { _ in }, check: { path in
             FormatReport(path: path, outcome: Self.format(path: path, paths: paths, rules: rules, checkOnly: checkOnly))
-        } + refusedFolders.map { FormatReport(path: paths.recordFile($0.fileName), outcome: .failed(RecordDiagnostic(message: $0.message))) }
+        }, refused: { path, diagnostic in FormatReport(path: path, outcome: .failed(diagnostic)) }, each: each)
     }
 
     static func format(path: String, paths: CollectionPaths, rules: RecordRules, checkOnly: Bool) -> FormatReport.Outcome {
