@@ -244,17 +244,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 out.append(("%s: %s\r\n" % (name, value)).encode())
         out.append(("Content-Length: %d\r\n\r\n" % len(payload)).encode())
         head = b"".join(out)
-        self.wfile.write(head + payload)
-        self.wfile.flush()
         answer = payload
         if (response.getheader("Content-Encoding") or "").lower() == "gzip":
             try:
                 answer = gzip.decompress(payload)
             except OSError:
                 answer = b""
+        # Counted before the answer is forwarded: a client that has its answer
+        # (and a test that then asks /__counts) always finds it counted.
         documents, billed = billed_reads(self.command, self.path, response.status, answer)
         self.server.counts.add(self.command, self.path, response.status, sent, len(head) + len(payload),
                                names_only(self.path, body), documents, billed)
+        self.wfile.write(head + payload)
+        self.wfile.flush()
         if response.will_close:
             self.upstream.close()
             self.upstream = None
