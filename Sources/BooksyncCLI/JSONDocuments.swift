@@ -167,7 +167,7 @@ enum JSONDocuments {
     /// - `collection`: absolute path of the collection directory.
     /// - `files`: one object per file checked, in the order checked (named
     ///   files in command-line order, else every `*.json` file by name):
-    ///   `file` (its name in the collection directory), `valid` (bool),
+    ///   `file` (its path in the collection directory), `valid` (bool),
     ///   `problems` (every problem, as in `status --json`: `LINE:COLUMN:
     ///   message` for a syntax or value error, else the message; empty when valid).
     /// - `checked`: how many files were checked; `invalid`: how many have problems.
@@ -178,6 +178,8 @@ enum JSONDocuments {
     struct ValidationWriter {
         let out: (TerminalText) -> Void
         private var pending: String?
+        /// The collection directory, once `start` names it: `file` is the path below it.
+        private var root = ""
         private(set) var invalid = 0
 
         init(out: @escaping (TerminalText) -> Void) {
@@ -186,6 +188,7 @@ enum JSONDocuments {
 
         /// The lines before the first file: what is known once the files are listed.
         mutating func start(checked: Int, root: String) {
+            self.root = root
             out(TerminalText(json: "{\n  \"version\": 1,\n  \"checked\": \(checked),\n  \"collection\": "
                 + CanonicalJSON.encodeInline(.string(root)) + ",\n  \"files\": [" + (checked == 0 ? "]," : "")))
         }
@@ -196,7 +199,8 @@ enum JSONDocuments {
             if !report.diagnostics.isEmpty { invalid += 1 }
             if let pending { out(TerminalText(json: pending + ",")) }
             let entry = CanonicalJSON.encode([
-                "file": .string(FileSystem.split(report.path).name),
+                // dune/reviews/r1.json, not r1.json: the same name in two folders is two records.
+                "file": .string(report.path.hasPrefix(root + "/") ? String(report.path.dropFirst(root.count + 1)) : FileSystem.split(report.path).name),
                 "valid": .bool(report.diagnostics.isEmpty),
                 "problems": problems(report.diagnostics),
             ])

@@ -154,17 +154,15 @@ enum MergeManifestCommand: Subcommand {
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let files = try MergeDriverFiles(arguments, context: context)
         let report = files.report
-        // Path ids (dune/reviews/r1) are records only where the collection's
-        // config.json (beside the manifest at PATH) configures their subcollection.
-        let subcollections = files.path.flatMap { path in
-            try? CollectionDirectory.open(searchingFrom: FileSystem.split(FileSystem.split(path).directory).directory).rules.subcollections
-        } ?? .none
+        // Path ids (dune/reviews/r1) are merged whatever either branch's config
+        // says: the merged config is not known yet (git may be merging it too),
+        // and each command reads the merged manifest against the config it has.
         func load(_ path: String, side: String) throws -> Manifest? {
             let bytes = try FileSystem.readFile(path)
             // An empty base: the manifest was added on both branches.
             if side == "base", MergeDriverFiles.isBlank(bytes) { return Manifest() }
             do {
-                return try Manifest.decode(bytes, subcollections: subcollections)
+                return try Manifest.decode(bytes, otherPathIDs: .kept)
             } catch {
                 report("\(side) version" + (error.position.map { ":\($0)" } ?? "") + ": \(error.message); falling back to git's line merge")
                 return nil
@@ -175,7 +173,7 @@ enum MergeManifestCommand: Subcommand {
         else {
             let status = try files.lineMerge()
             guard status == .success else { return status }
-            if (try? Manifest.decode(FileSystem.readFile(files.ours), subcollections: subcollections)) != nil { return .success }
+            if (try? Manifest.decode(FileSystem.readFile(files.ours), otherPathIDs: .kept)) != nil { return .success }
             report("merged by lines, but the result is not a valid manifest; edit it or take one side")
             return .attention
         }

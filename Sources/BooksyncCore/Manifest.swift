@@ -102,14 +102,10 @@ public struct Manifest: Sendable, Equatable {
     /// - Parameters:
     ///   - subcollections: the configured subcollections; path ids into
     ///     others are errors (a manifest is data from the collection), unless
-    ///   - forgettingUnconfigured: leaves the entries of subcollections no
-    ///     longer configured out. A collection that stops syncing `reviews`
-    ///     (config.json edited) forgets their base: their files and documents
-    ///     are no longer compared at all, and if `reviews` comes back, each is
-    ///     compared by content, a difference being a conflict.
+    ///   - otherPathIDs: says what else they are (`OtherPathIDs`).
     public static func decode(_ bytes: [UInt8], subcollections: Subcollections = .none,
-                              forgettingUnconfigured: Bool = false) throws(StateFileError) -> Manifest {
-        if let manifest = decodeCanonical(bytes, subcollections: subcollections, forgettingUnconfigured: forgettingUnconfigured) { return manifest }
+                              otherPathIDs: OtherPathIDs = .refused) throws(StateFileError) -> Manifest {
+        if let manifest = decodeCanonical(bytes, subcollections: subcollections, otherPathIDs: otherPathIDs) { return manifest }
         let top: JSONTree
         do {
             top = try JSONParser.parseTree(bytes)
@@ -143,7 +139,7 @@ public struct Manifest: Sendable, Equatable {
         for member in records {
             let raw = member.key
             let id: RecordID
-            switch ManifestKey(raw, subcollections: subcollections, forgettingUnconfigured: forgettingUnconfigured) {
+            switch ManifestKey(raw, subcollections: subcollections, others: otherPathIDs) {
             case .record(let found): id = found
             case .forgotten: continue
             case .invalid(let error): throw StateFileError(message: "record '\(raw)': \(error.message)")
@@ -174,27 +170,47 @@ public struct StateFileError: Error, Sendable, Equatable {
     }
 }
 
+/// What a manifest makes of a well-formed path id (`dune/reviews/r1`) that is
+/// not a record of the collection as configured now: one in a subcollection
+/// the config no longer names, or one whose file path booksync no longer
+/// allows (`RecordID.maximumPathBytes`).
+public enum OtherPathIDs: Sendable {
+    /// An error: the strict reading (tests, and anything that must not lose an entry).
+    case refused
+    /// Left out of the base (a command's reading, `CollectionDirectory.loadManifest`).
+    /// A collection that stops syncing `reviews` (config.json edited) forgets
+    /// their base instead of refusing every command: their files and documents
+    /// are no longer compared at all, so nothing is sent or deleted for them.
+    case forgotten
+    /// Kept as they are (the git merge driver, which merges entries without
+    /// knowing the config either branch will have).
+    case kept
+}
+
 /// What a record key of a manifest stands for.
 enum ManifestKey: Equatable {
     case record(RecordID)
-    /// A path id into a subcollection no longer configured, left out.
+    /// A path id left out (`OtherPathIDs.forgotten`).
     case forgotten
     case invalid(RecordIDError)
 
-    init(_ raw: String, subcollections: Subcollections, forgettingUnconfigured: Bool) {
+    init(_ raw: String, subcollections: Subcollections, others: OtherPathIDs) {
         do {
             self = .record(try RecordID(path: raw, subcollections: subcollections))
         } catch {
-            self = forgettingUnconfigured && Self.isPathID(raw) ? .forgotten : .invalid(error)
+            switch others {
+            case .refused: self = .invalid(error)
+            case .forgotten: self = Self.isPathID(raw) ? .forgotten : .invalid(error)
+            case .kept: self = Self.isPathID(raw) ? .record(RecordID(validated: raw)) : .invalid(error)
+            }
         }
     }
 
-    /// True when `raw` would be a valid path id were its subcollection configured.
+    /// True when `raw` is a well-formed path id: valid segments in the
+    /// document/collection/document shape, whatever the config and the path's length.
     private static func isPathID(_ raw: String) -> Bool {
         let segments = raw.split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count >= 3, segments.count % 2 == 1 else { return false }
-        let path = stride(from: 1, to: segments.count, by: 2).map { String(segments[$0]) }.joined(separator: "/")
-        guard Subcollections.problem(withPath: path) == nil else { return false }
-        return (try? RecordID(path: raw, subcollections: Subcollections(entries: [Subcollections.Entry(path: path)]))) != nil
+        return segments.allSatisfy { (try? RecordID(String($0))) != nil }
     }
 }

@@ -20,27 +20,27 @@ public struct CanonicalManifestDecoder {
 
     /// The subcollections whose path ids the manifest may hold.
     private var subcollections = Subcollections.none
-    /// Whether entries into other subcollections are left out (`Manifest.decode`).
-    private var forgettingUnconfigured = false
+    /// What path ids into other subcollections become (`Manifest.decode`).
+    private var otherPathIDs = OtherPathIDs.refused
 
     /// A decoder expecting the first line.
     /// - Parameters:
     ///   - subcollections: the configured subcollections; a path id into any
     ///     other makes the manifest non-canonical here (and an error in
     ///     `Manifest.decode`), unless
-    ///   - forgettingUnconfigured: leaves such entries out (`Manifest.decode`).
-    public init(subcollections: Subcollections = .none, forgettingUnconfigured: Bool = false) {
+    ///   - otherPathIDs: says otherwise (`Manifest.decode`).
+    public init(subcollections: Subcollections = .none, otherPathIDs: OtherPathIDs = .refused) {
         self.subcollections = subcollections
-        self.forgettingUnconfigured = forgettingUnconfigured
+        self.otherPathIDs = otherPathIDs
     }
 
     /// A decoder for a file of `expectedBytes`: room is made for as many
     /// records as it is likely to hold (a line is 137 bytes plus the id with
     /// a Firestore revision), so a large manifest is not copied while its
     /// arrays grow (a doubling array briefly holds 1.5 times its size).
-    public init(expectedBytes: Int, subcollections: Subcollections = .none, forgettingUnconfigured: Bool = false) {
+    public init(expectedBytes: Int, subcollections: Subcollections = .none, otherPathIDs: OtherPathIDs = .refused) {
         self.subcollections = subcollections
-        self.forgettingUnconfigured = forgettingUnconfigured
+        self.otherPathIDs = otherPathIDs
         entries.reserveCapacity(min(expectedBytes / 130, 1 << 26))
     }
 
@@ -139,7 +139,7 @@ public struct CanonicalManifestDecoder {
         }
         guard hash.starts(with: "sha256:".utf8) else { return false }
         let key = RecordID(plain: raw).map { ManifestKey.record($0) }
-            ?? ManifestKey(raw, subcollections: subcollections, forgettingUnconfigured: forgettingUnconfigured)
+            ?? ManifestKey(raw, subcollections: subcollections, others: otherPathIDs)
         guard case .record(let id) = key else { return key == .forgotten }
         guard entries[id] == nil else { return false }
         if let digest = ContentDigest(contentHashBytes: hash), let packed = PackedRevision(bytes: revision) {
@@ -232,8 +232,8 @@ private struct LineReader {
 
 extension Manifest {
     /// The fast path over a whole manifest's bytes (see `CanonicalManifestDecoder`).
-    static func decodeCanonical(_ bytes: [UInt8], subcollections: Subcollections = .none, forgettingUnconfigured: Bool = false) -> Manifest? {
-        var decoder = CanonicalManifestDecoder(subcollections: subcollections, forgettingUnconfigured: forgettingUnconfigured)
+    static func decodeCanonical(_ bytes: [UInt8], subcollections: Subcollections = .none, otherPathIDs: OtherPathIDs = .refused) -> Manifest? {
+        var decoder = CanonicalManifestDecoder(subcollections: subcollections, otherPathIDs: otherPathIDs)
         guard bytes.withUnsafeBufferPointer({ decoder.feed($0) }) else { return nil }
         return decoder.finish()
     }

@@ -108,7 +108,7 @@ public struct CollectionDirectory: Sendable {
     /// text); anything else is read whole and fully parsed, which explains errors.
     public func loadManifest() throws(BooksyncError) -> Manifest {
         if let reader = LineBlockReader(path: paths.manifest) {
-            var decoder = CanonicalManifestDecoder(expectedBytes: reader.fileSize, subcollections: rules.subcollections, forgettingUnconfigured: true)
+            var decoder = CanonicalManifestDecoder(expectedBytes: reader.fileSize, subcollections: rules.subcollections, otherPathIDs: .forgotten)
             var canonical = true
             while canonical, let fed = reader.next({ decoder.feed($0) }) { canonical = fed }
             if canonical, !reader.failed, let manifest = decoder.finish() { return manifest }
@@ -121,7 +121,7 @@ public struct CollectionDirectory: Sendable {
             throw .io(error)
         }
         do {
-            return try Manifest.decode(bytes, subcollections: rules.subcollections, forgettingUnconfigured: true)
+            return try Manifest.decode(bytes, subcollections: rules.subcollections, otherPathIDs: .forgotten)
         } catch {
             if GitConflictMarkers.found(in: bytes) { throw .unfinishedGitMerge(path: paths.manifest) }
             throw .damagedStateFile(path: paths.manifest, error)

@@ -48,39 +48,6 @@ extension CollectionDirectory {
         return ids
     }
 
-    /// The record a file argument names, found from the current directory as
-    /// `validate` and `fmt` find it: `dune.json` at the collection's top,
-    /// `dune/reviews/r1.json` below it, `r1.json` inside `dune/reviews/`. The
-    /// folder is resolved as the kernel resolves it, or by its name when it is
-    /// gone (a deleted record's). Only the path decides: the file's last name
-    /// alone could name another record (`r1.json` in `dune/reviews/` is not
-    /// the book `r1`), and resolve would settle the wrong conflict.
-    private func recordID(ofFileArgument argument: String) throws(BooksyncError) -> RecordID {
-        let (directory, name) = FileSystem.split(argument.hasPrefix("/") ? argument : FileSystem.currentDirectory() + "/" + argument)
-        let root = FileSystem.realPath(paths.root) ?? paths.root
-        let folder = FileSystem.realPath(directory) ?? FileSystem.absolute(directory)
-        let relative: String
-        if folder == root {
-            relative = name
-        } else if folder.hasPrefix(root + "/") {
-            relative = String(folder.dropFirst(root.count + 1)) + "/" + name
-        } else if !argument.contains("/") {
-            relative = name  // `booksync -C books resolve dune.json`, run from outside the collection
-        } else {
-            throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': not a record file of the collection in \(paths.root)")
-        }
-        let found: RecordID?
-        do {
-            found = try RecordID.fromRelativePath(relative, subcollections: rules.subcollections)
-        } catch {
-            throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': \(error.message)")
-        }
-        guard let id = found else {
-            throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': not a record file name (records are <id>.json and not hidden)")
-        }
-        return id
-    }
-
     // MARK: resolve
 
     /// The conflict that pull stored for `id` and resolve has not settled yet,

@@ -42,14 +42,64 @@ extension CollectionDirectory {
         return (files.sorted(by: CanonicalJSON.utf8Less), refused)
     }
 
-    /// The path of a file argument inside a configured subcollection folder
-    /// (`books/dune/reviews/r1.json`), nil for anything else. The folder as the
-    /// kernel resolves it must be inside the collection directory.
-    func subcollectionFilePath(directory: String, name: String, root: String) -> String? {
-        guard !rules.subcollections.isEmpty, let real = FileSystem.realPath(directory), real.hasPrefix(root + "/") else { return nil }
-        let relative = String(real.dropFirst(root.count + 1)) + "/" + name
-        guard let id = try? RecordID.fromRelativePath(relative, subcollections: rules.subcollections), !id.isTopLevel else { return nil }
-        return paths.root + "/" + id.fileName
+    /// Where a file argument lies in the collection directory, as a path
+    /// relative to it (`dune.json`, `dune/reviews/r1.json`), found from the
+    /// current directory. Every command that takes files finds them here.
+    ///
+    /// The folder is resolved as the kernel resolves it (`link/../x.json` is
+    /// not `x.json`), and must then be the folder the name says: a link inside
+    /// the collection (`dune/reviews` linked to `ghost/reviews`) would make
+    /// `dune/reviews/r1.json` another record, so it is refused, never followed.
+    /// A folder that is gone (a deleted record's) is taken by name. A bare
+    /// file name given from outside the collection
+    /// (`booksync -C books resolve dune.json`) is the file at its top.
+    /// - Throws: `.invalidArgument` for a path outside the collection or
+    ///   through a link inside it.
+    func relativePath(ofFileArgument argument: String) throws(BooksyncError) -> String {
+        let (directory, name) = FileSystem.split(argument.hasPrefix("/") ? argument : FileSystem.currentDirectory() + "/" + argument)
+        let roots = [FileSystem.realPath(paths.root) ?? paths.root, paths.root]
+        func below(_ folder: String) -> String? {
+            for root in roots {
+                if folder == root { return name }
+                if folder.hasPrefix(root + "/") { return String(folder.dropFirst(root.count + 1)) + "/" + name }
+            }
+            return nil
+        }
+        let byName = below(FileSystem.absolute(directory))
+        let shown = "'\(TerminalEscaping.abbreviate(argument))'"
+        guard let real = FileSystem.realPath(directory) else {
+            if let byName { return byName }
+            if !argument.contains("/") { return name }
+            throw .invalidArgument("\(shown): not a record file of the collection in \(paths.root)")
+        }
+        switch (byName, below(real)) {
+        case (let named?, let found?) where named == found: return found
+        case (nil, let found?): return found  // named from outside, through a link into the collection or `../books/`
+        case (_?, _):
+            throw .invalidArgument("\(shown): its folder is reached through a symbolic link inside the collection; booksync never follows links there")
+        case (nil, nil):
+            if !argument.contains("/") { return name }
+            throw .invalidArgument("\(shown): not a record file of the collection in \(paths.root)")
+        }
+    }
+
+    /// The record a file argument names: the record at its path, never the
+    /// one its last name would be at the top (`r1.json` inside `dune/reviews/`
+    /// is the review, not the book `r1`).
+    /// - Throws: `.invalidArgument` as `relativePath(ofFileArgument:)`, or for a
+    ///   path that is not a record file of a configured subcollection.
+    func recordID(ofFileArgument argument: String) throws(BooksyncError) -> RecordID {
+        let relative = try relativePath(ofFileArgument: argument)
+        let found: RecordID?
+        do {
+            found = try RecordID.fromRelativePath(relative, subcollections: rules.subcollections)
+        } catch {
+            throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': \(error.message)")
+        }
+        guard let id = found else {
+            throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': not a record file name (records are <id>.json and not hidden)")
+        }
+        return id
     }
 
     /// The record a file path in the collection stands for: its name for a

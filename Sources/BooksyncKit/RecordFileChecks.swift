@@ -39,16 +39,18 @@ extension CollectionDirectory {
     ///   file directly in the collection, `.io` if the directory cannot be listed.
     public func recordFilePaths(_ arguments: [String]) throws(BooksyncError) -> [String] {
         if !arguments.isEmpty {
-            let root = FileSystem.realPath(paths.root) ?? paths.root
             return try arguments.map { argument throws(BooksyncError) in
-                // The directory as the kernel resolves it (`link/../x.json` is not
-                // `x.json`); the file itself is never followed.
-                let (directory, name) = FileSystem.split(argument.hasPrefix("/") ? argument : FileSystem.currentDirectory() + "/" + argument)
-                if let path = subcollectionFilePath(directory: directory, name: name, root: root) { return path }
-                guard FileSystem.realPath(directory) == root, RecordID.isRecordFileName(name) else {
-                    throw .invalidArgument("\(argument): not a record file of the collection in \(paths.root); records are the *.json files directly in it")
+                let relative = try relativePath(ofFileArgument: argument)
+                // At the top, any record-like name (a bad one is reported, never rewritten);
+                // below it, only a record file of a configured subcollection.
+                if !relative.contains("/") {
+                    guard RecordID.isRecordFileName(relative) else {
+                        throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': not a record file name (records are <id>.json and not hidden)")
+                    }
+                    return paths.recordFile(relative)
                 }
-                return paths.recordFile(name)
+                let id = try recordID(ofFileArgument: argument)
+                return paths.root + "/" + id.fileName
             }
         }
         return try recordFileNames().map(paths.recordFile)

@@ -83,9 +83,9 @@ extension FileSystemError {
     static func folderRefusal(_ kind: FileKind) -> String {
         switch kind {
         case .symbolicLink:
-            "is a symbolic link where a subcollection folder belongs; booksync never follows links inside a collection (replace it with a real folder)"
+            "is a symbolic link where a folder belongs (subcollection records live below it); booksync never follows links inside a collection (replace it with a real folder)"
         default:
-            "is \(kind.noun) where a subcollection folder belongs; booksync leaves it alone (move it away so booksync can make the folder)"
+            "is \(kind.noun) where a folder belongs (subcollection records live below it); booksync leaves it alone (move it away so booksync can make the folder)"
         }
     }
 }

@@ -143,6 +143,12 @@ struct SubcollectionWalker {
                     continue
                 }
                 guard holdsRecords else { continue }
+                let file = relative + "/" + name
+                // Written by an older booksync, or by hand: too long to be a record now (as a remote document would be).
+                guard file.utf8.count <= RecordID.maximumPathBytes else {
+                    unusable.append(UnusableFile(fileName: file, message: RecordIDError.pathTooLong(file, file.utf8.count).message))
+                    continue
+                }
                 pending.append(SubcollectionFile(relativePath: relative + "/" + name, id: parent.child(collection: prefix.last!, document: document),
                                                  directory: folder, name: name))
             } catch {

@@ -150,6 +150,26 @@ import BooksyncTestSupport
         }
     }
 
+    /// Subcollection files are named by their path in the collection: two
+    /// `r1.json` in two folders are two records, and a refused folder is named whole.
+    @Test func validateJSONNamesSubcollectionFilesByPath() throws {
+        let scratch = try ScratchDirectory()
+        #expect(try BinaryTests.run(["init", "--firestore", "p", "--collection", "books", "--subcollection", "reviews"], in: scratch.path).status == 0)
+        for folder in ["dune/reviews", "ghost"] { try FileManager.default.createDirectory(atPath: scratch.path + "/" + folder, withIntermediateDirectories: true) }
+        try scratch.write("dune/reviews/r1.json", #"{"id": "r1"}"#)
+        try FileManager.default.createSymbolicLink(atPath: scratch.path + "/ghost/reviews", withDestinationPath: scratch.path + "/dune/reviews")
+        let output = try BinaryTests.run(["validate", "--json"], in: scratch.path)
+        guard case .array(let entries)? = try document(output)["files"] else {
+            Issue.record("no files array: \(output.stdout)")
+            return
+        }
+        let names = entries.compactMap { entry -> String? in
+            if case .map(let fields) = entry, case .string(let name)? = fields["file"] { name } else { nil }
+        }
+        #expect(names == ["dune/reviews/r1.json", "ghost/reviews"], "\(output.stdout)")
+        #expect(output.status == 1)
+    }
+
     /// Ids and messages are outside text: exact in the document, but every
     /// scalar a terminal would act on is written `\uXXXX`.
     @Test func idsAreExactButNeverRawControls() async throws {

@@ -57,6 +57,14 @@ import BooksyncTestSupport
         let merged = try BinaryTests.run(["merge-manifest", "base.json", "ours.json", "theirs.json", "books/.booksync/manifest.json"], in: scratch.path)
         #expect(merged.status == 0, "\(merged.stderr)")
         #expect(try scratch.read("ours.json") == manifest(["dune", "dune/reviews/r1", "dune/reviews/r2", "ghost/reviews/g1"]))
+        // Whatever the config beside it says: during a merge it may be ours, and
+        // theirs may be the branch that added the subcollection (or no PATH at all).
+        try scratch.write("ours.json", try manifest(["dune"]))
+        try scratch.write("theirs.json", try manifest(["dune", "dune/reviews/r1", "dune/reviews/r2"]))
+        let unconfigured = try BinaryTests.run(["merge-manifest", "base.json", "ours.json", "theirs.json"], in: scratch.path)
+        // r1 removed on ours and untouched on theirs: removed; r2 added on theirs: added.
+        #expect(unconfigured.status == 0, "\(unconfigured.stderr)")
+        #expect(try scratch.read("ours.json") == manifest(["dune", "dune/reviews/r2"]))
     }
 
     @Test func initSaysWhatItConfiguredAndRefusesBadSubcollections() throws {

@@ -151,10 +151,29 @@ import BooksyncTestSupport
         let status = try await clone.collection.status(remote: nil)
         let r1 = try #require(status.records.first { $0.id.rawValue == "dune/reviews/r1" })
         #expect(r1.state == .invalidLocal([RecordDiagnostic(message: clone.root + "/" + folder + ": " + FileSystemError.folderRefusal(kind))]))
+        // diff sees the same state as status.
+        let diffed = try await clone.collection.diff([], remote: nil).records.first { $0.id == id }
+        #expect(diffed?.state == r1.state)
         let pushed = try await clone.collection.push(remote: remote)
         #expect(!remote.chunks.withLock { $0.joined() }.contains("dune/reviews/r1"))
         #expect(pushed.needsAttention)
         #expect(try clone.snapshot() == before)
+    }
+
+    /// A file argument whose folder is a link inside the collection
+    /// (`dune/reviews` → `ghost/reviews`) is refused by every command that
+    /// takes files: followed, `resolve dune/reviews/r1.json` would settle
+    /// ghost's review.
+    @Test func fileArgumentsNeverGoThroughALinkInsideTheCollection() async throws {
+        let clone = try Clone()
+        try SubcollectionLocalTests.write(clone.scratch, "books/ghost/reviews/r1.json", #"{"id": "r1", "rating": 2}"#)
+        try clone.plantLink("dune/reviews", to: clone.root + "/ghost/reviews")
+        let argument = clone.root + "/dune/reviews/r1.json"
+        #expect(throws: BooksyncError.self) { try clone.collection.recordIDs([argument]) }
+        await #expect(throws: BooksyncError.self) { _ = try await clone.collection.validate([argument]) }
+        await #expect(throws: BooksyncError.self) { _ = try await clone.collection.format([argument], checkOnly: false) }
+        // Named by its own folder, ghost's review is fine.
+        #expect(try clone.collection.recordIDs([clone.root + "/ghost/reviews/r1.json"]).map(\.rawValue) == ["ghost/reviews/r1"])
     }
 
     @Test(arguments: links)

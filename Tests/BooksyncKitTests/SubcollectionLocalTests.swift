@@ -135,6 +135,28 @@ import BooksyncTestSupport
         #expect(!remote.chunks.withLock { $0.joined() }.contains { $0.contains("/") })
     }
 
+    /// A record synced under an older booksync whose path is now too long
+    /// (over `RecordID.maximumPathBytes`) stops no command: the base forgets
+    /// it, its file is reported, and nothing is sent or deleted for it.
+    @Test func aSyncedPathThatIsNowTooLongIsForgottenAndReported() async throws {
+        let scratch = try ScratchDirectory()
+        let c = String(repeating: "c", count: 250)
+        let collection = try Self.collection(scratch, subcollections: [c, c + "/" + c])
+        let d = String(repeating: "d", count: 250)
+        let long = [d, c, d, c, d].joined(separator: "/")
+        try Self.write(scratch, "books/" + long + ".json", #"{"id": "\#(d)"}"#)
+        var manifest = try collection.loadManifest()
+        manifest.entries[RecordID(validated: long)] = BaseEntry(hash: "sha256:" + String(repeating: "a", count: 64), revision: "2024-01-01T00:00:00Z")
+        try FileSystem.writeAtomically(manifest.encoded(), to: collection.paths.manifest)
+        #expect(try collection.loadManifest().entries[RecordID(validated: long)] == nil)
+        let status = try await collection.status(remote: nil)
+        #expect(status.unusableFiles.map(\.fileName) == [long + ".json"])
+        #expect(!status.records.contains { $0.id.rawValue == long })
+        let remote = ScriptedRemote()
+        _ = try await collection.push(remote: remote)
+        #expect(!remote.chunks.withLock { $0.joined() }.contains(long))
+    }
+
     @Test func pullWritesSubcollectionRecordsIntoNewFolders() async throws {
         let scratch = try ScratchDirectory()
         let collection = try Self.collection(scratch)
