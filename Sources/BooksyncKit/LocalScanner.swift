@@ -139,6 +139,8 @@ struct LocalScanner: Sendable {
         let keepFrom = keepRecordsChangedFrom?.entries
         let subcollections = rules.subcollections
         var folderNames: [String] = []
+        /// Directories named like top-level record files (`cfg.json/`).
+        var folderLikeRecordFiles: [String] = []
         let cacheStartedAt = previous?.scanStartedAt
         func examineBatch(_ batch: [Candidate]) {
             let results = ParallelMap.map(batch) { candidate -> Examined in
@@ -173,6 +175,9 @@ struct LocalScanner: Sendable {
                     }
                 case .invalid(let diagnostics, let read):
                     files.set(candidate.id, .invalid(diagnostics), cleanSlot: nil)
+                    if candidate.directory == directory, diagnostics == [RecordDiagnostic(message: FileSystemError.refusal(.directory))] {
+                        folderLikeRecordFiles.append(candidate.name)
+                    }
                     if read { tally.filesRead += 1 }
                 case .vanished:
                     break
@@ -212,6 +217,7 @@ struct LocalScanner: Sendable {
             // A base record below a folder the walk could not enter (a link or a
             // file where `dune/` or `dune/reviews/` belongs) was not read: it is
             // invalid, not deleted, so push never deletes its document.
+            walker.blockLegacyFolders(folderLikeRecordFiles)
             if !walker.blocked.isEmpty {
                 for (id, _) in baseEntries where !id.isTopLevel && files[id] == nil {
                     guard let (folder, reason) = walker.blockingFolder(of: id) else { continue }

@@ -164,6 +164,22 @@ struct SubcollectionWalker {
         if pending.count >= batchSize || openFolders.count >= Self.maximumOpenFolders { flush(examine) }
     }
 
+    /// Folders named like record files (`cfg.json/`) are where a booksync from
+    /// before `RecordID.documentFolderName(stem:)` kept the subcollections of
+    /// a document whose id ends in `.json` (`cfg.json`, whose folder is now
+    /// `cfg%2Ejson/`). The records synced there are not read from the old
+    /// folder, but they must not be taken for deleted either: the new folder,
+    /// if absent, counts as blocked, with a sentence that says how to move it.
+    mutating func blockLegacyFolders(_ names: [String]) {
+        for name in names {
+            guard let id = try? RecordID.fromFileName(name + ".json") else { continue }
+            let folder = RecordID.documentFolderName(stem: id.encodedName)
+            guard folder != name, blocked[folder] == nil,
+                  (try? FileSystem.stat(directory: rootDirectory, name: folder))?.kind != .directory else { continue }
+            blocked[folder] = "is missing, and \(name)/ holds what an earlier booksync kept here; rename that folder: mv '\(name)' '\(folder)'"
+        }
+    }
+
     /// Remembers a document folder the walk could not enter, if `name` is a
     /// document's folder name at all (only those can hold base records).
     private mutating func block(_ path: String, named name: String, _ message: String) {

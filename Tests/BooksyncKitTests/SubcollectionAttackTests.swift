@@ -118,6 +118,24 @@ import BooksyncTestSupport
         #expect(clone.collection.paths.stateFileName(try clone.collection.rules.recordID("dune/reviews/r1")) == "dune%2Freviews%2Fr1.json")
     }
 
+    /// A directory synced before folder names escaped a final `.json`
+    /// (`cfg.json/reviews/r1.json`, now `cfg%2Ejson/reviews/r1.json`): its
+    /// records are invalid with the `mv` that fixes it, never deleted.
+    @Test func anEarlierLayoutsFolderIsNamedNotTakenForDeleted() async throws {
+        let clone = try Clone()
+        let remote = ScriptedRemote(documents: [try clone.review("cfg.json/reviews/r1")])
+        _ = try await clone.collection.pull(remote: remote)
+        try FileManager.default.moveItem(atPath: clone.root + "/cfg%2Ejson", toPath: clone.root + "/cfg.json")
+        let status = try await clone.collection.status(remote: nil)
+        let r1 = try #require(status.records.first { $0.id.rawValue == "cfg.json/reviews/r1" })
+        #expect(r1.state == .invalidLocal([RecordDiagnostic(message: clone.root
+            + "/cfg%2Ejson: is missing, and cfg.json/ holds what an earlier booksync kept here; rename that folder: mv 'cfg.json' 'cfg%2Ejson'")]))
+        _ = try await clone.collection.push(remote: remote)
+        #expect(!remote.chunks.withLock { $0.joined() }.contains("cfg.json/reviews/r1"))
+        try FileManager.default.moveItem(atPath: clone.root + "/cfg.json", toPath: clone.root + "/cfg%2Ejson")
+        #expect(try await clone.collection.status(remote: nil).records.first { $0.id.rawValue == "cfg.json/reviews/r1" } == nil)
+    }
+
     /// What stands where a folder belongs, in place of `dune/` or `dune/reviews/`.
     enum Planted: String, CaseIterable, Sendable {
         case link, file, fifo
