@@ -14,6 +14,10 @@ public struct LocalFiles: Sendable {
     private var clean: [UInt64]
     private var cleanCount = 0
     private var others: [RecordID: LocalFileState] = [:]
+    /// Valid files that are not clean, by id, their content hash as 32 bytes
+    /// rather than a 71-byte string on the heap: a first push of a million
+    /// new records holds a million of them.
+    private var digests: [RecordID: ContentDigest] = [:]
 
     /// No files; `base` is the manifest the scan compares with.
     init(base: ManifestEntries) {
@@ -22,10 +26,11 @@ public struct LocalFiles: Sendable {
     }
 
     /// How many record files there are.
-    public var count: Int { cleanCount + others.count }
+    public var count: Int { cleanCount + others.count + digests.count }
 
     /// The state of the file of `id`; nil when there is none.
     public subscript(id: RecordID) -> LocalFileState? {
+        if let digest = digests[id] { return .valid(hash: digest.contentHash) }
         if let state = others[id] { return state }
         guard cleanCount > 0, let slot = base.slot(of: id), isClean(slot) else { return nil }
         return .valid(hash: base.hash(atSlot: slot))
@@ -33,7 +38,7 @@ public struct LocalFiles: Sendable {
 
     /// The ids of every file, in no particular order.
     public var keys: some Sequence<RecordID> {
-        cleanIDs.lazy.map { $0 }.joined(with: others.keys)
+        cleanIDs.lazy.map { $0 }.joined(with: others.keys).joined(with: digests.keys)
     }
 
     /// The ids of the files whose content is their base's.
@@ -42,8 +47,6 @@ public struct LocalFiles: Sendable {
         return (0..<base.slotCount).lazy.filter { clean[$0 >> 6] & (1 << UInt64($0 & 63)) != 0 }.map { base.id(atSlot: $0) }
     }
 
-    /// The files that are not known clean, by id.
-    var changed: [RecordID: LocalFileState] { others }
 
     /// True when the file of `id` is known to hold its base content.
     func isClean(_ slot: Int) -> Bool { clean[slot >> 6] & (1 << UInt64(slot & 63)) != 0 }
@@ -56,8 +59,12 @@ public struct LocalFiles: Sendable {
                 clean[slot >> 6] |= 1 << UInt64(slot & 63)
                 cleanCount += 1
             }
+        } else if case .valid(let hash) = state, let digest = ContentDigest(contentHash: hash) {
+            digests[id] = digest
+            others[id] = nil
         } else {
             others[id] = state
+            digests[id] = nil
         }
     }
 }

@@ -25,7 +25,7 @@ extension CollectionDirectory {
         defer { lock?.release() }
         let (manifest, scan) = try startSync(options, keepChangedRecords: !options.dryRun)
         // Clean records plan nothing: leaving them out spares building and sorting the whole collection.
-        let plan = SyncPlanner.push(classify(scan: scan, manifest: manifest, remote: nil, includeClean: false).records)
+        var plan = SyncPlanner.push(classify(scan: scan, manifest: manifest, remote: nil, includeClean: false).records)
         var report = SyncReport(command: .push, dryRun: options.dryRun, events: plan.events, unusableFiles: scan.unusableFiles, unusableRemote: [])
         try options.checkDeletes(plan, command: .push, baseCount: manifest.entries.count)
         if options.dryRun {
@@ -36,7 +36,9 @@ extension CollectionDirectory {
         }
 
         var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint)
-        let failure = await sendPipelined(plan.steps.filter(\.sendsWrite), scanned: scan.changedRecords, manifest: manifest,
+        let sending = plan.steps.filter(\.sendsWrite)
+        plan.steps = []  // held once, as `sending`, while the chunks go out
+        let failure = await sendPipelined(sending, scanned: scan.changedRecords, manifest: manifest,
                                           options: options, remote: remote, base: &base, report: &report, progress: progress)
         if let failure { try base.saveAndThrow(failure) }
         try base.finish()
@@ -113,8 +115,9 @@ extension CollectionDirectory {
         let chunks = steps.chunked(into: options.atomic ? max(steps.count, 1) : Self.pushChunk)
         let atomic = options.atomic
         var failure: BooksyncError?
-        let started = await BoundedTaskGroup.run(chunks.map { Array($0) }, limit: Self.pushRequestsInFlight) { planned -> Result<SentChunk, FailedChunk> in
-            let loaded = loadChunk(planned, scanned: scanned)
+        // Slices of `steps`, not copies: a push of a million new records holds its steps once.
+        let started = await BoundedTaskGroup.run(chunks, limit: Self.pushRequestsInFlight) { planned -> Result<SentChunk, FailedChunk> in
+            let loaded = loadChunk(Array(planned), scanned: scanned)
             guard !loaded.writes.isEmpty else { return .success(SentChunk(loaded, outcomes: [:])) }
             do throws(RemoteError) {
                 let outcomes = try await remote.write(loaded.writes, atomic: atomic) { counter.add($0) }
