@@ -50,13 +50,20 @@ extension CollectionDirectory {
     /// not `x.json`), and must then be the folder the name says: a link inside
     /// the collection (`dune/reviews` linked to `ghost/reviews`) would make
     /// `dune/reviews/r1.json` another record, so it is refused, never followed.
-    /// A folder that is gone (a deleted record's) is taken by name. A bare
-    /// file name given from outside the collection
-    /// (`booksync -C books resolve dune.json`) is the file at its top.
+    /// A folder that is gone (a deleted record's) is taken by name. A relative
+    /// path that is not in the collection from the current directory is taken
+    /// from the collection directory (`booksync -C books resolve dune.json`).
     /// - Throws: `.invalidArgument` for a path outside the collection or
     ///   through a link inside it.
     func relativePath(ofFileArgument argument: String) throws(BooksyncError) -> String {
-        let (directory, name) = FileSystem.split(argument.hasPrefix("/") ? argument : FileSystem.currentDirectory() + "/" + argument)
+        if let found = try relativePath(ofFileArgument: argument, from: FileSystem.currentDirectory()) { return found }
+        if !argument.hasPrefix("/"), let found = try relativePath(ofFileArgument: argument, from: paths.root) { return found }
+        throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': not a record file of the collection in \(paths.root)")
+    }
+
+    /// `relativePath(ofFileArgument:)` from `directory`; nil when the path is outside the collection.
+    private func relativePath(ofFileArgument argument: String, from directory: String) throws(BooksyncError) -> String? {
+        let (folder, name) = FileSystem.split(argument.hasPrefix("/") ? argument : directory + "/" + argument)
         let roots = [FileSystem.realPath(paths.root) ?? paths.root, paths.root]
         func below(_ folder: String) -> String? {
             for root in roots {
@@ -65,21 +72,15 @@ extension CollectionDirectory {
             }
             return nil
         }
-        let byName = below(FileSystem.absolute(directory))
-        let shown = "'\(TerminalEscaping.abbreviate(argument))'"
-        guard let real = FileSystem.realPath(directory) else {
-            if let byName { return byName }
-            if !argument.contains("/") { return name }
-            throw .invalidArgument("\(shown): not a record file of the collection in \(paths.root)")
-        }
+        let byName = below(FileSystem.absolute(folder))
+        guard let real = FileSystem.realPath(folder) else { return byName }
         switch (byName, below(real)) {
         case (let named?, let found?) where named == found: return found
         case (nil, let found?): return found  // named from outside, through a link into the collection or `../books/`
         case (_?, _):
-            throw .invalidArgument("\(shown): its folder is reached through a symbolic link inside the collection; booksync never follows links there")
-        case (nil, nil):
-            if !argument.contains("/") { return name }
-            throw .invalidArgument("\(shown): not a record file of the collection in \(paths.root)")
+            throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': its folder is reached through a symbolic link inside the collection; "
+                + "booksync never follows links there")
+        case (nil, nil): return nil
         }
     }
 

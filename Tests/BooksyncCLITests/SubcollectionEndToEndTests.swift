@@ -201,6 +201,10 @@ import BooksyncTestSupport
         #expect(try ws.run("status", "--short").stdout == "UU r1\n")
         let diff = try BinaryTests.run(["diff", "../../r1.json"], in: ws.root + "/dune/reviews", environment: ws.environment)
         #expect(diff.stdout.hasPrefix("../../r1.json: conflict, both modified"), "\(diff.stdout)")
+        // From outside the collection (-C), a relative path is taken from the collection directory.
+        let outside = try BinaryTests.run(["-C", "books", "diff", "r1.json", "dune/reviews/r1.json"], in: ws.scratch.path, environment: ws.environment)
+        #expect(outside.stdout.contains("books/r1.json: conflict, both modified"), "\(outside.stdout)\(outside.stderr)")
+        #expect(outside.stdout.contains("books/dune/reviews/r1.json: clean"), "\(outside.stdout)")
     }
 }
 
