@@ -25,6 +25,11 @@ public struct LocalFiles: Sendable {
         clean = [UInt64](repeating: 0, count: (base.slotCount + 63) / 64)
     }
 
+    /// How many record files are not known clean (changed, added or invalid).
+    var notCleanCount: Int { others.count + digests.count }
+    /// How many record files hold their base content.
+    var knownCleanCount: Int { cleanCount }
+
     /// How many record files there are.
     public var count: Int { cleanCount + others.count + digests.count }
 

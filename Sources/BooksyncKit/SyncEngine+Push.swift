@@ -38,6 +38,12 @@ extension CollectionDirectory {
         var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint)
         let sending = plan.steps.filter(\.sendsWrite)
         plan.steps = []  // held once, as `sending`, while the chunks go out
+        // One event and at most one base entry per write: room for them now, not
+        // by doubling. The base only when the writes outnumber an eighth of it: a
+        // copy changed that much takes arrays of its own anyway, and a few writes
+        // to a large base must not copy it.
+        report.events.reserveCapacity(report.events.count + sending.count)
+        if sending.count > manifest.entries.count / 8 { base.manifest.entries.reserveCapacity(manifest.entries.count + sending.count) }
         let failure = await sendPipelined(sending, scanned: scan.changedRecords, manifest: manifest,
                                           options: options, remote: remote, base: &base, report: &report, progress: progress)
         if let failure { try base.saveAndThrow(failure) }
