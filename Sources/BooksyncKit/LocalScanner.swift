@@ -27,6 +27,8 @@ public struct LocalScan: Sendable {
     /// `LocalScanner.keepRecordsChangedFrom` (the first `maximumKeptRecords`):
     /// what push sends without a second read.
     var changedRecords: [RecordID: Record] = [:]
+    /// Subcollection folders holding booksync's temporary files (`SubcollectionWalker.foldersWithTemporaries`).
+    var foldersWithTemporaries: [String] = []
 }
 
 /// Scans the record files of a collection directory, reading only the files
@@ -139,6 +141,7 @@ struct LocalScanner: Sendable {
         let keepFrom = keepRecordsChangedFrom?.entries
         let subcollections = rules.subcollections
         var folderNames: [String] = []
+        var foldersWithTemporaries: [String] = []
         /// Directories named like top-level record files (`cfg.json/`).
         var folderLikeRecordFiles: [String] = []
         let cacheStartedAt = previous?.scanStartedAt
@@ -214,6 +217,7 @@ struct LocalScanner: Sendable {
                 })
             }
             unusable += walker.unusable
+            foldersWithTemporaries = walker.foldersWithTemporaries
             // A base record below a folder the walk could not enter (a link or a
             // file where `dune/` or `dune/reviews/` belongs) was not read: it is
             // invalid, not deleted, so push never deletes its document.
@@ -249,7 +253,8 @@ struct LocalScanner: Sendable {
             }
         }
         unusable.sort { CanonicalJSON.utf8Less($0.fileName, $1.fileName) }
-        return LocalScan(files: files, unusableFiles: unusable, filesRead: tally.filesRead, changedRecords: changedRecords)
+        return LocalScan(files: files, unusableFiles: unusable, filesRead: tally.filesRead, changedRecords: changedRecords,
+                         foldersWithTemporaries: foldersWithTemporaries)
     }
 
     /// Puts the entry lines written to `lines` (after its `header` bytes) in

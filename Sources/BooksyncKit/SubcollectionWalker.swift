@@ -42,6 +42,10 @@ struct SubcollectionWalker {
     /// with the reason. Records below them were not read, so the scan must
     /// not take them for deleted (`blockingFolder(of:)`).
     private(set) var blocked: [String: String] = [:]
+    /// Subcollection folders holding booksync's own temporary files
+    /// (`.booksync-tmp-…`, `.booksync-swap-…`), relative: what a killed pull
+    /// or store save left there, for the next writing command to clean up.
+    private(set) var foldersWithTemporaries: [String] = []
     private var pending: [SubcollectionFile] = []
     private var openFolders: [Int32] = []
     /// Folders held open at most before the batch is handed on early.
@@ -136,6 +140,9 @@ struct SubcollectionWalker {
         let holdsRecords = subcollections.entry(forPath: path) != nil
         let goesDeeper = !subcollections.collectionIDs(after: prefix).isEmpty
         var deeper: [String] = []
+        if names.contains(where: { $0.hasPrefix(FileSystem.temporaryMarker) || $0.hasPrefix(FileSystem.swapMarker) }) {
+            foldersWithTemporaries.append(relative)
+        }
         for name in names.sorted(by: CanonicalJSON.utf8Less) {
             do {
                 guard let document = try RecordID.fromFileName(name) else {

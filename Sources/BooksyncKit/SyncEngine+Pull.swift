@@ -13,7 +13,15 @@ extension CollectionDirectory {
         // Clean files are then one bit per record in the scan (`LocalFiles`).
         scanner.base = manifest
         if keepChangedRecords { scanner.keepRecordsChangedFrom = manifest }
-        return (manifest, try scanner.scan())
+        let scan = try scanner.scan()
+        // `lock` cleans the state directories and the collection's top; what a
+        // killed command left in a subcollection folder the scan has just seen.
+        if !options.dryRun {
+            for folder in scan.foldersWithTemporaries {
+                FileSystem.removeStaleTemporaries(in: paths.root + "/" + folder, recoverInto: paths.recovered)
+            }
+        }
+        return (manifest, scan)
     }
 
     /// Applies remote changes locally (DESIGN.md §3, `pull` column).

@@ -157,6 +157,27 @@ import BooksyncTestSupport
         #expect(!remote.chunks.withLock { $0.joined() }.contains(long))
     }
 
+    /// A pull or push killed while writing a review leaves its temporary file
+    /// in the review's folder; the next writing command removes it (a swapped-out
+    /// copy, which may hold an editor's save, goes to `.booksync/recovered/`).
+    /// Found by the crash trials, which once saw one left behind.
+    @Test func temporariesAKilledCommandLeftInAReviewFolderAreCleanedUp() async throws {
+        let scratch = try ScratchDirectory()
+        let collection = try Self.collection(scratch, subcollections: ["reviews"])
+        let dead = "99999999"  // above any pid_max: no such process
+        try scratch.write("books/dune/reviews/\(FileSystem.temporaryMarker)\(dead)-1", "half a record")
+        try scratch.write("books/dune/reviews/\(FileSystem.swapMarker)\(dead)-2", #"{"id": "r1", "rating": 4, "saved": "by an editor"}"#)
+        try scratch.write("books/dune/reviews/\(FileSystem.temporaryMarker)\(getpid())-3", "ours, in flight")
+        var dryRun = SyncOptions()
+        dryRun.dryRun = true
+        _ = try await collection.pull(remote: ScriptedRemote(), options: dryRun)
+        #expect(FileManager.default.fileExists(atPath: collection.paths.root + "/dune/reviews/\(FileSystem.temporaryMarker)\(dead)-1"))  // a dry run writes nothing
+        _ = try await collection.pull(remote: ScriptedRemote())
+        let left = try FileManager.default.contentsOfDirectory(atPath: collection.paths.root + "/dune/reviews").sorted()
+        #expect(left == ["\(FileSystem.temporaryMarker)\(getpid())-3", "r1", "r1.json"])
+        #expect(try String(contentsOfFile: collection.paths.recovered + "/\(FileSystem.swapMarker)\(dead)-2", encoding: .utf8).contains("by an editor"))
+    }
+
     @Test func pullWritesSubcollectionRecordsIntoNewFolders() async throws {
         let scratch = try ScratchDirectory()
         let collection = try Self.collection(scratch)
