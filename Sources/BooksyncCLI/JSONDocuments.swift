@@ -200,7 +200,7 @@ enum JSONDocuments {
             if let pending { out(TerminalText(json: pending + ",")) }
             let entry = CanonicalJSON.encode([
                 // dune/reviews/r1.json, not r1.json: the same name in two folders is two records.
-                "file": .string(report.path.hasPrefix(root + "/") ? String(report.path.dropFirst(root.count + 1)) : FileSystem.split(report.path).name),
+                "file": .string(PathDisplay.relative(report.path, to: root)),
                 "valid": .bool(report.diagnostics.isEmpty),
                 "problems": problems(report.diagnostics),
             ])

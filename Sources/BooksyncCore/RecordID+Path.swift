@@ -55,7 +55,7 @@ extension RecordID {
         var out = ""
         for (index, segment) in segments.enumerated() {
             if index > 0 { out += "/" }
-            let stem = RecordID(plain: String(segment))?.encodedName ?? RecordID.encode(Array(segment.utf8))
+            let stem = encodedSegment(segment)
             out += index < segments.count - 1 ? documentFolderName(stem: stem) : stem
         }
         return out
@@ -144,7 +144,13 @@ extension RecordID {
     /// file-name encoding, as for any id segment, and like a document's
     /// folder never ending in `.json` (`documentFolderName(stem:)`).
     public static func folderName(ofCollection collection: String) -> String {
-        documentFolderName(stem: RecordID(plain: collection)?.encodedName ?? RecordID.encode(Array(collection.utf8)))
+        documentFolderName(stem: encodedSegment(collection))
+    }
+
+    /// One segment's file-name encoding, as a top-level id's (the check of
+    /// plain bytes first: most ids are their own encoding).
+    static func encodedSegment<S: StringProtocol>(_ segment: S) -> String {
+        RecordID(plain: String(segment))?.encodedName ?? RecordID.encode(Array(segment.utf8))
     }
 
     /// The id a folder name stands for (a document's folder, `dune`,

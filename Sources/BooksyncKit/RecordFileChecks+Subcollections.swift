@@ -90,7 +90,12 @@ extension CollectionDirectory {
     /// - Throws: `.invalidArgument` as `relativePath(ofFileArgument:)`, or for a
     ///   path that is not a record file of a configured subcollection.
     func recordID(ofFileArgument argument: String) throws(BooksyncError) -> RecordID {
-        let relative = try relativePath(ofFileArgument: argument)
+        try recordID(atRelativePath: try relativePath(ofFileArgument: argument), argument: argument)
+    }
+
+    /// The record at `relative` (from `relativePath(ofFileArgument:)`), named
+    /// in errors by the `argument` it came from.
+    func recordID(atRelativePath relative: String, argument: String) throws(BooksyncError) -> RecordID {
         let found: RecordID?
         do {
             found = try RecordID.fromRelativePath(relative, subcollections: rules.subcollections)

@@ -49,8 +49,7 @@ extension CollectionDirectory {
                     }
                     return paths.recordFile(relative)
                 }
-                let id = try recordID(ofFileArgument: argument)
-                return paths.root + "/" + id.fileName
+                return paths.root + "/" + (try recordID(atRelativePath: relative, argument: argument)).fileName
             }
         }
         return try recordFileNames().map(paths.recordFile)

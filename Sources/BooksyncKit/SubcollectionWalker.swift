@@ -156,7 +156,7 @@ struct SubcollectionWalker {
                     unusable.append(UnusableFile(fileName: file, message: RecordIDError.pathTooLong(file, file.utf8.count).message))
                     continue
                 }
-                pending.append(SubcollectionFile(relativePath: relative + "/" + name, id: parent.child(collection: prefix.last!, document: document),
+                pending.append(SubcollectionFile(relativePath: file, id: parent.child(collection: prefix.last!, document: document),
                                                  directory: folder, name: name))
             } catch {
                 if holdsRecords { unusable.append(UnusableFile(fileName: relative + "/" + name, message: error.message)) }

@@ -31,10 +31,12 @@ extension CollectionDirectory {
     func classify(scan: LocalScan, manifest: Manifest, remote snapshot: RemoteSnapshot?, includeClean: Bool = true,
                   only ids: [RecordID]? = nil) -> Classification {
         var result = Classification(records: [], localReads: [:])
-        // Room for every record that can differ (files not clean, base records
-        // without a clean file), so a million new records never make the array
-        // double past a million: a doubling briefly holds one and a half copies.
-        result.records.reserveCapacity(ids?.count ?? scan.files.notCleanCount + max(0, manifest.entries.count - scan.files.knownCleanCount))
+        // Room for the records known to differ, so a million new records never
+        // make the array double past a million (a doubling briefly holds one and
+        // a half copies). Each file that is not clean differs, and so does each
+        // base record without a clean file; the two overlap, so the larger of
+        // them, never more than will be kept.
+        result.records.reserveCapacity(ids?.count ?? max(scan.files.notCleanCount, manifest.entries.count - scan.files.knownCleanCount))
         func visit(_ id: RecordID) {
             let base = manifest.entries[id]
             let local: LocalVersion
