@@ -89,14 +89,18 @@ public enum SyncPlanner {
     /// The push plan: a step per local change, an event per invalid local file.
     public static func push(_ records: [ClassifiedRecord]) -> PushPlan {
         var plan = PushPlan()
-        for record in records {
-            if case .invalidLocal(let diagnostics) = record.state {
-                plan.events.append(SyncEvent(id: record.id, kind: .invalidLocal(diagnostics)))
-            } else if let action = pushAction(for: record.state, base: record.base) {
-                plan.steps.append(PushStep(id: record.id, action: action))
-            }
-        }
+        for record in records { push(record, into: &plan) }
         return plan
+    }
+
+    /// Adds one record's step or event to a push plan: how a push too large
+    /// to hold as one plan is planned record by record, with the same rules.
+    public static func push(_ record: ClassifiedRecord, into plan: inout PushPlan) {
+        if case .invalidLocal(let diagnostics) = record.state {
+            plan.events.append(SyncEvent(id: record.id, kind: .invalidLocal(diagnostics)))
+        } else if let action = pushAction(for: record.state, base: record.base) {
+            plan.steps.append(PushStep(id: record.id, action: action))
+        }
     }
 
     /// The pull step for one record; nil when pull leaves it alone.

@@ -137,9 +137,11 @@ public struct CollectionDirectory: Sendable {
 
     /// Scans the record files, reading only those the stat cache cannot vouch for.
     /// With the base (and the stamp of its manifest, taken before it was read),
-    /// the index also remembers which records were clean.
-    public func scanLocal(base: Manifest? = nil, baseStamp: String = "-") async throws(BooksyncError) -> LocalScan {
+    /// the index also remembers which records were clean. `keepHashes` false
+    /// keeps changed and added files without their hash (see `LocalFiles`).
+    public func scanLocal(base: Manifest? = nil, baseStamp: String = "-", keepHashes: Bool = true) async throws(BooksyncError) -> LocalScan {
         var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
+        scanner.keepsHashes = keepHashes
         scanner.base = base
         scanner.baseStamp = baseStamp
         return try scanner.scan()

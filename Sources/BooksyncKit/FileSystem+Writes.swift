@@ -91,7 +91,16 @@ extension FileSystem {
     /// `recoverInto`, never deleted.
     @discardableResult
     public static func removeStaleTemporaries(in directory: String, recoverInto: String? = nil) -> Int {
-        guard let names = try? listDirectory(directory) else { return 0 }
+        // Listed in batches, keeping only the marked names: the top of a
+        // collection holds every record file, and a million names held at once
+        // were 90 MB, the peak of a whole push.
+        guard let lister = try? DirectoryLister(directory) else { return 0 }
+        var names: [String] = []
+        while true {
+            let batch = lister.next(8192)
+            if batch.isEmpty { break }
+            names += batch.filter { $0.hasPrefix(temporaryMarker) || $0.hasPrefix(swapMarker) }
+        }
         var removed = 0
         for name in names {
             let marker = name.hasPrefix(temporaryMarker) ? temporaryMarker : (name.hasPrefix(swapMarker) ? swapMarker : nil)

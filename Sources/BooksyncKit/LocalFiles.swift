@@ -8,6 +8,13 @@ import BooksyncCore
 /// (`ManifestEntries.slot(of:)`), their hash read back from the manifest; only
 /// the others (changed, added, invalid, or scanned without a base) are kept
 /// by id. A million clean records cost 125 KB here instead of ~150 MB.
+///
+/// A scan that keeps no hashes (`keepsHashes` false: push, which compares a
+/// file only with its base entry, and the scan already did) keeps a changed
+/// file as a second bit per slot and an added one as a packed id
+/// (`PackedRecordIDs`, sorted when the scan ends), about 16 bytes where a
+/// hashed entry takes 130: a first push of a million records holds 16 MB
+/// here instead of 134. Their state reads `.valid(hash: hashNotKept)`.
 public struct LocalFiles: Sendable {
     /// The base the clean bits refer to (shared storage, not a copy).
     private let base: ManifestEntries
@@ -15,62 +22,124 @@ public struct LocalFiles: Sendable {
     private var cleanCount = 0
     private var others: [RecordID: LocalFileState] = [:]
     /// Valid files that are not clean, by id, their content hash as 32 bytes
-    /// rather than a 71-byte string on the heap: a first push of a million
-    /// new records holds a million of them.
+    /// rather than a 71-byte string on the heap (scans that keep hashes).
     private var digests: [RecordID: ContentDigest] = [:]
+    /// False: valid files that are not clean are kept without their hash.
+    let keepsHashes: Bool
+    /// Valid files whose content differs from their base entry's, a bit per
+    /// base slot (scans that keep no hashes).
+    private var changed: [UInt64] = []
+    private var changedCount = 0
+    /// Valid files without a base entry (scans that keep no hashes), sorted
+    /// by `finish()`.
+    private(set) var added = PackedRecordIDs()
+    private var addedSorted = true
+
+    /// The hash of a valid file that a scan without hashes did not keep: it
+    /// equals no content hash, so the rules see the file as differing from its
+    /// base, which the scan established.
+    public static let hashNotKept = ""
 
     /// No files; `base` is the manifest the scan compares with.
-    init(base: ManifestEntries) {
+    init(base: ManifestEntries, keepsHashes: Bool = true) {
         self.base = base
+        self.keepsHashes = keepsHashes
         clean = [UInt64](repeating: 0, count: (base.slotCount + 63) / 64)
+        if !keepsHashes { changed = clean }
     }
 
     /// How many record files are not known clean (changed, added or invalid).
-    var notCleanCount: Int { others.count + digests.count }
+    var notCleanCount: Int { others.count + digests.count + changedCount + added.count }
     /// How many record files hold their base content.
     var knownCleanCount: Int { cleanCount }
 
     /// How many record files there are.
-    public var count: Int { cleanCount + others.count + digests.count }
+    public var count: Int { cleanCount + notCleanCount }
 
     /// The state of the file of `id`; nil when there is none.
     public subscript(id: RecordID) -> LocalFileState? {
         if let digest = digests[id] { return .valid(hash: digest.contentHash) }
         if let state = others[id] { return state }
-        guard cleanCount > 0, let slot = base.slot(of: id), isClean(slot) else { return nil }
-        return .valid(hash: base.hash(atSlot: slot))
+        if cleanCount > 0 || changedCount > 0, let slot = base.slot(of: id) {
+            if isClean(slot) { return .valid(hash: base.hash(atSlot: slot)) }
+            return Self.isSet(slot, in: changed) ? .valid(hash: Self.hashNotKept) : nil
+        }
+        guard !added.isEmpty else { return nil }
+        let found = addedSorted ? added.sortedIndex(of: id) != nil : added.contains(id)
+        return found ? .valid(hash: Self.hashNotKept) : nil
     }
 
     /// The ids of every file, in no particular order.
     public var keys: some Sequence<RecordID> {
-        cleanIDs.lazy.map { $0 }.joined(with: others.keys).joined(with: digests.keys)
+        cleanIDs.lazy.map { $0 }.joined(with: added).joined(with: notCleanKeptByID)
+    }
+
+    /// The ids of the files that are not clean, except the added ones a scan
+    /// without hashes keeps in `added`: changed, invalid, or kept with a hash.
+    var notCleanKeptByID: some Sequence<RecordID> {
+        let base = self.base, changed = self.changed
+        let changedIDs = (0..<(changedCount > 0 ? base.slotCount : 0)).lazy.filter { Self.isSet($0, in: changed) }.map { base.id(atSlot: $0) }
+        return changedIDs.joined(with: others.keys).joined(with: digests.keys)
     }
 
     /// The ids of the files whose content is their base's.
     var cleanIDs: some Sequence<RecordID> {
         let base = self.base, clean = self.clean
-        return (0..<base.slotCount).lazy.filter { clean[$0 >> 6] & (1 << UInt64($0 & 63)) != 0 }.map { base.id(atSlot: $0) }
+        return (0..<base.slotCount).lazy.filter { Self.isSet($0, in: clean) }.map { base.id(atSlot: $0) }
     }
 
-
     /// True when the file of `id` is known to hold its base content.
-    func isClean(_ slot: Int) -> Bool { clean[slot >> 6] & (1 << UInt64(slot & 63)) != 0 }
+    func isClean(_ slot: Int) -> Bool { Self.isSet(slot, in: clean) }
 
-    /// Records the file of `id`; `cleanSlot` is its base slot when the file is
-    /// valid with the base's content hash (the caller compared them).
-    mutating func set(_ id: RecordID, _ state: LocalFileState, cleanSlot: Int?) {
-        if let slot = cleanSlot {
-            if !isClean(slot) {
+    private static func isSet(_ slot: Int, in bits: [UInt64]) -> Bool {
+        slot >> 6 < bits.count && bits[slot >> 6] & (1 << UInt64(slot & 63)) != 0
+    }
+
+    /// Records the file of `id` (each id once, but for `others`, which a
+    /// later state replaces). `baseSlot` is its base entry's slot; `clean`
+    /// says the file is valid with the base's content hash (the caller
+    /// compared them).
+    mutating func set(_ id: RecordID, _ state: LocalFileState, baseSlot: Int?, clean isClean: Bool) {
+        if isClean, let slot = baseSlot {
+            if !self.isClean(slot) {
                 clean[slot >> 6] |= 1 << UInt64(slot & 63)
                 cleanCount += 1
             }
-        } else if case .valid(let hash) = state, let digest = ContentDigest(contentHash: hash) {
-            digests[id] = digest
-            others[id] = nil
+        } else if case .valid(let hash) = state {
+            if !keepsHashes, let slot = baseSlot {
+                if !Self.isSet(slot, in: changed) {
+                    changed[slot >> 6] |= 1 << UInt64(slot & 63)
+                    changedCount += 1
+                }
+            } else if !keepsHashes {
+                added.append(id)
+                addedSorted = added.count == 1
+            } else if let digest = ContentDigest(contentHash: hash) {
+                digests[id] = digest
+                others[id] = nil
+            } else {
+                others[id] = state
+                digests[id] = nil
+            }
         } else {
             others[id] = state
             digests[id] = nil
         }
+    }
+
+    /// Forgets the added files (a scan without hashes): push, once it has
+    /// planned their writes, so that it does not hold their ids twice. Their
+    /// state reads nil from then on.
+    mutating func forgetAdded() {
+        added = PackedRecordIDs()
+        addedSorted = true
+    }
+
+    /// Ends the scan: sorts the added ids, for lookups and for push's walk in id order.
+    mutating func finish() {
+        guard !addedSorted else { return }
+        added.sort()
+        addedSorted = true
     }
 }
 

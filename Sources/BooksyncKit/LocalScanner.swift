@@ -45,6 +45,9 @@ struct LocalScanner: Sendable {
     let fingerprint: String
     /// False for `--dry-run`, which must not write anything, not even the cache.
     var writeIndex = true
+    /// False when no remote content will be compared with the files (push):
+    /// changed and added files are then kept without their hash (`LocalFiles`).
+    var keepsHashes = true
     /// The base the scan is compared with, and the stamp of its manifest file,
     /// so index entries can remember which records were clean.
     var base: Manifest?
@@ -55,7 +58,7 @@ struct LocalScanner: Sendable {
     var keepRecordsChangedFrom: Manifest?
     /// Records kept at most: push reads the rest again when it sends them, so
     /// a push of 100,000 new records holds a few chunks of records, not all.
-    static let maximumKeptRecords = 2_000
+    static let maximumKeptRecords = 500
     /// Names listed and examined at a time.
     static let batchSize = 8192
 
@@ -131,7 +134,7 @@ struct LocalScanner: Sendable {
                                directoryStamp: directoryStamp, to: &header)
         writer?.append(header)
 
-        var files = LocalFiles(base: baseEntries)
+        var files = LocalFiles(base: baseEntries, keepsHashes: keepsHashes)
         var unusable: [UnusableFile] = []
         var changedRecords: [RecordID: Record] = [:]
         var tally = Tally()
@@ -159,7 +162,7 @@ struct LocalScanner: Sendable {
                 switch result.outcome {
                 case .valid(let hash, var entry, let read, let record):
                     let matchesBase = result.baseHash == hash
-                    files.set(candidate.id, .valid(hash: hash), cleanSlot: matchesBase ? result.baseSlot : nil)
+                    files.set(candidate.id, .valid(hash: hash), baseSlot: result.baseSlot, clean: matchesBase)
                     if let record, changedRecords.count < Self.maximumKeptRecords { changedRecords[candidate.id] = record }
                     if entry != nil {
                         entry!.clean = matchesBase
@@ -177,7 +180,7 @@ struct LocalScanner: Sendable {
                         tally.reusedEntries += 1
                     }
                 case .invalid(let diagnostics, let read):
-                    files.set(candidate.id, .invalid(diagnostics), cleanSlot: nil)
+                    files.set(candidate.id, .invalid(diagnostics), baseSlot: result.baseSlot, clean: false)
                     if candidate.directory == directory, diagnostics == [RecordDiagnostic(message: FileSystemError.refusal(.directory))] {
                         folderLikeRecordFiles.append(candidate.name)
                     }
@@ -225,7 +228,7 @@ struct LocalScanner: Sendable {
             if !walker.blocked.isEmpty {
                 for (id, _) in baseEntries where !id.isTopLevel && files[id] == nil {
                     guard let (folder, reason) = walker.blockingFolder(of: id) else { continue }
-                    files.set(id, .invalid([RecordDiagnostic(message: root + "/" + folder + ": " + reason)]), cleanSlot: nil)
+                    files.set(id, .invalid([RecordDiagnostic(message: root + "/" + folder + ": " + reason)]), baseSlot: nil, clean: false)
                 }
             }
         }
@@ -253,6 +256,7 @@ struct LocalScanner: Sendable {
             }
         }
         unusable.sort { CanonicalJSON.utf8Less($0.fileName, $1.fileName) }
+        files.finish()
         return LocalScan(files: files, unusableFiles: unusable, filesRead: tally.filesRead, changedRecords: changedRecords,
                          foldersWithTemporaries: foldersWithTemporaries)
     }

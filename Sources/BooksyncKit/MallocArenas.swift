@@ -2,7 +2,8 @@
 import Glibc
 #endif
 
-/// How many malloc arenas the network helper's threads share.
+/// How the network helper's malloc is set up: how many arenas its threads
+/// share, and from what size a block is mapped on its own (`mapBlocks`).
 ///
 /// glibc gives threads that contend for malloc arenas of their own (up to
 /// eight per core) and keeps what each arena once held. A remote command
@@ -17,12 +18,34 @@ public enum MallocArenas {
     /// - Returns: Whether the allocator took the setting (false where there is none to take).
     @discardableResult
     public static func useOne() -> Bool {
+        setOption(-8, to: 1)  // M_ARENA_MAX in <malloc.h>
+    }
+
+    /// The size from which a block gets a mapping of its own (`mapBlocks`).
+    public static let largeBlock: Int32 = 1 << 20
+
+    /// Gives every block of `bytes` or more a mapping of its own, which goes
+    /// back to the system when it is freed.
+    ///
+    /// glibc starts at 128 KB but raises that threshold to the size of each
+    /// mapped block freed, up to 32 MB: once a push had sorted and freed its
+    /// scan's arrays, the next ones of that size came from the heap, and what
+    /// they left there when freed stayed resident. A first push of a million
+    /// records holds a few arrays of 4 to 32 MB that live for the whole
+    /// command; the ones that do not must not stay.
+    /// - Returns: Whether the allocator took the setting.
+    @discardableResult
+    public static func mapBlocks(atLeast bytes: Int32 = largeBlock) -> Bool {
+        setOption(-3, to: bytes)  // M_MMAP_THRESHOLD in <malloc.h>
+    }
+
+    /// glibc's `mallopt(option, value)`; false where there is none, or it refused.
+    private static func setOption(_ option: Int32, to value: Int32) -> Bool {
         #if canImport(Glibc)
         // mallopt is in <malloc.h>, which the Glibc module leaves out: found by name.
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return false }
         let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
-        let arenaMaximum: Int32 = -8  // M_ARENA_MAX in <malloc.h>
-        return mallopt(arenaMaximum, 1) == 1
+        return mallopt(option, value) == 1
         #else
         return false
         #endif

@@ -18,7 +18,7 @@ extension SyncReport {
     /// sync does not delete, sorted by parent.
     /// - Parameter known: every record id the directory knows after the sync:
     ///   the base's and the local files'.
-    static func parentDeletions(events: [SyncEvent], known: [some Sequence<RecordID>], subcollections: Subcollections) -> [ParentDeletion] {
+    static func parentDeletions(events: some Sequence<SyncEvent>, known: [some Sequence<RecordID>], subcollections: Subcollections) -> [ParentDeletion] {
         guard !subcollections.isEmpty else { return [] }
         var deleted: Set<RecordID> = []
         for event in events {

@@ -6,10 +6,11 @@ extension CollectionDirectory {
     /// The base and a scan of the files, as pull and push start. A dry run
     /// does not even update the stat cache. `keepChangedRecords` keeps the
     /// records that differ from the base, parsed, for push to send.
-    func startSync(_ options: SyncOptions, keepChangedRecords: Bool = false) throws(BooksyncError) -> (Manifest, LocalScan) {
+    func startSync(_ options: SyncOptions, keepChangedRecords: Bool = false, keepHashes: Bool = true) throws(BooksyncError) -> (Manifest, LocalScan) {
         let manifest = try loadManifest()
         var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
         scanner.writeIndex = !options.dryRun
+        scanner.keepsHashes = keepHashes
         // Clean files are then one bit per record in the scan (`LocalFiles`).
         scanner.base = manifest
         if keepChangedRecords { scanner.keepRecordsChangedFrom = manifest }
@@ -127,7 +128,7 @@ extension CollectionDirectory {
         if let error = await lister.value, failure == nil { failure = .remoteFailure(error) }
         if failure == nil, Task.isCancelled { failure = .interrupted }
         // Batches arrive in the server's order; report in id order, as for every other pull.
-        report.events.sort { $0.id < $1.id }
+        report.events.sortByID()
         if let failure {
             if options.dryRun { throw failure }
             try base.saveAndThrow(failure)

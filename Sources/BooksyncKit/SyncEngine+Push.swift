@@ -23,32 +23,38 @@ extension CollectionDirectory {
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
         let lock = options.dryRun ? nil : try self.lock(onStaleLock: onStaleLock)
         defer { lock?.release() }
-        let (manifest, scan) = try startSync(options, keepChangedRecords: !options.dryRun)
-        // Clean records plan nothing: leaving them out spares building and sorting the whole collection.
-        var plan = SyncPlanner.push(classify(scan: scan, manifest: manifest, remote: nil, includeClean: false).records)
-        var report = SyncReport(command: .push, dryRun: options.dryRun, events: plan.events, unusableFiles: scan.unusableFiles, unusableRemote: [])
-        try options.checkDeletes(plan, command: .push, baseCount: manifest.entries.count)
+        // No remote content is compared with the files, so the scan keeps no hashes
+        // of changed ones, and the push is planned record by record, never whole.
+        var (manifest, scan) = try startSync(options, keepChangedRecords: !options.dryRun, keepHashes: false)
+        var survey = surveyPush(PushCandidates(scan: scan, manifest: manifest), scan: scan, manifest: manifest,
+                                chunkSize: options.atomic ? Int.max : Self.pushChunk)
+        // The added files' ids are in the survey's events now; the scan needs them
+        // again only to count the records left below a deleted document.
+        if rules.subcollections.isEmpty || survey.deletes == 0 { scan.files.forgetAdded() }
+        var report = SyncReport(command: .push, dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: [])
+        try options.checkDeletes(survey.deletes, command: .push, baseCount: manifest.entries.count)
         if options.dryRun {
-            report.events += plan.steps.map(\.dryRunEvent)
+            report.events = survey.events
             report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(manifest.entries.keys), AnySequence(scan.files.keys)],
                                                                subcollections: rules.subcollections)
             return report
         }
 
         var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint)
-        let sending = plan.steps.filter(\.sendsWrite)
-        plan.steps = []  // held once, as `sending`, while the chunks go out
-        // One event and at most one base entry per write: room for them now, not
-        // by doubling. The base only when the writes outnumber an eighth of it: a
-        // copy changed that much takes arrays of its own anyway, and a few writes
-        // to a large base must not copy it.
-        report.events.reserveCapacity(report.events.count + sending.count)
-        if sending.count > manifest.entries.count / 8 { base.manifest.entries.reserveCapacity(manifest.entries.count + sending.count) }
-        let failure = await sendPipelined(sending, scanned: scan.changedRecords, manifest: manifest,
-                                          options: options, remote: remote, base: &base, report: &report, progress: progress)
-        if let failure { try base.saveAndThrow(failure) }
+        // At most one base entry per write: room for them now, not by doubling;
+        // only when the writes outnumber an eighth of the base: a copy changed
+        // that much takes arrays of its own anyway, and a few writes to a large
+        // base must not copy it.
+        if survey.writes > manifest.entries.count / 8 { base.manifest.entries.reserveCapacity(manifest.entries.count + survey.writes) }
+        let outcome = await sendPipelined(survey, scanned: scan.changedRecords, manifest: manifest,
+                                          options: options, remote: remote, base: &base, progress: progress)
+        if let failure = outcome.failure { try base.saveAndThrow(failure) }
         try base.finish()
-        report.events.sort { $0.id < $1.id }
+        // The planned events, in id order, with what differed from the plan
+        // (moved out of the survey, so they change in place, not in a copy).
+        report.events = survey.events
+        survey.events = SyncEvents()
+        for (index, kind) in outcome.changedEvents { report.events.replaceKind(at: index, with: kind) }
         report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(base.manifest.entries.keys), AnySequence(scan.files.keys)],
                                                            subcollections: rules.subcollections)
         return report
@@ -110,62 +116,64 @@ extension CollectionDirectory {
         return chunk
     }
 
-    /// Loads and sends the writes of `steps` in chunks, a few requests in
+    /// Loads and sends the writes of the survey's chunks, a few requests in
     /// flight, and records in the base what the server accepted as each answer
     /// arrives. On a failure or cancellation no new chunk starts, the ones in
     /// flight are still recorded, and the first failure is returned.
-    private func sendPipelined(_ steps: [PushStep], scanned: [RecordID: Record], manifest: Manifest, options: SyncOptions,
-                               remote: any RemoteCollection, base: inout BaseState, report: inout SyncReport,
-                               progress: @escaping @Sendable (SyncProgress) -> Void) async -> BooksyncError? {
-        let counter = ProgressCounter(phase: "uploading", total: steps.count, report: progress)
-        let chunks = steps.chunked(into: options.atomic ? max(steps.count, 1) : Self.pushChunk)
+    private func sendPipelined(_ survey: PushSurvey, scanned: [RecordID: Record], manifest: Manifest, options: SyncOptions,
+                               remote: any RemoteCollection, base: inout BaseState,
+                               progress: @escaping @Sendable (SyncProgress) -> Void) async -> PushOutcome {
+        let counter = ProgressCounter(phase: "uploading", total: survey.writes, report: progress)
         let atomic = options.atomic
-        var failure: BooksyncError?
-        // Slices of `steps`, not copies: a push of a million new records holds its steps once.
-        let started = await BoundedTaskGroup.run(chunks, limit: Self.pushRequestsInFlight) { planned -> Result<SentChunk, FailedChunk> in
-            let loaded = loadChunk(Array(planned), scanned: scanned)
+        var outcome = PushOutcome()
+        let started = await BoundedTaskGroup.run(survey.chunks, limit: Self.pushRequestsInFlight) { range -> Result<SentChunk, FailedChunk> in
+            let loaded = loadChunk(range.compactMap(survey.write(at:)), scanned: scanned)
             guard !loaded.writes.isEmpty else { return .success(SentChunk(loaded, outcomes: [:])) }
             do throws(RemoteError) {
                 let outcomes = try await remote.write(loaded.writes, atomic: atomic) { counter.add($0) }
                 return .success(SentChunk(loaded, outcomes: outcomes))
             } catch {
-                return .failure(FailedChunk(error: error, events: loaded.events))
+                return .failure(FailedChunk(error: error))
             }
-        } receive: { _, result in
+        } receive: { chunk, result in
+            // Where each record of this chunk has its event.
+            var eventIndex: [RecordID: Int] = [:]
+            func changeEvents(_ events: [SyncEvent]) {
+                if eventIndex.isEmpty {
+                    for index in survey.chunks[chunk] { eventIndex[survey.events[index].id] = index }
+                }
+                for event in events {
+                    if let index = eventIndex[event.id] { outcome.changedEvents.append((index, event.kind)) }
+                }
+            }
             switch result {
             case .failure(let failed):
-                report.events += failed.events
-                if failure == nil { failure = .remoteFailure(failed.error) }
+                if outcome.failure == nil { outcome.failure = .remoteFailure(failed.error) }
             case .success(let done):
-                report.events += done.events
-                for (write, change) in done.accepted {
-                    base.note(change)
-                    let kind: PushAction = change.isForgotten
-                        ? .delete(baseRevision: manifest.entries[write.id]?.revision ?? "")
-                        : (manifest.entries[write.id].map { .update(baseRevision: $0.revision) } ?? .create)
-                    report.events.append(SyncEvent(id: write.id, kind: .pushed(kind)))
-                }
+                // An accepted write keeps its planned event (`.pushed` with the same action).
+                changeEvents(done.events)
+                for (_, change) in done.accepted { base.note(change) }
                 if !done.stale.isEmpty {
                     let preconditions = Dictionary(uniqueKeysWithValues: done.chunk.map { ($0.id, $0) })
                     do throws(BooksyncError) {
-                        report.events += try await settleStaleWrites(done.stale, sent: done.sent, writes: preconditions, atomic: atomic,
-                                                                     remote: remote, base: &base, progress: progress)
+                        changeEvents(try await settleStaleWrites(done.stale, sent: done.sent, writes: preconditions, atomic: atomic,
+                                                                 remote: remote, base: &base, progress: progress))
                     } catch {
-                        if failure == nil { failure = error }
+                        if outcome.failure == nil { outcome.failure = error }
                     }
                 }
                 do throws(BooksyncError) {
                     try base.saveIfDue()
                 } catch {
-                    if failure == nil { failure = error }
+                    if outcome.failure == nil { outcome.failure = error }
                 }
             }
             // After a failure no new chunk starts; the ones in flight are still recorded.
-            return failure == nil ? .proceed : .drain
+            return outcome.failure == nil ? .proceed : .drain
         }
         // Chunks left unsent without a failure: the command was cancelled (Ctrl-C).
-        if failure == nil, started < chunks.count { failure = .interrupted }
-        return failure
+        if outcome.failure == nil, started < survey.chunks.count { outcome.failure = .interrupted }
+        return outcome
     }
 
     /// A write whose precondition failed: the remote changed since the base, or
@@ -208,6 +216,13 @@ extension CollectionDirectory {
     }
 }
 
+/// How the writes of a push went: the first failure, and the planned events
+/// that turned out otherwise (by index in the survey's events).
+private struct PushOutcome {
+    var failure: BooksyncError?
+    var changedEvents: [(index: Int, kind: SyncEventKind)] = []
+}
+
 /// What loading one planned push step gave.
 private enum PushLoad: Sendable {
     case write(RemoteWrite)
@@ -224,10 +239,9 @@ private struct LoadedChunk: Sendable {
     var events: [SyncEvent] = []
 }
 
-/// A chunk the server did not answer: why, and what loading it reported.
+/// A chunk the server did not answer, and why.
 private struct FailedChunk: Error {
     let error: RemoteError
-    let events: [SyncEvent]
 }
 
 extension PushStep {

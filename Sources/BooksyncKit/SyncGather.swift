@@ -38,24 +38,8 @@ extension CollectionDirectory {
         // them, never more than will be kept.
         result.records.reserveCapacity(ids?.count ?? max(scan.files.notCleanCount, manifest.entries.count - scan.files.knownCleanCount))
         func visit(_ id: RecordID) {
-            let base = manifest.entries[id]
-            let local: LocalVersion
-            switch scan.files[id] {
-            case nil: local = .absent
-            case .invalid(let diagnostics)?: local = .invalid(diagnostics)
-            case .valid(let hash)?: local = .present(hash: hash)
-            }
-            var merge: RecordMerge?
-            let state = SyncRules.classify(base: base, local: local, remote: snapshot?.version(id) ?? .notChecked) {
-                guard let remoteFields = snapshot?.bodies[id]?.record?.fields, let read = readLocal(id) else { return nil }
-                result.localReads[id] = read
-                merge = RecordMerge(base: baseCopies.fields(id, hash: base?.hash), local: read.fields, remote: remoteFields)
-                return merge?.outcome
-            }
-            if includeClean || state != .clean {
-                result.records.append(ClassifiedRecord(id: id, state: state, base: base,
-                                                       remoteRevision: snapshot?.listing.revisions[id], merge: merge))
-            }
+            let record = classifiedRecord(id, scan: scan, manifest: manifest, remote: snapshot, localReads: &result.localReads)
+            if includeClean || record.state != .clean { result.records.append(record) }
         }
         if let ids {
             for id in ids { visit(id) }
@@ -68,6 +52,27 @@ extension CollectionDirectory {
         }
         result.records.sort { $0.id < $1.id }
         return result
+    }
+
+    /// The class of the record `id` (see `classify`). A record both sides
+    /// modified is read and merged here; what was read goes into `localReads`.
+    func classifiedRecord(_ id: RecordID, scan: LocalScan, manifest: Manifest, remote snapshot: RemoteSnapshot?,
+                          localReads: inout [RecordID: LocalRead]) -> ClassifiedRecord {
+        let base = manifest.entries[id]
+        let local: LocalVersion
+        switch scan.files[id] {
+        case nil: local = .absent
+        case .invalid(let diagnostics)?: local = .invalid(diagnostics)
+        case .valid(let hash)?: local = .present(hash: hash)
+        }
+        var merge: RecordMerge?
+        let state = SyncRules.classify(base: base, local: local, remote: snapshot?.version(id) ?? .notChecked) {
+            guard let remoteFields = snapshot?.bodies[id]?.record?.fields, let read = readLocal(id) else { return nil }
+            localReads[id] = read
+            merge = RecordMerge(base: baseCopies.fields(id, hash: base?.hash), local: read.fields, remote: remoteFields)
+            return merge?.outcome
+        }
+        return ClassifiedRecord(id: id, state: state, base: base, remoteRevision: snapshot?.listing.revisions[id], merge: merge)
     }
 
     /// The local file of `id`, parsed; nil when it cannot be read or parsed.

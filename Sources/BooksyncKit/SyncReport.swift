@@ -25,7 +25,11 @@ public struct SyncOptions: Sendable {
     /// records, unless `--force`.
     /// - Throws: `BooksyncError.massDelete` naming the command and the numbers.
     func checkDeletes<Action>(_ plan: SyncPlan<Action>, command: SyncPhase, baseCount: Int) throws(BooksyncError) {
-        let deletes = plan.deletes
+        try checkDeletes(plan.deletes, command: command, baseCount: baseCount)
+    }
+
+    /// The same check for a plan known only by its count of deletes (push plans record by record).
+    func checkDeletes(_ deletes: Int, command: SyncPhase, baseCount: Int) throws(BooksyncError) {
         guard !force, deleteGuard.refuses(deletes: deletes, baseCount: baseCount) else { return }
         throw .massDelete(command: command.rawValue, deletes: deletes, baseCount: baseCount, maximumPercent: deleteGuard.maximumPercent)
     }
@@ -93,7 +97,7 @@ public struct SyncReport: Sendable {
     /// True for `--dry-run`: the events say what would be done; nothing was.
     public let dryRun: Bool
     /// What was done (or would be) per record: the plan's events, then the steps' outcomes.
-    public var events: [SyncEvent]
+    public var events: SyncEvents
     /// Files that look like records but cannot be (names that are not a percent-encoded record id; a non-regular file is an invalid record instead).
     public var unusableFiles: [UnusableFile]
     /// Remote documents whose names cannot be record ids (pull only).

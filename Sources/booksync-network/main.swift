@@ -9,5 +9,6 @@ import Darwin
 
 // booksync with URLSession linked in: booksync hands remote commands to it.
 MallocArenas.useOne()  // flat memory for large pulls and pushes (see MallocArenas)
+MallocArenas.mapBlocks()
 let status = await BooksyncCommand.main(Array(CommandLine.arguments.dropFirst()), network: .linked(make: { URLSessionTransport.make(requestTimeout: $0) }))
 exit(status)

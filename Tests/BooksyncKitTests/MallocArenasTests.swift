@@ -7,8 +7,10 @@ import Testing
     @Test func glibcTakesTheSetting() {
         #if canImport(Glibc)
         #expect(MallocArenas.useOne())
+        #expect(MallocArenas.mapBlocks())
         #else
         #expect(!MallocArenas.useOne())
+        #expect(!MallocArenas.mapBlocks())
         #endif
     }
 }

@@ -1,0 +1,212 @@
+/// A list of record ids in one byte buffer, each stored as the length of the
+/// prefix it shares with the id before it and the rest of its bytes (front
+/// coding, as in LevelDB's blocks): where a `[RecordID]` takes 32 bytes an id
+/// (two strings, the longer ones on the heap as well), ids appended in order
+/// take a few bytes each.
+///
+/// For the lists that grow with the collection while a command runs: the
+/// records a first push creates, the events it reports. A million ids like
+/// `book-000123`, in order, take about 4 MB here instead of 32.
+///
+/// Every `restartInterval`-th id is stored whole (a restart), so reading id
+/// `i` decodes at most that many entries, and a sorted list is searched by
+/// bisecting its restarts.
+public struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
+    /// Entries: shared-prefix length and suffix length (LEB128), then the suffix.
+    private var bytes: [UInt8] = []
+    /// Where each restart's entry starts in `bytes`.
+    private var restarts: [UInt32] = []
+    /// The last id's bytes, which the next one is coded against.
+    private var last: [UInt8] = []
+    public private(set) var count = 0
+
+    /// Ids stored between two stored whole.
+    static let restartInterval = 16
+
+    /// No ids.
+    public init() {}
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    /// The id at `index` (decodes from its restart: for a walk, iterate instead).
+    public subscript(index: Int) -> RecordID {
+        precondition(index >= 0 && index < count, "index out of range")
+        var cursor = Cursor(restart: index / Self.restartInterval, in: self)
+        for _ in 0..<(index % Self.restartInterval) { cursor.advance(in: bytes) }
+        return cursor.id
+    }
+
+    /// Decodes the ids in order, one entry each.
+    public struct Iterator: IteratorProtocol {
+        private let list: PackedRecordIDs
+        private var cursor: Cursor?
+        private var position = 0
+
+        init(_ list: PackedRecordIDs) { self.list = list }
+
+        public mutating func next() -> RecordID? {
+            guard position < list.count else { return nil }
+            if cursor == nil { cursor = Cursor(restart: 0, in: list) } else { cursor!.advance(in: list.bytes) }
+            position += 1
+            return cursor!.id
+        }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(self) }
+
+    /// Appends `id`.
+    public mutating func append(_ id: RecordID) {
+        var raw = id.rawValue
+        raw.withUTF8 { append(bytes: $0) }
+    }
+
+    private mutating func append(bytes key: UnsafeBufferPointer<UInt8>) {
+        var shared = 0
+        if count % Self.restartInterval == 0 {
+            restarts.append(UInt32(bytes.count))
+        } else {
+            let limit = Swift.min(last.count, key.count)
+            while shared < limit, last[shared] == key[shared] { shared += 1 }
+        }
+        Self.appendLEB128(shared, to: &bytes)
+        Self.appendLEB128(key.count - shared, to: &bytes)
+        bytes.append(contentsOf: key[shared...])
+        last.removeAll(keepingCapacity: true)
+        last.append(contentsOf: key)
+        count += 1
+    }
+
+    /// Makes room for `count` more ids of about `bytesEach` coded bytes.
+    public mutating func reserveCapacity(_ count: Int, bytesEach: Int = 4) {
+        bytes.reserveCapacity(bytes.count + count * bytesEach)
+        restarts.reserveCapacity(restarts.count + count / Self.restartInterval + 1)
+    }
+
+    /// Sorts the ids by `RecordID` order (their UTF-8 bytes), equal ids
+    /// keeping their order.
+    /// - Returns: nil when they already were in order (nothing was moved);
+    ///   else the permutation applied: the new position `i` holds the id that
+    ///   was at `result[i]`, so lists kept alongside can follow.
+    @discardableResult
+    public mutating func sort() -> [UInt32]? {
+        // The ids whole, back to back, for the comparisons (freed when sorted).
+        var flat: [UInt8] = []
+        var ends: [UInt32] = []
+        ends.reserveCapacity(count)
+        var inOrder = true
+        var previous = 0..<0
+        var iterator = makeIterator()
+        while iterator.next() != nil {
+            let start = flat.count
+            flat.append(contentsOf: iterator.lastBytes)
+            ends.append(UInt32(flat.count))
+            let range = start..<flat.count
+            if inOrder, ends.count > 1 {
+                inOrder = !flat.withUnsafeBufferPointer { Self.less($0[range], $0[previous]) }
+            }
+            previous = range
+        }
+        if inOrder { return nil }
+        func span(_ i: Int) -> Range<Int> { (i == 0 ? 0 : Int(ends[i - 1]))..<Int(ends[i]) }
+        var order = (0..<UInt32(count)).map { $0 }
+        flat.withUnsafeBufferPointer { b in
+            order.sort { i, j in
+                let x = b[span(Int(i))], y = b[span(Int(j))]
+                return Self.less(x, y) || (!Self.less(y, x) && i < j)
+            }
+        }
+        var sorted = PackedRecordIDs()
+        sorted.reserveCapacity(count)
+        flat.withUnsafeBufferPointer { b in
+            for i in order { sorted.append(bytes: UnsafeBufferPointer(rebasing: b[span(Int(i))])) }
+        }
+        self = sorted
+        return order
+    }
+
+    /// The position of `id` in a list sorted by `sort()`; nil when absent.
+    public func sortedIndex(of id: RecordID) -> Int? {
+        var raw = id.rawValue
+        return raw.withUTF8 { key -> Int? in
+            // The last restart whose id is not after `key`, then a walk of its block.
+            var low = 0, high = restarts.count
+            while low < high {
+                let mid = (low + high) / 2
+                if Self.less(key[...], Cursor(restart: mid, in: self).key[...]) { high = mid } else { low = mid + 1 }
+            }
+            guard low > 0 else { return nil }
+            let block = low - 1
+            var cursor = Cursor(restart: block, in: self)
+            var index = block * Self.restartInterval
+            while true {
+                if !Self.less(cursor.key[...], key[...]) {
+                    return Self.less(key[...], cursor.key[...]) ? nil : index
+                }
+                index += 1
+                guard index < count, index % Self.restartInterval != 0 else { return nil }
+                cursor.advance(in: bytes)
+            }
+        }
+    }
+
+    /// A decoding position: the id of one entry, and where the next begins.
+    fileprivate struct Cursor {
+        var key: [UInt8] = []
+        var offset: Int
+
+        init(restart: Int, in list: PackedRecordIDs) {
+            offset = Int(list.restarts[restart])
+            advance(in: list.bytes)
+        }
+
+        /// Decodes the entry at `offset` onto the previous id.
+        mutating func advance(in bytes: [UInt8]) {
+            let shared = PackedRecordIDs.readLEB128(bytes, at: &offset)
+            let suffix = PackedRecordIDs.readLEB128(bytes, at: &offset)
+            key.removeSubrange(shared...)
+            key.append(contentsOf: bytes[offset..<offset + suffix])
+            offset += suffix
+        }
+
+        // Stored only from valid ids, so the bytes are a valid id.
+        var id: RecordID { RecordID(validated: String(decoding: key, as: UTF8.self)) }
+    }
+
+    private static func appendLEB128(_ value: Int, to bytes: inout [UInt8]) {
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(rest & 0x7F) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+    }
+
+    fileprivate static func readLEB128(_ bytes: [UInt8], at offset: inout Int) -> Int {
+        var value = 0, shift = 0
+        while true {
+            let byte = bytes[offset]
+            offset += 1
+            value |= Int(byte & 0x7F) << shift
+            if byte < 0x80 { return value }
+            shift += 7
+        }
+    }
+
+    /// Byte order: the order of `RecordID` (a plain loop, like `ManifestEntries`'s
+    /// comparisons: the generic algorithms are much slower on a sort's hot path).
+    private static func less(_ a: some RandomAccessCollection<UInt8>, _ b: some RandomAccessCollection<UInt8>) -> Bool {
+        var i = a.startIndex, j = b.startIndex
+        while i != a.endIndex, j != b.endIndex {
+            if a[i] != b[j] { return a[i] < b[j] }
+            i = a.index(after: i)
+            j = b.index(after: j)
+        }
+        return i == a.endIndex && j != b.endIndex
+    }
+}
+
+extension PackedRecordIDs.Iterator {
+    /// The bytes of the id `next()` returned last.
+    fileprivate var lastBytes: [UInt8] { cursor?.key ?? [] }
+}
