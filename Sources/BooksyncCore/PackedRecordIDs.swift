@@ -18,6 +18,7 @@ public struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
     private var restarts: [UInt32] = []
     /// The last id's bytes, which the next one is coded against.
     private var last: [UInt8] = []
+    /// How many ids there are.
     public private(set) var count = 0
 
     /// Ids stored between two stored whole.
@@ -26,7 +27,9 @@ public struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
     /// No ids.
     public init() {}
 
+    /// 0.
     public var startIndex: Int { 0 }
+    /// The count.
     public var endIndex: Int { count }
 
     /// The id at `index` (decodes from its restart: for a walk, iterate instead).
@@ -45,6 +48,7 @@ public struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
 
         init(_ list: PackedRecordIDs) { self.list = list }
 
+        /// The next id; nil after the last.
         public mutating func next() -> RecordID? {
             guard position < list.count else { return nil }
             if cursor == nil { cursor = Cursor(restart: 0, in: list) } else { cursor!.advance(in: list.bytes) }
@@ -53,6 +57,7 @@ public struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
         }
     }
 
+    /// An iterator that decodes each id once.
     public func makeIterator() -> Iterator { Iterator(self) }
 
     /// Appends `id`.

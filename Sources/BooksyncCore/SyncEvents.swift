@@ -27,7 +27,9 @@ public struct SyncEvents: RandomAccessCollection, Sendable, Equatable, Expressib
         append(contentsOf: elements)
     }
 
+    /// 0.
     public var startIndex: Int { 0 }
+    /// The count.
     public var endIndex: Int { codes.count }
 
     /// The event at `index`.
@@ -46,6 +48,7 @@ public struct SyncEvents: RandomAccessCollection, Sendable, Equatable, Expressib
             ids = events.ids.makeIterator()
         }
 
+        /// The next event; nil after the last.
         public mutating func next() -> SyncEvent? {
             guard let id = ids.next() else { return nil }
             defer { index += 1 }
@@ -53,6 +56,7 @@ public struct SyncEvents: RandomAccessCollection, Sendable, Equatable, Expressib
         }
     }
 
+    /// An iterator that decodes each id once.
     public func makeIterator() -> Iterator { Iterator(self) }
 
     private func kind(at index: Int) -> SyncEventKind {
