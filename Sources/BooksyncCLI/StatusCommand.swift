@@ -45,9 +45,9 @@ enum StatusCommand: Subcommand {
         if arguments.has(.json) {
             context.console.out(renderer.json(status))
         } else if arguments.has(.short) {
-            renderer.short(status).forEach(context.console.out)
+            renderer.short(status, emit: context.console.out)
         } else {
-            renderer.text(status, remoteName: remote?.displayName).forEach(context.console.out)
+            renderer.text(status, remoteName: remote?.displayName, emit: context.console.out)
         }
         if status.needsAttention { return .attention }
         if arguments.has(.exitCode), !status.isClean { return .attention }
@@ -109,33 +109,35 @@ struct StatusRenderer {
         (diagnostic.position.map { ":\($0)" } ?? "") + ": \(diagnostic.message)"
     }
 
-    func text(_ status: SyncStatus, remoteName: String?) -> [TerminalText] {
-        var lines: [TerminalText] = []
-        if let remoteName, !context.quiet { lines += ["Comparing with \(remoteName)", ""] }
+    /// The lines of the text form, each handed to `emit` as it is made (a
+    /// million records never synced are a million lines, never held at once).
+    func text(_ status: SyncStatus, remoteName: String?, emit: (TerminalText) -> Void) {
+        if let remoteName, !context.quiet { ["Comparing with \(remoteName)", ""].forEach(emit) }
         for statusClass in StatusClass.allCases {
             guard let heading = statusClass.heading else { continue }
-            var entries = status.records.filter { $0.state.statusNames.statusClass == statusClass }.map(entry)
+            let records = status.records.lazy.filter { $0.state.statusNames.statusClass == statusClass }
+            var others: [TerminalText] = []
             var hint = statusClass.hint
             if statusClass == .invalid {
-                entries += status.unusableFiles.map { "\(path($0.fileName)): \($0.message)" }
+                others = status.unusableFiles.map { "\(path($0.fileName)): \($0.message)" }
                     + status.unusableRemote.map { "remote document '\(name: $0.name)': \($0.message)" }
                 if !status.unusableRemote.isEmpty || status.records.contains(where: { if case .invalidRemote = $0.state { true } else { false } }) {
                     hint = StatusClass.invalidRemoteHint
                 }
             }
-            guard !entries.isEmpty else { continue }
-            lines.append("\(heading)")
-            if !context.quiet { lines.append("  \(hint)") }
-            for entry in entries { lines.append("\t\(statusClass.style.apply(entry, enabled: color))") }
-            lines.append("")
+            guard !records.isEmpty || !others.isEmpty else { continue }
+            emit("\(heading)")
+            if !context.quiet { emit("  \(hint)") }
+            for record in records { emit("\t\(statusClass.style.apply(entry(record), enabled: color))") }
+            for other in others { emit("\t\(statusClass.style.apply(other, enabled: color))") }
+            emit("")
         }
         let remoteNote = status.remoteChecked ? "" : " (remote not checked)"
         if status.isClean {
-            lines.append("\(plural(status.recordCount, "record")), nothing changed since the last sync\(remoteNote)")
+            emit("\(plural(status.recordCount, "record")), nothing changed since the last sync\(remoteNote)")
         } else if !context.quiet {
-            lines.append("\(summary(status))\(remoteNote)")
+            emit("\(summary(status))\(remoteNote)")
         }
-        return lines
     }
 
     func summary(_ status: SyncStatus) -> String {
@@ -150,14 +152,13 @@ struct StatusRenderer {
     }
 
     /// Ids are escaped (`\` as `\\`) but never abbreviated: scripts read them.
-    func short(_ status: SyncStatus) -> [TerminalText] {
-        var lines: [TerminalText] = status.records.map { record in
+    func short(_ status: SyncStatus, emit: (TerminalText) -> Void) {
+        for record in status.records {
             let names = record.state.statusNames
-            return "\(names.statusClass.style.apply("\(names.short)", enabled: color)) \(full: record.id)"
+            emit("\(names.statusClass.style.apply("\(names.short)", enabled: color)) \(full: record.id)")
         }
-        lines += status.unusableFiles.map { "\(Style.red.apply("! ", enabled: color)) \(name: $0.fileName, full: true)" }
-        lines += status.unusableRemote.map { "\(Style.red.apply(" !", enabled: color)) \(name: $0.name, full: true)" }
-        return lines
+        status.unusableFiles.forEach { emit("\(Style.red.apply("! ", enabled: color)) \(name: $0.fileName, full: true)") }
+        status.unusableRemote.forEach { emit("\(Style.red.apply(" !", enabled: color)) \(name: $0.name, full: true)") }
     }
 
     /// The `--json` document (version 1). Stable: fields are only ever added.

@@ -26,7 +26,7 @@ extension CollectionDirectory {
         // No remote content is compared with the files, so the scan keeps no hashes
         // of changed ones, and the push is planned record by record, never whole.
         var (manifest, scan) = try startSync(options, keepChangedRecords: !options.dryRun, keepHashes: false)
-        var survey = surveyPush(PushCandidates(scan: scan, manifest: manifest), scan: scan, manifest: manifest,
+        var survey = surveyPush(DifferingRecords(scan: scan, manifest: manifest), scan: scan, manifest: manifest,
                                 chunkSize: options.atomic ? Int.max : Self.pushChunk)
         // The added files' ids are in the survey's events now; the scan needs them
         // again only to count the records left below a deleted document.

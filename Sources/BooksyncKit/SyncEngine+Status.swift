@@ -16,17 +16,35 @@ extension CollectionDirectory {
         if remote == nil, let clean = quickCleanStatus() { return clean }
         let stamp = manifestStamp()
         let manifest = try loadManifest()
-        let scan = try await scanLocal(base: manifest, baseStamp: stamp)
+        // Offline, nothing but the base is compared with the files: the scan keeps
+        // no hashes, and the records that differ are classified one at a time.
+        let scan = try await scanLocal(base: manifest, baseStamp: stamp, keepHashes: remote != nil)
         var snapshot: RemoteSnapshot?
         if let remote {
             snapshot = try await readRemote(remote, manifest: manifest, needing: scan.needsRemoteBody, fullListing: fullListing, progress: progress)
         }
-        let classified = classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false)
+        let records = snapshot == nil
+            ? offlineStatuses(scan: scan, manifest: manifest)
+            : classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false).statuses
         let listing = snapshot?.listing
         return SyncStatus(
-            records: classified.statuses,
+            records: records,
             unusableFiles: scan.unusableFiles, remoteRead: snapshot?.read, unusableRemote: listing?.unusable ?? [],
             recordCount: scan.files.count, remoteCount: listing.map { $0.revisions.count + $0.unusable.count },
             filesRead: scan.filesRead)
+    }
+
+    /// The records that differ from the base, classified one at a time against
+    /// an unchanged remote (`--offline`), in id order.
+    private func offlineStatuses(scan: LocalScan, manifest: Manifest) -> [RecordStatus] {
+        var statuses: [RecordStatus] = []
+        statuses.reserveCapacity(max(scan.files.notCleanCount, manifest.entries.count - scan.files.knownCleanCount))
+        var unused: [RecordID: LocalRead] = [:]
+        DifferingRecords(scan: scan, manifest: manifest).walk { id in
+            let state = classifiedRecord(id, scan: scan, manifest: manifest, remote: nil, localReads: &unused).state
+            if state != .clean { statuses.append(RecordStatus(id: id, state: state)) }
+            return true
+        }
+        return statuses
     }
 }

@@ -429,7 +429,7 @@ import Glibc
         defer { withExtendedLifetime(scratch) {} }
         let manifest = try collection.loadManifest()
         let scan = try await collection.scanLocal(base: manifest, keepHashes: false)
-        let candidates = PushCandidates(scan: scan, manifest: manifest)
+        let candidates = DifferingRecords(scan: scan, manifest: manifest)
         var walked: [String] = []
         candidates.walk { id in
             walked.append(id.rawValue)

@@ -1,48 +1,5 @@
 import BooksyncCore
 
-/// The records a push looks at, in id order, without a list of the whole
-/// collection: the files a scan without hashes found added (packed and
-/// sorted in the scan, `LocalFiles.added`) merged with the others that differ
-/// from the base: changed, invalid, deleted (few, but for a push that
-/// rewrites or deletes most of the collection). Clean records are not among
-/// them: they plan nothing.
-///
-/// A push plans from these record by record (`PushSurvey`) instead of holding
-/// a classification and a plan of every record: a first push of a million
-/// records held 120 bytes a record for the one and 56 for the other.
-struct PushCandidates: Sendable {
-    private let added: PackedRecordIDs
-    private let rest: [RecordID]
-
-    init(scan: LocalScan, manifest: Manifest) {
-        added = scan.files.added
-        var rest = Array(scan.files.notCleanKeptByID)
-        for id in manifest.entries.keys where scan.files[id] == nil { rest.append(id) }
-        rest.sort()
-        self.rest = rest
-    }
-
-    /// Calls `body` with each id, in id order, for as long as it returns true.
-    func walk(_ body: (RecordID) -> Bool) {
-        var at = (added: 0, rest: 0)
-        var nextAdded = added.first
-        while true {
-            let id: RecordID
-            if let candidate = nextAdded, at.rest == rest.count || candidate < rest[at.rest] {
-                id = candidate
-                at.added += 1
-                nextAdded = at.added < added.count ? added[at.added] : nil
-            } else if at.rest < rest.count {
-                id = rest[at.rest]
-                at.rest += 1
-            } else {
-                return
-            }
-            if !body(id) { return }
-        }
-    }
-}
-
 /// What a push will do, planned record by record in id order without a list
 /// of steps: one event per record it acts on or reports, which is both the
 /// dry run's report and, for a real push, the plan the chunks send (a planned
@@ -69,7 +26,7 @@ struct PushSurvey {
 extension CollectionDirectory {
     /// Plans the push of `candidates` record by record (DESIGN.md §3, `push`
     /// column), cutting the writes into chunks of `chunkSize`.
-    func surveyPush(_ candidates: PushCandidates, scan: LocalScan, manifest: Manifest, chunkSize: Int) -> PushSurvey {
+    func surveyPush(_ candidates: DifferingRecords, scan: LocalScan, manifest: Manifest, chunkSize: Int) -> PushSurvey {
         var survey = PushSurvey()
         var chunkStart = 0, inChunk = 0
         candidates.walk { id in

@@ -1,0 +1,45 @@
+import BooksyncCore
+
+/// The records that differ from the base, in id order, without a list of the
+/// whole collection: the files a scan without hashes found added (packed and
+/// sorted in the scan, `LocalFiles.added`) merged with the others that differ:
+/// changed, invalid, deleted (few, but for a push that rewrites or deletes
+/// most of the collection). Clean records are not among them: they plan and
+/// show nothing.
+///
+/// Push (`PushSurvey`) and `status --offline` classify these record by record
+/// instead of classifying the whole collection at once: a first push of a
+/// million records held 120 bytes a record for the classification and 56 for
+/// the plan.
+struct DifferingRecords: Sendable {
+    private let added: PackedRecordIDs
+    private let rest: [RecordID]
+
+    init(scan: LocalScan, manifest: Manifest) {
+        added = scan.files.added
+        var rest = Array(scan.files.notCleanKeptByID)
+        for id in manifest.entries.keys where scan.files[id] == nil { rest.append(id) }
+        rest.sort()
+        self.rest = rest
+    }
+
+    /// Calls `body` with each id, in id order, for as long as it returns true.
+    func walk(_ body: (RecordID) -> Bool) {
+        var at = (added: 0, rest: 0)
+        var nextAdded = added.first
+        while true {
+            let id: RecordID
+            if let candidate = nextAdded, at.rest == rest.count || candidate < rest[at.rest] {
+                id = candidate
+                at.added += 1
+                nextAdded = at.added < added.count ? added[at.added] : nil
+            } else if at.rest < rest.count {
+                id = rest[at.rest]
+                at.rest += 1
+            } else {
+                return
+            }
+            if !body(id) { return }
+        }
+    }
+}
