@@ -25,17 +25,17 @@ struct DifferingRecords: Sendable {
 
     /// Calls `body` with each id, in id order, for as long as it returns true.
     func walk(_ body: (RecordID) -> Bool) {
-        var at = (added: 0, rest: 0)
-        var nextAdded = added.first
+        var rest = self.rest.makeIterator()
+        var added = self.added.makeIterator()  // decodes each packed id once
+        var nextAdded = added.next(), nextRest = rest.next()
         while true {
             let id: RecordID
-            if let candidate = nextAdded, at.rest == rest.count || candidate < rest[at.rest] {
+            if let candidate = nextAdded, nextRest.map({ candidate < $0 }) ?? true {
                 id = candidate
-                at.added += 1
-                nextAdded = at.added < added.count ? added[at.added] : nil
-            } else if at.rest < rest.count {
-                id = rest[at.rest]
-                at.rest += 1
+                nextAdded = added.next()
+            } else if let candidate = nextRest {
+                id = candidate
+                nextRest = rest.next()
             } else {
                 return
             }

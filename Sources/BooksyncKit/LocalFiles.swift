@@ -60,7 +60,9 @@ public struct LocalFiles: Sendable {
     public subscript(id: RecordID) -> LocalFileState? {
         if let digest = digests[id] { return .valid(hash: digest.contentHash) }
         if let state = others[id] { return state }
-        if cleanCount > 0 || changedCount > 0, let slot = base.slot(of: id) {
+        // An id with a base slot is never among the added ones: settled here,
+        // without searching them (which before `finish()` is a linear walk).
+        if !base.isEmpty, let slot = base.slot(of: id) {
             if isClean(slot) { return .valid(hash: base.hash(atSlot: slot)) }
             return Self.isSet(slot, in: changed) ? .valid(hash: Self.hashNotKept) : nil
         }

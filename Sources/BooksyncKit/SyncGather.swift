@@ -58,6 +58,8 @@ extension CollectionDirectory {
     /// modified is read and merged here; what was read goes into `localReads`.
     func classifiedRecord(_ id: RecordID, scan: LocalScan, manifest: Manifest, remote snapshot: RemoteSnapshot?,
                           localReads: inout [RecordID: LocalRead]) -> ClassifiedRecord {
+        // A scan without hashes has none to compare with the remote's.
+        precondition(scan.files.keepsHashes || snapshot == nil, "a scan without hashes classified against a remote")
         let base = manifest.entries[id]
         let local: LocalVersion
         switch scan.files[id] {

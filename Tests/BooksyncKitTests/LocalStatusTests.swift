@@ -446,4 +446,26 @@ import Glibc
         let chunks = survey.chunks.map { $0.compactMap(survey.write(at:)).map(\.id.rawValue) }
         #expect(chunks == stride(from: 0, to: writes.count, by: chunkSize).map { Array(writes[$0..<min($0 + chunkSize, writes.count)]) })
     }
+
+    /// Lookups in a scan without hashes, while it runs (the added ids not yet
+    /// sorted: the blocked-folder check asks then) and after: a base id is
+    /// settled by its slot, never by searching the added ids.
+    @Test func lookupsBeforeAndAfterTheScanEnds() {
+        let hash = "sha256:" + String(repeating: "ab", count: 32)
+        let base = ManifestEntries(Dictionary(uniqueKeysWithValues: (0..<300).map { (Self.id("b\($0)"), BaseEntry(hash: hash, revision: "r")) }))
+        var files = LocalFiles(base: base, keepsHashes: false)
+        for i in (0..<500).reversed() { files.set(Self.id("n\(i)"), .valid(hash: hash), baseSlot: nil, clean: false) }
+        files.set(Self.id("b1"), .valid(hash: hash), baseSlot: base.slot(of: Self.id("b1")), clean: true)
+        files.set(Self.id("b2"), .valid(hash: "sha256:other"), baseSlot: base.slot(of: Self.id("b2")), clean: false)
+        for finished in [false, true] {
+            if finished { files.finish() }
+            #expect(files[Self.id("b0")] == nil && files[Self.id("b299")] == nil)
+            #expect(files[Self.id("b1")] == .valid(hash: hash))
+            #expect(files[Self.id("b2")] == .valid(hash: LocalFiles.hashNotKept))
+            #expect(files[Self.id("n0")] == .valid(hash: LocalFiles.hashNotKept) && files[Self.id("n499")] != nil)
+            #expect(files[Self.id("n500")] == nil)
+            #expect(files.count == 502)
+        }
+        #expect(Array(files.added) == (0..<500).map { Self.id("n\($0)") }.sorted())
+    }
 }
