@@ -100,17 +100,18 @@ public struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
         var ends: [UInt32] = []
         ends.reserveCapacity(count)
         var inOrder = true
-        var previous = 0..<0
-        var iterator = makeIterator()
-        while iterator.next() != nil {
-            let start = flat.count
-            flat.append(contentsOf: iterator.lastBytes)
-            ends.append(UInt32(flat.count))
-            let range = start..<flat.count
-            if inOrder, ends.count > 1 {
-                inOrder = !flat.withUnsafeBufferPointer { Self.less($0[range], $0[previous]) }
+        if count > 0 {
+            var cursor = Cursor(restart: 0, in: self)
+            for index in 0..<count {
+                if index > 0 { cursor.advance(in: bytes) }
+                let start = flat.count
+                flat.append(contentsOf: cursor.key)
+                ends.append(UInt32(flat.count))
+                if inOrder, index > 0 {
+                    let previous = Int(index == 1 ? 0 : ends[index - 2])..<start
+                    inOrder = !flat.withUnsafeBufferPointer { Self.less($0[start...], $0[previous]) }
+                }
             }
-            previous = range
         }
         if inOrder { return nil }
         func span(_ i: Int) -> Range<Int> { (i == 0 ? 0 : Int(ends[i - 1]))..<Int(ends[i]) }
@@ -209,9 +210,4 @@ public struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
         }
         return i == a.endIndex && j != b.endIndex
     }
-}
-
-extension PackedRecordIDs.Iterator {
-    /// The bytes of the id `next()` returned last.
-    fileprivate var lastBytes: [UInt8] { cursor?.key ?? [] }
 }

@@ -66,24 +66,16 @@ public struct SyncEvents: RandomAccessCollection, Sendable, Equatable, Expressib
 
     /// Appends `event`.
     public mutating func append(_ event: SyncEvent) {
-        if let plain = Self.plainKinds.firstIndex(of: event.kind) {
-            codes.append(UInt8(plain + 1))
-        } else {
-            payloads[codes.count] = event.kind
-            codes.append(0)
-        }
+        codes.append(0)
         ids.append(event.id)
+        replaceKind(at: codes.count - 1, with: event.kind)
     }
 
     /// Replaces the kind of the event at `index` (a push's planned write by what the server answered).
     public mutating func replaceKind(at index: Int, with kind: SyncEventKind) {
-        if let plain = Self.plainKinds.firstIndex(of: kind) {
-            codes[index] = UInt8(plain + 1)
-            payloads[index] = nil
-        } else {
-            codes[index] = 0
-            payloads[index] = kind
-        }
+        let plain = Self.plainKinds.firstIndex(of: kind)
+        codes[index] = plain.map { UInt8($0 + 1) } ?? 0
+        payloads[index] = plain == nil ? kind : nil
     }
 
     /// Appends `events`, in order.
@@ -94,12 +86,6 @@ public struct SyncEvents: RandomAccessCollection, Sendable, Equatable, Expressib
     /// Appends `events`, in order.
     public static func += (lhs: inout SyncEvents, rhs: some Sequence<SyncEvent>) {
         lhs.append(contentsOf: rhs)
-    }
-
-    /// Makes room for `count` more events.
-    public mutating func reserveCapacity(_ count: Int) {
-        codes.reserveCapacity(codes.count + count)
-        ids.reserveCapacity(ids.count + count)
     }
 
     /// Sorts the events by record id; events of the same record keep their order.

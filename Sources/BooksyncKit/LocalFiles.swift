@@ -12,9 +12,9 @@ import BooksyncCore
 /// A scan that keeps no hashes (`keepsHashes` false: push, which compares a
 /// file only with its base entry, and the scan already did) keeps a changed
 /// file as a second bit per slot and an added one as a packed id
-/// (`PackedRecordIDs`, sorted when the scan ends), about 16 bytes where a
-/// hashed entry takes 130: a first push of a million records holds 16 MB
-/// here instead of 134. Their state reads `.valid(hash: hashNotKept)`.
+/// (`PackedRecordIDs`, sorted when the scan ends): a few bytes where a hashed
+/// entry takes about 130 (a first push of a million records held 134 MB
+/// here). Their state reads `.valid(hash: hashNotKept)`.
 public struct LocalFiles: Sendable {
     /// The base the clean bits refer to (shared storage, not a copy).
     private let base: ManifestEntries

@@ -46,8 +46,7 @@ extension CollectionDirectory {
         // that much takes arrays of its own anyway, and a few writes to a large
         // base must not copy it.
         if survey.writes > manifest.entries.count / 8 { base.manifest.entries.reserveCapacity(manifest.entries.count + survey.writes) }
-        let outcome = await sendPipelined(survey, scanned: scan.changedRecords, manifest: manifest,
-                                          options: options, remote: remote, base: &base, progress: progress)
+        let outcome = await sendPipelined(survey, scanned: scan.changedRecords, options: options, remote: remote, base: &base, progress: progress)
         if let failure = outcome.failure { try base.saveAndThrow(failure) }
         try base.finish()
         // The planned events, in id order, with what differed from the plan
@@ -120,7 +119,7 @@ extension CollectionDirectory {
     /// flight, and records in the base what the server accepted as each answer
     /// arrives. On a failure or cancellation no new chunk starts, the ones in
     /// flight are still recorded, and the first failure is returned.
-    private func sendPipelined(_ survey: PushSurvey, scanned: [RecordID: Record], manifest: Manifest, options: SyncOptions,
+    private func sendPipelined(_ survey: PushSurvey, scanned: [RecordID: Record], options: SyncOptions,
                                remote: any RemoteCollection, base: inout BaseState,
                                progress: @escaping @Sendable (SyncProgress) -> Void) async -> PushOutcome {
         let counter = ProgressCounter(phase: "uploading", total: survey.writes, report: progress)
@@ -152,7 +151,7 @@ extension CollectionDirectory {
             case .success(let done):
                 // An accepted write keeps its planned event (`.pushed` with the same action).
                 changeEvents(done.events)
-                for (_, change) in done.accepted { base.note(change) }
+                for change in done.accepted { base.note(change) }
                 if !done.stale.isEmpty {
                     let preconditions = Dictionary(uniqueKeysWithValues: done.chunk.map { ($0.id, $0) })
                     do throws(BooksyncError) {
@@ -260,7 +259,7 @@ private struct SentChunk: Sendable {
     let chunk: [RemoteWrite]
     /// The records the chunk sent, by id (to settle stale writes).
     let sent: [RecordID: Record]
-    var accepted: [(RemoteWrite, BaseChange)] = []
+    var accepted: [BaseChange] = []
     var stale: [RecordID] = []
     var events: [SyncEvent]
 
@@ -274,9 +273,9 @@ private struct SentChunk: Sendable {
             switch outcomes[write.id] {
             case .written(let revision)?:
                 if write.isDelete {
-                    accepted.append((write, .forgotten(write.id)))
+                    accepted.append(.forgotten(write.id))
                 } else if let record = loaded.records[write.id], let revision {
-                    accepted.append((write, BaseState.copy(record, revision: revision)))
+                    accepted.append(BaseState.copy(record, revision: revision))
                 } else {
                     events.append(SyncEvent(id: write.id, kind: .rejected("the server did not return the new revision")))
                 }
