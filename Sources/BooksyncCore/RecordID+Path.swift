@@ -165,6 +165,25 @@ extension RecordID {
         return id
     }
 
+    /// The id whose `encodedName` is `name` (`dune`, `dune/reviews/r1`), for
+    /// any well-formed path whatever the config names; nil when `name` is not
+    /// the canonical encoding of one. For names booksync wrote itself (a base
+    /// copy's line), which must round-trip whatever subcollections are configured.
+    public static func fromEncodedName(_ name: String) -> RecordID? {
+        guard name.utf8.contains(UInt8(ascii: "/")) else { return try? fromFileName(name + ".json") }
+        var segments = name.split(separator: "/", omittingEmptySubsequences: false)
+        guard segments.count >= 3, segments.count % 2 == 1,
+              let document = try? fromFileName(String(segments.removeLast()) + ".json") else { return nil }
+        var raw: [String] = []
+        for segment in segments {
+            guard let folder = try? fromFolderName(String(segment)) else { return nil }
+            raw.append(folder.rawValue)
+        }
+        raw.append(document.rawValue)
+        let id = RecordID(validated: raw.joined(separator: "/"))
+        return id.encodedName == name ? id : nil
+    }
+
     /// The id of a record file named by its path relative to the collection
     /// directory (`dune/reviews/r1.json`); nil when the last segment is not a
     /// record file name at all.

@@ -207,7 +207,8 @@ public final class BaseCopyStore: Sendable {
         while let _: Void = reader.next({ block in
             Self.forEachLine(block) { line, at in
                 guard let parts = BasePack.parts(of: line),
-                      let id = try? RecordID.fromFileName(String(decoding: line[parts.name], as: UTF8.self) + ".json"),
+                      // A path id's name (`dune/reviews/r1`) is no file name: decode it as the path it is.
+                      let id = RecordID.fromEncodedName(String(decoding: line[parts.name], as: UTF8.self)),
                       let current = entries[id]?.hash, line[parts.hash].elementsEqual(current.utf8) else { return }
                 if let slot = entries.slot(of: id) {
                     let bit: UInt64 = 1 << UInt64(slot & 63)

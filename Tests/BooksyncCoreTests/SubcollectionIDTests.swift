@@ -36,6 +36,15 @@ import Testing
         #expect(try RecordID.fromRelativePath(row.file, subcollections: Self.configured) == id)
         #expect(RecordID(validated: row.id) == id)
         #expect(RecordID(validated: row.id).fileName == row.file)
+        // A base copy's line names the record by its encoded name, read back without the config.
+        #expect(RecordID.fromEncodedName(id.encodedName) == id)
+        #expect(RecordID.fromEncodedName(id.encodedName)?.encodedName == id.encodedName)
+    }
+
+    /// Names that are no record's canonical encoding read back as nothing.
+    @Test(arguments: ["", "dune/reviews", "dune//r1", "dune/reviews/r1/likes", "cfg.json/reviews/r1", "a%2fb", "dune/../r1", ".x", "dune/reviews/.x"])
+    func namesThatEncodeNoRecordReadBackAsNothing(_ name: String) {
+        #expect(RecordID.fromEncodedName(name) == nil)
     }
 
     static let invalid: [(String, RecordIDError)] = [

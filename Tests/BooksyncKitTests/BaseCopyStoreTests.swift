@@ -106,6 +106,37 @@ import BooksyncTestSupport
         }
     }
 
+    /// Compaction keeps the copies of subcollection records (`dune/reviews/r1`):
+    /// it once read each line's name back with the top-level file-name rule,
+    /// which refuses a path, so every compaction dropped them and a later
+    /// merge of a review saw no base (a conflict on every field).
+    @Test func compactionKeepsTheCopiesOfSubcollectionRecords() throws {
+        let scratch = try ScratchDirectory()
+        let subcollections = Subcollections(entries: [Subcollections.Entry(path: "reviews"), Subcollections.Entry(path: "reviews/likes")])
+        let collection = try CollectionDirectory.initialize(at: scratch.path, config: CollectionConfig(
+            remote: FirestoreTarget(project: "p", collectionPath: "books"), subcollections: subcollections))
+        let rules = collection.rules
+        var records: [Record] = []
+        for raw in ["dune", "dune/reviews/r1", "cfg.json/reviews/r.json", "a b/reviews/%2F", "dune/reviews/r1/likes/l1"] {
+            let id = try RecordID(path: raw, subcollections: subcollections)
+            let fields: Fields = ["id": .string(id.documentID), "title": .string("T " + raw), "author": .string("A"), "genre": .string("g")]
+            records.append(try rules.load(rules.canonicalBytes(fields, id: id), id: id).get())
+        }
+        var manifest = Manifest()
+        for record in records { manifest.entries[record.id] = BaseEntry(hash: record.hash, revision: "r") }
+        let lines = records.flatMap { BasePack.line(for: $0) }
+        try collection.baseCopies.append(lines)
+        for _ in 0..<(2 * BaseCopyStore.compactionSlack / lines.count + 3) { try collection.baseCopies.append(lines) }
+        try collection.baseCopies.compactIfGrown(manifest: manifest)
+        let pack = try Array(Data(contentsOf: URL(fileURLWithPath: collection.baseCopies.packPath)))
+        #expect(pack.count < BaseCopyStore.compactionSlack, "compacted")
+        let names = pack.split(separator: BasePack.newline).dropFirst().map { String(decoding: $0.prefix { $0 != BasePack.tab }, as: UTF8.self) }
+        #expect(names == records.map(\.id.encodedName), "every record's copy kept, once")
+        for record in records {
+            #expect(collection.baseCopies.fields(record.id, hash: record.hash) == record.fields, "\(record.id)")
+        }
+    }
+
     /// Ids that differ only by Unicode normalization (or by bytes JSON
     /// escapes) have lines of their own, and each finds its own copy, even
     /// with the same content hash (no id field in the document).
