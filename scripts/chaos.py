@@ -10,6 +10,10 @@ Each trial uses a fresh Firestore project on the emulator at --host:
               moment, then pushed again to completion.
   pull trial: the remote holds M records (plus edits and deletes after a first
               sync); a pull is killed at a random moment, then run again.
+  resolve trial: conflicts pull stored are settled by `resolve --ours` or
+              `--theirs`, killed at a random moment, then run again and
+              pushed (scripts/chaos_resolve.py: no resolution lost, both
+              sides' one-sided changes kept).
 After each trial:
   - the rerun exits 0 and reports no conflict and no "remote changed" line
     (a write whose answer was lost must be recognised, not reported);
@@ -43,7 +47,11 @@ import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import chaos_resolve  # noqa: E402
 import chaos_subcollections  # noqa: E402
+
+# The commands killed, in turn.
+KINDS = ["push", "pull", "resolve"]
 
 # `init` options of every directory of a run: --subcollections adds reviews.
 INIT_OPTIONS = []
@@ -186,7 +194,7 @@ def trial(index, kind, args, scratch, rng):
                 return ["setup push failed: " + first.stdout[-200:]], False
             edit_some(directory, rng, args.records)
         command = ["push"]
-    else:
+    elif kind == "pull":
         source = os.path.join(scratch, "source-%d" % index)
         os.makedirs(source)
         run(bin_path, source, ["-q", "init", "--firestore", project, "--collection", "books"] + INIT_OPTIONS, host)
@@ -199,14 +207,27 @@ def trial(index, kind, args, scratch, rng):
             if run(bin_path, source, ["-q", "push", "--force"], host).returncode != 0:
                 return ["setup push of edits failed"], False
         command = ["pull"]
-    delay = rng.uniform(0.0, args.window)
+    else:
+        make_records(directory, args.records, rng.randint(0, 10**6))
+        source = os.path.join(scratch, "source-%d" % index)
+        os.makedirs(source)
+        prepared = chaos_resolve.prepare(run, bin_path, directory, source, host,
+                                         ["--firestore", project, "--collection", "books"] + INIT_OPTIONS, rng)
+        if isinstance(prepared, str):
+            return [prepared], False
+        command, resolved_ids, choice = prepared
+    delay = rng.uniform(0.0, args.windows[kind])
     killed = run_and_kill(bin_path, directory, command, host, delay)
-    rerun = run(bin_path, directory, command + ["--force"], host)
     problems = []
-    if rerun.returncode != 0 or "conflict" in rerun.stdout or "remote changed" in rerun.stdout:
-        problems.append("rerun exit %d: %s" % (rerun.returncode, (rerun.stdout + rerun.stderr)[-400:]))
+    if kind == "resolve":
+        rerun = run(bin_path, directory, command, host)
+        problems += chaos_resolve.problems_after_rerun(run, bin_path, directory, host, rerun, resolved_ids, choice)
+    else:
+        rerun = run(bin_path, directory, command + ["--force"], host)
+        if rerun.returncode != 0 or "conflict" in rerun.stdout or "remote changed" in rerun.stdout:
+            problems.append("rerun exit %d: %s" % (rerun.returncode, (rerun.stdout + rerun.stderr)[-400:]))
     problems += problems_after(bin_path, directory, host, project, scratch)
-    print("trial %3d %-4s kill after %.2fs%s: %s" % (
+    print("trial %3d %-7s kill after %.2fs%s: %s" % (
         index, kind, delay, "" if killed else " (finished first)", "ok" if not problems else "FAILED"), flush=True)
     for p in problems:
         print("    " + p, flush=True)
@@ -223,6 +244,7 @@ def main():
     parser.add_argument("--window", type=float, default=None, help="kill within this many seconds (default: measured)")
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--deadline", type=float, default=1800, help="stop starting trials after this many seconds")
+    parser.add_argument("--kinds", default=",".join(KINDS), help="the commands to kill, in turn (default: %(default)s)")
     parser.add_argument("--subcollections", action="store_true", help="books with reviews as folders (init --subcollection reviews)")
     args = parser.parse_args()
     if args.subcollections:
@@ -245,6 +267,9 @@ def main():
                 timings.append(time.time() - t)
                 shutil.rmtree(directory)
             args.window = max(0.05, timings[-1])
+        # Each kind aims its kills on its own: resolve is quicker than a push.
+        kinds = [kind for kind in args.kinds.split(",") if kind in KINDS] or KINDS
+        args.windows = {kind: args.window for kind in kinds}
         print("chaos: seed %d, %d trials of %d records%s, kills within %.2fs" % (
             args.seed, args.trials, args.records, " with reviews" if INIT_OPTIONS else "", args.window), flush=True)
         passed = failed = killed = 0
@@ -256,7 +281,7 @@ def main():
             if time.time() - started > args.deadline:
                 print("chaos: deadline reached after %d trials" % i)
                 break
-            kind = "push" if i % 2 == 0 else "pull"
+            kind = kinds[i % len(kinds)]
             problems, was_killed = trial(i, kind, args, scratch, rng)
             if problems:
                 failed += 1
@@ -265,7 +290,7 @@ def main():
             if was_killed:
                 killed += 1
             else:
-                args.window *= 0.8  # the command was faster than the window: aim earlier
+                args.windows[kind] *= 0.8  # the command was faster than the window: aim earlier
             i += 1
         print("chaos: %d passed, %d failed; %d of %d killed mid-command" % (passed, failed, killed, passed + failed))
         if killed * 3 < passed + failed:

@@ -117,12 +117,12 @@ enum SyncCommandSupport {
     }
 
     /// What to tell when a command took over the lock of a process that died:
-    /// that it did, and where the files a killed pull swapped out of place are.
+    /// that it did, and where the files a killed pull or resolve swapped out of place are.
     static func staleLockNotice(_ context: CommandContext, _ collection: CollectionDirectory) -> (Int32) -> Void {
         { pid in
             tookOverLockNotice(context)(pid)
             if FileSystem.exists(collection.paths.recovered) {
-                context.console.err("booksync: note: files that a killed pull had swapped out of place are kept in \(context.shownPath(collection.paths.recovered)); check and delete them")
+                context.console.err("booksync: note: files that a killed pull or resolve had swapped out of place are kept in \(context.shownPath(collection.paths.recovered)); check and delete them")
             }
         }
     }

@@ -11,6 +11,14 @@ import BooksyncCore
 /// or losing anything. Record files are not fsynced, so this
 /// holds for crashes of booksync, not for a power loss of the machine (see
 /// README, "Writes and durability").
+///
+/// A record whose conflict pull stored (`ConflictStore`) is settled once a
+/// new base is recorded for it: its stored conflict is cleared only after
+/// the manifest naming that base is saved. Cleared before, a kill would lose
+/// the resolution (the conflict gone, the base still the old one, and push
+/// refusing the record); cleared after, a kill between the two leaves a
+/// stored conflict the base already records, which `ConflictStore.load`
+/// recognises as settled.
 struct BaseState {
     let copies: BaseCopyStore
     var manifest: Manifest
@@ -23,6 +31,11 @@ struct BaseState {
     /// Whether this command made a base copy stale (replaced or forgot a
     /// recorded one): only then can compaction shrink the pack.
     private var madeCopiesStale = false
+    /// The stored conflicts, when there were any as the command started.
+    private let conflicts: ConflictStore?
+    /// Records given a new base since the last save whose stored conflict,
+    /// if any, that save settles.
+    private var settledSinceSave: [RecordID] = []
 
     /// `configFingerprint`: the config the recorded records were validated under,
     /// written into the manifest on every save.
@@ -30,6 +43,8 @@ struct BaseState {
         self.copies = copies
         self.manifest = manifest
         self.manifest.configFingerprint = configFingerprint
+        let store = ConflictStore(paths: copies.paths)
+        conflicts = FileSystem.exists(copies.paths.conflicts) ? store : nil
     }
 
     /// Records `record` at `revision` as what both sides now hold.
@@ -66,6 +81,11 @@ struct BaseState {
         dirty = false
         lastSave = .now
         lastSaveDuration = lastSave - started
+        // Only now that the manifest records their new base (see the type's comment).
+        if let conflicts {
+            for id in settledSinceSave { try? conflicts.clear(id) }
+            settledSinceSave.removeAll(keepingCapacity: true)
+        }
     }
 
     /// Saves what was done before a failure, then throws it: the next run
@@ -143,9 +163,11 @@ struct BaseState {
             if manifest.entries[id] != nil { madeCopiesStale = true }
             manifest.entries[id] = entry
             pendingCopies += line
+            if conflicts != nil { settledSinceSave.append(id) }
         case .forgotten(let id):
             if manifest.entries[id] != nil { madeCopiesStale = true }
             manifest.entries[id] = nil
+            if conflicts != nil { settledSinceSave.append(id) }
         }
         dirty = true
     }

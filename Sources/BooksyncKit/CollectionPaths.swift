@@ -25,7 +25,7 @@ public struct CollectionPaths: Sendable, Equatable {
     public var lock: String { state + "/lock" }
     /// The remote side of unresolved conflicts (`ConflictStore`), local only.
     public var conflicts: String { state + "/conflicts" }
-    /// Files a killed pull had swapped out of place (see `FileSystem.replace`), kept for the user.
+    /// Files a killed pull or resolve had swapped out of place (see `FileSystem.replace`), kept for the user.
     public var recovered: String { state + "/recovered" }
 
     /// The record file named `fileName` (`RecordID.fileName`, with `.json`).

@@ -74,7 +74,7 @@ extension CollectionDirectory {
         var base = BaseState(copies: baseCopies, manifest: try loadManifest(), configFingerprint: configFingerprint)
         var outcomes: [(RecordID, ResolveOutcome)] = []
         for id in ids {
-            guard let remote = store.load(id, rules: rules) else {
+            guard let remote = store.load(id, rules: rules, base: base.manifest) else {
                 outcomes.append((id, .noConflict))
                 continue
             }
@@ -146,10 +146,11 @@ extension CollectionDirectory {
                     }
                     outcomes.append((id, .keptLocal))
                 }
-                try store.clear(id)
             } catch {
                 try base.saveAndThrow(.io(error))  // keep what was settled before the failure
             }
+            // The stored conflict is cleared once a save records the new base (`BaseState`).
+            try base.saveIfDue()
         }
         try base.finish()
         return outcomes

@@ -37,14 +37,30 @@ struct ConflictStore {
     }
 
     /// The stored remote side, nil when there is no unresolved conflict for `id`.
-    func load(_ id: RecordID, rules: RecordRules) -> RemoteSide? {
+    /// - Parameter base: the manifest, when at hand: a stored side it already
+    ///   records (resolve was killed after saving the manifest and before
+    ///   clearing the conflict, see `BaseState`) is settled, and cleared.
+    func load(_ id: RecordID, rules: RecordRules, base: Manifest? = nil) -> RemoteSide? {
         guard let bytes = try? FileSystem.readFile(revisionFile(id)) else { return nil }
         let revision = String(decoding: bytes, as: UTF8.self).trimmingWhitespace
+        if let base, Self.isRecorded(revision: revision, in: base.entries[id]) {
+            try? clear(id)
+            return nil
+        }
         if revision == Self.deletedMarker { return RemoteSide(record: nil, revision: nil) }
         guard let content = try? FileSystem.readFile(paths.conflictFile(paths.stateFileName(id))),
               case .success(let record) = rules.load(content, id: id)
         else { return nil }
         return RemoteSide(record: record, revision: revision)
+    }
+
+    /// True when the base entry is what settling a stored side records: the
+    /// remote revision pull saw, or no entry for a remote deletion. An
+    /// unsettled conflict never looks so: pull stores one only when the
+    /// remote moved away from the base (a new revision, or a deletion of a
+    /// record the base has).
+    static func isRecorded(revision: String, in entry: BaseEntry?) -> Bool {
+        revision == deletedMarker ? entry == nil : entry?.revision == revision
     }
 
     private func revisionFile(_ id: RecordID) -> String { paths.conflicts + "/revisions/" + paths.stateFileName(id) }

@@ -45,7 +45,7 @@ extension CollectionDirectory {
         let (manifest, scan) = try startSync(options)
         var report = SyncReport(command: .pull, dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: [])
         var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint)
-        let applying = PullApplication(scan: scan, conflictsExist: FileSystem.exists(paths.conflicts),
+        let applying = PullApplication(scan: scan,
                                        counter: ProgressCounter(phase: "applying", total: nil, report: progress))
         if manifest.entries.isEmpty {
             try await firstPull(remote, scan: scan, manifest: manifest, options: options, applying: applying,
@@ -151,13 +151,12 @@ extension CollectionDirectory {
         let batches = steps.filter { !colliding.contains($0.id) }.chunked(into: 500).map { ($0, 32) }
             + steps.filter { colliding.contains($0.id) }.chunked(into: 1).map { ($0, 1) }
         let scan = applying.scan
-        let conflictsExist = applying.conflictsExist
         for (batch, parallelChunk) in batches {
             if Task.isCancelled { try base.saveAndThrow(.interrupted) }
             let outcomes = ParallelMap.map(Array(batch), chunkSize: parallelChunk) { step in
                 let document = snapshot.bodies[step.id]
                 return applyPull(step, scanned: scan.files[step.id], read: localReads[step.id], document: document,
-                                 revision: document?.revision ?? snapshot.listing.revisions[step.id], conflictsExist: conflictsExist)
+                                 revision: document?.revision ?? snapshot.listing.revisions[step.id])
             }
             var failure: BooksyncError?
             for (step, outcome) in zip(batch, outcomes) {
@@ -177,8 +176,7 @@ extension CollectionDirectory {
 
     /// Carries out one pull step on the files; returns what happened and what
     /// the manifest must now say. Safe to run for different records at once.
-    private func applyPull(_ step: PullStep, scanned: LocalFileState?, read: LocalRead?, document: RemoteDocument?, revision: String?,
-                           conflictsExist: Bool) -> Result<(SyncEventKind, BaseChange), BooksyncError> {
+    private func applyPull(_ step: PullStep, scanned: LocalFileState?, read: LocalRead?, document: RemoteDocument?, revision: String?) -> Result<(SyncEventKind, BaseChange), BooksyncError> {
         let id = step.id
         // Folders on the way to a subcollection record are checked (never a
         // link), and created for a write.
@@ -236,8 +234,7 @@ extension CollectionDirectory {
                 try ConflictStore(paths: paths).save(id, record: document?.record, revision: document == nil ? nil : revision)
                 return .success((.conflict(kind), .none))
             }
-            // Any earlier conflict of this record is settled now.
-            if conflictsExist { try ConflictStore(paths: paths).clear(id) }
+            // Any earlier conflict of this record is settled once the base records it (`BaseState`).
         } catch {
             return .failure(.io(error))
         }
@@ -269,8 +266,6 @@ extension CollectionDirectory {
 /// What every batch of one pull's steps shares.
 private struct PullApplication: Sendable {
     let scan: LocalScan
-    /// Whether `.booksync/conflicts/` exists, so settled conflicts are cleared.
-    let conflictsExist: Bool
     let counter: ProgressCounter
 }
 
