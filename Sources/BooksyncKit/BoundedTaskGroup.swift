@@ -1,7 +1,6 @@
 /// Work over a list of items with at most `limit` tasks running at once: the
-/// one fan-out shape shared by the remote's batches of reads and writes, the
-/// push pipeline's chunks and the transport's race of a request against its
-/// timer.
+/// one fan-out shape shared by the remote's batches of reads and writes and
+/// the push pipeline's chunks.
 ///
 /// What every use relies on:
 /// - Items start in input order; a new one starts when a running one ends.
@@ -11,7 +10,9 @@
 ///   included): it is where a pipeline records what a chunk did.
 /// - `receive` says what happens next (`Next`): start the next item, start no
 ///   more but wait for the running ones (each still goes to `receive`), or
-///   cancel the running ones and return without waiting for their results.
+///   cancel the running ones and return once they end, without their results.
+///   A task group always waits for its children: work that may never end
+///   (an operation that ignores cancellation) belongs in `DeadlineRace`.
 /// - Cancellation: once the calling task is cancelled no new item starts; the
 ///   running ones are child tasks, see the cancellation themselves, and their
 ///   results still go to `receive`.
@@ -22,7 +23,7 @@ package enum BoundedTaskGroup {
         case proceed
         /// Start no more items; wait for the running ones (their results are received).
         case drain
-        /// Cancel the running items and return; their results are not received.
+        /// Cancel the running items and return once they end; their results are not received.
         case cancelRest
     }
 

@@ -12,8 +12,9 @@ import BooksyncKit
 /// and other hosts included.
 ///
 /// Every request is bounded twice: by URLSession's request timeout, and by a
-/// timer racing the request, because on Linux a request on a connection the
-/// server dropped can otherwise wait far longer than asked.
+/// deadline racing the request (`DeadlineRace`), because on Linux a request
+/// on a connection the server dropped can otherwise wait far longer than
+/// asked, and a cancelled one sometimes never returns at all.
 public enum URLSessionTransport {
     /// A transport with its own ephemeral session: no cache, no cookies, no
     /// redirects. Safe to call from many tasks at once.
@@ -33,20 +34,12 @@ public enum URLSessionTransport {
         let refuse = RefuseRedirects()
         let session = URLSession(configuration: configuration, delegate: refuse, delegateQueue: nil)
         return { (request: HTTPRequest) async throws(TransportError) -> HTTPResponse in
-            // The request races a timer; the first to finish wins and the other is cancelled.
-            let racers: [@Sendable () async -> Result<HTTPResponse, TransportError>?] = [
-                { await perform(request, session: session, delegate: refuse) },
-                {
-                    try? await Task.sleep(for: .milliseconds(Int(request.timeout * 1000) + 500))
-                    return Task.isCancelled ? nil : .failure(TransportError(.timedOut, "no answer within \(format(request.timeout)) s"))
-                },
-            ]
-            var outcome: Result<HTTPResponse, TransportError> = .failure(TransportError(.cancelled, "cancelled"))
-            await BoundedTaskGroup.run(racers, limit: racers.count, work: { racer in await racer() }) { _, result in
-                guard let result else { return .proceed }
-                outcome = result
-                return .cancelRest
-            }
+            // The deadline holds even if URLSession never returns (see `DeadlineRace`).
+            let outcome = await DeadlineRace.run(
+                seconds: request.timeout + 0.5,
+                timedOut: .failure(TransportError(.timedOut, "no answer within \(format(request.timeout)) s")),
+                cancelled: .failure(TransportError(.cancelled, "cancelled"))
+            ) { await perform(request, session: session, delegate: refuse) }
             return try outcome.get()
         }
     }

@@ -57,9 +57,9 @@ import Testing
         #expect(Set(recorded).isSubset(of: Set([0] + Array(2..<10))))
     }
 
-    /// The transport's race: the first answer wins and the timer still asleep
-    /// is cancelled instead of waited for (it wakes cancelled, not after 60 s;
-    /// no wall-clock bound, which a loaded machine could break).
+    /// The first answer wins and a child still asleep is cancelled instead of
+    /// waited out (it wakes cancelled, not after 60 s; no wall-clock bound,
+    /// which a loaded machine could break).
     @Test func cancelRestReturnsWithoutWaitingForTheOthers() async {
         let sawCancellation = Mutex(false)
         var winner: String?
