@@ -83,4 +83,105 @@ import BooksyncTestSupport
         #expect(lines.contains("  git config merge.booksync.driver 'booksync merge-file -- %O %A %B %P'"), "\(lines)")
         #expect(lines.contains("  git config merge.booksync-manifest.driver 'booksync merge-manifest -- %O %A %B %P'"), "\(lines)")
     }
+
+    // MARK: drivers from an older booksync
+
+    /// The warning's command, in single quotes after "run".
+    static func fix(in stderr: String) throws -> [String] {
+        let line = try #require(stderr.split(separator: "\n").first { $0.hasPrefix("booksync: warning: the git merge driver") }, "no warning in \(stderr)")
+        let quoted = try #require(line.split(separator: "'").dropFirst().first, "\(line)")
+        #expect(line.contains("run '\(quoted)' to update"), "\(line)")
+        return quoted.split(separator: " ").map(String.init)
+    }
+
+    /// Status names both old drivers in one line, with the command that
+    /// updates them; that command, word for word (`-C` included, as status
+    /// ran from outside the collection), updates them, and says so.
+    @Test func statusNamesOlderDriversAndItsFixWorksWordForWord() throws {
+        let repo = try GitScratchRepository()
+        try repo.initializeAsOldInstall()
+        try repo.git("config", "merge.booksync-manifest.driver", "booksync merge-manifest %O %A %B %P")
+        let env = GitScratchRepository.environment
+
+        let status = try BinaryTests.run(["-C", "books", "status", "--offline"], in: repo.path, environment: env, cleanEnvironment: true)
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stderr.contains("booksync: warning: the git merge drivers merge.booksync.driver and merge.booksync-manifest.driver are from an older booksync: "
+            + "they take a file named -….json for an option and git then keeps our side whole, dropping their changes"), "\(status.stderr)")
+        let fix = try Self.fix(in: status.stderr)
+        #expect(fix == ["booksync", "-C", "books", "init", "--git"])
+
+        let upgrade = try BinaryTests.run(Array(fix.dropFirst()), in: repo.path, environment: env, cleanEnvironment: true)
+        #expect(upgrade.status == 0, "\(upgrade.stderr)")
+        #expect(upgrade.stderr.contains("booksync: note: updated the git merge drivers merge.booksync.driver and merge.booksync-manifest.driver from an older booksync"), "\(upgrade.stderr)")
+        #expect(try repo.git("config", "merge.booksync.driver").stdout == "booksync merge-file -- %O %A %B %P\n")
+        #expect(try repo.git("config", "merge.booksync-manifest.driver").stdout == "booksync merge-manifest -- %O %A %B %P\n")
+
+        let after = try repo.booksync("status", "--offline")
+        #expect(after.status == 0)
+        #expect(!after.stderr.contains("warning"), "\(after.stderr)")
+        let again = try repo.booksync("init", "--git")
+        #expect(!again.stderr.contains("note"), "\(again.stderr)")
+    }
+
+    /// In a linked worktree `.git` is a file (`gitdir: …`) and the config is
+    /// the main repository's (`commondir`): status finds the old driver
+    /// there, and from inside the collection the fix needs no `-C`.
+    @Test func statusFindsAnOlderDriverFromALinkedWorktree() throws {
+        let repo = try GitScratchRepository()
+        try repo.initializeAsOldInstall()
+        try repo.commitAll("collection")
+        #expect(try repo.git("worktree", "add", "-q", "-b", "side", ".side").status == 0)
+        let books = repo.path + "/.side/books"
+        let env = GitScratchRepository.environment
+
+        let status = try BinaryTests.run(["status", "--offline"], in: books, environment: env, cleanEnvironment: true)
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stderr.contains("booksync: warning: the git merge driver merge.booksync.driver is from an older booksync: it takes a file named -….json"), "\(status.stderr)")
+        let fix = try Self.fix(in: status.stderr)
+        #expect(fix == ["booksync", "init", "--git"])
+        #expect(try BinaryTests.run(Array(fix.dropFirst()), in: books, environment: env, cleanEnvironment: true).status == 0)
+        #expect(try repo.git("config", "merge.booksync.driver").stdout == "booksync merge-file -- %O %A %B %P\n")
+        #expect(!(try BinaryTests.run(["status", "--offline"], in: books, environment: env, cleanEnvironment: true).stderr.contains("warning")))
+    }
+
+    /// Which commands are outdated: booksync's with `%P` and no `--` before it.
+    @Test(arguments: [
+        ("booksync merge-file %O %A %B %P", true),
+        ("/usr/local/bin/booksync merge-manifest %O %A %B %P", true),
+        ("booksync merge-file -- %O %A %B %P", false),
+        ("booksync merge-file %O %A %B", false),  // before %P: git's temporary files never start with '-'
+        ("my-merge-tool %O %A %B %P", false),
+    ])
+    func outdatedCommands(command: String, outdated: Bool) {
+        #expect(GitDriverCheck.isOutdated(command) == outdated, "\(command)")
+    }
+
+    /// The config is read as git reads it: sections by name (either
+    /// spelling), keys in any case, quotes, escapes and comments; the last
+    /// value wins.
+    @Test func driverCommandsAreReadFromGitsConfigSyntax() {
+        let config = """
+            [core]
+            \tdriver = not a merge driver
+            [merge "booksync"]
+            \tname = booksync field-level merge of record files
+            \tdriver = booksync merge-file %O %A %B %P
+            \tDriver = "booksync merge-file %O \\"%A\\" %B %P" # quoted ; comment
+            [Merge.Booksync-Manifest] driver = booksync merge-manifest -- %O %A %B %P
+            [merge "other"]
+            driver = my-tool %O %A %B
+            """
+        let commands = GitDriverCheck.driverCommands(inConfig: config)
+        #expect(commands == [
+            "booksync": "booksync merge-file %O \"%A\" %B %P",
+            "booksync-manifest": "booksync merge-manifest -- %O %A %B %P",
+            "other": "my-tool %O %A %B",
+        ])
+    }
+
+    /// A path in a suggested command is one shell word.
+    @Test(arguments: [("books", "books"), ("-books", "-books"), ("../my books", "'../my books'"), ("it's", "'it'\\''s'")])
+    func shellWords(text: String, word: String) {
+        #expect(GitDriverCheck.shellWord(text) == word)
+    }
 }
