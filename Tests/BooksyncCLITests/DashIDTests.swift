@@ -184,4 +184,31 @@ import BooksyncTestSupport
     func shellWords(text: String, word: String) {
         #expect(GitDriverCheck.shellWord(text) == word)
     }
+
+    // MARK: advice
+
+    /// Push's advice for a conflicting record names it so that the commands
+    /// work word for word, here `diff`, for a top-level id and a
+    /// subcollection id that start with `-`.
+    @Test func adviceForADashIDWorksWordForWord() throws {
+        let scratch = try ScratchDirectory()
+        let initialize = try BinaryTests.run(["init", "-q", "--firestore", "p", "--collection", "books", "--subcollection", "reviews"], in: scratch.path)
+        #expect(initialize.status == 0, "\(initialize.stderr)")
+        let collection = try CollectionDirectory.open(searchingFrom: scratch.path)
+        for text in [Self.pushID, Self.pushID + "/reviews/-r1"] {
+            let id = try collection.rules.recordID(text)
+            let file = scratch.path + "/" + id.fileName
+            try FileManager.default.createDirectory(atPath: FileSystem.split(file).directory, withIntermediateDirectories: true)
+            try (id.isTopLevel ? bookFile(text) : "{\n  \"id\": \"-r1\"\n}\n").write(toFile: file, atomically: true, encoding: .utf8)
+
+            let advice = SyncCommandSupport.resolveAdvice(.bothModified(fields: []), path: "p", id: id).rendered
+            let commands = ConflictAdviceTests.suggestedCommands(Substring(advice))
+            #expect(commands.contains(["resolve", "./" + id.fileName, "--ours"]), "\(advice)")
+            let diff = try #require(commands.first { $0.first == "diff" }, "\(advice)")
+            #expect(diff == ["diff", "./" + id.fileName])
+            let shown = try BinaryTests.run(diff + ["--offline"], in: scratch.path)
+            #expect(shown.status == 0, "\(diff): \(shown.stderr)")
+            #expect(shown.stdout.hasPrefix(id.fileName + ": added locally"), "\(shown.stdout)")
+        }
+    }
 }
