@@ -123,6 +123,18 @@ import BooksyncTestSupport
         #expect(!again.stderr.contains("note"), "\(again.stderr)")
     }
 
+    /// init of another collection in a repository with an old driver warns
+    /// too: the driver is the repository's, whatever collection uses it.
+    @Test func initWarnsAboutAnOlderDriverInTheRepository() throws {
+        let repo = try GitScratchRepository()
+        try repo.initializeAsOldInstall()
+        try FileManager.default.createDirectory(atPath: repo.path + "/films", withIntermediateDirectories: true)
+        let initialize = try BinaryTests.run(["init", "-q", "--firestore", "p", "--collection", "films"], in: repo.path + "/films",
+                                             environment: GitScratchRepository.environment, cleanEnvironment: true)
+        #expect(initialize.status == 0, "\(initialize.stderr)")
+        #expect(try Self.fix(in: initialize.stderr) == ["booksync", "init", "--git"])
+    }
+
     /// In a linked worktree `.git` is a file (`gitdir: …`) and the config is
     /// the main repository's (`commondir`): status finds the old driver
     /// there, and from inside the collection the fix needs no `-C`.
