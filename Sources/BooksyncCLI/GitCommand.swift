@@ -16,13 +16,18 @@ enum GitCommand {
     /// Record files, field by field. `%P` (the path being merged) lets the
     /// driver check the merged `id` against the file name and read the
     /// collection's rules; installs from before it still work without it.
+    /// `--` comes first because `%P` is a record's file name when the
+    /// collection is the repository's top folder, and a Firebase push id
+    /// (`-Nq1abc.json`) would otherwise read as an option: the driver would
+    /// fail and git would keep our side whole, dropping their changes.
     static let recordDriver = Driver(
         key: "booksync", attributesLine: "/*.json merge=booksync",
-        name: "booksync field-level merge of record files", command: "booksync merge-file %O %A %B %P")
+        name: "booksync field-level merge of record files", command: "booksync merge-file -- %O %A %B %P")
     /// The manifest, record by record: branches that synced different records merge cleanly.
+    /// `--` for a collection folder whose name starts with `-`, as for record files.
     static let manifestDriver = Driver(
         key: "booksync-manifest", attributesLine: "/.booksync/manifest.json merge=booksync-manifest",
-        name: "booksync merge of the base manifest by record", command: "booksync merge-manifest %O %A %B %P")
+        name: "booksync merge of the base manifest by record", command: "booksync merge-manifest -- %O %A %B %P")
     static let drivers = [recordDriver, manifestDriver]
 
     /// The `.gitattributes` lines of the record files of configured
@@ -59,8 +64,10 @@ enum GitCommand {
     }
 
     /// Writes `.gitattributes` in the collection directory and the drivers into
-    /// the enclosing repository's config. Idempotent: lines already present
-    /// (from an older install too) are kept, missing ones appended.
+    /// the enclosing repository's config. Idempotent: `.gitattributes` lines
+    /// already present (from an older install too) are kept, missing ones
+    /// appended; the driver settings are set to this version's, which
+    /// replaces an older install's command.
     static func install(collectionRoot: String, subcollections: Subcollections = .none) throws(BooksyncError) {
         let attributes = collectionRoot + "/.gitattributes"
         // Only a missing file counts as empty: one that cannot be read is an error, never replaced.

@@ -64,7 +64,7 @@ enum InitCommand: Subcommand {
                 || !arguments.values(.subcollection).isEmpty || !arguments.values(.subcollectionRequire).isEmpty {
                 throw UsageError(message: "--require, --id-field, --change-field and --subcollection only apply when a collection is created; edit \(context.display(existing.paths.config)) to change them", command: name)
             }
-            try GitCommand.install(collectionRoot: existing.paths.root, subcollections: existing.rules.subcollections)
+            try installGit(collectionRoot: existing.paths.root, subcollections: existing.rules.subcollections, context: context)
             if !context.quiet { context.console.out("git now merges record files in \(existing.paths.root) field by field and the manifest by record (booksync must be on PATH)") }
             return .success
         }
@@ -122,12 +122,25 @@ enum InitCommand: Subcommand {
             context.console.out("Commit .booksync/ (its .gitignore leaves out local-only files).")
         }
         if arguments.has(.git) {
-            try GitCommand.install(collectionRoot: directory.paths.root, subcollections: subcollections)
+            try installGit(collectionRoot: directory.paths.root, subcollections: subcollections, context: context)
             if !context.quiet { context.console.out("git now merges record files here field by field and the manifest by record (booksync must be on PATH)") }
-        } else if !context.quiet {
-            for line in GitCommand.instructions(collectionRoot: context.display(directory.paths.root), subcollections: subcollections) { context.console.out("\(line)") }
+        } else {
+            GitDriverCheck.warnIfOutdated(collectionRoot: directory.paths.root, context: context)
+            if !context.quiet {
+                for line in GitCommand.instructions(collectionRoot: context.display(directory.paths.root), subcollections: subcollections) { context.console.out("\(line)") }
+            }
         }
         return .success
+    }
+
+    /// `GitCommand.install`, saying so when it replaced drivers an older
+    /// booksync installed (which fail on a file named `-….json`).
+    static func installGit(collectionRoot: String, subcollections: Subcollections, context: CommandContext) throws(BooksyncError) {
+        let outdated = GitDriverCheck.outdatedDrivers(collectionRoot: collectionRoot)
+        try GitCommand.install(collectionRoot: collectionRoot, subcollections: subcollections)
+        guard !outdated.isEmpty, !context.quiet else { return }
+        let keys = outdated.map { "merge.\($0.key).driver" }.joined(separator: " and ")
+        context.console.err("booksync: note: updated the git merge \(outdated.count == 1 ? "driver" : "drivers") \(keys) from an older booksync, which took a file named -….json for an option (now '… -- %O %A %B %P')")
     }
 
     /// `--id-field`: absent or `id` is the default, `none` is no field, anything else a field name.

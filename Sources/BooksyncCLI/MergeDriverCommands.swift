@@ -7,9 +7,11 @@ enum MergeFileCommand: Subcommand {
     static let summary = "git merge driver: merge two versions of a record file field by field"
     static let usage = "booksync merge-file BASE OURS THEIRS [PATH]"
     static let discussion = """
-        Follows git's merge driver convention (%O %A %B %P): the merged record
-        replaces OURS. Exit 0 when every field merged cleanly and the result is a
-        valid record; exit 1 otherwise, naming PATH and the fields on stderr.
+        Follows git's merge driver convention (%O %A %B %P, installed after --
+        so that a PATH such as -Nq1abc.json is not read as an option): the
+        merged record replaces OURS. Exit 0 when every field merged cleanly and
+        the result is a valid record; exit 1 otherwise, naming PATH and the
+        fields on stderr.
         Maps merge key by key at any depth; a conflicting field keeps our value
         and is named by its path (stats.rating). A merge that would break the
         collection's rules (their side dropped a required field or changed its
@@ -136,8 +138,9 @@ enum MergeManifestCommand: Subcommand {
     static let summary = "git merge driver: merge two versions of the manifest record by record"
     static let usage = "booksync merge-manifest BASE OURS THEIRS [PATH]"
     static let discussion = """
-        Follows git's merge driver convention (%O %A %B %P): the merged manifest
-        replaces OURS. Each record's entry (hash, revision) merges three-way: a
+        Follows git's merge driver convention (%O %A %B %P, installed after
+        --): the merged manifest replaces OURS. Each record's entry (hash,
+        revision) merges three-way: a
         change on one side (added, changed, removed) is taken, the same change
         on both is kept. Exit 0 when nothing conflicts. A record changed
         differently on both sides, or removed on one and changed on the other,

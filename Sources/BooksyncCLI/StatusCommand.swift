@@ -33,6 +33,7 @@ enum StatusCommand: Subcommand {
         try arguments.rejectCombined(.short, .json)
         try arguments.rejectCombined(.offline, .full)
         let collection = try context.openCollection()
+        GitDriverCheck.warnIfOutdated(collectionRoot: collection.paths.root, context: context)
         let remote = arguments.has(.offline) ? nil : try context.makeRemote(collection)
         let progress = ProgressBar(console: context.console, enabled: !context.quiet)
         let status = try await collection.status(remote: remote, fullListing: arguments.has(.full), progress: progress.update)

@@ -176,14 +176,15 @@ struct SubcollectionWalker {
     /// a document whose id ends in `.json` (`cfg.json`, whose folder is now
     /// `cfg%2Ejson/`). The records synced there are not read from the old
     /// folder, but they must not be taken for deleted either: the new folder,
-    /// if absent, counts as blocked, with a sentence that says how to move it.
+    /// if absent, counts as blocked, with a sentence that says how to move it
+    /// (`mv --`: the folder of an id such as `-cfg.json` starts with `-`).
     mutating func blockLegacyFolders(_ names: [String]) {
         for name in names {
             guard let id = try? RecordID.fromFileName(name + ".json") else { continue }
             let folder = RecordID.documentFolderName(stem: id.encodedName)
             guard folder != name, blocked[folder] == nil,
                   (try? FileSystem.stat(directory: rootDirectory, name: folder))?.kind != .directory else { continue }
-            blocked[folder] = "is missing, and \(name)/ holds what an earlier booksync kept here; rename that folder: mv '\(name)' '\(folder)'"
+            blocked[folder] = "is missing, and \(name)/ holds what an earlier booksync kept here; rename that folder: mv -- '\(name)' '\(folder)'"
         }
     }
 

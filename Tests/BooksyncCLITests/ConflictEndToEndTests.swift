@@ -186,7 +186,7 @@ import BooksyncTestSupport
         #expect(initialize.status == 0, "\(initialize.stderr)")
         #expect(try String(contentsOfFile: books + "/.gitattributes", encoding: .utf8)
             == "/*.json merge=booksync\n/.booksync/manifest.json merge=booksync-manifest\n")
-        #expect(try git("config", "merge.booksync.driver", in: repo).1 == "booksync merge-file %O %A %B %P\n")
+        #expect(try git("config", "merge.booksync.driver", in: repo).1 == "booksync merge-file -- %O %A %B %P\n")
 
         let original = bookFile("dune", title: "Dune", extra: ["year": .integer(1965), "pages": .integer(412)])
         try original.write(toFile: books + "/dune.json", atomically: true, encoding: .utf8)

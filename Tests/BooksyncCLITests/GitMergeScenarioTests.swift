@@ -8,11 +8,14 @@ import BooksyncTestSupport
 /// when it runs the merge drivers).
 struct GitScratchRepository {
     let scratch: ScratchDirectory
+    /// The collection's folder in the repository; nil for the repository's top folder.
+    let collectionFolder: String?
     var path: String { scratch.path }
-    var books: String { path + "/books" }
+    var books: String { collectionFolder.map { path + "/" + $0 } ?? path }
 
-    init() throws {
+    init(collectionFolder: String? = "books") throws {
         scratch = try ScratchDirectory()
+        self.collectionFolder = collectionFolder
         #expect(try git("init", "-q", "-b", "main").status == 0)
         try FileManager.default.createDirectory(atPath: books, withIntermediateDirectories: true)
     }
@@ -96,7 +99,7 @@ struct GitScratchRepository {
         let initialize = try repo.booksync("init", "--firestore", "p", "--collection", "books", "--git")
         #expect(initialize.status == 0, "\(initialize.stderr)")
         #expect(try repo.read(".gitattributes") == "/*.json merge=booksync\n/.booksync/manifest.json merge=booksync-manifest\n")
-        #expect(try repo.git("config", "merge.booksync-manifest.driver").stdout == "booksync merge-manifest %O %A %B %P\n")
+        #expect(try repo.git("config", "merge.booksync-manifest.driver").stdout == "booksync merge-manifest -- %O %A %B %P\n")
         try Self.divergingBranches(repo)
 
         let merge = try repo.git("merge", "--no-edit", "other")

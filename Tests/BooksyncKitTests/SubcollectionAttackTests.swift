@@ -120,20 +120,37 @@ import BooksyncTestSupport
 
     /// A directory synced before folder names escaped a final `.json`
     /// (`cfg.json/reviews/r1.json`, now `cfg%2Ejson/reviews/r1.json`): its
-    /// records are invalid with the `mv` that fixes it, never deleted.
-    @Test func anEarlierLayoutsFolderIsNamedNotTakenForDeleted() async throws {
+    /// records are invalid with the `mv` that fixes it, never deleted, and
+    /// that `mv` works pasted into a shell, for an id starting with `-` too.
+    @Test(arguments: ["cfg", "-cfg"])
+    func anEarlierLayoutsFolderIsNamedNotTakenForDeleted(stem: String) async throws {
         let clone = try Clone()
-        let remote = ScriptedRemote(documents: [try clone.review("cfg.json/reviews/r1")])
+        let id = stem + ".json/reviews/r1"
+        let remote = ScriptedRemote(documents: [try clone.review(id)])
         _ = try await clone.collection.pull(remote: remote)
-        try FileManager.default.moveItem(atPath: clone.root + "/cfg%2Ejson", toPath: clone.root + "/cfg.json")
+        try FileManager.default.moveItem(atPath: clone.root + "/\(stem)%2Ejson", toPath: clone.root + "/\(stem).json")
         let status = try await clone.collection.status(remote: nil)
-        let r1 = try #require(status.records.first { $0.id.rawValue == "cfg.json/reviews/r1" })
-        #expect(r1.state == .invalidLocal([RecordDiagnostic(message: clone.root
-            + "/cfg%2Ejson: is missing, and cfg.json/ holds what an earlier booksync kept here; rename that folder: mv 'cfg.json' 'cfg%2Ejson'")]))
+        let r1 = try #require(status.records.first { $0.id.rawValue == id })
+        let message = clone.root + "/\(stem)%2Ejson: is missing, and \(stem).json/ holds what an earlier booksync kept here; "
+            + "rename that folder: mv -- '\(stem).json' '\(stem)%2Ejson'"
+        #expect(r1.state == .invalidLocal([RecordDiagnostic(message: message)]))
         _ = try await clone.collection.push(remote: remote)
-        #expect(!remote.chunks.withLock { $0.joined() }.contains("cfg.json/reviews/r1"))
-        try FileManager.default.moveItem(atPath: clone.root + "/cfg.json", toPath: clone.root + "/cfg%2Ejson")
-        #expect(try await clone.collection.status(remote: nil).records.first { $0.id.rawValue == "cfg.json/reviews/r1" } == nil)
+        #expect(!remote.chunks.withLock { $0.joined() }.contains(id))
+        // The advice as printed, word for word, in the collection directory.
+        guard case .invalidLocal(let diagnostics) = r1.state, let printed = diagnostics.first?.message,
+              let advice = printed.range(of: "rename that folder: ") else {
+            Issue.record("no mv in \(r1.state)")
+            return
+        }
+        let command = String(printed[advice.upperBound...])
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", command]
+        shell.currentDirectoryURL = URL(fileURLWithPath: clone.root)
+        try shell.run()
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 0, "\(command)")
+        #expect(try await clone.collection.status(remote: nil).records.first { $0.id.rawValue == id } == nil)
     }
 
     /// What stands where a folder belongs, in place of `dune/` or `dune/reviews/`.
