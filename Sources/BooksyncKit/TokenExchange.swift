@@ -57,14 +57,20 @@ public struct TokenExchange: Sendable {
         self.timeout = timeout
     }
 
-    /// Secrets of the credential itself, scrubbed from any text shown.
-    /// Also as they travel in the form body: an endpoint or proxy that echoes the
-    /// request shows them percent-encoded (a refresh token `1//…` always is).
+    /// Secrets of the credential itself, scrubbed from any text shown
+    /// (`SecretRedaction` also finds them percent- or form-encoded, as an
+    /// endpoint or proxy that echoes the form body shows them). A signed JWT
+    /// is made per request: see `Attempt.assertion`.
     var secrets: [String] {
-        if case .authorizedUser(_, let secret, let refresh, _) = grant {
-            return [secret, refresh, URLPath.encodeQueryValue(secret), URLPath.encodeQueryValue(refresh)]
-        }
+        if case .authorizedUser(_, let secret, let refresh, _) = grant { return [secret, refresh] }
         return []
+    }
+
+    /// One token request as sent, and the signed JWT in it (a secret: anyone
+    /// who holds it gets tokens until it expires).
+    struct Attempt {
+        let request: HTTPRequest
+        let assertion: String?
     }
 
     /// Tries of one token request: a 429, 5xx or network error is retried
@@ -78,11 +84,17 @@ public struct TokenExchange: Sendable {
     /// A new access token and how many seconds it is valid.
     func fetch() async throws(RemoteError) -> (token: String, lifetime: Double) {
         var attempt = 1
+        var sent = secrets
+        var current: Attempt
         var response: HTTPResponse
         while true {
-            let request = try makeRequest()
+            current = try makeRequest()
+            if let assertion = current.assertion {
+                // The whole JWT, and its signature alone: the part that cannot be made without the key.
+                sent += [assertion, String(assertion.split(separator: ".").last ?? "")]
+            }
             do {
-                response = try await transport(request)
+                response = try await transport(current.request)
                 if attempt < Self.attempts, response.status == 429 || (500...599).contains(response.status) {
                     attempt += 1
                     try? await Task.sleep(for: .milliseconds(250 * attempt))
@@ -95,7 +107,7 @@ public struct TokenExchange: Sendable {
                 try? await Task.sleep(for: .milliseconds(250 * attempt))
             }
         }
-        let redact = SecretRedaction(secrets: secrets)
+        let redact = SecretRedaction(secrets: sent)
         if (300..<400).contains(response.status) {
             throw .authentication("\(origin): the token endpoint \(endpointURL) answered with a redirect (\(response.status)), which booksync does not follow")
         }
@@ -123,7 +135,7 @@ public struct TokenExchange: Sendable {
         }
     }
 
-    func makeRequest() throws(RemoteError) -> HTTPRequest {
+    func makeRequest() throws(RemoteError) -> Attempt {
         let form = ["Content-Type": "application/x-www-form-urlencoded"]
         switch grant {
         case .serviceAccount(let email, let key, let keyID, let uri):
@@ -135,13 +147,17 @@ public struct TokenExchange: Sendable {
                 throw .authentication("\(origin): \(error.message)")
             }
             let body = "grant_type=" + URLPath.encodeQueryValue("urn:ietf:params:oauth:grant-type:jwt-bearer") + "&assertion=" + URLPath.encodeQueryValue(jwt)
-            return HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: timeout)
+            return Attempt(request: HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: timeout),
+                           assertion: jwt)
         case .authorizedUser(let id, let secret, let refresh, let uri):
             let body = [("grant_type", "refresh_token"), ("client_id", id), ("client_secret", secret), ("refresh_token", refresh)]
                 .map { $0.0 + "=" + URLPath.encodeQueryValue($0.1) }.joined(separator: "&")
-            return HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: timeout)
+            return Attempt(request: HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: timeout),
+                           assertion: nil)
         case .metadata:
-            return HTTPRequest(method: "GET", url: endpointURL, headers: ["Metadata-Flavor": "Google"], timeout: min(timeout, Self.metadataTimeout))
+            return Attempt(request: HTTPRequest(method: "GET", url: endpointURL, headers: ["Metadata-Flavor": "Google"],
+                                                timeout: min(timeout, Self.metadataTimeout)),
+                           assertion: nil)
         }
     }
 
@@ -156,7 +172,7 @@ public struct TokenExchange: Sendable {
     }
 
     /// The endpoint's `error` and `error_description` (OAuth 2.0, RFC 6749
-    /// §5.2), scrubbed and shortened, with what to do about the usual ones.
+    /// §5.2), scrubbed, then shortened, with what to do about the usual ones.
     func refused(status: Int, body: [UInt8], redact: SecretRedaction) -> RemoteError {
         var code = ""
         var description = ""
@@ -165,10 +181,10 @@ public struct TokenExchange: Sendable {
             if case .string(let d)? = answer["error_description"] { description = d }
         }
         if code.isEmpty, description.isEmpty {
-            description = String(decoding: body.prefix(Self.shownErrorCharacters), as: UTF8.self)
+            description = String(decoding: body, as: UTF8.self)
         }
-        code = redact(String(code.prefix(100)))
-        description = redact(String(description.prefix(Self.shownErrorCharacters)))
+        code = redact.excerpt(code, limit: 100)
+        description = redact.excerpt(description, limit: Self.shownErrorCharacters)
         let said = ([code, description].filter { !$0.isEmpty }).joined(separator: ": ")
         let refusal = "\(origin): the token endpoint \(endpointURL) refused it (\(status)\(said.isEmpty ? "" : " " + said))"
         switch grant {
