@@ -1,4 +1,5 @@
 import BooksyncCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -32,7 +33,9 @@ public struct TokenExchange: Sendable {
     /// The metadata server's host unless `GCE_METADATA_HOST` names another.
     public static let defaultMetadataHost = "metadata.google.internal"
     /// The metadata server answers within milliseconds where it exists; off
-    /// Google Cloud nothing answers, and the user should hear so quickly.
+    /// Google Cloud nothing answers, and the user should hear so quickly: the
+    /// first request to it is a probe with this timeout and no retries (as
+    /// Google's auth libraries ping it), and its outcome holds for the process.
     public static let metadataTimeout = 3.0
     /// Characters of an endpoint's error text shown.
     static let shownErrorCharacters = 500
@@ -73,6 +76,18 @@ public struct TokenExchange: Sendable {
         let assertion: String?
     }
 
+    /// What this process learned of a metadata server from its first request.
+    enum MetadataPresence: Sendable {
+        /// It answered (any HTTP status): later requests are retried as usual.
+        case answered
+        /// No answer in `metadataTimeout` (or none at all), in the transport's words.
+        case silent(String)
+    }
+
+    /// Each metadata host this process has asked and how that went: a machine
+    /// off Google Cloud waits for the probe once, not once per token request.
+    static let metadataHosts = Mutex<[String: MetadataPresence]>([:])
+
     /// Tries of one token request: a 429, 5xx or network error is retried
     /// (DESIGN §5), a refusal is not.
     static let attempts = 3
@@ -83,6 +98,14 @@ public struct TokenExchange: Sendable {
 
     /// A new access token and how many seconds it is valid.
     func fetch() async throws(RemoteError) -> (token: String, lifetime: Double) {
+        var probe: String?
+        if case .metadata(let host) = grant {
+            switch Self.metadataHosts.withLock({ $0[host] }) {
+            case .silent(let detail)?: throw unreachable(detail)
+            case .answered?: break
+            case nil: probe = host
+            }
+        }
         var attempt = 1
         var sent = secrets
         var current: Attempt
@@ -95,6 +118,10 @@ public struct TokenExchange: Sendable {
             }
             do {
                 response = try await transport(current.request)
+                if let host = probe {
+                    Self.metadataHosts.withLock { $0[host] = .answered }
+                    probe = nil
+                }
                 if attempt < Self.attempts, response.status == 429 || (500...599).contains(response.status) {
                     attempt += 1
                     try? await Task.sleep(for: .milliseconds(250 * attempt))
@@ -102,7 +129,12 @@ public struct TokenExchange: Sendable {
                 }
                 break
             } catch {
-                if attempt >= Self.attempts || error.kind == .cancelled || Task.isCancelled { throw unreachable(error.message) }
+                if error.kind == .cancelled || Task.isCancelled { throw unreachable(error.message) }
+                if let host = probe {
+                    Self.metadataHosts.withLock { $0[host] = .silent(error.message) }
+                    throw unreachable(error.message)
+                }
+                if attempt >= Self.attempts { throw unreachable(error.message) }
                 attempt += 1
                 try? await Task.sleep(for: .milliseconds(250 * attempt))
             }
