@@ -69,11 +69,13 @@ public struct TokenExchange: Sendable {
         return []
     }
 
-    /// One token request as sent, and the signed JWT in it (a secret: anyone
-    /// who holds it gets tokens until it expires).
+    /// One token request as sent: the signed JWT in it (a secret: anyone who
+    /// holds it gets tokens until it expires) and the clock reading it claims
+    /// as `iat`, which an endpoint that refuses it on time grounds is told.
     struct Attempt {
         let request: HTTPRequest
         let assertion: String?
+        let issuedAt: Int64
     }
 
     /// What this process learned of a metadata server from its first request.
@@ -144,7 +146,7 @@ public struct TokenExchange: Sendable {
             throw .authentication("\(origin): the token endpoint \(endpointURL) answered with a redirect (\(response.status)), which booksync does not follow")
         }
         guard (200..<300).contains(response.status) else {
-            throw refused(status: response.status, body: response.body, redact: redact)
+            throw refused(status: response.status, body: response.body, redact: redact, issuedAt: current.issuedAt)
         }
         guard let answer = try? JSONParser.parseObject(response.body),
               case .string(let token)? = answer["access_token"], !token.isEmpty, !token.contains(where: { $0.isWhitespace }) else {
@@ -169,27 +171,28 @@ public struct TokenExchange: Sendable {
 
     func makeRequest() throws(RemoteError) -> Attempt {
         let form = ["Content-Type": "application/x-www-form-urlencoded"]
+        let now = Int64(time(nil))
         switch grant {
         case .serviceAccount(let email, let key, let keyID, let uri):
             let jwt: String
             do {
                 jwt = try ServiceAccountJWT.sign(clientEmail: email, key: key, privateKeyID: keyID, scope: Self.scope,
-                                                 tokenURI: uri, issuedAt: Int64(time(nil)))
+                                                 tokenURI: uri, issuedAt: now)
             } catch {
                 throw .authentication("\(origin): \(error.message)")
             }
             let body = "grant_type=" + URLPath.encodeQueryValue("urn:ietf:params:oauth:grant-type:jwt-bearer") + "&assertion=" + URLPath.encodeQueryValue(jwt)
             return Attempt(request: HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: timeout),
-                           assertion: jwt)
+                           assertion: jwt, issuedAt: now)
         case .authorizedUser(let id, let secret, let refresh, let uri):
             let body = [("grant_type", "refresh_token"), ("client_id", id), ("client_secret", secret), ("refresh_token", refresh)]
                 .map { $0.0 + "=" + URLPath.encodeQueryValue($0.1) }.joined(separator: "&")
             return Attempt(request: HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: timeout),
-                           assertion: nil)
+                           assertion: nil, issuedAt: now)
         case .metadata:
             return Attempt(request: HTTPRequest(method: "GET", url: endpointURL, headers: ["Metadata-Flavor": "Google"],
                                                 timeout: min(timeout, Self.metadataTimeout)),
-                           assertion: nil)
+                           assertion: nil, issuedAt: now)
         }
     }
 
@@ -205,7 +208,8 @@ public struct TokenExchange: Sendable {
 
     /// The endpoint's `error` and `error_description` (OAuth 2.0, RFC 6749
     /// §5.2), scrubbed, then shortened, with what to do about the usual ones.
-    func refused(status: Int, body: [UInt8], redact: SecretRedaction) -> RemoteError {
+    /// - Parameter issuedAt: The `iat` of the refused JWT: this machine's clock.
+    func refused(status: Int, body: [UInt8], redact: SecretRedaction, issuedAt: Int64) -> RemoteError {
         var code = ""
         var description = ""
         if let answer = try? JSONParser.parseObject(body) {
@@ -222,10 +226,41 @@ public struct TokenExchange: Sendable {
         switch grant {
         case .authorizedUser where code == "invalid_grant":
             return .authentication(refusal + "; the refresh token has expired or was revoked: run 'gcloud auth application-default login'")
+        case .serviceAccount where Self.blamesTheClock(description):
+            return .authentication(
+                refusal + "; this machine's clock may be off: the JWT said it was issued at \(Self.utcTime(issuedAt)) (iat \(issuedAt)), "
+                    + "and the endpoint accepts only a JWT issued within minutes of its own time; set the clock right (turn on NTP time sync), then try again")
         case .serviceAccount where status == 400 || status == 401:
             return .authentication(refusal + "; check that the key in the file is still active for the service account, or create a new JSON key")
         default:
             return .authentication(refusal)
         }
+    }
+
+    /// Google's refusal of a JWT whose `iat`/`exp` are not around its own time
+    /// ("Invalid JWT: Token must be a short-lived token (60 minutes) and in a
+    /// reasonable timeframe. Check your iat and exp values…"): the key is fine,
+    /// the clock that dated the JWT is not, so a new key would not help.
+    static func blamesTheClock(_ description: String) -> Bool {
+        let text = description.lowercased()
+        return text.contains("iat and exp") || text.contains("reasonable timeframe")
+    }
+
+    /// `seconds` since 1970 as `2025-01-31 23:59:59 UTC`.
+    static func utcTime(_ seconds: Int64) -> String {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let second = seconds - days * 86_400
+        // Days to a civil date (proleptic Gregorian): Howard Hinnant's civil_from_days.
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(year)-\(two(month))-\(two(day)) \(two(second / 3600)):\(two(second / 60 % 60)):\(two(second % 60)) UTC"
     }
 }
