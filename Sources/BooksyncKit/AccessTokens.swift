@@ -115,8 +115,8 @@ public actor AccessTokens {
 /// characters in it are escaped where every message is, at the CLI's console
 /// gate (`TerminalText`, DESIGN.md §6), so they are not escaped twice.
 enum TokenCommand {
-    /// Bytes of a failing command's standard error shown in the message.
-    static let shownErrorBytes = 2_000
+    /// Characters of a failing command's standard error shown in the message.
+    static let shownErrorCharacters = 2_000
 
     static func run(_ command: String, origin: String, timeout: Double) throws(RemoteError) -> String {
         let result = Subprocess.capture(["/bin/sh", "-c", command], timeout: timeout)
@@ -135,12 +135,13 @@ enum TokenCommand {
     }
 
     /// The command's standard error after a colon, its lines joined by
-    /// spaces, or nothing. A `Bearer …` in it is scrubbed all the same.
+    /// spaces, or nothing. A `Bearer …` in it is scrubbed all the same, before
+    /// the text is cut.
     static func details(_ error: [UInt8]) -> String {
-        let text = SecretRedaction(secrets: [])(String(decoding: error.prefix(shownErrorBytes), as: UTF8.self))
+        let text = String(decoding: error, as: UTF8.self)
         let lines = text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map { String($0).trimmingWhitespace }.filter { !$0.isEmpty }
         guard !lines.isEmpty else { return "" }
-        return ": " + lines.joined(separator: " ") + (error.count > shownErrorBytes ? " …" : "")
+        return ": " + SecretRedaction(secrets: []).excerpt(lines.joined(separator: " "), limit: shownErrorCharacters)
     }
 
     static func format(_ seconds: Double) -> String {
@@ -150,9 +151,16 @@ enum TokenCommand {
 
 /// Scrubs secrets from text that came from outside (a server's error message,
 /// a program's output) before it is put in an error or a log line: each known
-/// token, and the credential of any `Bearer …`, become `[redacted]`. A server
-/// or proxy that echoes the request's `Authorization` header back in its error
-/// text would otherwise print the token on every failing command.
+/// secret, and the credential of any `Bearer …`, become `[redacted]`. A server
+/// or proxy that echoes the request (its `Authorization` header, its form
+/// body) back in its error text would otherwise print the secret.
+///
+/// A secret is found raw and as it travels in a URL or a form body: any of its
+/// bytes may be written `%XX` (either case of hex) and a space `+`, as each
+/// encoder has its own idea of what to escape.
+///
+/// One pass, the longest match first: what has been replaced is never looked
+/// at again, so a one-letter secret cannot garble the marker of another.
 ///
 /// Bytes are compared, not Characters: a combining mark after a token must not
 /// make it a different "character" and slip through.
@@ -161,66 +169,110 @@ public struct SecretRedaction: Sendable {
     public static let replacement = "[redacted]"
     /// The exact texts to scrub (for `AccessTokens`, every token handed out); never empty strings.
     public let secrets: [String]
+    /// `secrets` as bytes, without repeats, longest first.
+    private let needles: [[UInt8]]
+    /// Bytes a match can start with: each secret's first, `%` and `+`.
+    private let starts: Set<UInt8>
 
     /// A redaction of `secrets` (empty ones are dropped) and of every `Bearer …`
     /// credential; with no secrets it still scrubs `Bearer …`.
     public init(secrets: [String]) {
         self.secrets = secrets.filter { !$0.isEmpty }
+        var seen = Set<String>()
+        needles = self.secrets.filter { seen.insert($0).inserted }.map { Array($0.utf8) }.sorted { $0.count > $1.count }
+        starts = Set(needles.map { $0[0] } + [UInt8(ascii: "%"), UInt8(ascii: "+")])
     }
 
     /// `text` with every secret and `Bearer` credential replaced by `replacement`.
     public func callAsFunction(_ text: String) -> String {
-        var bytes = Array(text.utf8)
-        for secret in secrets { bytes = Self.replace(Array(secret.utf8), in: bytes) }
-        bytes = Self.redactBearer(bytes)
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    static func replace(_ needle: [UInt8], in bytes: [UInt8]) -> [UInt8] {
-        guard !needle.isEmpty, bytes.count >= needle.count else { return bytes }
+        let bytes = Array(text.utf8)
+        let marker = Array(Self.replacement.utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var i = 0
         while i < bytes.count {
-            if bytes[i] == needle[0], i + needle.count <= bytes.count, bytes[i..<i + needle.count].elementsEqual(needle) {
-                out += replacement.utf8
-                i += needle.count
+            if let end = longestMatch(in: bytes, at: i) {
+                out += marker
+                i = end
+            } else if let (credential, end) = Self.bearerCredential(in: bytes, at: i) {
+                // The credential runs to the end of a secret that starts there,
+                // even one with a byte outside the credential characters.
+                let stop = max(end, longestMatch(in: bytes, at: credential) ?? end)
+                out += bytes[i..<credential]
+                out += stop > credential && bytes[credential..<stop] != marker[...] ? marker[...] : bytes[credential..<stop]
+                i = stop
             } else {
                 out.append(bytes[i])
                 i += 1
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
-    /// `Bearer` (any case), blanks, then the credential's characters (RFC 6750's
-    /// b64token, plus `%` for an encoded one): the credential is replaced.
-    static func redactBearer(_ bytes: [UInt8]) -> [UInt8] {
+    /// `text` scrubbed, then cut to `limit` characters (" …" marks a cut). In
+    /// that order: a secret that straddles the cut is still whole when it is
+    /// looked for, so no piece of it is shown.
+    public func excerpt(_ text: String, limit: Int) -> String {
+        let scrubbed = self(text)
+        return scrubbed.count <= limit ? scrubbed : String(scrubbed.prefix(limit)) + " …"
+    }
+
+    /// The end of the longest secret (in any of its encodings) at `start`.
+    private func longestMatch(in bytes: [UInt8], at start: Int) -> Int? {
+        guard !needles.isEmpty, starts.contains(bytes[start]) else { return nil }
+        var best: Int?
+        for needle in needles {
+            if let end = Self.match(needle, in: bytes, at: start), end > (best ?? start) { best = end }
+        }
+        return best
+    }
+
+    /// Where `needle` ends when it starts at `start`, each byte raw, `%XX` or
+    /// (a space) `+`. A raw `%` in a secret is either itself or `%25`, so every
+    /// way through is followed; the longest wins.
+    static func match(_ needle: [UInt8], in bytes: [UInt8], at start: Int) -> Int? {
+        var positions = [start]
+        var next: [Int] = []
+        for byte in needle {
+            next.removeAll(keepingCapacity: true)
+            for p in positions where p < bytes.count {
+                let c = bytes[p]
+                if c == byte { next.append(p + 1) }
+                if c == UInt8(ascii: "+"), byte == 0x20 { next.append(p + 1) }
+                if c == UInt8(ascii: "%"), p + 2 < bytes.count, let high = hexValue(bytes[p + 1]), let low = hexValue(bytes[p + 2]),
+                   high << 4 | low == byte, !next.contains(p + 3) {
+                    next.append(p + 3)
+                }
+            }
+            if next.isEmpty { return nil }
+            swap(&positions, &next)
+        }
+        return positions.max()
+    }
+
+    private static func hexValue(_ b: UInt8) -> UInt8? {
+        switch b {
+        case 0x30...0x39: b - 0x30
+        case 0x41...0x46: b - 0x41 + 10
+        case 0x61...0x66: b - 0x61 + 10
+        default: nil
+        }
+    }
+
+    /// At `Bearer` (any case) followed by blanks: where the credential starts
+    /// and where its characters (RFC 6750's b64token, plus `%` for an encoded
+    /// one) end.
+    static func bearerCredential(in bytes: [UInt8], at i: Int) -> (start: Int, end: Int)? {
+        guard bytes[i] | 0x20 == UInt8(ascii: "b") else { return nil }
         let word = Array("bearer".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var i = 0
-        while i < bytes.count {
-            guard i + word.count < bytes.count,
-                  bytes[i..<i + word.count].map({ $0 | 0x20 }).elementsEqual(word),
-                  isBlank(bytes[i + word.count]) else {
-                out.append(bytes[i])
-                i += 1
-                continue
-            }
-            var j = i + word.count
-            while j < bytes.count, isBlank(bytes[j]) { j += 1 }
-            var k = j
-            while k < bytes.count, isCredential(bytes[k]) { k += 1 }
-            out += bytes[i..<j]
-            if k > j, bytes[j..<k] != ArraySlice(replacement.utf8) {
-                out += replacement.utf8
-            } else {
-                out += bytes[j..<k]
-            }
-            i = k
-        }
-        return out
+        guard i + word.count < bytes.count,
+              bytes[i..<i + word.count].map({ $0 | 0x20 }).elementsEqual(word),
+              isBlank(bytes[i + word.count]) else { return nil }
+        var j = i + word.count
+        while j < bytes.count, isBlank(bytes[j]) { j += 1 }
+        var k = j
+        while k < bytes.count, isCredential(bytes[k]) { k += 1 }
+        return (j, k)
     }
 
     private static func isBlank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }

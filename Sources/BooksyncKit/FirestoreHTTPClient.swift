@@ -81,7 +81,7 @@ struct FirestoreHTTPClient: Sendable {
                 }
             } else {
                 var (code, message) = Self.errorDetails(response.body)
-                (code, message) = (redact(code), Self.shortened(redact(message)))
+                (code, message) = (redact(code), redact.excerpt(message, limit: Self.shownMessageCharacters))
                 // A refresh that fails says why (an expired refresh token, say), not just "401".
                 if response.status == 401, !refreshedToken, try await endpoint.tokens.token(refresh: true) != nil {
                     refreshedToken = true
@@ -131,11 +131,12 @@ struct FirestoreHTTPClient: Sendable {
     }
 
     /// Firestore's error body: `{"error": {"code": 409, "message": "…", "status": "ALREADY_EXISTS"}}`.
-    /// Anything else is returned as text, whole up to 64 KiB: it is scrubbed of
-    /// tokens before `shortened`, so that no token is cut in two and half shown.
+    /// Anything else is returned as text, whole: it is cut only after it is
+    /// scrubbed (`SecretRedaction.excerpt`), so that no token is cut in two and
+    /// a piece of it shown.
     static func errorDetails(_ body: [UInt8]) -> (code: String, message: String) {
         guard case .map(let top)? = try? JSONParser.parse(body, decodeTags: false), case .map(let error)? = top["error"] else {
-            return ("", String(decoding: body.prefix(64 * 1024), as: UTF8.self).trimmingWhitespace)
+            return ("", String(decoding: body, as: UTF8.self).trimmingWhitespace)
         }
         return errorDetails(error)
     }

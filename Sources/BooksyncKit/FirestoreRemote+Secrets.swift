@@ -14,17 +14,13 @@ extension FirestoreHTTPClient {
         return await endpoint.tokens.redaction()
     }
 
-    /// Characters of a server's message shown in an error.
+    /// Characters of a server's message shown in an error (cut by
+    /// `SecretRedaction.excerpt`, after scrubbing).
     static let shownMessageCharacters = 500
-
-    /// A server's (already scrubbed) message, cut to a readable length.
-    static func shortened(_ message: String) -> String {
-        message.count <= shownMessageCharacters ? message : String(message.prefix(shownMessageCharacters)) + " …"
-    }
 
     /// Why a 3xx answer is an error: where it pointed, and that booksync does not go there.
     static func redirectMessage(_ response: HTTPResponse, during: String, redact: SecretRedaction) -> String {
-        let location = response.headers["location"].map { " to " + shortened(redact($0)) } ?? ""
+        let location = response.headers["location"].map { " to " + redact.excerpt($0, limit: shownMessageCharacters) } ?? ""
         return "Firestore answered \(response.status), a redirect\(location), to \(during); booksync does not follow redirects "
             + "(one could carry the access token to another host): check the endpoint (BOOKSYNC_FIRESTORE_URL, FIRESTORE_EMULATOR_HOST)"
     }

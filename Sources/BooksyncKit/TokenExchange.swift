@@ -1,4 +1,5 @@
 import BooksyncCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -32,7 +33,9 @@ public struct TokenExchange: Sendable {
     /// The metadata server's host unless `GCE_METADATA_HOST` names another.
     public static let defaultMetadataHost = "metadata.google.internal"
     /// The metadata server answers within milliseconds where it exists; off
-    /// Google Cloud nothing answers, and the user should hear so quickly.
+    /// Google Cloud nothing answers, and the user should hear so quickly: the
+    /// first request to it is a probe with this timeout and no retries (as
+    /// Google's auth libraries ping it), and its outcome holds for the process.
     public static let metadataTimeout = 3.0
     /// Characters of an endpoint's error text shown.
     static let shownErrorCharacters = 500
@@ -57,15 +60,35 @@ public struct TokenExchange: Sendable {
         self.timeout = timeout
     }
 
-    /// Secrets of the credential itself, scrubbed from any text shown.
-    /// Also as they travel in the form body: an endpoint or proxy that echoes the
-    /// request shows them percent-encoded (a refresh token `1//…` always is).
+    /// Secrets of the credential itself, scrubbed from any text shown
+    /// (`SecretRedaction` also finds them percent- or form-encoded, as an
+    /// endpoint or proxy that echoes the form body shows them). A signed JWT
+    /// is made per request: see `Attempt.assertion`.
     var secrets: [String] {
-        if case .authorizedUser(_, let secret, let refresh, _) = grant {
-            return [secret, refresh, URLPath.encodeQueryValue(secret), URLPath.encodeQueryValue(refresh)]
-        }
+        if case .authorizedUser(_, let secret, let refresh, _) = grant { return [secret, refresh] }
         return []
     }
+
+    /// One token request as sent: the signed JWT in it (a secret: anyone who
+    /// holds it gets tokens until it expires) and the clock reading it claims
+    /// as `iat`, which an endpoint that refuses it on time grounds is told.
+    struct Attempt {
+        let request: HTTPRequest
+        let assertion: String?
+        let issuedAt: Int64
+    }
+
+    /// What this process learned of a metadata server from its first request.
+    enum MetadataPresence: Sendable {
+        /// It answered (any HTTP status): later requests are retried as usual.
+        case answered
+        /// No answer in `metadataTimeout` (or none at all), in the transport's words.
+        case silent(String)
+    }
+
+    /// Each metadata host this process has asked and how that went: a machine
+    /// off Google Cloud waits for the probe once, not once per token request.
+    static let metadataHosts = Mutex<[String: MetadataPresence]>([:])
 
     /// Tries of one token request: a 429, 5xx or network error is retried
     /// (DESIGN §5), a refusal is not.
@@ -77,12 +100,30 @@ public struct TokenExchange: Sendable {
 
     /// A new access token and how many seconds it is valid.
     func fetch() async throws(RemoteError) -> (token: String, lifetime: Double) {
+        var probe: String?
+        if case .metadata(let host) = grant {
+            switch Self.metadataHosts.withLock({ $0[host] }) {
+            case .silent(let detail)?: throw unreachable(detail)
+            case .answered?: break
+            case nil: probe = host
+            }
+        }
         var attempt = 1
+        var sent = secrets
+        var current: Attempt
         var response: HTTPResponse
         while true {
-            let request = try makeRequest()
+            current = try makeRequest()
+            if let assertion = current.assertion {
+                // The whole JWT, and its signature alone: the part that cannot be made without the key.
+                sent += [assertion, String(assertion.split(separator: ".").last ?? "")]
+            }
             do {
-                response = try await transport(request)
+                response = try await transport(current.request)
+                if let host = probe {
+                    Self.metadataHosts.withLock { $0[host] = .answered }
+                    probe = nil
+                }
                 if attempt < Self.attempts, response.status == 429 || (500...599).contains(response.status) {
                     attempt += 1
                     try? await Task.sleep(for: .milliseconds(250 * attempt))
@@ -90,17 +131,22 @@ public struct TokenExchange: Sendable {
                 }
                 break
             } catch {
-                if attempt >= Self.attempts || error.kind == .cancelled || Task.isCancelled { throw unreachable(error.message) }
+                if error.kind == .cancelled || Task.isCancelled { throw unreachable(error.message) }
+                if let host = probe {
+                    Self.metadataHosts.withLock { $0[host] = .silent(error.message) }
+                    throw unreachable(error.message)
+                }
+                if attempt >= Self.attempts { throw unreachable(error.message) }
                 attempt += 1
                 try? await Task.sleep(for: .milliseconds(250 * attempt))
             }
         }
-        let redact = SecretRedaction(secrets: secrets)
+        let redact = SecretRedaction(secrets: sent)
         if (300..<400).contains(response.status) {
             throw .authentication("\(origin): the token endpoint \(endpointURL) answered with a redirect (\(response.status)), which booksync does not follow")
         }
         guard (200..<300).contains(response.status) else {
-            throw refused(status: response.status, body: response.body, redact: redact)
+            throw refused(status: response.status, body: response.body, redact: redact, issuedAt: current.issuedAt)
         }
         guard let answer = try? JSONParser.parseObject(response.body),
               case .string(let token)? = answer["access_token"], !token.isEmpty, !token.contains(where: { $0.isWhitespace }) else {
@@ -123,25 +169,30 @@ public struct TokenExchange: Sendable {
         }
     }
 
-    func makeRequest() throws(RemoteError) -> HTTPRequest {
+    func makeRequest() throws(RemoteError) -> Attempt {
         let form = ["Content-Type": "application/x-www-form-urlencoded"]
+        let now = Int64(time(nil))
         switch grant {
         case .serviceAccount(let email, let key, let keyID, let uri):
             let jwt: String
             do {
                 jwt = try ServiceAccountJWT.sign(clientEmail: email, key: key, privateKeyID: keyID, scope: Self.scope,
-                                                 tokenURI: uri, issuedAt: Int64(time(nil)))
+                                                 tokenURI: uri, issuedAt: now)
             } catch {
                 throw .authentication("\(origin): \(error.message)")
             }
             let body = "grant_type=" + URLPath.encodeQueryValue("urn:ietf:params:oauth:grant-type:jwt-bearer") + "&assertion=" + URLPath.encodeQueryValue(jwt)
-            return HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: timeout)
+            return Attempt(request: HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: timeout),
+                           assertion: jwt, issuedAt: now)
         case .authorizedUser(let id, let secret, let refresh, let uri):
             let body = [("grant_type", "refresh_token"), ("client_id", id), ("client_secret", secret), ("refresh_token", refresh)]
                 .map { $0.0 + "=" + URLPath.encodeQueryValue($0.1) }.joined(separator: "&")
-            return HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: timeout)
+            return Attempt(request: HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: timeout),
+                           assertion: nil, issuedAt: now)
         case .metadata:
-            return HTTPRequest(method: "GET", url: endpointURL, headers: ["Metadata-Flavor": "Google"], timeout: min(timeout, Self.metadataTimeout))
+            return Attempt(request: HTTPRequest(method: "GET", url: endpointURL, headers: ["Metadata-Flavor": "Google"],
+                                                timeout: min(timeout, Self.metadataTimeout)),
+                           assertion: nil, issuedAt: now)
         }
     }
 
@@ -156,8 +207,9 @@ public struct TokenExchange: Sendable {
     }
 
     /// The endpoint's `error` and `error_description` (OAuth 2.0, RFC 6749
-    /// §5.2), scrubbed and shortened, with what to do about the usual ones.
-    func refused(status: Int, body: [UInt8], redact: SecretRedaction) -> RemoteError {
+    /// §5.2), scrubbed, then shortened, with what to do about the usual ones.
+    /// - Parameter issuedAt: The `iat` of the refused JWT: this machine's clock.
+    func refused(status: Int, body: [UInt8], redact: SecretRedaction, issuedAt: Int64) -> RemoteError {
         var code = ""
         var description = ""
         if let answer = try? JSONParser.parseObject(body) {
@@ -165,19 +217,50 @@ public struct TokenExchange: Sendable {
             if case .string(let d)? = answer["error_description"] { description = d }
         }
         if code.isEmpty, description.isEmpty {
-            description = String(decoding: body.prefix(Self.shownErrorCharacters), as: UTF8.self)
+            description = String(decoding: body, as: UTF8.self)
         }
-        code = redact(String(code.prefix(100)))
-        description = redact(String(description.prefix(Self.shownErrorCharacters)))
+        code = redact.excerpt(code, limit: 100)
+        description = redact.excerpt(description, limit: Self.shownErrorCharacters)
         let said = ([code, description].filter { !$0.isEmpty }).joined(separator: ": ")
         let refusal = "\(origin): the token endpoint \(endpointURL) refused it (\(status)\(said.isEmpty ? "" : " " + said))"
         switch grant {
         case .authorizedUser where code == "invalid_grant":
             return .authentication(refusal + "; the refresh token has expired or was revoked: run 'gcloud auth application-default login'")
+        case .serviceAccount where Self.blamesTheClock(description):
+            return .authentication(
+                refusal + "; this machine's clock may be off: the JWT said it was issued at \(Self.utcTime(issuedAt)) (iat \(issuedAt)), "
+                    + "and the endpoint accepts only a JWT issued within minutes of its own time; set the clock right (turn on NTP time sync), then try again")
         case .serviceAccount where status == 400 || status == 401:
             return .authentication(refusal + "; check that the key in the file is still active for the service account, or create a new JSON key")
         default:
             return .authentication(refusal)
         }
+    }
+
+    /// Google's refusal of a JWT whose `iat`/`exp` are not around its own time
+    /// ("Invalid JWT: Token must be a short-lived token (60 minutes) and in a
+    /// reasonable timeframe. Check your iat and exp values…"): the key is fine,
+    /// the clock that dated the JWT is not, so a new key would not help.
+    static func blamesTheClock(_ description: String) -> Bool {
+        let text = description.lowercased()
+        return text.contains("iat and exp") || text.contains("reasonable timeframe")
+    }
+
+    /// `seconds` since 1970 as `2025-01-31 23:59:59 UTC`.
+    static func utcTime(_ seconds: Int64) -> String {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let second = seconds - days * 86_400
+        // Days to a civil date (proleptic Gregorian): Howard Hinnant's civil_from_days.
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(year)-\(two(month))-\(two(day)) \(two(second / 3600)):\(two(second / 60 % 60)):\(two(second % 60)) UTC"
     }
 }

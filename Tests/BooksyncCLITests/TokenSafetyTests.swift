@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncKit
@@ -231,5 +232,62 @@ final class HostileServer {
         #expect(result.status == 3)
         #expect(server.requests().contains { $0["authorization"] == "Bearer token-from-user-config" })
         #expect(!result.stderr.contains("token-from-user-config"))
+    }
+}
+
+/// A metadata server that accepts the connection and never answers (a
+/// firewall or a half-dead proxy on a machine off Google Cloud): it is asked
+/// once per process, with `TokenExchange.metadataTimeout` and no retries, not
+/// three times with back-off on every lookup (11.8 s per command).
+@Suite struct SilentMetadataServerTests {
+    /// Accepts every connection, holds it open, never reads or answers, and
+    /// logs one line per connection accepted.
+    static let script = #"""
+    import json, socket, sys, threading
+    log_path = sys.argv[1]
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held = []
+    def serve():
+        while True:
+            connection, _ = listener.accept()
+            held.append(connection)
+            with open(log_path, "a") as f:
+                f.write("accepted\n")
+    threading.Thread(target=serve, daemon=True).start()
+    print(json.dumps({"port": listener.getsockname()[1]}), flush=True)
+    sys.stdin.read()
+    """#
+
+    @Test(.timeLimit(.minutes(1)))
+    func aSilentMetadataServerIsProbedOnceForTheProcess() async throws {
+        let scratch = try ScratchDirectory()
+        try scratch.write("silent.py", Self.script)
+        let server = try LoopbackScript(python: [scratch.path + "/silent.py", scratch.path + "/accepted.log"])
+        let port = try #require(server.ports["port"], "the silent server did not start")
+        let sent = Mutex<[HTTPRequest]>([])
+        let live = URLSessionTransport.make()
+        let transport: HTTPTransport = { request throws(TransportError) in
+            sent.withLock { $0.append(request) }
+            return try await live(request)
+        }
+        let environment = ["HOME": scratch.path + "/home", "GCE_METADATA_HOST": "127.0.0.1:\(port)"]
+        // Two lookups, as two remotes of one command would make: the second learns from the first.
+        for lookup in 1...2 {
+            let found = try #require(try CredentialSources.find(environment: environment, transport: transport, timeout: 30))
+            let tokens = AccessTokens(source: .exchange(found.exchange))
+            do {
+                _ = try await tokens.token()
+                Issue.record("lookup \(lookup): a token from a server that never answers")
+            } catch {
+                #expect(error.description.contains("no Firestore credentials: the metadata server 127.0.0.1:\(port) did not answer"), "\(error)")
+            }
+        }
+        let accepted = ((try? scratch.read("accepted.log")) ?? "").split(separator: "\n").count
+        #expect(accepted == 1, "one connection for the process: no retries, no second probe")
+        let requests = sent.withLock { $0 }
+        #expect(requests.count == 1)
+        #expect(requests.allSatisfy { $0.timeout <= TokenExchange.metadataTimeout })
     }
 }

@@ -215,6 +215,49 @@ import BooksyncTestSupport
         #expect(!message.contains("refresh-SECRET") && !message.contains("csecret-XYZ"), "\(message)")
     }
 
+    /// Google's answer (recorded) to a JWT whose `iat`/`exp` are not around
+    /// its own time: the machine's clock is off, and a new key would not help.
+    static let clockRefusal = #"{"error":"invalid_grant","error_description":"Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim."}"#
+
+    @Test func aJWTRefusedForItsTimesBlamesTheClockNotTheKey() async throws {
+        let scratch = try ScratchDirectory()
+        let pem = try Self.generatedKey(in: scratch)
+        try scratch.write("sa.json", """
+            {"type": "service_account", "client_email": "sync@p.iam.gserviceaccount.com", "private_key": \(Self.jsonString(pem))}
+            """)
+        let server = FakeEndpoint { _ in FakeEndpoint.json(400, Self.clockRefusal) }
+        let endpoint = try FirestoreEndpoint.resolve(environment: ["GOOGLE_APPLICATION_CREDENTIALS": scratch.path + "/sa.json"], transport: server.transport)
+        let message: String
+        do {
+            _ = try await endpoint.tokens.token()
+            Issue.record("no error")
+            return
+        } catch {
+            message = error.description
+        }
+        // The iat the JWT carried, read back from the request.
+        let body = String(decoding: try #require(server.requests.first?.body), as: UTF8.self)
+        let assertion = try #require(body.split(separator: "&").first { $0.hasPrefix("assertion=") }?.dropFirst("assertion=".count))
+        var payload = String(assertion.split(separator: ".")[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        payload += String(repeating: "=", count: (4 - payload.count % 4) % 4)
+        let decoded = try #require(Data(base64Encoded: payload))
+        let claims = try #require(try JSONSerialization.jsonObject(with: decoded) as? [String: Any])
+        let iat = try #require(claims["iat"] as? Int)
+        let shown = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(iat)))  // 2025-01-31T23:59:59Z
+        let expected = shown.replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: " UTC")
+        #expect(message.contains("Invalid JWT: Token must be a short-lived token"), "\(message)")
+        #expect(message.contains("this machine's clock may be off: the JWT said it was issued at \(expected) (iat \(iat))"), "\(message)")
+        #expect(!message.contains("new JSON key") && !message.contains("create a new"), "\(message)")
+    }
+
+    /// Seconds since 1970 as a UTC time, checked against Foundation's calendar
+    /// (leap days, centuries, before 1970).
+    @Test(arguments: [Int64(0), -1, 951_782_400, 4_107_542_399, 1_735_689_599, -2_208_988_800, 13_569_465_600, 1_000_000_007])
+    func utcTimeIsTheCalendarTime(seconds: Int64) {
+        let shown = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(seconds)))
+        #expect(TokenExchange.utcTime(seconds) == shown.replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: " UTC"))
+    }
+
     /// `expires_in` from the endpoint is bounded: a huge one must not overflow
     /// (it crashed booksync), a zero or negative one must not mean an exchange per request.
     @Test(arguments: ["10000000000000000", "1e300", "9223372036854775807", "0", "-5"])
