@@ -171,6 +171,7 @@ public struct FirestoreRemote: RemoteCollection {
         var batch = withBodies ? firstQueryBatch : namesQueryBatch
         var after: QueryCursor?
         var first = true
+        var order = ListingOrder()
         repeat {
             let request = Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies, changedSince: changedSince, group: range)
             let (body, bytes) = try await client.sendMeasured(HTTPRequest(method: "POST", url: url, body: request), during: during)
@@ -188,13 +189,13 @@ public struct FirestoreRemote: RemoteCollection {
                 guard case .map(let document)? = entry["document"] else { continue }  // readTime-only entries
                 let name = try found.add(document, remote: self, during: during)
                 last = QueryCursor(name: name, changeTime: changedSince.flatMap { Self.changeTime(of: document, field: $0.field) })
+                try order.accept(name, changeTime: last?.changeTime, during: during)
                 count += 1
             }
             first = false
             each(found.listing, found.documents)
             progress(count)
             guard count >= batch, let last else { break }
-            if last == after { throw .malformedResponse(during: during, detail: "the query did not move past \(last.name)") }
             if changedSince != nil, last.changeTime == nil {
                 throw .malformedResponse(during: during, detail: "\(last.name) was returned without a timestamp in the change field")
             }
@@ -210,21 +211,25 @@ public struct FirestoreRemote: RemoteCollection {
         var pageToken: String?
         let collectionURL = endpoint.baseURL + URLPath.encode(collectionName)
         let during = "list \(target.collectionPath)"
+        var order = ListingOrder()
         repeat {
             var url = collectionURL + "?pageSize=\(Self.pageSize)" + (withBodies ? "" : "&mask.fieldPaths=__name__")
             if let pageToken { url += "&pageToken=" + URLPath.encodeQueryValue(pageToken) }
             let body = try await client.send(HTTPRequest(method: "GET", url: url), during: during)
             guard case .map(let page) = body else { throw .malformedResponse(during: during, detail: "not a JSON object") }
+            var listed = 0
             if case .array(let items)? = page["documents"] {
                 var found = ListedDocuments(withBodies: withBodies)
                 for item in items {
                     guard case .map(let document) = item else { throw .malformedResponse(during: during, detail: "a document that is not an object") }
-                    _ = try found.add(document, remote: self, during: during)
+                    try order.accept(try found.add(document, remote: self, during: during), during: during)
                 }
                 each(found.listing, found.documents)
                 progress(items.count)
+                listed = items.count
             }
             if case .string(let next)? = page["nextPageToken"], !next.isEmpty { pageToken = next } else { pageToken = nil }
+            try order.accept(pageToken: pageToken, documents: listed, during: during)
         } while pageToken != nil
     }
 

@@ -119,7 +119,7 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
         ])
         var remote = self.remote(script)
         remote.namesQueryBatch = 1
-        await #expect(throws: RemoteError.malformedResponse(during: "list books", detail: "the query did not move past projects/rec/databases/(default)/documents/books/dune")) {
+        await #expect(throws: RemoteError.malformedResponse(during: "list books", detail: "projects/rec/databases/(default)/documents/books/dune came after projects/rec/databases/(default)/documents/books/dune; a listing's names must increase")) {
             try await remote.listRevisions { _ in }
         }
     }

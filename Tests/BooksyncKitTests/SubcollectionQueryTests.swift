@@ -39,8 +39,9 @@ import BooksyncTestSupport
         let script = ScriptedTransport([
             Self.answer(["users/u1/books/dune", "users/u1/books/emma"]),
             // Groups in the order of the sorted paths: likes (of notes/likes), then reviews.
-            Self.answer(["users/u1/books/dune/reviews/r1/likes/l1", "users/u1/books/dune/notes/n1/likes/l2", "users/u1/books/dune/other/o/likes/l3"]),
-            Self.answer(["users/u1/books/dune/reviews/r1", "users/u1/books/dune/notes/n1/reviews/x", "users/u1/books/ghost/reviews/r2"]),
+            // Each in name order, as Firestore sends them (`ListingOrder`).
+            Self.answer(["users/u1/books/dune/notes/n1/likes/l2", "users/u1/books/dune/other/o/likes/l3", "users/u1/books/dune/reviews/r1/likes/l1"]),
+            Self.answer(["users/u1/books/dune/notes/n1/reviews/x", "users/u1/books/dune/reviews/r1", "users/u1/books/ghost/reviews/r2"]),
         ])
         let listing = try await Self.remote(script).listRevisions(progress: { _ in })
         #expect(listing.revisions.keys.map(\.rawValue).sorted() == [
