@@ -31,20 +31,23 @@ extension JSONGrammar {
             throw error("unexpected '\(describe(at: index))' in a number")
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        // A literal is quoted shortened: a file of huge numbers must not print megabytes of messages.
+        let shown = TerminalEscaping.abbreviate(text)
         if isInteger {
             guard let v = Int64(text) else {
-                return try valueError("integer \(text) does not fit in 64 bits; write it as a double (\(text).0) or a string", at: start)
+                let asDouble = shown == text ? " (\(text).0)" : " (add .0)"
+                return try valueError("integer \(shown) does not fit in 64 bits; write it as a double\(asDouble) or a string", at: start)
             }
             return .integer(v)
         }
         guard let v = Double(text), v.isFinite else {
-            return try valueError("number \(text) is too large for a double", at: start)
+            return try valueError("number \(shown) is too large for a double", at: start)
         }
         if v == 0 {
             // A nonzero literal that rounds to zero would silently lose its
             // value, like one too large for a double: refused alike.
             if text.utf8.prefix(while: { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }).contains(where: { $0 >= 0x31 && $0 <= 0x39 }) {
-                return try valueError("number \(text) is too small for a double (it would become 0.0; the smallest is 5e-324)", at: start)
+                return try valueError("number \(shown) is too small for a double (it would become 0.0; the smallest is 5e-324)", at: start)
             }
             // -0.0 is written 0.0 (see `Value`): Firestore keeps no negative zero.
             return .double(0)

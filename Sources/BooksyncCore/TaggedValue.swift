@@ -34,7 +34,7 @@ public enum TaggedValue {
                 throw DecodeError(message: "$reference needs a document path string like \"authors/frank-herbert\"")
             }
             guard ReferencePath.isDocumentPath(text) else {
-                throw DecodeError(message: "$reference '\(text)' is not a document path (collection/document[/collection/document…])")
+                throw DecodeError(message: "$reference '\(TerminalEscaping.abbreviate(text))' is not a document path (collection/document[/collection/document…])")
             }
             return .reference(text)
         case "$geopoint":

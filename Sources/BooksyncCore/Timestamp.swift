@@ -159,11 +159,11 @@ public enum TimestampError: Error, Equatable, Sendable {
     public var message: String {
         switch self {
         case .malformed(let s):
-            "'\(s)' is not an RFC 3339 timestamp like 2024-05-01T12:00:00.000000Z"
+            "'\(TerminalEscaping.abbreviate(s))' is not an RFC 3339 timestamp like 2024-05-01T12:00:00.000000Z"
         case .subMicrosecond(let s):
-            "'\(s)' is more precise than a microsecond; Firestore keeps microseconds, so drop the extra digits"
+            "'\(TerminalEscaping.abbreviate(s))' is more precise than a microsecond; Firestore keeps microseconds, so drop the extra digits"
         case .outOfRange(let s):
-            "'\(s)' is outside Firestore's range 0001-01-01 to 9999-12-31"
+            "'\(TerminalEscaping.abbreviate(s))' is outside Firestore's range 0001-01-01 to 9999-12-31"
         }
     }
 }

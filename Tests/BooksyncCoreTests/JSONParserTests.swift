@@ -85,6 +85,31 @@ import Testing
         }
     }
 
+    /// A refused number is quoted shortened (first bytes, length, hash), once:
+    /// a file of megabyte-long numbers printed every literal twice, whole.
+    @Test(arguments: [
+        String(repeating: "9", count: 1_000_000),
+        "1" + String(repeating: "0", count: 200_000) + ".5",
+        "1e" + String(repeating: "9", count: 100_000),
+        "0." + String(repeating: "0", count: 100_000) + "1",
+    ])
+    func aHugeNumberIsQuotedShortened(_ literal: String) {
+        do {
+            _ = try JSONParser.parseObject(Array(#"{"n": \#(literal)}"#.utf8))
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.message.utf8.count < 300, "\(error.message.prefix(300))")
+            #expect(error.message.contains("[\(literal.utf8.count) bytes, sha256 "), "\(error.message.prefix(300))")
+        }
+    }
+
+    @Test func aShortNumberIsQuotedWhole() {
+        #expect(throws: JSONSyntaxError(position: SourcePosition(line: 1, column: 7),
+                                        message: "integer 123456789012345678901234567890 does not fit in 64 bits; write it as a double (123456789012345678901234567890.0) or a string")) {
+            _ = try JSONParser.parseObject(Array(#"{"n": 123456789012345678901234567890}"#.utf8))
+        }
+    }
+
     @Test func deepNestingIsAnErrorNotACrash() {
         let depth = 10_000
         let text = #"{"a": "# + String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + "}"
