@@ -93,7 +93,7 @@ struct FirestoreHTTPClient: Sendable {
                 guard RetryPolicy.isRetryable(status: response.status, code: code) else {
                     throw .rejected(during: during, status: response.status, code: code, message: message)
                 }
-                problem = .status(response.status, code: code)
+                problem = .status(response.status, code: code, message: message)
                 retryAfter = response.headers["retry-after"].flatMap(Double.init)
             }
             try await giveUpOrWait(problem, retryAfter: retryAfter, attempt: &attempt, started: started, during: during)
@@ -108,12 +108,17 @@ struct FirestoreHTTPClient: Sendable {
         if attempt >= retry.maximumAttempts {
             switch problem {
             case .unreadableAnswer: throw .malformedResponse(during: during, detail: problem.description)
+            case .status(let status, let code, let message) where status == 429 || status == 409:
+                // Firestore answered, every time: a quota or contention, not a network that cannot reach it.
+                throw .rejected(during: during, status: status, code: code,
+                                message: (message.isEmpty ? "" : message + " ") + "(still refused after \(attempt) attempts)")
             case .status, .noAnswer: throw .unreachable(endpoint: endpoint.baseURL, detail: problem.description, attempts: attempt)
             }
         }
         let wait = retry.delay(afterAttempt: attempt, retryAfter: retryAfter)
         if elapsed + wait > retry.totalDeadline {
-            throw .deadlineExceeded(during: during, seconds: Int(elapsed), lastProblem: problem.description)
+            let asked = retryAfter.map { ", and Firestore asked to wait \(RetryPolicy.format($0)) s more" } ?? ""
+            throw .deadlineExceeded(during: during, seconds: Int(elapsed), lastProblem: problem.description + asked)
         }
         await retry.sleep(wait)
         attempt += 1
@@ -160,8 +165,10 @@ struct FirestoreHTTPClient: Sendable {
 enum RequestProblem: Sendable, Equatable, CustomStringConvertible {
     /// A 2xx answer whose body is not JSON (truncated, garbled); the parser's reason.
     case unreadableAnswer(String)
-    /// A retryable status (429, 5xx, 409 ABORTED) with Firestore's status name (scrubbed).
-    case status(Int, code: String)
+    /// A retryable status (429, 5xx, 409 ABORTED) with Firestore's status name
+    /// and message (scrubbed and shortened): "Quota exceeded …" tells the user
+    /// more than any text of ours.
+    case status(Int, code: String, message: String)
     /// No HTTP answer (refused, reset, timed out), in the transport's words.
     case noAnswer(String)
 
@@ -169,7 +176,7 @@ enum RequestProblem: Sendable, Equatable, CustomStringConvertible {
     var description: String {
         switch self {
         case .unreadableAnswer(let reason): "the answer is not valid JSON (\(reason))"
-        case .status(let status, let code): "\(status) \(code)"
+        case .status(let status, let code, let message): "\(status) \(code)" + (message.isEmpty ? "" : ": " + message)
         case .noAnswer(let message): message
         }
     }

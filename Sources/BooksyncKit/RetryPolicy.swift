@@ -8,8 +8,9 @@ public struct RetryPolicy: Sendable {
     public var maximumAttempts: Int
     /// Delay before the second attempt; doubles each time up to `maximumDelay`.
     public var initialDelay: Double
-    /// Longest wait between attempts, in seconds; a server's Retry-After may
-    /// stretch one wait to twice this, no more.
+    /// Longest wait between attempts of booksync's own backoff, in seconds. A
+    /// server's Retry-After is honoured whole, within `totalDeadline` (a wait
+    /// past it ends the retries at once, saying what the server asked).
     public var maximumDelay: Double
     /// Seconds a single request may take.
     public var requestTimeout: Double
@@ -45,8 +46,13 @@ public struct RetryPolicy: Sendable {
     func delay(afterAttempt attempt: Int, retryAfter: Double?) -> Double {
         let ceiling = min(maximumDelay, initialDelay * Double(1 << min(attempt - 1, 20)))
         let jittered = ceiling / 2 + random() * ceiling / 2
-        if let retryAfter { return min(max(jittered, retryAfter), maximumDelay * 2) }
+        if let retryAfter, retryAfter.isFinite { return max(jittered, retryAfter) }
         return jittered
+    }
+
+    /// Seconds as a person writes them: `30`, `0.5`.
+    static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() && abs(seconds) < 1e15 ? String(Int(seconds)) : String(seconds)
     }
 
     /// HTTP statuses worth another attempt: rate limits and transient server

@@ -40,7 +40,12 @@ import Testing
     @Test(arguments: [
         (ScriptedTransport.Answer.response(200, Array("{\"documents\": [".utf8)), 3, "Firestore's answer to list books could not be read: the answer is not valid JSON"),
         (.response(503, errorBody(503, "UNAVAILABLE")), 3, "cannot reach Firestore at http://127.0.0.1:9/v1/ (503 UNAVAILABLE) after 3 attempts"),
-        (.response(409, errorBody(409, "ABORTED", "contention")), 3, "cannot reach Firestore at http://127.0.0.1:9/v1/ (409 ABORTED) after 3 attempts"),
+        // Firestore answered every time: its own words, not "cannot reach".
+        (.response(409, errorBody(409, "ABORTED", "contention")), 3, "Firestore refused to list books: 409 ABORTED: contention (still refused after 3 attempts)"),
+        (.response(429, errorBody(429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Free daily write units'")), 3,
+         "Firestore refused to list books: 429 RESOURCE_EXHAUSTED: Quota exceeded for quota metric 'Free daily write units' (still refused after 3 attempts)"),
+        (.response(503, errorBody(503, "UNAVAILABLE", "The service is currently unavailable.")), 3,
+         "cannot reach Firestore at http://127.0.0.1:9/v1/ (503 UNAVAILABLE: The service is currently unavailable.) after 3 attempts"),
         (.failure(TransportError(.connectionFailed, "connection refused")), 3, "cannot reach Firestore at http://127.0.0.1:9/v1/ (connection refused) after 3 attempts"),
         (.response(409, errorBody(409, "ALREADY_EXISTS", "there")), 1, "Firestore refused to list books: 409 ALREADY_EXISTS: there"),
         (.response(400, errorBody(400, "INVALID_ARGUMENT", "bad")), 1, "Firestore refused to list books: 400 INVALID_ARGUMENT: bad"),
@@ -54,6 +59,30 @@ import Testing
             #expect(error.description.hasPrefix(message), "\(error)")
         }
         #expect(script.requests.withLock { $0.count } == requests)
+    }
+
+    /// A Retry-After is honoured whole within the deadline (it was capped at
+    /// twice the longest backoff, 10 s); one past the deadline ends the
+    /// retries at once, saying what Firestore asked.
+    @Test(arguments: [("30", [30.0], nil as String?), ("500", [], "Firestore asked to wait 500 s more")])
+    func retryAfterIsHonouredWithinTheDeadline(retryAfter: String, waits expected: [Double], ending: String?) async {
+        let waits = Mutex<[Double]>([])
+        let script = ScriptedTransport([
+            .response(429, errorBody(429, "RESOURCE_EXHAUSTED", "Quota exceeded"), headers: ["retry-after": retryAfter]),
+            .response(200, Array("[]".utf8)),
+        ])
+        let endpoint = FirestoreEndpoint(baseURL: "http://127.0.0.1:9/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("secret-token-123")))
+        let retry = RetryPolicy(maximumAttempts: 6, initialDelay: 0.2, maximumDelay: 5, totalDeadline: 120,
+                                sleep: { s in waits.withLock { $0.append(s) } }, random: { 0.5 })
+        let remote = FirestoreRemote(target: Self.target, endpoint: endpoint, rules: CollectionConfig(remote: Self.target).rules,
+                                     transport: script.transport, retry: retry)
+        do throws(RemoteError) {
+            _ = try await remote.listRevisions { _ in }
+            #expect(ending == nil)
+        } catch {
+            #expect(ending.map { error.description.contains($0) && error.description.contains("Quota exceeded") } == true, "\(error)")
+        }
+        #expect(waits.withLock { $0 } == expected)
     }
 
     /// A server that applies every write: one `writeResult` per write in the
