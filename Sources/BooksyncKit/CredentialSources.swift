@@ -50,8 +50,14 @@ public enum CredentialSources {
     }
 
     /// `$CLOUDSDK_CONFIG/application_default_credentials.json`, default `~/.config/gcloud/…`.
-    public static func adcPath(environment: [String: String]) -> String? {
-        if let config = environment["CLOUDSDK_CONFIG"], config.hasPrefix("/") { return config + "/application_default_credentials.json" }
+    /// A relative `CLOUDSDK_CONFIG` is taken from the current directory, as
+    /// gcloud and Google's libraries open it (it was ignored).
+    /// - Parameter currentDirectory: where booksync was started (`-C` changes no directory).
+    public static func adcPath(environment: [String: String], currentDirectory: String = FileSystem.currentDirectory()) -> String? {
+        if let config = environment["CLOUDSDK_CONFIG"], !config.isEmpty {
+            let absolute = config.hasPrefix("/") ? config : currentDirectory + "/" + config
+            return absolute + "/application_default_credentials.json"
+        }
         if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.config/gcloud/application_default_credentials.json" }
         return nil
     }

@@ -125,6 +125,16 @@ import BooksyncTestSupport
         #expect(issuedCount.withLock { $0 } == 3)
     }
 
+    /// A relative CLOUDSDK_CONFIG is found from the current directory, as gcloud opens it.
+    @Test(arguments: [
+        ("gcloud-config", "/work/dir", "/work/dir/gcloud-config/application_default_credentials.json"),
+        ("./a/../b", "/w", "/w/./a/../b/application_default_credentials.json"),
+        ("/etc/gcloud", "/w", "/etc/gcloud/application_default_credentials.json"),
+    ])
+    func cloudSDKConfigIsResolvedLikeGcloud(config: String, currentDirectory: String, expected: String) {
+        #expect(CredentialSources.adcPath(environment: ["CLOUDSDK_CONFIG": config, "HOME": "/home/u"], currentDirectory: currentDirectory) == expected)
+    }
+
     /// The token command still comes first; an ADC file comes before the metadata server.
     @Test func sourcesAreTriedInDesignOrder() throws {
         let scratch = try ScratchDirectory()
