@@ -22,7 +22,9 @@ public final class CollectionLock: Sendable {
     }
 
     /// Takes the lock, or throws `lockHeld` naming the live holder. Never
-    /// waits. Call `release()` once when the command is done.
+    /// waits for a holder that names itself; a lock held by no named process
+    /// is tried again for `releasedLockPatience`. Call `release()` once when
+    /// the command is done.
     /// - Parameters:
     ///   - path: The lock file, normally `CollectionPaths.lock`; created if missing.
     ///   - onStaleLock: Called with the PID of a holder that died without
@@ -43,10 +45,20 @@ public final class CollectionLock: Sendable {
             close(fd)
             throw .io(error)
         }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+        let patience = ContinuousClock.now + releasedLockPatience
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let holder = holderPID(fd)
-            close(fd)
-            throw .lockHeld(path: path, pid: holder)
+            // Held, yet naming no live process: a lock just released (emptied),
+            // or left by a killed holder, whose descriptor lives on in a child
+            // that another thread of its process forked and that has not
+            // reached exec yet. That copy goes within moments; a live holder
+            // names itself at once and is refused at once.
+            let namesLiveProcess = holder.map { kill($0, 0) == 0 || errno == EPERM } ?? false
+            guard !namesLiveProcess, ContinuousClock.now < patience else {
+                close(fd)
+                throw .lockHeld(path: path, pid: holder)
+            }
+            usleep(10_000)
         }
         if let previous = readPID(fd), previous > 0, previous != getpid() {
             // Released locks are emptied, so a PID here means its holder was killed
@@ -58,6 +70,11 @@ public final class CollectionLock: Sendable {
         _ = me.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         return CollectionLock(path: path, descriptor: fd)
     }
+
+    /// How long a lock held without a PID is tried again before it is
+    /// reported held: a released lock's descriptor copied into a forked child
+    /// lasts until that child execs.
+    static let releasedLockPatience = Duration.seconds(2)
 
     /// Empties the file (a clean release) and drops the lock.
     public func release() {

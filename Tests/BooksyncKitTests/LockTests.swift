@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import Testing
 import BooksyncTestSupport
@@ -29,6 +30,40 @@ import Glibc
         let again = try CollectionLock.acquire(at: path) { _ in noticed = true }
         #expect(!noticed, "a cleanly released lock is not reported as stale")
         again.release()
+    }
+
+    /// A lock released a moment ago can still be held by a copy of its
+    /// descriptor in a child that another thread forked and that has not
+    /// exec'd yet: held, naming no one. It is taken once that copy goes,
+    /// never refused (seen as the flake "lock does not say its pid" when two
+    /// stores took turns while end-to-end tests spawned the binary).
+    @Test func aReleasedLockHeldBrieflyByAForkedCopyIsTaken() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path + "/lock"
+        try scratch.write("lock", "")
+        let copy = open(path, O_RDWR)
+        #expect(copy >= 0 && flock(copy, LOCK_EX | LOCK_NB) == 0)
+        let dropped = Thread { usleep(300_000); close(copy) }
+        dropped.start()
+        let lock = try CollectionLock.acquire(at: path)
+        lock.release()
+    }
+
+    /// The same, for real: processes spawned in a loop on another thread
+    /// while this one takes and releases the lock hundreds of times.
+    @Test func takingTurnsWhileAnotherThreadSpawnsNeverSeesAHeldLock() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path + "/lock"
+        let spawning = Mutex(true)
+        let spawner = Thread {
+            for _ in 0..<2_000 where spawning.withLock({ $0 }) { _ = Subprocess.run(["/bin/true"]) }
+        }
+        spawner.start()
+        defer { spawning.withLock { $0 = false } }
+        for _ in 0..<500 {
+            let lock = try CollectionLock.acquire(at: path)
+            lock.release()
+        }
     }
 
     /// A holder that has taken the flock but not yet written its PID (or a
