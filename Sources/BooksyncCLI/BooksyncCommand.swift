@@ -57,7 +57,7 @@ public enum BooksyncCommand {
     static var subcommands: [any Subcommand.Type] {
         [
             InitCommand.self, StatusCommand.self, DiffCommand.self, PullCommand.self, PushCommand.self, SyncCommand.self,
-            ResolveCommand.self, ValidateCommand.self, FormatCommand.self, MergeFileCommand.self,
+            ResolveCommand.self, ValidateCommand.self, VerifyCommand.self, FormatCommand.self, MergeFileCommand.self,
             MergeManifestCommand.self, CompletionCommand.self,
         ]
     }

@@ -45,6 +45,9 @@ struct LocalScanner: Sendable {
     let fingerprint: String
     /// False for `--dry-run`, which must not write anything, not even the cache.
     var writeIndex = true
+    /// False when every file must be read and hashed (`verify`): the stat
+    /// cache vouches for files by their stat, not their content.
+    var trustsIndex = true
     /// False when no remote content will be compared with the files (push):
     /// changed and added files are then kept without their hash (`LocalFiles`).
     var keepsHashes = true
@@ -116,7 +119,7 @@ struct LocalScanner: Sendable {
         } catch {
             throw .io(error)
         }
-        let previous = StatCache.Stream(path: paths.index, fingerprint: fingerprint)
+        let previous = trustsIndex ? StatCache.Stream(path: paths.index, fingerprint: fingerprint) : nil
         let baseEntries = base?.entries ?? ManifestEntries()
         let stamp = base == nil ? "-" : baseStamp
         let baseCount = base?.entries.count ?? 0

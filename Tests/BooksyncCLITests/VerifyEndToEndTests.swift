@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+import BooksyncTestSupport
+@testable import BooksyncCore
+
+/// What a clone can forge, and `verify` finds: a record edit committed with
+/// a manifest entry whose hash matches it makes `status` say nothing changed;
+/// `verify` compares contents and names the record.
+@Suite(.serialized) struct VerifyEndToEndTests {
+    @Test func aForgedBaseEntryHidesAnEditFromStatusButNotFromVerify() async throws {
+        let ws = try Workspace(project: Emulator.uniqueProject("verify"), host: try Emulator.requireHost(), collection: "books")
+        try ws.initialize()
+        for id in ["keep", "forged", "edited"] { try ws.write("\(id).json", bookFile(id)) }
+        #expect(try ws.run("push").status == 0)
+        #expect(try ws.run("verify").status == 0, "nothing differs after a push")
+
+        // The forgery: an edit plus a manifest entry that claims it is the base.
+        let forged = bookFile("forged", title: "Changed behind the base")
+        try ws.write("forged.json", forged)
+        let manifestPath = ws.root + "/.booksync/manifest.json"
+        var manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifestPath))) as? [String: Any])
+        var records = try #require(manifest["records"] as? [String: [String: String]])
+        records["forged"]?["hash"] = SHA256.contentHash(Array(forged.utf8))
+        manifest["records"] = records
+        try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys]).write(to: URL(fileURLWithPath: manifestPath))
+        // An ordinary local edit, which status shows.
+        try ws.write("edited.json", bookFile("edited", title: "Edited"))
+
+        #expect(try ws.run("status", "--short").stdout == "M  edited\n", "status trusts the base: the forged record looks unchanged")
+        let verify = try ws.run("verify")
+        #expect(verify.status == 1, "\(verify.stderr)")
+        #expect(verify.stdout == "differs  forged.json (the base says it matches the remote; it does not)\n", "\(verify.stdout)")
+        #expect(verify.stderr.contains("3 records compared by content, 1 differ though the base says they match; 1 more differ as booksync status shows"), "\(verify.stderr)")
+    }
+}
