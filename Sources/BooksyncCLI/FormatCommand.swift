@@ -24,6 +24,8 @@ enum FormatCommand: Subcommand {
         let files = arguments.positionals.map { PathDisplay.resolve($0, against: context.currentDirectory) }
         var failed = 0
         var changed = 0
+        var notWritten = 0
+        var firstWriteProblem: String?
         // Reports are printed as each batch is done: a million files are never a million reports in memory.
         let checked = try await collection.format(files, checkOnly: checkOnly) { report in
             let path = context.shownPath(report.path)
@@ -39,13 +41,19 @@ enum FormatCommand: Subcommand {
             case .failed(let diagnostic):
                 failed += 1
                 context.console.err("\(path)\(StatusRenderer.located(diagnostic))")
+            case .notWritten(let diagnostic):
+                notWritten += 1
+                firstWriteProblem = firstWriteProblem ?? diagnostic.message
+                context.console.err("\(path)\(StatusRenderer.located(diagnostic))")
             }
         }
         if !context.quiet {
             let verb = checkOnly ? "need formatting" : "formatted"
-            context.console.err("\(plural(checked, "file")) checked, \(changed) \(verb), \(failed) could not be parsed")
+            // The real cause, not "could not be parsed", for files that parse but could not be written.
+            let unwritten: TerminalText = firstWriteProblem.map { ", \(notWritten) could not be read or written (\($0))" } ?? ""
+            context.console.err("\(plural(checked, "file")) checked, \(changed) \(verb), \(failed) could not be parsed\(unwritten)")
         }
-        if failed > 0 || (checkOnly && changed > 0) { return .attention }
+        if failed > 0 || notWritten > 0 || (checkOnly && changed > 0) { return .attention }
         return .success
     }
 }

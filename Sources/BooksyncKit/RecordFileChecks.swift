@@ -18,8 +18,11 @@ public struct FormatReport: Sendable, Equatable {
         case reformatted
         /// `--check`: the file is not in canonical form.
         case needsFormatting
-        /// The file cannot be parsed; it was left untouched.
+        /// The file cannot be parsed, or changed meanwhile; it was left untouched.
         case failed(RecordDiagnostic)
+        /// The file could not be read or rewritten (a full disk, a refused
+        /// kind of file, no permission); it was left as it was.
+        case notWritten(RecordDiagnostic)
     }
 
     /// Absolute path of the file.
@@ -164,7 +167,7 @@ extension CollectionDirectory {
             if let id, !id.isTopLevel { _ = try paths.recordFile(id) }
             bytes = try FileSystem.readFile(path)
         } catch {
-            return .failed(error.diagnostic)
+            return .notWritten(error.diagnostic)
         }
         switch rules.parse(bytes) {
         case .failure(let diagnostic):
@@ -179,7 +182,7 @@ extension CollectionDirectory {
                     return .failed(RecordDiagnostic(message: "changed while booksync was formatting it; run booksync fmt again"))
                 }
             } catch {
-                return .failed(error.diagnostic)
+                return .notWritten(error.diagnostic)
             }
             return .reformatted
         }
