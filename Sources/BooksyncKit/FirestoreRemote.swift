@@ -321,10 +321,16 @@ public struct FirestoreRemote: RemoteCollection {
         return documents
     }
 
+    /// The revision of a document the server sent without `updateTime`
+    /// (real Firestore never does; a proxy or a future API might): not a
+    /// timestamp, so no base ever records it, and the document is invalid.
+    static let missingRevision = "(no updateTime)"
+    static let missingRevisionProblem = RecordDiagnostic(message: "Firestore sent this document without an updateTime, so booksync cannot sync it")
+
     /// A document body as a record, or the reasons it cannot be one.
     func decodeDocument(_ document: Fields, during: String) throws(RemoteError) -> RemoteDocument {
-        guard case .string(let name)? = document["name"], case .string(let revision)? = document["updateTime"] else {
-            throw .malformedResponse(during: during, detail: "a document without name or updateTime")
+        guard case .string(let name)? = document["name"] else {
+            throw .malformedResponse(during: during, detail: "a document without a name")
         }
         let id: RecordID
         switch recordID(fromName: name) {
@@ -333,6 +339,9 @@ public struct FirestoreRemote: RemoteCollection {
         case nil: throw .malformedResponse(during: during, detail: "\(name) is not a document of \(target.collectionPath) or its subcollections")
         }
         let changeTime = rules.changeField.flatMap { Self.changeTime(of: document, field: $0) }
+        guard case .string(let revision)? = document["updateTime"] else {
+            return RemoteDocument(id: id, revision: Self.missingRevision, content: .invalid([Self.missingRevisionProblem]), changeTime: changeTime)
+        }
         var rawFields = document["fields"]
         if let changeField = rules.changeField, case .map(var all)? = rawFields {
             all[changeField] = nil  // metadata, not content: whatever it holds cannot make the record invalid
@@ -373,12 +382,19 @@ private struct ListedDocuments {
 
     /// Adds one listed document; returns its name.
     mutating func add(_ document: [String: Value], remote: FirestoreRemote, during: String) throws(RemoteError) -> String {
-        guard case .string(let name)? = document["name"], case .string(let revision)? = document["updateTime"] else {
-            throw .malformedResponse(during: during, detail: "a document without name or updateTime")
+        guard case .string(let name)? = document["name"] else {
+            throw .malformedResponse(during: during, detail: "a document without a name")
         }
         switch remote.recordID(fromName: name) {
         case .success(let id)?:
-            listing.revisions[id] = revision
+            // Without an updateTime it is listed all the same (never taken for
+            // deleted), under a revision no base holds: its body is then read,
+            // and is an invalid document, named, like any other.
+            if case .string(let revision)? = document["updateTime"] {
+                listing.revisions[id] = revision
+            } else {
+                listing.revisions[id] = FirestoreRemote.missingRevision
+            }
             if withBodies { documents[id] = try remote.decodeDocument(document, during: during) }
         case .failure(let problem)?:
             listing.unusable.append(problem)

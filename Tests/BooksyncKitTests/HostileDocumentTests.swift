@@ -27,6 +27,32 @@ import BooksyncTestSupport
         do { _ = try FirestoreValueCodec.decodeFields(wire, documentsRoot: Self.root) } catch { #expect(error.message == message) }
     }
 
+    /// A document sent without an updateTime failed the whole listing (after
+    /// retries); it is now invalid by name, the rest of the answer used, and
+    /// never taken for deleted.
+    @Test func aDocumentWithoutUpdateTimeIsInvalidAloneNotTheListing() async throws {
+        let fields = #""fields": {"id": {"stringValue": "ID"}, "title": {"stringValue": "T"}, "author": {"stringValue": "A"}, "genre": {"stringValue": "g"}}"#
+        func entry(_ id: String, updateTime: Bool) -> String {
+            let time = updateTime ? #", "updateTime": "2026-11-29T14:38:54.974642Z""# : ""
+            return #"{"document": {"name": "projects/rec/databases/(default)/documents/books/\#(id)", \#(fields.replacingOccurrences(of: "ID", with: id))\#(time)}, "readTime": "2026-11-29T14:38:54.983414Z"}"#
+        }
+        let page = Array(("[" + [entry("a", updateTime: true), entry("b", updateTime: false), entry("c", updateTime: true)].joined(separator: ",") + "]").utf8)
+        let script = ScriptedTransport([.response(200, page), .response(200, page)])
+        let remote = FirestoreRemoteTests().remote(script)
+        let listing = try await remote.listRevisions { _ in }
+        #expect(listing.revisions.keys.map(\.rawValue).sorted() == ["a", "b", "c"], "b is listed, so never taken for deleted")
+        #expect(listing.revisions[try RecordID("b")] == FirestoreRemote.missingRevision)
+        let documents = Mutex<[RecordID: RemoteDocument]>([:])
+        try await remote.listDocuments(batch: { _, found in documents.withLock { $0.merge(found) { a, _ in a } } }, progress: { _ in })
+        let all = documents.withLock { $0 }
+        #expect(all[try RecordID("b")]?.content == .invalid([FirestoreRemote.missingRevisionProblem]))
+        if case .record? = all[try RecordID("a")]?.content {} else { Issue.record("a is a record: \(String(describing: all[try RecordID("a")]))") }
+        // A remote invalid document is left alone by the rules whatever the base says.
+        #expect(SyncRules.classify(base: BaseEntry(hash: "sha256:00", revision: "2026-11-29T14:38:54.974642Z"), local: .present(hash: "sha256:01"),
+                                   remote: .invalid(revision: FirestoreRemote.missingRevision, [FirestoreRemote.missingRevisionProblem]), merge: { nil })
+                == .invalidRemote([FirestoreRemote.missingRevisionProblem]))
+    }
+
     static func wireDocument(_ id: String, fields: String) -> String {
         #"{"found": {"name": "\#(root)/books/\#(id)", "updateTime": "2024-01-01T00:00:00.000001Z", "fields": \#(fields)}, "readTime": "2024-01-01T00:00:01Z"}"#
     }
