@@ -45,7 +45,7 @@ public enum URLSessionTransport {
     }
 
     private static func perform(_ request: HTTPRequest, session: URLSession, delegate: RefuseRedirects) async -> Result<HTTPResponse, TransportError> {
-        guard let url = URL(string: request.url) else {
+        guard let url = URL(string: reachableURL(request.url)) else {
             return .failure(TransportError(.other, "invalid URL \(request.url)"))
         }
         let timeout = request.timeout
@@ -71,6 +71,21 @@ public enum URLSessionTransport {
         } catch {
             return .failure(TransportError(.other, error.localizedDescription))
         }
+    }
+
+    /// The URL as URLSession can reach it. On Linux, URLSession refuses a
+    /// bracketed IPv6 host (`http://[::1]:8080/`: "network error -1000"), so
+    /// an IPv6 loopback host is sent to `localhost`, which its resolver tries
+    /// as `::1` and as 127.0.0.1. Other hosts, and Darwin, are left alone.
+    static func reachableURL(_ text: String) -> String {
+        #if canImport(Darwin)
+        return text
+        #else
+        guard let scheme = text.range(of: "://["), let close = text[scheme.upperBound...].firstIndex(of: "]") else { return text }
+        let host = String(text[text.index(before: scheme.upperBound)...close])
+        guard HostAddress.isLoopback(host) else { return text }
+        return String(text[..<scheme.upperBound].dropLast()) + "localhost" + text[text.index(after: close)...]
+        #endif
     }
 
     static func kind(of error: URLError) -> TransportError.Kind {
