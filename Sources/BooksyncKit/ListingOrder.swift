@@ -48,6 +48,24 @@ struct ListingOrder {
     /// True when `next` comes strictly after `previous`.
     private static func isOrdered(_ previous: (time: Timestamp?, segments: [Substring]), _ next: (time: Timestamp?, segments: [Substring])) -> Bool {
         if let before = previous.time, let after = next.time, before != after { return before < after }
-        return previous.segments.lexicographicallyPrecedes(next.segments) { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return previous.segments.lexicographicallyPrecedes(next.segments, by: segmentPrecedes)
+    }
+
+    /// Firestore's order of two path segments: numeric ids (`__id42__`, the
+    /// legacy form) first, by their number; other ids by their UTF-8 bytes.
+    /// The emulator lists `__id9__` before `__id10__`, as the client SDKs order them.
+    static func segmentPrecedes(_ a: Substring, _ b: Substring) -> Bool {
+        switch (numericID(a), numericID(b)) {
+        case let (x?, y?): return x < y
+        case (_?, nil): return true
+        case (nil, _?): return false
+        case (nil, nil): return a.utf8.lexicographicallyPrecedes(b.utf8)
+        }
+    }
+
+    /// The number of a numeric id `__id<n>__` (`-?` digits within 64 bits).
+    private static func numericID(_ segment: Substring) -> Int64? {
+        guard segment.hasPrefix("__id"), segment.hasSuffix("__"), segment.utf8.count > 6 else { return nil }
+        return Int64(segment.dropFirst(4).dropLast(2))
     }
 }

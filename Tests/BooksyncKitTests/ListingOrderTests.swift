@@ -17,6 +17,11 @@ import BooksyncTestSupport
         (["a/reviews/r1", "a-b/reviews/r1"], true),
         (["a/reviews/r1", "a/reviews/r2", "b/reviews/r1"], true),
         (["Z", "a", "é", "\u{10FFFF}"], true),
+        // Numeric ids (legacy `__id<n>__`) come first, by number, as the emulator lists them.
+        (["__id9__", "__id10__", "__id-3__x", "a"], true),
+        (["__id-5__", "__id9__", "__id10__", "Z"], true),
+        (["__id10__", "__id9__"], false),
+        (["a", "__id1__"], false),
         (["a", "a"], false),
         (["b", "a"], false),
         (["a", "b", "a", "b"], false),
