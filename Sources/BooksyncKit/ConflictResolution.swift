@@ -73,7 +73,10 @@ extension CollectionDirectory {
         let store = ConflictStore(paths: paths)
         var base = BaseState(copies: baseCopies, manifest: try loadManifest(), configFingerprint: configFingerprint)
         var outcomes: [(RecordID, ResolveOutcome)] = []
-        for id in ids {
+        // Each record once: a second mention would find the settlement not yet
+        // saved and clear the stored conflict before the save (see `BaseState`).
+        var seen = Set<RecordID>()
+        for id in ids where seen.insert(id).inserted {
             guard let remote = store.load(id, rules: rules, base: base.manifest) else {
                 outcomes.append((id, .noConflict))
                 continue
