@@ -55,12 +55,20 @@ extension CommandContext {
 }
 
 extension RetryPolicy {
+    /// The longest request timeout or retry deadline the environment can set: a day.
+    static let longestWait = 86_400.0
+
     /// The default policy; `BOOKSYNC_REQUEST_TIMEOUT` and `BOOKSYNC_RETRY_DEADLINE`
     /// (seconds) shorten it, e.g. for fault-injection tests.
     static func fromEnvironment(_ environment: [String: String]) -> RetryPolicy {
         var policy = RetryPolicy()
-        if let timeout = environment["BOOKSYNC_REQUEST_TIMEOUT"].flatMap(Double.init), timeout > 0 { policy.requestTimeout = timeout }
-        if let deadline = environment["BOOKSYNC_RETRY_DEADLINE"].flatMap(Double.init), deadline > 0 { policy.totalDeadline = deadline }
+        // Finite and at most a day: `inf` or 1e300 would overflow every conversion to milliseconds.
+        if let timeout = environment["BOOKSYNC_REQUEST_TIMEOUT"].flatMap(Double.init), timeout > 0, timeout.isFinite {
+            policy.requestTimeout = min(timeout, Self.longestWait)
+        }
+        if let deadline = environment["BOOKSYNC_RETRY_DEADLINE"].flatMap(Double.init), deadline > 0, deadline.isFinite {
+            policy.totalDeadline = min(deadline, Self.longestWait)
+        }
         return policy
     }
 }

@@ -25,7 +25,8 @@ package enum DeadlineRace {
                 guard race.wait(continuation) else { return }
                 let work = Task { race.finish(await operation()) }
                 let timer = Task {
-                    try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                    // Saturated: a deadline of `inf` or 1e300 seconds is a very long one, not a trap.
+                    try? await Task.sleep(for: .milliseconds(Int(min(max(seconds, 0), 1e12) * 1000)))
                     if !Task.isCancelled { race.finish(timedOut) }
                 }
                 race.onFinish { work.cancel(); timer.cancel() }

@@ -140,11 +140,17 @@ struct FirestoreHTTPClient: Sendable {
     /// scrubbed (`SecretRedaction.excerpt`), so that no token is cut in two and
     /// a piece of it shown.
     static func errorDetails(_ body: [UInt8]) -> (code: String, message: String) {
+        // Bounded work for any error body. The cut is far past what is shown
+        // (`shownMessageCharacters`), so a token it splits is never in view.
+        let body = body.count > errorBodyLimit ? Array(body.prefix(errorBodyLimit)) : body
         guard case .map(let top)? = try? JSONParser.parse(body, decodeTags: false), case .map(let error)? = top["error"] else {
             return ("", String(decoding: body, as: UTF8.self).trimmingWhitespace)
         }
         return errorDetails(error)
     }
+
+    /// The most of an error body that is read: 1 MiB (Firestore's are a few hundred bytes).
+    static let errorBodyLimit = 1 << 20
 
     /// Status name and message of a Firestore error object (`{"code", "status", "message"}`),
     /// as an error answer or an entry of a `:runQuery` answer carries it. The

@@ -29,7 +29,7 @@ public struct RetryPolicy: Sendable {
     public init(
         maximumAttempts: Int = 6, initialDelay: Double = 0.2, maximumDelay: Double = 5, requestTimeout: Double = 30,
         totalDeadline: Double = 120,
-        sleep: @escaping @Sendable (Double) async -> Void = { seconds in try? await Task.sleep(for: .milliseconds(Int(seconds * 1000))) },
+        sleep: @escaping @Sendable (Double) async -> Void = { seconds in try? await Task.sleep(for: .milliseconds(Int(min(max(seconds, 0), 1e12) * 1000))) },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.maximumAttempts = maximumAttempts

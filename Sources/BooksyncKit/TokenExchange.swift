@@ -133,7 +133,10 @@ public struct TokenExchange: Sendable {
             } catch {
                 if error.kind == .cancelled || Task.isCancelled { throw unreachable(error.message) }
                 if let host = probe {
-                    Self.metadataHosts.withLock { $0[host] = .silent(error.message) }
+                    // Only a server that never answered is remembered as silent (the
+                    // 3 s a machine without credentials must not pay twice); a refused
+                    // connection costs nothing to try again on the next token request.
+                    if error.kind == .timedOut { Self.metadataHosts.withLock { $0[host] = .silent(error.message) } }
                     throw unreachable(error.message)
                 }
                 if attempt >= Self.attempts { throw unreachable(error.message) }
