@@ -82,6 +82,7 @@ extension Option {
     static let short = Option("--short", alias: "s", help: "one line per record: two status columns and the id")
     static let exitCode = Option("--exit-code", help: "exit 1 when anything differs from the base")
     static let full = Option("--full", help: "list every remote name, even where the change field would find the changes")
+    static let repair = Option("--repair", help: "forget the base of each record found, so that pull compares both sides again")
 
     // pull, push, sync; --ours and --theirs also resolve.
     static let dryRun = Option("--dry-run", alias: "n", help: "print the plan; write nothing, locally or remotely")

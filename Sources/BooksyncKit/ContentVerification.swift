@@ -60,4 +60,17 @@ extension CollectionDirectory {
         result.baseDisagrees.sort()
         return result
     }
+
+    /// Forgets the base of `ids` (what `verify --repair` does with the records
+    /// it found): each is then a record on both sides with no base, so status
+    /// shows it as added on both sides, and pull merges it or stores the
+    /// conflict for `resolve`, as for any record of unknown history.
+    public func forgetBase(of ids: [RecordID], onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) {
+        guard !ids.isEmpty else { return }
+        let lock = try self.lock(onStaleLock: onStaleLock)
+        defer { lock.release() }
+        var base = BaseState(copies: baseCopies, manifest: try loadManifest(), configFingerprint: configFingerprint)
+        for id in ids { base.forget(id) }
+        try base.finish()
+    }
 }

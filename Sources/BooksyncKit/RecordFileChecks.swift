@@ -167,7 +167,8 @@ extension CollectionDirectory {
             if let id, !id.isTopLevel { _ = try paths.recordFile(id) }
             bytes = try FileSystem.readFile(path)
         } catch {
-            return .notWritten(error.diagnostic)
+            // A link, FIFO or folder in a record's place is reported as every command reports it.
+            return error.unsafeKind == nil ? .notWritten(error.diagnostic) : .failed(error.diagnostic)
         }
         switch rules.parse(bytes) {
         case .failure(let diagnostic):

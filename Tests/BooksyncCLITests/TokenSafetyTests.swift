@@ -260,7 +260,7 @@ final class HostileServer {
     sys.stdin.read()
     """#
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangGuard)
     func aSilentMetadataServerIsProbedOnceForTheProcess() async throws {
         let scratch = try ScratchDirectory()
         try scratch.write("silent.py", Self.script)
