@@ -94,6 +94,8 @@ enum SyncCommandSupport {
     static func run(_ arguments: ParsedArguments, command: String, context: CommandContext, pull: Bool, push: Bool) async throws -> ExitCode {
         let options = try options(arguments)
         let collection = try context.openCollection()
+        // Before the remote is reached: the warning matters most around merges, and a failing remote must not hide it.
+        GitDriverCheck.warnIfOutdated(collectionRoot: collection.paths.root, context: context)
         let remote = try context.makeRemote(collection)
         var reports: [SyncReport] = []
         if pull {

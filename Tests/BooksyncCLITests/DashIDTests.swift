@@ -123,6 +123,15 @@ import BooksyncTestSupport
         #expect(!again.stderr.contains("note"), "\(again.stderr)")
     }
 
+    /// pull, push and sync warn too, before the remote is reached.
+    @Test(arguments: ["pull", "push", "sync"])
+    func syncCommandsNameAnOlderDriver(command: String) throws {
+        let repo = try GitScratchRepository()
+        try repo.initializeAsOldInstall()
+        let result = try BinaryTests.run(["-C", "books", command, "--dry-run"], in: repo.path, environment: GitScratchRepository.environment, cleanEnvironment: true)
+        #expect(result.stderr.contains("booksync: warning: the git merge driver merge.booksync.driver is from an older booksync"), "\(command): \(result.stderr)")
+    }
+
     /// init of another collection in a repository with an old driver warns
     /// too: the driver is the repository's, whatever collection uses it.
     @Test func initWarnsAboutAnOlderDriverInTheRepository() throws {
