@@ -9,7 +9,7 @@ import Darwin
 /// that 100,000 status lines are a handful of writes, not 100,000.
 ///
 /// It writes only `TerminalText`: everything that came from outside is escaped
-/// on the way in (DESIGN.md §6), so this is the one gate to the terminal.
+/// on the way in (README, "Safety and reliability"), so this is the one gate to the terminal.
 public final class Console: Sendable {
     public typealias Sink = @Sendable ([UInt8]) -> Void
 

@@ -1,6 +1,6 @@
 import BooksyncKit
 
-/// booksync's exit codes (DESIGN.md §4), stable for scripts.
+/// booksync's exit codes (README, "Commands"), stable for scripts.
 public enum ExitCode: Int32, Sendable {
     /// Done.
     case success = 0

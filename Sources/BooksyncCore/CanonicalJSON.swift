@@ -1,5 +1,5 @@
 /// The one byte form booksync writes, `fmt` produces and hashes cover
-/// (DESIGN.md §2 "Canonical form").
+/// (README, "Canonical form and content hash").
 ///
 /// Two-space indent, `"key": value`, the leading keys (the schema's required
 /// fields, `id` first) in their given order and then all other keys sorted by

@@ -1,5 +1,5 @@
 /// Where the base's knowledge of the remote ends, for a collection with a
-/// change field (config `"changeField"`, DESIGN.md §5 "Billed reads"): every
+/// change field (config `"changeField"`, README, "Firestore" ("What a command costs")): every
 /// document whose change field is older than `time` is reflected in the base,
 /// so `status` and `pull` only query the documents changed since (`field >=
 /// time`) and count the collection, instead of listing every name.

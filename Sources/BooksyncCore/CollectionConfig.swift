@@ -68,15 +68,15 @@ public struct CollectionConfig: Sendable, Equatable {
     /// `remote.tokenCommand` of configs written by older booksync versions: still
     /// read, so those configs load, and kept when the config is written back,
     /// but never run. A collection is data (it may be a stranger's clone); only
-    /// the user's environment or user config names a program (DESIGN.md §5, §6),
+    /// the user's environment or user config names a program (README, "Firestore" and "Safety and reliability"),
     /// and remote commands warn that this one is ignored.
     public var tokenCommand: String?
     /// Where documents keep the record id: `"idField": "id"` (the default),
-    /// another field name, or `null` for none (DESIGN.md §5).
+    /// another field name, or `null` for none (README, "Firestore").
     public var idField: IDField
     /// The document field every write sets to the server's request time
     /// (`"changeField": "updatedAt"`), so remote changes can be found by a
-    /// query instead of listing every name (DESIGN.md §5, "Billed reads");
+    /// query instead of listing every name (README, "Firestore" ("What a command costs"));
     /// nil (the default) for none.
     public var changeField: String?
     /// The subcollections synced as folders (`"subcollections": ["reviews"]`),

@@ -1,4 +1,4 @@
-/// Field-level three-way merge of records (DESIGN.md §3).
+/// Field-level three-way merge of records (README, "The three-way table").
 ///
 /// A field changed on one side only takes that side's value; the same value on
 /// both sides is fine; different values for the same field conflict. A field

@@ -1,6 +1,6 @@
 /// Three-way merge of two manifests by record key: what git's merge driver for
 /// `.booksync/manifest.json` computes, so that two branches that synced
-/// different records merge cleanly (DESIGN.md §6).
+/// different records merge cleanly (README, "Safety and reliability").
 ///
 /// Per record id (compared by UTF-8 bytes, as `RecordID` does), on whole
 /// (hash, revision) entries, with "changed" meaning "differs from the base":

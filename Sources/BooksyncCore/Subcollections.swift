@@ -1,6 +1,6 @@
 /// The subcollections a collection directory syncs besides its top-level
 /// documents (config `"subcollections"`, `init --subcollection`), each with
-/// its own required fields (DESIGN.md §2).
+/// its own required fields (README, "A collection directory").
 ///
 /// A path names collection ids from the collection down: `reviews` is
 /// `books/*/reviews`, `reviews/likes` is `books/*/reviews/*/likes`. Nothing

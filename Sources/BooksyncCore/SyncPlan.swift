@@ -114,7 +114,7 @@ extension PlanStep where Action == PushAction {
     public var dryRunEvent: SyncEvent { SyncEvent(id: id, kind: .pushed(action)) }
 }
 
-/// The mass-delete safety rail (DESIGN.md §6).
+/// The mass-delete safety rail (README, "Safety and reliability").
 public struct DeleteGuard: Sendable, Equatable {
     /// Percentage of the base records one command may delete (`--max-delete`, default 50).
     public var maximumPercent: Double

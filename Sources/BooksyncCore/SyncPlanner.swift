@@ -3,7 +3,7 @@
 public struct ClassifiedRecord: Sendable, Equatable {
     /// The record classified.
     public let id: RecordID
-    /// The record's class (DESIGN.md §3).
+    /// The record's class (README, "The three-way table").
     public let state: SyncState
     /// The base entry the record was classified against (nil: not in the base).
     public let base: BaseEntry?
@@ -61,7 +61,7 @@ public struct RecordMerge: Sendable, Equatable {
     }
 }
 
-/// Turns classified records into the plan of a pull or a push (DESIGN.md §3,
+/// Turns classified records into the plan of a pull or a push (README, "The three-way table",
 /// the table's last two columns). Pure: the engine executes the plan, after
 /// the mass-delete guard has seen its deletes, and records the outcomes.
 public enum SyncPlanner {

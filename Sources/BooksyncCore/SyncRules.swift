@@ -51,7 +51,7 @@ public enum ConflictKind: Sendable, Equatable {
     case remoteContentUnknown
 }
 
-/// The class of a record in the three-way comparison (DESIGN.md §3).
+/// The class of a record in the three-way comparison (README, "The three-way table").
 public enum SyncState: Sendable, Equatable {
     /// Neither side changed since the base.
     case clean
@@ -71,7 +71,7 @@ public enum SyncState: Sendable, Equatable {
     case invalidRemote([RecordDiagnostic])
 }
 
-/// The three-way sync rules: one exhaustive switch that mirrors DESIGN.md §3.
+/// The three-way sync rules: one exhaustive switch that mirrors README, "The three-way table".
 public enum SyncRules {
     /// Classifies a record from its base entry and both sides. `merge` computes
     /// the field-level merge on demand (it needs the base, local and remote

@@ -1,5 +1,5 @@
 /// Text from outside (record ids, field names, file names, server messages)
-/// made safe to show on a terminal (DESIGN.md §6).
+/// made safe to show on a terminal (README, "Safety and reliability").
 ///
 /// A cloned collection or a shared Firestore project is written by others: a
 /// document id like `x\u{1B}]0;PWNED\u{07}\u{1B}[2J` would retitle and clear

@@ -1,4 +1,4 @@
-/// Where everything of one collection directory lives (DESIGN.md §2).
+/// Where everything of one collection directory lives (README, "A collection directory").
 public struct CollectionPaths: Sendable, Equatable {
     /// The collection directory: record files live directly in it.
     public let root: String
@@ -49,7 +49,7 @@ public struct CollectionPaths: Sendable, Equatable {
     }
 
     /// Refuses a state directory or file that is a symbolic link, FIFO, device
-    /// or the wrong kind (DESIGN.md §6): a cloned repository can commit
+    /// or the wrong kind (README, "Safety and reliability"): a cloned repository can commit
     /// `.booksync/lock -> ~/.bashrc`, and booksync must never write through it.
     /// Every file is also opened with O_NOFOLLOW; this check names the problem
     /// up front, before any command has done anything.

@@ -33,7 +33,7 @@ public struct FileStat: Sendable, Equatable {
 
 /// What a directory entry is. Only regular files can be records or state
 /// files: a cloned collection may hold links, and a local one FIFOs or
-/// devices, and booksync reads and writes none of them (DESIGN.md §6).
+/// devices, and booksync reads and writes none of them (README, "Safety and reliability").
 public enum FileKind: Sendable, Equatable {
     case regular, directory, symbolicLink, fifo, device, socket, other
     /// A regular file with more than one name: written in place (the lock, the

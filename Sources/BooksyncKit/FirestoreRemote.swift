@@ -123,7 +123,7 @@ public struct FirestoreRemote: RemoteCollection {
 
     /// The whole collection, by `:runQuery`; a server that does not offer it
     /// (a gateway answering 404 or 501 UNIMPLEMENTED) is paged through
-    /// `documents.list` instead, as DESIGN.md §5 first described.
+    /// `documents.list` instead, as README, "Firestore" first described.
     /// Each answer's documents go to `each` as it arrives.
     private func list(withBodies: Bool, progress: @escaping @Sendable (Int) -> Void,
                       each: (RemoteListing, [RecordID: RemoteDocument]) -> Void) async throws(RemoteError) {

@@ -6,7 +6,7 @@ import Darwin
 #endif
 
 /// The folders that hold subcollection records (`dune/reviews/r1.json`):
-/// reached without ever following a symbolic link (DESIGN.md §6).
+/// reached without ever following a symbolic link (README, "Safety and reliability").
 ///
 /// `O_NOFOLLOW` only protects the last component of a path, so a record file
 /// of a path id is only touched after every folder on its way (`dune`,

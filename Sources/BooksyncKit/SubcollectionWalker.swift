@@ -15,7 +15,7 @@ struct SubcollectionFile {
     let name: String
 }
 
-/// Finds the record files of the configured subcollections (DESIGN.md §2):
+/// Finds the record files of the configured subcollections (README, "A collection directory"):
 /// `dune/reviews/r1.json` for `"subcollections": ["reviews"]`, one level
 /// deeper (`dune/reviews/r1/likes/l1.json`) only for `reviews/likes`.
 ///

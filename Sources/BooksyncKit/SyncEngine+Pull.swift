@@ -1,6 +1,6 @@
 import BooksyncCore
 
-/// Pull: applying remote changes locally (DESIGN.md §3, `pull` column).
+/// Pull: applying remote changes locally (README, "The three-way table", `pull` column).
 /// gather (scan, remote snapshot, classify) → plan (pure) → guard → execute → record.
 extension CollectionDirectory {
     /// The base and a scan of the files, as pull and push start. A dry run
@@ -25,7 +25,7 @@ extension CollectionDirectory {
         return (manifest, scan)
     }
 
-    /// Applies remote changes locally (DESIGN.md §3, `pull` column).
+    /// Applies remote changes locally (README, "The three-way table", `pull` column).
     /// - Parameters:
     ///   - remote: The remote collection to pull from.
     ///   - options: `--dry-run`, `--ours`/`--theirs`, the mass-delete guard.

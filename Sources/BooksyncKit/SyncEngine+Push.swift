@@ -1,9 +1,9 @@
 import Synchronization
 import BooksyncCore
 
-/// Push: publishing local changes, every write guarded (DESIGN.md §3, `push` column).
+/// Push: publishing local changes, every write guarded (README, "The three-way table", `push` column).
 extension CollectionDirectory {
-    /// Publishes local changes (DESIGN.md §3, `push` column). Sends only what
+    /// Publishes local changes (README, "The three-way table", `push` column). Sends only what
     /// changed, every write guarded by a precondition; a failed precondition is
     /// settled by fetching that document: same content → recorded, else reported.
     /// gather (scan, classify) → plan (pure) → guard → execute → record.

@@ -2,7 +2,7 @@ import BooksyncCore
 
 /// Status: the three-way comparison, writing nothing but the stat cache.
 extension CollectionDirectory {
-    /// The three-way status of every record (DESIGN.md §3).
+    /// The three-way status of every record (README, "The three-way table").
     /// - Parameters:
     ///   - remote: The remote collection to compare with; nil (`--offline`)
     ///     counts the remote side as unchanged and needs no network.

@@ -20,7 +20,7 @@ public struct SyncOptions: Sendable {
     /// The defaults: report conflicts, write, refuse mass deletes, no `--atomic`.
     public init() {}
 
-    /// The one mass-delete check (DESIGN.md §6), for the plan of either
+    /// The one mass-delete check (README, "Safety and reliability"), for the plan of either
     /// command: refuses a plan that deletes too much of the `baseCount` base
     /// records, unless `--force`.
     /// - Throws: `BooksyncError.massDelete` naming the command and the numbers.
@@ -49,7 +49,7 @@ public struct SyncProgress: Sendable {
 public struct RecordStatus: Sendable, Equatable {
     /// The record.
     public let id: RecordID
-    /// How base, record file and document relate (DESIGN.md §3).
+    /// How base, record file and document relate (README, "The three-way table").
     public let state: SyncState
 }
 

@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// A credential that is exchanged over HTTP for short-lived access tokens
-/// (DESIGN.md §5, sources 3–5): a service account's signed JWT or a user's
+/// (README, "Firestore", sources 3–5): a service account's signed JWT or a user's
 /// refresh token POSTed to a `token_uri`, or a GET to the metadata server.
 ///
 /// The request goes through the same `HTTPTransport` as Firestore's, so it is
@@ -91,7 +91,7 @@ public struct TokenExchange: Sendable {
     static let metadataHosts = Mutex<[String: MetadataPresence]>([:])
 
     /// Tries of one token request: a 429, 5xx or network error is retried
-    /// (DESIGN §5), a refusal is not.
+    /// (README, "Firestore"), a refusal is not.
     static let attempts = 3
     /// Bounds of a token's lifetime as the endpoint states it (`expires_in`):
     /// a tiny one would mean an exchange per request, a huge one an overflow;

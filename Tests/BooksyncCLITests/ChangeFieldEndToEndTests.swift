@@ -5,7 +5,7 @@ import BooksyncTestSupport
 @testable import BooksyncKit
 
 /// The change-field path against the emulator, with count_proxy.py counting
-/// the billed reads on the wire (DESIGN.md §5, "Billed reads"): an app that
+/// the billed reads on the wire (README, "Firestore" ("What a command costs")): an app that
 /// follows the convention stamps `updatedAt` with the server time on every
 /// write; booksync's own writes do the same.
 @Suite(.serialized) struct ChangeFieldEndToEndTests {

@@ -1,7 +1,7 @@
 import Testing
 @testable import BooksyncCore
 
-/// Keys booksync stores are compared byte by byte (DESIGN.md §6): two ids that
+/// Keys booksync stores are compared byte by byte (README, "Safety and reliability"): two ids that
 /// differ only by Unicode normalization are two records, and ids that need
 /// escapes survive every path of the manifest.
 @Suite struct ByteExactKeysTests {

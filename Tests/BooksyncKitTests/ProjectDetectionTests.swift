@@ -5,7 +5,7 @@ import BooksyncTestSupport
 @testable import BooksyncKit
 
 /// `init` without a project: `$GOOGLE_CLOUD_PROJECT`, then `$GCLOUD_PROJECT`,
-/// then the nearest `.firebaserc` (DESIGN.md §4).
+/// then the nearest `.firebaserc` (README, "Commands").
 @Suite struct ProjectDetectionTests {
     /// A tree `top/.firebaserc` (when given) and `top/app/books`, searched from `books`.
     final class Tree {

@@ -4,7 +4,7 @@ import BooksyncTestSupport
 @testable import BooksyncCore
 @testable import BooksyncKit
 
-/// Subcollection folders in a cloned collection are untrusted input (DESIGN.md
+/// Subcollection folders in a cloned collection are untrusted input (README.md
 /// §6): a link planted where `dune/` or `dune/reviews/` belongs is never
 /// followed, by a scan, a pull writing reviews, `fmt`, `validate` or
 /// `resolve`. Each test plants the link, runs the command and checks that

@@ -188,7 +188,7 @@ import BooksyncTestSupport
         }
     }
 
-    /// A record file that is a link to a file outside is never read (DESIGN.md §6).
+    /// A record file that is a link to a file outside is never read (README, "Safety and reliability").
     @Test func aRecordFileThatIsALinkIsRefusedNotFollowed() async throws {
         let workspace = try StoreWorkspace()
         let outside = workspace.scratch.path + "/../booksync-outside-\(UUID().uuidString).json"
