@@ -133,7 +133,8 @@ public struct Timestamp: Hashable, Sendable, Comparable {
         return era * 146_097 + doe - 719_468
     }
 
-    static func civilFromDays(_ days: Int64) -> (Int64, Int64, Int64) {
+    /// Year, month and day of `days` since 1970-01-01 (proleptic Gregorian: Howard Hinnant's civil_from_days).
+    package static func civilFromDays(_ days: Int64) -> (Int64, Int64, Int64) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097

@@ -9,22 +9,6 @@ import BooksyncTestSupport
 /// holds, and a cancelled request returns at once (`DeadlineRace`), so a
 /// command whose sibling request failed never waits for this one.
 @Suite(.hangGuard) struct SilentServerTests {
-    static let script = #"""
-    import socket, sys, threading, json
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    held = []
-    def accept():
-        while True:
-            connection, _ = listener.accept()
-            connection.recv(65536)
-            held.append(connection)  # never answered, never closed
-    threading.Thread(target=accept, daemon=True).start()
-    print(json.dumps({"main": listener.getsockname()[1]}), flush=True)
-    sys.stdin.read()
-    """#
-
     /// Declared first so that it stops before its scratch directory goes.
     let server: LoopbackScript
     let scratch: ScratchDirectory
@@ -32,9 +16,10 @@ import BooksyncTestSupport
 
     init() throws {
         scratch = try ScratchDirectory()
-        try scratch.write("silent.py", Self.script)
-        server = try LoopbackScript(python: [scratch.path + "/silent.py"])
-        url = "http://127.0.0.1:\(try #require(server.ports["main"], "the silent server did not start"))/v1/x:runAggregationQuery"
+        // The same server as the silent metadata server's test: accepts, never answers.
+        try scratch.write("silent.py", SilentMetadataServerTests.script)
+        server = try LoopbackScript(python: [scratch.path + "/silent.py", scratch.path + "/accepted.log"])
+        url = "http://127.0.0.1:\(try #require(server.ports["port"], "the silent server did not start"))/v1/x:runAggregationQuery"
     }
 
     @Test func aCancelledRequestReturnsThoughTheServerNeverAnswers() async throws {

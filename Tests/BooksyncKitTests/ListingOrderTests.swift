@@ -62,6 +62,16 @@ import BooksyncTestSupport
             .joined(separator: ",") + "]").utf8)
     }
 
+    /// Listing through `remote` ends in a malformed answer whose detail says `detail`.
+    static func expectMalformedListing(_ remote: FirestoreRemote, saying detail: String) async {
+        await #expect {
+            _ = try await remote.listRevisions { _ in }
+        } throws: { error in
+            guard case .malformedResponse(_, let said)? = error as? RemoteError else { return false }
+            return said.contains(detail)
+        }
+    }
+
     /// A server whose `:runQuery` pages alternate between two sets of names
     /// kept booksync asking forever; now the third page is refused.
     @Test func alternatingQueryPagesAreAMalformedAnswer() async throws {
@@ -69,12 +79,7 @@ import BooksyncTestSupport
         let script = ScriptedTransport(pages.map { .response(200, $0) })
         var remote = FirestoreRemoteTests().remote(script)
         remote.namesQueryBatch = 2
-        await #expect {
-            _ = try await remote.listRevisions { _ in }
-        } throws: { error in
-            guard case .malformedResponse(_, let detail)? = error as? RemoteError else { return false }
-            return detail.contains("names must increase")
-        }
+        await Self.expectMalformedListing(remote, saying: "names must increase")
         #expect(script.requests.withLock { $0.count } == 3)
     }
 
@@ -87,12 +92,7 @@ import BooksyncTestSupport
         }
         let script = ScriptedTransport([refused] + pages)
         let remote = FirestoreRemoteTests().remote(script)
-        await #expect {
-            _ = try await remote.listRevisions { _ in }
-        } throws: { error in
-            guard case .malformedResponse(_, let detail)? = error as? RemoteError else { return false }
-            return detail.contains("page token came back")
-        }
+        await Self.expectMalformedListing(remote, saying: "page token came back")
         #expect(script.requests.withLock { $0.count } == 5)
     }
 }
