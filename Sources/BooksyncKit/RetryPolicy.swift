@@ -51,7 +51,7 @@ public struct RetryPolicy: Sendable {
     }
 
     /// Seconds as a person writes them: `30`, `0.5`.
-    static func format(_ seconds: Double) -> String {
+    package static func format(_ seconds: Double) -> String {
         seconds == seconds.rounded() && abs(seconds) < 1e15 ? String(Int(seconds)) : String(seconds)
     }
 

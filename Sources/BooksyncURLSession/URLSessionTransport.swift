@@ -37,7 +37,7 @@ public enum URLSessionTransport {
             // The deadline holds even if URLSession never returns (see `DeadlineRace`).
             let outcome = await DeadlineRace.run(
                 seconds: request.timeout + 0.5,
-                timedOut: .failure(TransportError(.timedOut, "no answer within \(format(request.timeout)) s")),
+                timedOut: .failure(TransportError(.timedOut, "no answer within \(RetryPolicy.format(request.timeout)) s")),
                 cancelled: .failure(TransportError(.cancelled, "cancelled"))
             ) { await perform(request, session: session, delegate: refuse) }
             return try outcome.get()
@@ -101,7 +101,7 @@ public enum URLSessionTransport {
     /// A sentence for a URLError: Foundation's own texts are often an error-domain dump.
     static func describe(_ error: URLError, timeout: Double) -> String {
         switch error.code {
-        case .timedOut: return "no answer within \(format(timeout)) s"
+        case .timedOut: return "no answer within \(RetryPolicy.format(timeout)) s"
         case .cannotConnectToHost: return "connection refused"
         case .networkConnectionLost: return "connection lost"
         case .cannotFindHost, .dnsLookupFailed: return "host not found"
@@ -113,10 +113,6 @@ public enum URLSessionTransport {
             let text = error.localizedDescription
             return text.contains("NSURLErrorDomain") ? "network error \(error.code.rawValue)" : text
         }
-    }
-
-    static func format(_ seconds: Double) -> String {
-        seconds == seconds.rounded() && abs(seconds) < 1e15 ? String(Int(seconds)) : String(seconds)
     }
 }
 
