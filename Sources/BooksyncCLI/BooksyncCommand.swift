@@ -1,3 +1,4 @@
+import BooksyncCore
 import BooksyncKit
 import Dispatch
 import Synchronization
@@ -34,6 +35,22 @@ struct CommandContext: Sendable {
         guard FileSystem.isDirectory(directory) else { throw .invalidArgument("-C \(directory): no such directory") }
         return try CollectionDirectory.open(searchingFrom: directory)
     }
+
+    /// The collection working with the remote `--remote` names, or the one
+    /// the environment implies (`CollectionDirectory.selectingRemote`); says
+    /// on stderr which, when it is not origin.
+    func openCollection(_ arguments: ParsedArguments) throws -> CollectionDirectory {
+        let name = arguments.value(.remote)
+        if let name, name != RemoteList.origin, let problem = RemoteList.problem(withName: name) {
+            throw arguments.usageError(problem)
+        }
+        let collection = try openCollection().selectingRemote(name, environment: environment)
+        if !collection.remote.isOrigin, !quiet, !arguments.has(.json) {
+            let reason = collection.remote.reason.map { " (\($0))" } ?? ""
+            console.err("booksync: using remote '\(collection.remote.name)'\(reason)")
+        }
+        return collection
+    }
 }
 
 /// One subcommand: its help and its behaviour.
@@ -57,7 +74,7 @@ public enum BooksyncCommand {
     static var subcommands: [any Subcommand.Type] {
         [
             InitCommand.self, StatusCommand.self, DiffCommand.self, PullCommand.self, PushCommand.self, SyncCommand.self,
-            ResolveCommand.self, ValidateCommand.self, VerifyCommand.self, FormatCommand.self, MergeFileCommand.self,
+            ResolveCommand.self, SeedCommand.self, ValidateCommand.self, VerifyCommand.self, FormatCommand.self, RemoteCommand.self, MergeFileCommand.self,
             MergeManifestCommand.self, CompletionCommand.self,
         ]
     }

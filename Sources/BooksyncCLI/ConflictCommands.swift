@@ -5,7 +5,7 @@ import BooksyncKit
 enum DiffCommand: Subcommand {
     static let name = "diff"
     static let summary = "show base, local and remote versions of records field by field"
-    static let usage = "booksync diff [ID...] [--offline] [--json]"
+    static let usage = "booksync diff [ID...] [--remote NAME] [--offline] [--json]"
     static let discussion = """
         For each named record (or every record that differs from the base), lists
         the fields whose value is not the same in the base, the local file and
@@ -18,10 +18,10 @@ enum DiffCommand: Subcommand {
         record is shown with every problem; like status, diff exits 1 when a
         record is invalid or in conflict.
         """
-    static let options: [Option] = [.offline.explained("do not contact the remote; compare the file with the base only"), .json]
+    static let options: [Option] = [.remote, .offline.explained("do not contact the remote; compare the file with the base only"), .json]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        let collection = try context.openCollection()
+        let collection = try context.openCollection(arguments)
         let ids = try collection.recordIDs(arguments.positionals)
         let remote = arguments.has(.offline) ? nil : try context.makeRemote(collection)
         let progress = ProgressBar(console: context.console, enabled: !context.quiet)
@@ -149,7 +149,7 @@ enum DiffCommand: Subcommand {
 enum ResolveCommand: Subcommand {
     static let name = "resolve"
     static let summary = "settle conflicts: keep ours, take theirs, or accept the edited file"
-    static let usage = "booksync resolve ID... [--ours|--theirs]"
+    static let usage = "booksync resolve ID... [--ours|--theirs] [--remote NAME]"
     static let discussion = """
         Settles conflicts that pull stored in .booksync/conflicts/. --theirs
         takes the remote value of each conflicting field (nested ones by path,
@@ -163,7 +163,7 @@ enum ResolveCommand: Subcommand {
         overwritten. No network is needed.
         """
     static let options: [Option] = [
-        .ours.explained("our value for each conflicting field"), .theirs.explained("their value for each conflicting field"),
+        .ours.explained("our value for each conflicting field"), .theirs.explained("their value for each conflicting field"), .remote,
     ]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
@@ -172,7 +172,7 @@ enum ResolveCommand: Subcommand {
         }
         try arguments.rejectCombined(.ours, .theirs)
         let choice: ResolveChoice = arguments.has(.ours) ? .ours : (arguments.has(.theirs) ? .theirs : .edited)
-        let collection = try context.openCollection()
+        let collection = try context.openCollection(arguments)
         let ids = try collection.recordIDs(arguments.positionals)
         let outcomes = try collection.resolve(ids, choice: choice, onStaleLock: SyncCommandSupport.staleLockNotice(context, collection))
         var problems = 0

@@ -153,7 +153,7 @@ enum JSONDocuments {
             fields["problems"] = problems(diagnostics)
         case .rejected(let message):
             fields["message"] = .string(message)
-        case .pulled, .pushed, .changedDuringSync:
+        case .pulled, .pushed, .seeded, .changedDuringSync:
             break
         }
         return fields

@@ -193,6 +193,10 @@ enum MergeManifestCommand: Subcommand {
             }
             if count > listedConflicts { context.console.err("  ... and \(count - listedConflicts) more") }
         }
+        if let targets = result.targetConflict {
+            report("the two branches synced with different targets (ours: \(targets.ours), theirs: \(targets.theirs)); "
+                + "their entries cannot be merged, so this manifest is ours unchanged")
+        }
         if result.configConflict {
             report("the two branches recorded different config.json fingerprints; the merged manifest records none, "
                 + "so booksync re-validates every record once")

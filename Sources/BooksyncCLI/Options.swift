@@ -81,6 +81,7 @@ extension Option {
     static let json = Option("--json", help: "print a JSON document (see README.md)")
     static let short = Option("--short", alias: "s", help: "one line per record: two status columns and the id")
     static let exitCode = Option("--exit-code", help: "exit 1 when anything differs from the base")
+    static let remote = Option("--remote", value: .text("NAME"), help: "work with this remote and its own sync state (default origin; see 'booksync remote')")
     static let full = Option("--full", help: "list every remote name, even where the change field would find the changes")
     static let repair = Option("--repair", help: "forget the base of each record found, so that pull compares both sides again")
 
@@ -91,6 +92,9 @@ extension Option {
     static let atomic = Option("--atomic", help: "push all changes in one transaction, or none (at most 500)")
     static let maxDelete = Option("--max-delete", value: .text("N%"), help: "refuse to delete more than N% of the synced records (default 50%)")
     static let force = Option("--force", help: "skip the mass-delete guard")
+
+    // seed
+    static let deleteOthers = Option("--delete", help: "also delete the remote documents that have no record file (within --max-delete)")
 
     // fmt
     static let check = Option("--check", help: "change nothing; list files that are not canonical and exit 1 if any")
@@ -103,5 +107,10 @@ extension Option {
     static let changeField = Option("--change-field", value: .text("NAME"), help: "a field every write sets to the server time, so status reads only the changes")
     static let subcollection = Option("--subcollection", value: .text("PATH"), help: "also sync this subcollection as folders, e.g. reviews or reviews/likes (repeatable)")
     static let subcollectionRequire = Option("--subcollection-require", value: .text("PATH:FIELD:TYPE"), help: "a field every record of that subcollection must have (repeatable)")
+    // remote add
+    static let emulator = Option("--emulator", help: "the remote is the emulator at FIRESTORE_EMULATOR_HOST")
+    static let emulatorHost = Option("--emulator-host", value: .text("HOST:PORT"), help: "the remote is the emulator at this loopback address")
+    static let localState = Option("--local", help: "keep the remote's sync state on this machine only (default for the emulator)")
+    static let sharedState = Option("--shared", help: "commit the remote's sync state (default for production)")
     static let git = Option("--git", help: "set up booksync as git's merge driver for the record files and the manifest")
 }

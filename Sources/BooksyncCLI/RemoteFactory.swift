@@ -21,9 +21,10 @@ extension CommandContext {
         }
         let retry = RetryPolicy.fromEnvironment(environment)
         let endpoint: FirestoreEndpoint
+        let endpointEnvironment = try collection.remote.endpointEnvironment(environment)
         do {
             // A token command gets as long as one request would.
-            endpoint = try FirestoreEndpoint.resolve(environment: environment, commandTimeout: retry.requestTimeout,
+            endpoint = try FirestoreEndpoint.resolve(environment: endpointEnvironment, commandTimeout: retry.requestTimeout,
                                                      transport: makeTransport(retry.requestTimeout))
         } catch {
             throw .remote(error)

@@ -5,7 +5,7 @@ import BooksyncKit
 enum StatusCommand: Subcommand {
     static let name = "status"
     static let summary = "show how the records differ from the last sync, locally and remotely"
-    static let usage = "booksync status [--offline] [--full] [--short] [--json] [--exit-code]"
+    static let usage = "booksync status [--remote NAME] [--offline] [--full] [--short] [--json] [--exit-code]"
     static let discussion = """
         Compares each record across the local file, the base (what the last sync
         saw) and the remote document. Record files are only read when their size,
@@ -26,13 +26,13 @@ enum StatusCommand: Subcommand {
 
         --json prints a stable document, described in README.md.
         """
-    static let options: [Option] = [.offline, .full, .short, .json, .exitCode]
+    static let options: [Option] = [.remote, .offline, .full, .short, .json, .exitCode]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         try arguments.expectNoOperands()
         try arguments.rejectCombined(.short, .json)
         try arguments.rejectCombined(.offline, .full)
-        let collection = try context.openCollection()
+        let collection = try context.openCollection(arguments)
         GitDriverCheck.warnIfOutdated(collectionRoot: collection.paths.root, context: context)
         let remote = arguments.has(.offline) ? nil : try context.makeRemote(collection)
         let progress = ProgressBar(console: context.console, enabled: !context.quiet)
@@ -48,7 +48,7 @@ enum StatusCommand: Subcommand {
         } else if arguments.has(.short) {
             renderer.short(status, emit: context.console.out)
         } else {
-            renderer.text(status, remoteName: remote?.displayName, emit: context.console.out)
+            renderer.text(status, remoteName: remote.map { StatusRenderer.header($0.displayName, collection.remote) }, emit: context.console.out)
         }
         if status.needsAttention { return .attention }
         if arguments.has(.exitCode), !status.isClean { return .attention }
@@ -80,6 +80,11 @@ struct StatusRenderer {
     }
 
     static func label(_ text: String) -> String { (text + ":").padding(to: 11) }
+
+    /// What the header names: the remote too when it is not origin (stderr says why it was chosen).
+    static func header(_ displayName: String, _ remote: SelectedRemote) -> String {
+        remote.isOrigin ? displayName : "remote '\(remote.name)', \(displayName)"
+    }
 
     static func describe(_ kind: ConflictKind) -> String {
         switch kind {

@@ -17,7 +17,7 @@ extension SyncPhasesCommand {
 enum PullCommand: SyncPhasesCommand {
     static let name = "pull"
     static let summary = "apply remote changes to the record files"
-    static let usage = "booksync pull [--dry-run] [--ours|--theirs] [--max-delete N%] [--force] [--full] [--json]"
+    static let usage = "booksync pull [--remote NAME] [--dry-run] [--ours|--theirs] [--max-delete N%] [--force] [--full] [--json]"
     static let discussion = """
         Lists the remote collection (names and revisions only), downloads the
         documents that changed since the last sync, and applies them: new and
@@ -32,7 +32,7 @@ enum PullCommand: SyncPhasesCommand {
         the documents changed since the last pull and one count; --full lists
         every name instead.
         """
-    static let options: [Option] = [.dryRun, .ours, .theirs, .maxDelete, .force, .full, SyncCommandSupport.json]
+    static let options: [Option] = [.remote, .dryRun, .ours, .theirs, .maxDelete, .force, .full, SyncCommandSupport.json]
     static let phases = (pull: true, push: false)
 }
 
@@ -40,7 +40,7 @@ enum PullCommand: SyncPhasesCommand {
 enum PushCommand: SyncPhasesCommand {
     static let name = "push"
     static let summary = "publish local changes to the remote collection"
-    static let usage = "booksync push [--dry-run] [--atomic] [--max-delete N%] [--force] [--json]"
+    static let usage = "booksync push [--remote NAME] [--dry-run] [--atomic] [--max-delete N%] [--force] [--json]"
     static let discussion = """
         Sends only the records that changed locally since the last sync, each
         write guarded by a precondition (create: the document must not exist;
@@ -52,7 +52,7 @@ enum PushCommand: SyncPhasesCommand {
         stores the conflict, and a conflict that pull stored is settled with
         booksync resolve ID --ours or --theirs. Invalid files are never sent.
         """
-    static let options: [Option] = [.dryRun, .atomic, .maxDelete, .force, SyncCommandSupport.json]
+    static let options: [Option] = [.remote, .dryRun, .atomic, .maxDelete, .force, SyncCommandSupport.json]
     static let phases = (pull: false, push: true)
 }
 
@@ -60,9 +60,9 @@ enum PushCommand: SyncPhasesCommand {
 enum SyncCommand: SyncPhasesCommand {
     static let name = "sync"
     static let summary = "pull, then push"
-    static let usage = "booksync sync [--dry-run] [--ours|--theirs] [--atomic] [--max-delete N%] [--force] [--full] [--json]"
+    static let usage = "booksync sync [--remote NAME] [--dry-run] [--ours|--theirs] [--atomic] [--max-delete N%] [--force] [--full] [--json]"
     static let discussion = "Runs pull and then push with the same options; see their help."
-    static let options: [Option] = [.dryRun, .ours, .theirs, .maxDelete, .force, .atomic, .full, SyncCommandSupport.json]
+    static let options: [Option] = [.remote, .dryRun, .ours, .theirs, .maxDelete, .force, .atomic, .full, SyncCommandSupport.json]
     static let phases = (pull: true, push: true)
 }
 
@@ -93,7 +93,7 @@ enum SyncCommandSupport {
     /// Pull, push, or both (sync): options, the remote, the reports, the exit code.
     static func run(_ arguments: ParsedArguments, command: String, context: CommandContext, pull: Bool, push: Bool) async throws -> ExitCode {
         let options = try options(arguments)
-        let collection = try context.openCollection()
+        let collection = try context.openCollection(arguments)
         // Before the remote is reached: the warning matters most around merges, and a failing remote must not hide it.
         GitDriverCheck.warnIfOutdated(collectionRoot: collection.paths.root, context: context)
         let remote = try context.makeRemote(collection)
@@ -242,6 +242,10 @@ enum SyncCommandSupport {
             case .adopt: EventLine("\(would)record   \(event.id) (the remote already had this content)", .green, .recorded, action: "record")
             case .forget: EventLine("\(would)forget   \(event.id) (already deleted remotely)", .green, .recorded, action: "forget")
             }
+        case .seeded(deleted: false):
+            EventLine("\(would)write    \(event.id)", .green, .pushed, action: "write")
+        case .seeded(deleted: true):
+            EventLine("\(would)delete   \(event.id) (no record file)", .green, .pushed, action: "delete")
         case .conflict(let kind):
             conflictLine(kind, path: path, id: event.id, would: would)
         case .remoteChangedSincePull:
@@ -253,7 +257,7 @@ enum SyncCommandSupport {
                           .red, .remoteChanged, action: "remote-changed")
             }
         case .invalidLocal(let diagnostics):
-            EventLine("invalid  \(path)\(StatusRenderer.firstProblem(diagnostics)) (not \(command == .push ? "sent" : "overwritten"))", .red, .invalid, action: "invalid")
+            EventLine("invalid  \(path)\(StatusRenderer.firstProblem(diagnostics)) (not \(command == .pull ? "overwritten" : "sent"))", .red, .invalid, action: "invalid")
         case .invalidRemote(let diagnostics):
             EventLine("invalid  remote \(event.id)\(StatusRenderer.firstProblem(diagnostics)) (not pulled)", .red, .invalid, action: "invalid")
         case .rejected(let message):

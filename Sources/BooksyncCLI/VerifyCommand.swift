@@ -5,7 +5,7 @@ import BooksyncKit
 enum VerifyCommand: Subcommand {
     static let name = "verify"
     static let summary = "compare every record file with its remote document by content"
-    static let usage = "booksync verify [--repair]"
+    static let usage = "booksync verify [--remote NAME] [--repair]"
     static let discussion = """
         status trusts the base committed with the collection: a clone whose
         manifest was edited to match an edited file shows that record as
@@ -18,11 +18,11 @@ enum VerifyCommand: Subcommand {
         stores the conflict for resolve. Differences status already shows are
         only counted.
         """
-    static let options: [Option] = [.repair]
+    static let options: [Option] = [.remote, .repair]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         try arguments.expectNoOperands()
-        let collection = try context.openCollection()
+        let collection = try context.openCollection(arguments)
         let remote = try context.makeRemote(collection)
         let progress = ProgressBar(console: context.console, enabled: !context.quiet)
         let found = try await collection.verify(remote: remote, progress: progress.update)

@@ -32,17 +32,23 @@ public struct Manifest: Sendable, Equatable {
     /// How far the base reflects the remote's change field (`"changesSince"`),
     /// for collections with one; nil: the next remote command lists every name.
     public var changesSince: ChangeMark?
+    /// The remote collection the entries were recorded against (`"target"`);
+    /// nil before the first sync, and in manifests of older versions.
+    public var target: TargetIdentity?
 
     /// A manifest (empty by default: a collection that never synced).
-    public init(entries: ManifestEntries = ManifestEntries(), configFingerprint: String? = nil, changesSince: ChangeMark? = nil) {
+    public init(entries: ManifestEntries = ManifestEntries(), configFingerprint: String? = nil, changesSince: ChangeMark? = nil,
+                target: TargetIdentity? = nil) {
         self.entries = entries
         self.configFingerprint = configFingerprint
         self.changesSince = changesSince
+        self.target = target
     }
 
     /// A manifest of the entries of a dictionary.
-    public init(entries: [RecordID: BaseEntry], configFingerprint: String? = nil, changesSince: ChangeMark? = nil) {
-        self.init(entries: ManifestEntries(entries), configFingerprint: configFingerprint, changesSince: changesSince)
+    public init(entries: [RecordID: BaseEntry], configFingerprint: String? = nil, changesSince: ChangeMark? = nil,
+                target: TargetIdentity? = nil) {
+        self.init(entries: ManifestEntries(entries), configFingerprint: configFingerprint, changesSince: changesSince, target: target)
     }
 
     /// The manifest.json bytes: records sorted by id, one per line, so equal
@@ -60,6 +66,11 @@ public struct Manifest: Sendable, Equatable {
         var out = [UInt8]()
         out.reserveCapacity(1 << 20 + 4096)
         out.append(contentsOf: "{\n  \"version\": \(Self.currentVersion),\n".utf8)
+        if let target {
+            out.append(contentsOf: "  \"target\": ".utf8)
+            CanonicalJSON.writeString(target.rawValue, into: &out)
+            out.append(contentsOf: ",\n".utf8)
+        }
         if let configFingerprint {
             out.append(contentsOf: "  \"config\": ".utf8)
             CanonicalJSON.writeString(configFingerprint, into: &out)
@@ -127,6 +138,13 @@ public struct Manifest: Sendable, Equatable {
             guard case .scalar(.string(let text)) = value else { throw StateFileError(message: "\"config\" must be a string") }
             configFingerprint = text
         }
+        var target: TargetIdentity?
+        if let value = top["target"] {
+            guard case .scalar(.string(let text)) = value, let identity = TargetIdentity(rawValue: text) else {
+                throw StateFileError(message: "\"target\" must be a string such as \"emulator projects/p/databases/(default)/documents/books\"")
+            }
+            target = identity
+        }
         var changesSince: ChangeMark?
         if let value = top["changesSince"] {
             guard case .object = value, case .scalar(.string(let field))? = value["field"], case .scalar(.string(let time))? = value["time"],
@@ -151,7 +169,7 @@ public struct Manifest: Sendable, Equatable {
             }
             entries[id] = BaseEntry(hash: hash, revision: revision)
         }
-        return Manifest(entries: entries, configFingerprint: configFingerprint, changesSince: changesSince)
+        return Manifest(entries: entries, configFingerprint: configFingerprint, changesSince: changesSince, target: target)
     }
 }
 

@@ -7,7 +7,7 @@
 ///
 /// Header lines between `"version"` and `"records"` are `"key": "text",`,
 /// and the change mark `"changesSince": {"field": "…", "time": "…"},`; only
-/// `config` and `changesSince` are known here, so a manifest with any other
+/// `target`, `config` and `changesSince` are known here, so a manifest with any other
 /// key takes the full parser (which knows every key) until it is added to `finish`.
 public struct CanonicalManifestDecoder {
     private enum Stage { case open, version, header, records, recordsClosed, done, failed }
@@ -65,11 +65,17 @@ public struct CanonicalManifestDecoder {
     public func finish() -> Manifest? {
         guard stage == .done else { return nil }
         var config: String?
+        var target: TargetIdentity?
         for (key, value) in header {
-            guard key == "config", config == nil else { return nil }
-            config = value
+            switch key {
+            case "config" where config == nil: config = value
+            case "target" where target == nil:
+                guard let identity = TargetIdentity(rawValue: value) else { return nil }
+                target = identity
+            default: return nil
+            }
         }
-        return Manifest(entries: entries, configFingerprint: config, changesSince: changesSince)
+        return Manifest(entries: entries, configFingerprint: config, changesSince: changesSince, target: target)
     }
 
     private mutating func take(_ line: UnsafeBufferPointer<UInt8>) {

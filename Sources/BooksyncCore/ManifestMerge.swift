@@ -64,9 +64,24 @@ public enum ManifestMerge {
         public let conflicts: [Conflict]
         /// Both sides recorded a different config fingerprint than the base.
         public let configConflict: Bool
+        /// The two sides' bases were recorded against different targets
+        /// (ours, theirs): their entries cannot be compared, so `manifest` is ours, unmerged.
+        public let targetConflict: (ours: TargetIdentity, theirs: TargetIdentity)?
+
+        init(manifest: Manifest, conflicts: [Conflict], configConflict: Bool, targetConflict: (ours: TargetIdentity, theirs: TargetIdentity)? = nil) {
+            self.manifest = manifest
+            self.conflicts = conflicts
+            self.configConflict = configConflict
+            self.targetConflict = targetConflict
+        }
 
         /// Nothing conflicted: git may take the merge as is (the driver exits 0).
-        public var isClean: Bool { conflicts.isEmpty && !configConflict }
+        public var isClean: Bool { conflicts.isEmpty && !configConflict && targetConflict == nil }
+
+        public static func == (lhs: Result, rhs: Result) -> Bool {
+            lhs.manifest == rhs.manifest && lhs.conflicts == rhs.conflicts && lhs.configConflict == rhs.configConflict
+                && lhs.targetConflict?.ours == rhs.targetConflict?.ours && lhs.targetConflict?.theirs == rhs.targetConflict?.theirs
+        }
     }
 
     /// Merges `ours` and `theirs` against their common ancestor `base`, record
@@ -74,6 +89,10 @@ public enum ManifestMerge {
     /// - Returns: The merged manifest, always valid, with conflicting records
     ///   (and a conflicting config fingerprint) left out, and what conflicted.
     public static func merge(base: Manifest, ours: Manifest, theirs: Manifest) -> Result {
+        // Entries recorded against two targets say nothing about each other.
+        if let o = ours.target, let t = theirs.target, o != t {
+            return Result(manifest: ours, conflicts: [], configConflict: false, targetConflict: (o, t))
+        }
         var entries: [RecordID: BaseEntry] = [:]
         entries.reserveCapacity(max(ours.entries.count, theirs.entries.count))
         var conflicts: [Conflict] = []
@@ -120,7 +139,8 @@ public enum ManifestMerge {
         case .theirs where !oursChangedEntries: mark = theirs.changesSince
         case .ours, .theirs, .conflict: mark = nil
         }
-        return Result(manifest: Manifest(entries: entries, configFingerprint: fingerprint, changesSince: mark),
+        // One side that never recorded its target (an older booksync) synced with the other's.
+        return Result(manifest: Manifest(entries: entries, configFingerprint: fingerprint, changesSince: mark, target: ours.target ?? theirs.target),
                       conflicts: conflicts.sorted { $0.id < $1.id }, configConflict: configConflict)
     }
 }

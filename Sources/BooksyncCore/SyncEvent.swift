@@ -5,6 +5,8 @@
 public enum SyncEventKind: Sendable, Equatable {
     case pulled(PullAction)
     case pushed(PushAction)
+    /// Written (or deleted) by `seed`, whatever the remote held.
+    case seeded(deleted: Bool)
     /// Left alone: both sides changed it (pull).
     case conflict(ConflictKind)
     /// Push found the remote changed since the base and the content differs.

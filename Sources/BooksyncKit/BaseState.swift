@@ -38,11 +38,13 @@ struct BaseState {
     private var settledSinceSave: [RecordID] = []
 
     /// `configFingerprint`: the config the recorded records were validated under,
-    /// written into the manifest on every save.
-    init(copies: BaseCopyStore, manifest: Manifest, configFingerprint: String) {
+    /// and `target`: the remote they are synced with (nil: keep the manifest's),
+    /// both written into the manifest on every save.
+    init(copies: BaseCopyStore, manifest: Manifest, configFingerprint: String, target: TargetIdentity? = nil) {
         self.copies = copies
         self.manifest = manifest
         self.manifest.configFingerprint = configFingerprint
+        if let target { self.manifest.target = target }
         let store = ConflictStore(paths: copies.paths)
         conflicts = FileSystem.exists(copies.paths.conflicts) ? store : nil
     }
@@ -66,6 +68,9 @@ struct BaseState {
         manifest.changesSince = mark
         dirty = true
     }
+
+    /// Makes the next save write the manifest even if no entry changed (its target did).
+    mutating func markChanged() { dirty = true }
 
     /// Writes the base copies recorded since the last save, then the manifest
     /// that names them, if anything changed.

@@ -24,6 +24,11 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case interrupted
     /// A pull or push would delete too many records (`--max-delete`).
     case massDelete(command: String, deletes: Int, baseCount: Int, maximumPercent: Double)
+    /// The base in use was recorded against another target than the one the
+    /// command would reach (`remote`: the name of the remote whose state it is).
+    case targetMismatch(remote: String, manifest: String, recorded: TargetIdentity, using: TargetIdentity)
+    /// A pull would delete every record because the target is empty while the base is not.
+    case emptiedTarget(remote: String, target: String, baseCount: Int, deletes: Int)
 
     public var description: String {
         switch self {
@@ -56,6 +61,18 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case .massDelete(let command, let deletes, let baseCount, let percent):
             "\(command) would delete \(deletes) of \(baseCount) records, more than --max-delete \(Self.format(percent))%; "
                 + "check what happened, then run 'booksync \(command) --force' (or raise --max-delete) if it is intended"
+        case .targetMismatch(let remote, let manifest, let recorded, let using):
+            "the base of remote '\(remote)' (\(manifest)) was recorded against \(recorded), but this command would use \(using); "
+                + "nothing was read or written. "
+                + (using.isEmulator ? "Unset FIRESTORE_EMULATOR_HOST to use that target, " : recorded.isEmulator
+                    ? "Set FIRESTORE_EMULATOR_HOST to use the emulator, " : "Check BOOKSYNC_FIRESTORE_URL and FIRESTORE_EMULATOR_HOST, ")
+                + "give this target a remote of its own ('booksync remote add NAME …', then --remote NAME), "
+                + "or run 'booksync remote forget \(remote)' to drop that base (the files stay; the next pull compares them by content)"
+        case .emptiedTarget(let remote, let target, let baseCount, let deletes):
+            "\(target) has no documents, but the base of remote '\(remote)' records \(baseCount) synced record\(baseCount == 1 ? "" : "s"); "
+                + "pull would delete \(deletes == 1 ? "its file" : "all \(deletes) of their files") here and refuses. Was the emulator "
+                + "restarted, the project or database wrong, or the target wiped? Nothing was deleted. To load the target from these files, run "
+                + "'booksync seed\(remote == RemoteList.origin ? "" : " --remote " + remote)'; if every document really was deleted, run 'booksync pull --force'"
         }
     }
 

@@ -54,7 +54,7 @@ extension CollectionDirectory {
     ///   knows; otherwise as `status`.
     public func diff(_ ids: [RecordID], remote: (any RemoteCollection)?, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> CollectionDiff {
         let stamp = manifestStamp()
-        let manifest = try loadManifest()
+        let manifest = try loadManifest(for: remote)
         // With the base, as status scans: a synced record below a folder the scan cannot enter is invalid, not deleted.
         let scan = try await scanLocal(base: manifest, baseStamp: stamp)
         var snapshot: RemoteSnapshot?

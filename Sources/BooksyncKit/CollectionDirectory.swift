@@ -19,15 +19,19 @@ public struct CollectionDirectory: Sendable {
     let configFingerprint: String
     /// The base copies, for three-way merges.
     public let baseCopies: BaseCopyStore
+    /// The remote whose target `config.remote` is and whose sync state
+    /// `paths` point at: origin unless `selectingRemote` chose another.
+    public let remote: SelectedRemote
 
     /// How records look in this collection (id field, schema), from config.json.
     public var rules: RecordRules { config.rules }
 
-    init(paths: CollectionPaths, config: CollectionConfig, configFingerprint: String) {
+    init(paths: CollectionPaths, config: CollectionConfig, configFingerprint: String, remote: SelectedRemote? = nil) {
         self.paths = paths
         self.config = config
         self.configFingerprint = configFingerprint
         self.baseCopies = BaseCopyStore(paths: paths, rules: config.rules)
+        self.remote = remote ?? SelectedRemote(name: RemoteList.origin, target: config.remote, endpoint: nil, sharesState: true, reason: nil)
     }
 
     /// Opens the collection at `start` or its nearest parent with `.booksync/`.
@@ -128,6 +132,17 @@ public struct CollectionDirectory: Sendable {
         }
     }
 
+    /// The base, when it was recorded against `remote`'s target (or against
+    /// none yet): the base of one target is never applied to another.
+    /// - Throws: `.targetMismatch` naming both targets.
+    func loadManifest(for remote: (any RemoteCollection)?) throws(BooksyncError) -> Manifest {
+        let manifest = try loadManifest()
+        if let using = remote?.identity, let recorded = manifest.target, recorded != using {
+            throw .targetMismatch(remote: self.remote.name, manifest: paths.manifest, recorded: recorded, using: using)
+        }
+        return manifest
+    }
+
     /// Writes a manifest atomically and durably, in pieces: never all its bytes at once.
     static func writeManifest(_ manifest: Manifest, to path: String) throws(FileSystemError) {
         let writer = try AtomicFileWriter(replacing: path, durable: true)
@@ -158,12 +173,13 @@ public struct CollectionDirectory: Sendable {
     public func lock(onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> CollectionLock {
         var stalePID: Int32?
         let lock = try CollectionLock.acquire(at: paths.lock, onStaleLock: { stalePID = $0 })
-        for directory in [paths.root, paths.state, paths.base, paths.conflicts, paths.conflicts + "/revisions"] {
+        for directory in Set([paths.root, paths.state, paths.syncState, paths.base, paths.conflicts, paths.conflicts + "/revisions"]) {
             FileSystem.removeStaleTemporaries(in: directory, recoverInto: directory == paths.root ? paths.recovered : nil)
         }
         // After the clean-up, so that the notice can tell about recovered files.
         if let stalePID { onStaleLock(stalePID) }
         do {
+            try createSyncStateDirectory()
             // base/ may be missing: git keeps no empty directories.
             try FileSystem.createDirectory(paths.base)
         } catch {

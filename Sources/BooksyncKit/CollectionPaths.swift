@@ -2,21 +2,43 @@
 public struct CollectionPaths: Sendable, Equatable {
     /// The collection directory: record files live directly in it.
     public let root: String
+    /// The directory of the sync state of the remote in use (its manifest,
+    /// base copies and stored conflicts): `.booksync` for origin,
+    /// `.booksync/remotes/NAME` for a shared remote, `.booksync/local/NAME`
+    /// for a local-only one (README, "Remotes and environments").
+    public let syncState: String
 
-    /// The paths of the collection at `root` (absolute, as `locate` gives it);
-    /// nothing is checked or created.
+    /// The paths of the collection at `root` (absolute, as `locate` gives it),
+    /// with origin's sync state; nothing is checked or created.
     public init(root: String) {
         self.root = root
+        self.syncState = root + "/.booksync"
+    }
+
+    /// The same collection with the sync state of another remote.
+    public func withSyncState(_ directory: String) -> CollectionPaths {
+        CollectionPaths(root: root, syncState: directory)
+    }
+
+    private init(root: String, syncState: String) {
+        self.root = root
+        self.syncState = syncState
     }
 
     /// `.booksync/`: booksync's own files; committed except the local-only ones.
     public var state: String { root + "/.booksync" }
     /// The remote and record rules (committed).
     public var config: String { state + "/config.json" }
+    /// The remotes besides origin (committed; `RemoteList`).
+    public var remotes: String { state + "/remotes.json" }
+    /// The shared remotes' sync states, one folder each (committed).
+    public var sharedRemoteStates: String { state + "/remotes" }
+    /// The local-only remotes' sync states, one folder each (ignored by git).
+    public var localRemoteStates: String { state + "/local" }
     /// The base state: each record's hash and remote revision (committed).
-    public var manifest: String { state + "/manifest.json" }
+    public var manifest: String { syncState + "/manifest.json" }
     /// Base copy of every synced record, for three-way merges.
-    public var base: String { state + "/base" }
+    public var base: String { syncState + "/base" }
     /// Written by `init`: keeps the local-only files out of git.
     public var gitignore: String { state + "/.gitignore" }
     /// The stat cache (`StatCache`), local only: lets scans skip unchanged files.
@@ -24,7 +46,7 @@ public struct CollectionPaths: Sendable, Equatable {
     /// The `flock` file of `CollectionLock`, holding the holder's PID; local only.
     public var lock: String { state + "/lock" }
     /// The remote side of unresolved conflicts (`ConflictStore`), local only.
-    public var conflicts: String { state + "/conflicts" }
+    public var conflicts: String { syncState + "/conflicts" }
     /// Files a killed pull or resolve had swapped out of place (see `FileSystem.replace`), kept for the user.
     public var recovered: String { state + "/recovered" }
 
@@ -55,10 +77,10 @@ public struct CollectionPaths: Sendable, Equatable {
     /// up front, before any command has done anything.
     public func verifyStateKinds() throws(FileSystemError) {
         try FileSystem.requireDirectoryOrAbsent(state)
-        for directory in [base, conflicts, conflicts + "/revisions", recovered] {
+        for directory in [sharedRemoteStates, localRemoteStates, syncState, base, conflicts, conflicts + "/revisions", recovered] {
             try FileSystem.requireDirectoryOrAbsent(directory)
         }
-        for file in [config, manifest, gitignore, index, lock, base + "/pack", base + "/.gitattributes"] {
+        for file in [config, remotes, manifest, gitignore, index, lock, base + "/pack", base + "/.gitattributes"] {
             try FileSystem.requireRegularOrAbsent(file, operation: "use")
         }
     }
@@ -68,9 +90,10 @@ public struct CollectionPaths: Sendable, Equatable {
         # Local-only state of booksync; config.json, manifest.json and base/ are meant to be committed.
         /index
         /lock
-        /conflicts/
+        conflicts/
         /journal
         /recovered/
+        /local/
         .booksync-tmp-*
 
         """

@@ -30,7 +30,7 @@ extension CollectionDirectory {
     /// - Throws: `BooksyncError` when the base cannot be read, the files
     ///   cannot be scanned, or the remote fails.
     public func verify(remote: any RemoteCollection, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> ContentVerification {
-        let manifest = try loadManifest()
+        let manifest = try loadManifest(for: remote)
         var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
         scanner.trustsIndex = false
         scanner.writeIndex = false

@@ -153,6 +153,31 @@ extension FileSystem {
         return try readRegular(fd, path: path)
     }
 
+    /// The first `count` bytes (or fewer) of the regular file at `path`,
+    /// refused like `readFile` when it is a link or not a regular file.
+    public static func readFilePrefix(_ path: String, count: Int) throws(FileSystemError) -> [UInt8] {
+        let fd = open(path, readFlags)
+        guard fd >= 0 else {
+            let code = errno
+            throw refusedKind(path, code: code, operation: "read") ?? FileSystemError(path: path, operation: "open", code: code)
+        }
+        defer { close(fd) }
+        var s = CStat()
+        guard fstat(fd, &s) == 0 else { throw FileSystemError(path: path, operation: "read file status", code: errno) }
+        let kind = FileKind(mode: s.st_mode)
+        guard kind == .regular else { throw .notRegular(path, kind, operation: "read") }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, count - filled) }
+            if n < 0, errno == EINTR { continue }
+            if n < 0 { throw FileSystemError(path: path, operation: "read", code: errno) }
+            if n == 0 { break }
+            filled += n
+        }
+        return Array(bytes[..<filled])
+    }
+
     /// The contents of a regular file the user named outside any collection
     /// (their own settings or credentials file), following a symbolic link:
     /// there a link is the user's own choice, while inside a collection it

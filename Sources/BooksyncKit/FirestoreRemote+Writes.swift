@@ -88,14 +88,18 @@ extension FirestoreRemote {
             return setting(record, precondition: ["updateTime": .string(baseRevision)])
         case .delete(let id, let baseRevision):
             return .map(["delete": .string(documentName(id)), "currentDocument": .map(["updateTime": .string(baseRevision)])])
+        case .overwrite(let record):
+            return setting(record, precondition: nil)
+        case .remove(let id):
+            return .map(["delete": .string(documentName(id))])
         }
     }
 
-    private func setting(_ record: Record, precondition: [String: Value]) -> Value {
+    private func setting(_ record: Record, precondition: [String: Value]?) -> Value {
         var write: [String: Value] = [
             "update": .map(["name": .string(documentName(record.id)), "fields": FirestoreValueCodec.encodeFields(rules.documentFields(of: record), documentsRoot: documentsRoot)]),
-            "currentDocument": .map(precondition),
         ]
+        if let precondition { write["currentDocument"] = .map(precondition) }
         if let changeField = rules.changeField {
             write["updateTransforms"] = .array([.map(["fieldPath": .string(FieldPathSyntax.quoted(changeField)), "setToServerValue": .string("REQUEST_TIME")])])
         }

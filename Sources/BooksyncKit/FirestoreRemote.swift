@@ -76,6 +76,11 @@ public struct FirestoreRemote: RemoteCollection {
         "firestore \(target.project)/\(target.database) \(target.collectionPath)" + (endpoint.isEmulator ? " (emulator)" : "")
     }
 
+    /// This endpoint and collection, as a manifest records them.
+    public var identity: TargetIdentity? {
+        TargetIdentity(target: target, emulator: endpoint.isEmulator, baseURL: endpoint.baseURL)
+    }
+
     var documentsRoot: String { target.documentsRoot }
     var collectionName: String { documentsRoot + "/" + target.collectionPath }
 

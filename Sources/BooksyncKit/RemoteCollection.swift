@@ -96,12 +96,16 @@ public enum RemoteWrite: Sendable, Equatable {
     case update(Record, baseRevision: String)
     /// Precondition: the document's revision is `baseRevision`.
     case delete(RecordID, baseRevision: String)
+    /// No precondition: the document becomes the record (`seed`).
+    case overwrite(Record)
+    /// No precondition: the document is deleted if it exists (`seed --delete`).
+    case remove(RecordID)
 
     /// The record the write is for; outcomes are keyed by it.
     public var id: RecordID {
         switch self {
-        case .create(let record), .update(let record, _): record.id
-        case .delete(let id, _): id
+        case .create(let record), .update(let record, _), .overwrite(let record): record.id
+        case .delete(let id, _), .remove(let id): id
         }
     }
 }
@@ -132,6 +136,9 @@ public enum WriteOutcome: Sendable, Equatable {
 public protocol RemoteCollection: Sendable {
     /// Where this remote is, for messages (`firestore demo/(default) books`).
     var displayName: String { get }
+    /// The target a base synced with this remote is recorded against; nil for
+    /// a remote that cannot say (test doubles), whose base is never checked.
+    var identity: TargetIdentity? { get }
     /// Revisions of every document, following pages to the end; no bodies.
     /// Names that cannot be record ids go to `unusable`, never silently dropped.
     func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing
@@ -204,4 +211,9 @@ public enum RemoteError: Error, Sendable, Equatable, CustomStringConvertible {
             "gave up trying to \(during) after \(seconds) s of retries" + (lastProblem.isEmpty ? "" : ": " + lastProblem)
         }
     }
+}
+
+extension RemoteCollection {
+    /// None: a remote that cannot say where it is (test doubles).
+    public var identity: TargetIdentity? { nil }
 }

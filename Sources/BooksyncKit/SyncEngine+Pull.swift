@@ -6,8 +6,9 @@ extension CollectionDirectory {
     /// The base and a scan of the files, as pull and push start. A dry run
     /// does not even update the stat cache. `keepChangedRecords` keeps the
     /// records that differ from the base, parsed, for push to send.
-    func startSync(_ options: SyncOptions, keepChangedRecords: Bool = false, keepHashes: Bool = true) throws(BooksyncError) -> (Manifest, LocalScan) {
-        let manifest = try loadManifest()
+    func startSync(_ options: SyncOptions, remote: any RemoteCollection, keepChangedRecords: Bool = false,
+                   keepHashes: Bool = true) throws(BooksyncError) -> (Manifest, LocalScan) {
+        let manifest = try loadManifest(for: remote)
         var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
         scanner.writeIndex = !options.dryRun
         scanner.keepsHashes = keepHashes
@@ -42,9 +43,9 @@ extension CollectionDirectory {
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
         let lock = options.dryRun ? nil : try self.lock(onStaleLock: onStaleLock)
         defer { lock?.release() }
-        let (manifest, scan) = try startSync(options)
+        let (manifest, scan) = try startSync(options, remote: remote)
         var report = SyncReport(command: .pull, dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: [])
-        var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint)
+        var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint, target: remote.identity)
         let applying = PullApplication(scan: scan,
                                        counter: ProgressCounter(phase: "applying", total: nil, report: progress))
         if manifest.entries.isEmpty {
@@ -59,6 +60,7 @@ extension CollectionDirectory {
             let classified = classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false)
             let plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice)
             report.events += plan.events
+            try checkNotEmptied(snapshot, manifest: manifest, deletes: plan.deletes, remote: remote, options: options)
             try options.checkDeletes(plan, command: .pull, baseCount: manifest.entries.count)
             if options.dryRun {
                 report.events += plan.steps.map(\.dryRunEvent)
@@ -78,6 +80,20 @@ extension CollectionDirectory {
         report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(base.manifest.entries.keys), AnySequence(scan.files.keys)],
                                                            subcollections: rules.subcollections)
         return report
+    }
+
+    /// Refuses a pull that would delete files because the whole target is
+    /// empty while the base is not, at any size (the mass-delete guard lets up
+    /// to three deletes through): an emulator restarted, a wrong project or a
+    /// wiped database looks exactly like "every document deleted", and
+    /// mirroring it would empty the directory. `--force` lets it through.
+    private func checkNotEmptied(_ snapshot: RemoteSnapshot, manifest: Manifest, deletes: Int, remote: any RemoteCollection,
+                                 options: SyncOptions) throws(BooksyncError) {
+        guard !options.force, deletes > 0, !manifest.entries.isEmpty, case .everyName = snapshot.read,
+              snapshot.listing.revisions.isEmpty, snapshot.listing.unusable.isEmpty
+        else { return }
+        throw .emptiedTarget(remote: self.remote.name, target: remote.identity?.description ?? remote.displayName,
+                             baseCount: manifest.entries.count, deletes: deletes)
     }
 
     /// A first pull: every body is needed, so they come in the listing itself,

@@ -25,7 +25,7 @@ extension CollectionDirectory {
         defer { lock?.release() }
         // No remote content is compared with the files, so the scan keeps no hashes
         // of changed ones, and the push is planned record by record, never whole.
-        var (manifest, scan) = try startSync(options, keepChangedRecords: !options.dryRun, keepHashes: false)
+        var (manifest, scan) = try startSync(options, remote: remote, keepChangedRecords: !options.dryRun, keepHashes: false)
         var survey = surveyPush(DifferingRecords(scan: scan, manifest: manifest), scan: scan, manifest: manifest,
                                 chunkSize: options.atomic ? Int.max : Self.pushChunk)
         // The added files' ids are in the survey's events now; the scan needs them
@@ -40,7 +40,7 @@ extension CollectionDirectory {
             return report
         }
 
-        var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint)
+        var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint, target: remote.identity)
         // At most one base entry per write: room for them now, not by doubling;
         // only when the writes outnumber an eighth of the base: a copy changed
         // that much takes arrays of its own anyway, and a few writes to a large
@@ -103,8 +103,8 @@ extension CollectionDirectory {
             case .write(let write):
                 chunk.writes.append(write)
                 switch write {
-                case .create(let record), .update(let record, _): chunk.records[id] = record
-                case .delete: break
+                case .create(let record), .update(let record, _), .overwrite(let record): chunk.records[id] = record
+                case .delete, .remove: break
                 }
             case .nothing:
                 break
@@ -211,6 +211,7 @@ extension CollectionDirectory {
         switch write {
         case .create: document == nil
         case .update(_, let revision), .delete(_, let revision): document?.revision == revision
+        case .overwrite, .remove: true
         }
     }
 }
@@ -239,7 +240,7 @@ private struct LoadedChunk: Sendable {
 }
 
 /// A chunk the server did not answer, and why.
-private struct FailedChunk: Error {
+struct FailedChunk: Error {
     let error: RemoteError
 }
 

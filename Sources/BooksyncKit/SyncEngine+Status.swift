@@ -15,7 +15,7 @@ extension CollectionDirectory {
                        progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> SyncStatus {
         if remote == nil, let clean = quickCleanStatus() { return clean }
         let stamp = manifestStamp()
-        let manifest = try loadManifest()
+        let manifest = try loadManifest(for: remote)
         // Offline, nothing but the base is compared with the files: the scan keeps
         // no hashes, and the records that differ are classified one at a time.
         let scan = try await scanLocal(base: manifest, baseStamp: stamp, keepHashes: remote != nil)

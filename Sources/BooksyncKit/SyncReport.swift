@@ -88,6 +88,8 @@ public enum SyncPhase: String, Sendable, Equatable {
     case pull
     /// `booksync push` (or the push phase of `sync`).
     case push
+    /// `booksync seed`: the files published one way.
+    case seed
 }
 
 /// The result of `pull` or `push`.
@@ -112,7 +114,7 @@ public struct SyncReport: Sendable {
     public var needsAttention: Bool {
         !unusableFiles.isEmpty || !unusableRemote.isEmpty || events.contains {
             switch $0.kind {
-            case .pulled, .pushed: false
+            case .pulled, .pushed, .seeded: false
             default: true
             }
         }

@@ -1,0 +1,172 @@
+/// Where a named remote's requests go.
+public enum RemoteEndpoint: Sendable, Equatable {
+    /// Firestore in production (or `BOOKSYNC_FIRESTORE_URL`, which stands in for it).
+    case production
+    /// The Firestore emulator at a loopback `host:port`, or, without one, at
+    /// `FIRESTORE_EMULATOR_HOST`.
+    case emulator(host: String?)
+}
+
+/// A remote besides origin: another Firestore target the collection syncs
+/// with (staging, the emulator), with its own sync state.
+public struct RemoteDefinition: Sendable, Equatable {
+    /// Its name, as `--remote NAME` gives it (`RemoteList.problem(withName:)`).
+    public let name: String
+    /// Project, database and collection path.
+    public var target: FirestoreTarget
+    /// Production Firestore or the emulator.
+    public var endpoint: RemoteEndpoint
+    /// Whether its sync state is committed (`.booksync/remotes/NAME`) or kept
+    /// on this machine only (`.booksync/local/NAME`, the default for the
+    /// emulator, whose data is per machine).
+    public var sharesState: Bool
+
+    /// A definition, taken as it is; `RemoteList.decode` checks one read from a file.
+    public init(name: String, target: FirestoreTarget, endpoint: RemoteEndpoint, sharesState: Bool) {
+        self.name = name
+        self.target = target
+        self.endpoint = endpoint
+        self.sharesState = sharesState
+    }
+}
+
+/// The remotes of `.booksync/remotes.json`, sorted by name. Origin is not
+/// among them: it is config.json's `remote`.
+///
+/// The file comes with a clone, so it may name only production Firestore or
+/// a loopback emulator: a URL from a stranger's file would receive the user's
+/// access token. Another deployment of the API is reached only through the
+/// user's own `BOOKSYNC_FIRESTORE_URL`.
+public struct RemoteList: Sendable, Equatable {
+    /// The `"version"` this booksync writes and reads.
+    public static let currentVersion: Int64 = 1
+    /// The name of config.json's remote.
+    public static let origin = "origin"
+
+    /// The remotes, sorted by name (bytes).
+    public private(set) var remotes: [RemoteDefinition]
+
+    /// A list of these remotes (sorted here).
+    public init(_ remotes: [RemoteDefinition] = []) {
+        self.remotes = remotes.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    }
+
+    /// The remote called `name`, if any.
+    public subscript(name: String) -> RemoteDefinition? { remotes.first { $0.name == name } }
+
+    /// Adds or replaces the remote of `definition.name`.
+    public mutating func set(_ definition: RemoteDefinition) {
+        self = RemoteList(remotes.filter { $0.name != definition.name } + [definition])
+    }
+
+    /// Removes a remote; false when there is none of that name.
+    public mutating func remove(_ name: String) -> Bool {
+        let before = remotes.count
+        remotes.removeAll { $0.name == name }
+        return remotes.count != before
+    }
+
+    /// Why `name` cannot name a remote, or nil. It becomes a folder name and
+    /// a word on command lines: a letter or digit first, then letters,
+    /// digits, `.`, `_` and `-`, at most 64 bytes.
+    public static func problem(withName name: String) -> String? {
+        guard let first = name.utf8.first, name.utf8.count <= 64 else { return "a remote name has 1 to 64 characters" }
+        let isAlphanumeric = { (b: UInt8) in (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) }
+        guard isAlphanumeric(first), name.utf8.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
+        else { return "remote name '\(name)' must start with a letter or digit and hold only letters, digits, '.', '_' and '-'" }
+        return nil
+    }
+
+    /// Why an emulator host from the remotes file cannot be used, or nil:
+    /// `host:port` on a loopback host.
+    public static func problem(withEmulatorHost host: String) -> String? {
+        guard let colon = host.lastIndex(of: ":"), let port = Int(host[host.index(after: colon)...]), (1...65535).contains(port) else {
+            return "emulator host '\(host)' must be HOST:PORT, e.g. 127.0.0.1:8080"
+        }
+        let name = host[..<colon]
+        guard ["127.0.0.1", "localhost", "[::1]"].contains(name) else {
+            return "emulator host '\(host)' is not a loopback address; a committed file may name only 127.0.0.1, localhost or [::1] "
+                + "(set FIRESTORE_EMULATOR_HOST yourself for another host)"
+        }
+        return nil
+    }
+
+    /// The canonical JSON of remotes.json.
+    public func encoded() -> [UInt8] {
+        var entries: Fields = [:]
+        for remote in remotes {
+            var fields: Fields = [
+                "project": .string(remote.target.project),
+                "database": .string(remote.target.database),
+                "collection": .string(remote.target.collectionPath),
+                "state": .string(remote.sharesState ? "shared" : "local"),
+            ]
+            switch remote.endpoint {
+            case .production: fields["endpoint"] = .string("production")
+            case .emulator(let host):
+                fields["endpoint"] = .string("emulator")
+                if let host { fields["emulatorHost"] = .string(host) }
+            }
+            entries[remote.name] = .map(fields)
+        }
+        return CanonicalJSON.encode(["version": .integer(Self.currentVersion), "remotes": .map(entries)], leadingKeys: ["version"])
+    }
+
+    /// Reads remotes.json, checking every part as config.json's remote is checked.
+    /// - Throws: `StateFileError` naming the remote and key; the caller adds the file name.
+    public static func decode(_ bytes: [UInt8]) throws(StateFileError) -> RemoteList {
+        let top: Fields
+        do {
+            top = try JSONParser.parseObject(bytes)
+        } catch {
+            throw StateFileError(position: error.position, message: error.message)
+        }
+        guard case .integer(let version)? = top["version"], version == currentVersion else {
+            throw StateFileError(message: "\"version\" must be \(currentVersion) (this booksync reads version \(currentVersion))")
+        }
+        guard case .map(let entries)? = top["remotes"] else { throw StateFileError(message: "missing \"remotes\" object") }
+        var remotes: [RemoteDefinition] = []
+        for (name, value) in entries {
+            if let problem = problem(withName: name) { throw StateFileError(message: problem) }
+            guard name != origin else { throw StateFileError(message: "'origin' is config.json's remote; name this one differently") }
+            guard case .map(let fields) = value else { throw StateFileError(message: "remote '\(name)' must be an object") }
+            remotes.append(try definition(name, fields))
+        }
+        return RemoteList(remotes)
+    }
+
+    private static func definition(_ name: String, _ fields: Fields) throws(StateFileError) -> RemoteDefinition {
+        func text(_ key: String) throws(StateFileError) -> String? {
+            guard let value = fields[key] else { return nil }
+            guard case .string(let s) = value, !s.isEmpty else { throw StateFileError(message: "remote '\(name)': \"\(key)\" must be a non-empty string") }
+            return s
+        }
+        guard let project = try text("project"), let collection = try text("collection") else {
+            throw StateFileError(message: "remote '\(name)' needs \"project\" and \"collection\"")
+        }
+        if let problem = FirestoreTarget.problem(withProject: project) { throw StateFileError(message: "remote '\(name)': \(problem)") }
+        let database = try text("database") ?? "(default)"
+        if let problem = FirestoreTarget.problem(withDatabase: database) { throw StateFileError(message: "remote '\(name)': \(problem)") }
+        if let problem = FirestoreTarget.validateCollectionPath(collection) { throw StateFileError(message: "remote '\(name)': \(problem)") }
+        let endpoint: RemoteEndpoint
+        switch try text("endpoint") ?? "production" {
+        case "production": endpoint = .production
+        case "emulator":
+            let host = try text("emulatorHost")
+            if let host, let problem = problem(withEmulatorHost: host) { throw StateFileError(message: "remote '\(name)': \(problem)") }
+            endpoint = .emulator(host: host)
+        case let other:
+            throw StateFileError(message: "remote '\(name)': endpoint '\(other)' is neither \"production\" nor \"emulator\" "
+                + "(another URL is reached only through BOOKSYNC_FIRESTORE_URL, never from a committed file)")
+        }
+        let sharesState: Bool
+        switch try text("state") {
+        case nil: sharesState = endpoint == .production
+        case "shared"?: sharesState = true
+        case "local"?: sharesState = false
+        case let other?: throw StateFileError(message: "remote '\(name)': \"state\" must be \"shared\" or \"local\", not '\(other)'")
+        }
+        return RemoteDefinition(name: name, target: FirestoreTarget(project: project, database: database, collectionPath: collection),
+                                endpoint: endpoint, sharesState: sharesState)
+    }
+}

@@ -1,0 +1,216 @@
+import BooksyncCore
+
+/// The remote a command works with, and where its sync state lives.
+public struct SelectedRemote: Sendable, Equatable {
+    /// `origin`, a name from remotes.json, or `emulator` for the emulator's
+    /// own state that `FIRESTORE_EMULATOR_HOST` selects (see `CollectionDirectory.selectingRemote`).
+    public let name: String
+    /// Its project, database and collection.
+    public let target: FirestoreTarget
+    /// Nil for origin, whose endpoint the environment decides as it always has.
+    public let endpoint: RemoteEndpoint?
+    /// Whether the state is committed.
+    public let sharesState: Bool
+    /// Why booksync chose this remote when the command named none; nil when
+    /// it was named, or is origin as usual. Shown in the status header.
+    public let reason: String?
+
+    /// True for config.json's remote, whose state is `.booksync` itself.
+    public var isOrigin: Bool { name == RemoteList.origin }
+
+    /// The environment to resolve this remote's `FirestoreEndpoint` from:
+    /// an emulator remote's host as `FIRESTORE_EMULATOR_HOST`; a production
+    /// remote refuses a set `FIRESTORE_EMULATOR_HOST` rather than quietly
+    /// ignoring what the user set for every Firebase tool.
+    public func endpointEnvironment(_ environment: [String: String]) throws(BooksyncError) -> [String: String] {
+        var result = environment
+        let emulatorHost = environment["FIRESTORE_EMULATOR_HOST"].flatMap { $0.isEmpty ? nil : $0 }
+        switch endpoint {
+        case nil:
+            break
+        case .production?:
+            if let emulatorHost {
+                throw .invalidArgument("remote '\(name)' is production Firestore, but FIRESTORE_EMULATOR_HOST=\(emulatorHost) is set; "
+                    + "unset it to use '\(name)', or name an emulator remote")
+            }
+        case .emulator(let host)?:
+            guard let host = host ?? emulatorHost else {
+                throw .invalidArgument("remote '\(name)' is the emulator but names no host, and FIRESTORE_EMULATOR_HOST is not set; "
+                    + "set it, or run 'booksync remote add \(name) --emulator-host 127.0.0.1:PORT'")
+            }
+            result["FIRESTORE_EMULATOR_HOST"] = host
+        }
+        return result
+    }
+}
+
+extension CollectionDirectory {
+    /// The remotes of `.booksync/remotes.json` (none when it is absent).
+    public func loadRemotes() throws(BooksyncError) -> RemoteList {
+        let bytes: [UInt8]
+        do {
+            bytes = try FileSystem.readFile(paths.remotes)
+        } catch {
+            if error.isNotFound { return RemoteList() }
+            throw .io(error)
+        }
+        do {
+            return try RemoteList.decode(bytes)
+        } catch {
+            if GitConflictMarkers.found(in: bytes) { throw .unfinishedGitMerge(path: paths.remotes) }
+            throw .damagedStateFile(path: paths.remotes, error)
+        }
+    }
+
+    /// Writes remotes.json (atomically: it is committed and read by every command).
+    public func saveRemotes(_ list: RemoteList) throws(BooksyncError) {
+        do {
+            try FileSystem.writeAtomically(list.encoded(), to: paths.remotes, durable: true)
+        } catch {
+            throw .io(error)
+        }
+    }
+
+    /// Origin as config.json names it.
+    var origin: SelectedRemote {
+        SelectedRemote(name: RemoteList.origin, target: config.remote, endpoint: nil, sharesState: true, reason: nil)
+    }
+
+    /// The folder of a remote's sync state: `.booksync` for origin,
+    /// `.booksync/remotes/NAME` when shared, `.booksync/local/NAME` when not.
+    func syncStateDirectory(_ remote: SelectedRemote) -> String {
+        if remote.isOrigin { return paths.state }
+        return (remote.sharesState ? paths.sharedRemoteStates : paths.localRemoteStates) + "/" + remote.name
+    }
+
+    /// Where `definition`'s sync state lives, for `booksync remote`.
+    package func syncStateDirectory(of definition: RemoteDefinition) -> String {
+        syncStateDirectory(SelectedRemote(definition, reason: nil))
+    }
+
+    /// The name of the emulator's own state when no remote names the emulator.
+    static let implicitEmulator = "emulator"
+
+    /// This collection working with the remote `name`, or, with none named,
+    /// the one the environment implies:
+    ///
+    /// - `FIRESTORE_EMULATOR_HOST` set: origin's state if it was never synced
+    ///   or was synced with the emulator; else the one emulator remote of
+    ///   remotes.json if there is exactly one; else the emulator's own local
+    ///   state (`.booksync/local/emulator`), so that switching to the emulator
+    ///   never applies production's base to it (or back).
+    /// - otherwise origin.
+    ///
+    /// `emulator` names that emulator state when no remote is called so.
+    ///
+    /// Nothing is created; the state folder is made by the first save.
+    public func selectingRemote(_ name: String?, environment: [String: String]) throws(BooksyncError) -> CollectionDirectory {
+        let remotes = try loadRemotes()
+        let selected: SelectedRemote
+        if name == Self.implicitEmulator, remotes[Self.implicitEmulator] == nil {
+            selected = implicitEmulatorRemote(reason: nil)
+        } else if let name, name != RemoteList.origin {
+            guard let definition = remotes[name] else {
+                let known = ([RemoteList.origin] + remotes.remotes.map(\.name)).joined(separator: ", ")
+                throw .invalidArgument("no remote named '\(name)' (this collection has: \(known)); 'booksync remote add \(name) …' adds one")
+            }
+            selected = SelectedRemote(definition, reason: nil)
+        } else if name == nil, let host = environment["FIRESTORE_EMULATOR_HOST"], !host.isEmpty {
+            selected = try emulatorRemote(remotes, host: host)
+        } else {
+            selected = origin
+        }
+        return selecting(selected)
+    }
+
+    private func emulatorRemote(_ remotes: RemoteList, host: String) throws(BooksyncError) -> SelectedRemote {
+        let recorded = try ManifestHeader.target(at: paths.manifest)
+        if recorded == nil || recorded?.isEmulator == true { return origin }
+        let emulators = remotes.remotes.filter { if case .emulator = $0.endpoint { true } else { false } }
+        if emulators.count == 1 {
+            return SelectedRemote(emulators[0], reason: "FIRESTORE_EMULATOR_HOST is set and '\(emulators[0].name)' is this collection's emulator remote")
+        }
+        return implicitEmulatorRemote(reason: "FIRESTORE_EMULATOR_HOST is set, so this uses the emulator's own sync state "
+            + "(.booksync/local/\(Self.implicitEmulator)), not origin's base")
+    }
+
+    /// Origin's target on the emulator of `FIRESTORE_EMULATOR_HOST`, with a
+    /// local state of its own: `--remote emulator` when no remote has that name.
+    private func implicitEmulatorRemote(reason: String?) -> SelectedRemote {
+        SelectedRemote(name: Self.implicitEmulator, target: config.remote, endpoint: .emulator(host: nil), sharesState: false, reason: reason)
+    }
+
+    /// This collection with `remote`'s target and sync state.
+    func selecting(_ remote: SelectedRemote) -> CollectionDirectory {
+        var config = config
+        config.remote = remote.target
+        return CollectionDirectory(paths: paths.withSyncState(syncStateDirectory(remote)), config: config,
+                                   configFingerprint: configFingerprint, remote: remote)
+    }
+
+    /// Makes the selected remote's state folder on its first save, with a
+    /// `.gitignore` that keeps what must not be committed out of git even in
+    /// a collection whose `.booksync/.gitignore` predates remotes.
+    func createSyncStateDirectory() throws(FileSystemError) {
+        guard !remote.isOrigin, !FileSystem.isDirectory(paths.syncState) else { return }
+        let parent = remote.sharesState ? paths.sharedRemoteStates : paths.localRemoteStates
+        if !FileSystem.isDirectory(parent) {
+            try FileSystem.createDirectory(parent)
+            if !remote.sharesState { try FileSystem.writeAtomically(Array("*\n".utf8), to: parent + "/.gitignore") }
+        }
+        try FileSystem.createDirectory(paths.syncState)
+        if remote.sharesState { try FileSystem.writeAtomically(Array("/conflicts/\n".utf8), to: paths.syncState + "/.gitignore") }
+    }
+}
+
+extension SelectedRemote {
+    init(_ definition: RemoteDefinition, reason: String?) {
+        self.init(name: definition.name, target: definition.target, endpoint: definition.endpoint, sharesState: definition.sharesState,
+                  reason: reason)
+    }
+}
+
+/// The `"target"` of a manifest, read from its first lines only: choosing a
+/// remote must not cost a read of a million-record manifest.
+enum ManifestHeader {
+    static func target(at path: String) throws(BooksyncError) -> TargetIdentity? {
+        let prefix: [UInt8]
+        do {
+            prefix = try FileSystem.readFilePrefix(path, count: 4096)
+        } catch {
+            if error.isNotFound { return nil }
+            throw .io(error)
+        }
+        var lines = prefix.split(separator: 0x0A, omittingEmptySubsequences: false).makeIterator()
+        _ = lines.next()
+        while let line = lines.next() {
+            let text = String(decoding: line, as: UTF8.self)
+            if text.hasPrefix("  \"records\"") { return nil }
+            if text.hasPrefix("  \"target\": \""), text.hasSuffix("\","),
+               let identity = TargetIdentity(rawValue: String(text.dropFirst(13).dropLast(2))) {
+                return identity
+            }
+        }
+        return nil
+    }
+}
+
+extension CollectionDirectory {
+    /// Forgets the whole base of the selected remote: every entry, the change
+    /// mark and the recorded target. The files stay; the next pull compares
+    /// each with the remote by content (equal: recorded; different: a
+    /// conflict), so nothing is deleted or overwritten because of the old base.
+    public func forgetWholeBase(onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> Int {
+        let lock = try self.lock(onStaleLock: onStaleLock)
+        defer { lock.release() }
+        var manifest = try loadManifest()
+        let count = manifest.entries.count
+        manifest.target = nil
+        var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint)
+        for id in Array(manifest.entries.keys) { base.forget(id) }
+        base.setChangeMark(nil)
+        base.markChanged()
+        try base.finish()
+        return count
+    }
+}
