@@ -37,19 +37,13 @@ struct CommandContext: Sendable {
     }
 
     /// The collection working with the remote `--remote` names, or the one
-    /// the environment implies (`CollectionDirectory.selectingRemote`); says
-    /// on stderr which, when it is not origin.
+    /// the environment implies (`CollectionDirectory.selectingRemote`).
     func openCollection(_ arguments: ParsedArguments) throws -> CollectionDirectory {
         let name = arguments.value(.remote)
         if let name, name != RemoteList.origin, let problem = RemoteList.problem(withName: name) {
             throw arguments.usageError(problem)
         }
-        let collection = try openCollection().selectingRemote(name, environment: environment)
-        if !collection.remote.isOrigin, !quiet, !arguments.has(.json) {
-            let reason = collection.remote.reason.map { " (\($0))" } ?? ""
-            console.err("booksync: using remote '\(collection.remote.name)'\(reason)")
-        }
-        return collection
+        return try openCollection().selectingRemote(name, environment: environment)
     }
 }
 

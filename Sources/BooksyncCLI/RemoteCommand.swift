@@ -13,7 +13,7 @@ enum RemoteCommand: Subcommand {
         --emulator-host or --emulator, on the emulator. Each keeps its own sync
         state: committed in .booksync/remotes/NAME (--shared, the default for
         production), or on this machine only in .booksync/local/NAME (--local,
-        the default for the emulator). status, diff, pull, push, sync, resolve
+        and always for the emulator). status, diff, pull, push, sync, resolve
         and verify take --remote NAME.
 
         forget drops a remote's base: the files stay, and the next pull compares
@@ -104,6 +104,7 @@ enum RemoteCommand: Subcommand {
             endpoint = .emulator(host: nil)
         }
         let shares = arguments.has(.sharedState) || (!arguments.has(.localState) && endpoint == .production)
+        if shares, endpoint != .production { throw arguments.usageError("--shared: \(RemoteList.emulatorStateIsLocal)") }
         var remotes = try collection.loadRemotes()
         guard remotes[name] == nil else {
             throw BooksyncError.invalidArgument("remote '\(name)' exists already; 'booksync remote remove \(name)' first to redefine it")

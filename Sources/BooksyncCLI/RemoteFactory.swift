@@ -16,6 +16,11 @@ extension CommandContext {
             console.flush()
             throw NetworkAccess.execute(helper: name, arguments: arguments, environment: environment)
         }
+        // Here, past the hand-off to the network helper, so it is said once.
+        if !collection.remote.isOrigin, !quiet {
+            let reason = collection.remote.reason.map { " (\($0))" } ?? ""
+            console.err("booksync: using remote '\(collection.remote.name)'\(reason)")
+        }
         if collection.config.tokenCommand != nil {
             console.err("booksync: warning: \(Self.ignoredTokenCommandWarning(environment: environment))")
         }

@@ -10,7 +10,8 @@ enum SeedCommand: Subcommand {
         Writes every valid record file to the remote (with FIRESTORE_EMULATOR_HOST
         set, the emulator), replacing the document whatever it holds: nothing
         is compared, so use it for a target whose content does not matter, such
-        as a fresh emulator or staging project. Documents that no record file
+        as a fresh emulator or staging project; a target that is not the
+        emulator must be named with --remote (origin too). Documents that no record file
         has are kept, unless --delete, which deletes them within the
         mass-delete guard (counted against the remote's documents). Afterwards
         that remote's base is what was written, so status, pull and push go on
@@ -33,6 +34,12 @@ enum SeedCommand: Subcommand {
         }
         let collection = try context.openCollection(arguments)
         let remote = try context.makeRemote(collection)
+        // Overwriting production without a precondition undoes everyone's
+        // edits since the last sync: only when the user named the target.
+        if arguments.value(.remote) == nil, remote.identity?.isEmulator != true {
+            throw arguments.usageError("seed overwrites every document of \(remote.displayName) without comparing; "
+                + "it is meant for the emulator and fresh projects. Name the target to confirm: booksync seed --remote \(collection.remote.name)")
+        }
         let progress = ProgressBar(console: context.console, enabled: !context.quiet)
         let report = try await collection.seed(remote: remote, options: options, progress: progress.update,
                                                onStaleLock: SyncCommandSupport.staleLockNotice(context, collection))

@@ -113,7 +113,8 @@ enum SyncCommandSupport {
             context.console.out(JSONDocuments.syncReports(reports, command: command, root: collection.paths.root, dryRun: options.dryRun,
                                                           unresolvedConflict: collection.unresolvedConflict))
         } else {
-            render(reports, context: context, root: collection.paths.root, unresolvedConflict: collection.unresolvedConflict)
+            render(reports, context: context, root: collection.paths.root, conflicts: collection.relativeConflictsFolder,
+                   unresolvedConflict: collection.unresolvedConflict)
         }
         return reports.contains { $0.needsAttention } ? .attention : .success
     }
@@ -158,14 +159,15 @@ enum SyncCommandSupport {
     }
 
     /// One line per record, then a summary such as `pulled 3, pushed 2, 1 conflict`.
-    static func render(_ reports: [SyncReport], context: CommandContext, root: String, unresolvedConflict: (RecordID) -> ConflictKind?) {
+    static func render(_ reports: [SyncReport], context: CommandContext, root: String, conflicts: String = ".booksync/conflicts",
+                       unresolvedConflict: (RecordID) -> ConflictKind?) {
         let color = context.console.colorStdout
         func path(_ id: RecordID) -> TerminalText { context.shownPath(root + "/" + id.fileName) }
         var counts: [SyncCount: Int] = [:]
         for report in reports {
             let would = report.dryRun ? "would " : ""
             for event in report.events {
-                let line = describe(event, path: path(event.id), would: would, command: report.command,
+                let line = describe(event, path: path(event.id), would: would, command: report.command, conflicts: conflicts,
                                     unresolvedConflict: unresolvedConflict)
                 counts[line.count, default: 0] += 1
                 if !context.quiet || line.style == .red { context.console.out(line.style.apply(line.text, enabled: color)) }
@@ -221,7 +223,7 @@ enum SyncCommandSupport {
 
     /// The one table of how pull, push and sync show each event: its line,
     /// colour, summary bucket, and `action` in `--json`.
-    static func describe(_ event: SyncEvent, path: TerminalText, would: String, command: SyncPhase,
+    static func describe(_ event: SyncEvent, path: TerminalText, would: String, command: SyncPhase, conflicts: String = ".booksync/conflicts",
                          unresolvedConflict: (RecordID) -> ConflictKind? = { _ in nil }) -> EventLine {
         switch event.kind {
         case .pulled(let action):
@@ -232,7 +234,7 @@ enum SyncCommandSupport {
             case .forget: EventLine("\(would)forget   \(event.id) (deleted on both sides)", .green, .recorded, action: "forget")
             case .merge: EventLine("\(would)merge    \(path) (fields changed on both sides; push publishes the merge)", .yellow, .merged, action: "merge")
             case .keepLocal: EventLine("\(would)keep     \(path) (ours; push publishes it)", .yellow, .recorded, action: "keep-local")
-            case .conflict(let kind): conflictLine(kind, path: path, id: event.id, would: would)
+            case .conflict(let kind): conflictLine(kind, path: path, id: event.id, would: would, conflicts: conflicts)
             }
         case .pushed(let action):
             switch action {
@@ -247,7 +249,7 @@ enum SyncCommandSupport {
         case .seeded(deleted: true):
             EventLine("\(would)delete   \(event.id) (no record file)", .green, .pushed, action: "delete")
         case .conflict(let kind):
-            conflictLine(kind, path: path, id: event.id, would: would)
+            conflictLine(kind, path: path, id: event.id, would: would, conflicts: conflicts)
         case .remoteChangedSincePull:
             // Pull already found and stored this conflict: only resolve gets it out.
             if let kind = unresolvedConflict(event.id) {
@@ -267,9 +269,10 @@ enum SyncCommandSupport {
         }
     }
 
-    static func conflictLine(_ kind: ConflictKind, path: TerminalText, id: RecordID, would: String) -> EventLine {
+    /// `conflicts`: where the remote side is stored, relative to the collection (the selected remote's folder).
+    static func conflictLine(_ kind: ConflictKind, path: TerminalText, id: RecordID, would: String, conflicts: String) -> EventLine {
         let what = StatusRenderer.describe(kind).trimmingWhitespace.trimmingSuffix(":")
-        let saved = would.isEmpty && kind != .modifiedLocallyDeletedRemotely ? "; remote side in .booksync/conflicts/\(id.stateFileName)" : ""
+        let saved = would.isEmpty && kind != .modifiedLocallyDeletedRemotely ? "; remote side in \(conflicts)/\(id.stateFileName)" : ""
         return EventLine("conflict \(path): \(what)\(StatusRenderer.fieldList(kind))\(saved)", .red, .conflict, action: "conflict")
     }
 

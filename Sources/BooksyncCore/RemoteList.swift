@@ -91,6 +91,10 @@ public struct RemoteList: Sendable, Equatable {
         return nil
     }
 
+    /// Why an emulator remote's state cannot be committed.
+    public static let emulatorStateIsLocal = "an emulator's sync state is local: its data is per machine, and a committed base "
+        + "would be applied to every teammate's emulator"
+
     /// The canonical JSON of remotes.json.
     public func encoded() -> [UInt8] {
         var entries: Fields = [:]
@@ -166,6 +170,7 @@ public struct RemoteList: Sendable, Equatable {
         case "local"?: sharesState = false
         case let other?: throw StateFileError(message: "remote '\(name)': \"state\" must be \"shared\" or \"local\", not '\(other)'")
         }
+        if sharesState, endpoint != .production { throw StateFileError(message: "remote '\(name)': \(emulatorStateIsLocal)") }
         return RemoteDefinition(name: name, target: FirestoreTarget(project: project, database: database, collectionPath: collection),
                                 endpoint: endpoint, sharesState: sharesState)
     }

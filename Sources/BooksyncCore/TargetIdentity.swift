@@ -3,17 +3,19 @@
 /// collection's full name. A manifest records it, so that the base of one
 /// target is never applied to another (README, "Remotes and environments").
 ///
-/// The emulator is one endpoint whatever its port: scripts start it on a free
-/// port each time, and its data is gone after a restart anyway, which the
-/// emptied-target guard of pull catches. Any other URL is its own endpoint.
+/// An emulator is named by its host and port (`emulator@127.0.0.1:8080`):
+/// two emulators, or one restarted on another port, may hold different data
+/// (an `--import`, a teammate's), so one's base is never applied to the
+/// other. A restart on the same port that lost its data is what the
+/// emptied-target guard of pull catches.
 public struct TargetIdentity: Sendable, Hashable, CustomStringConvertible {
-    /// `emulator`, or a base URL such as `https://firestore.googleapis.com/v1/`.
+    /// `emulator@HOST:PORT`, or a base URL such as `https://firestore.googleapis.com/v1/`.
     public let endpoint: String
     /// `projects/P/databases/D/documents/C`.
     public let collection: String
 
-    /// The endpoint word of every emulator.
-    public static let emulator = "emulator"
+    /// The prefix of every emulator's endpoint, before `@HOST:PORT`.
+    public static let emulatorPrefix = "emulator@"
 
     /// An identity; `endpoint` has no space (a URL never does).
     public init(endpoint: String, collection: String) {
@@ -21,12 +23,17 @@ public struct TargetIdentity: Sendable, Hashable, CustomStringConvertible {
         self.collection = collection
     }
 
-    /// The identity of `target` on the emulator, or at `baseURL`.
+    /// The identity of `target` at `baseURL`, which for the emulator is `http://HOST:PORT/v1/`.
     public init(target: FirestoreTarget, emulator: Bool, baseURL: String) {
-        self.init(endpoint: emulator ? Self.emulator : baseURL, collection: target.documentsRoot + "/" + target.collectionPath)
+        var endpoint = baseURL
+        if emulator {
+            let authority = baseURL.drop { $0 != "/" }.drop { $0 == "/" }.prefix { $0 != "/" }
+            endpoint = Self.emulatorPrefix + authority
+        }
+        self.init(endpoint: endpoint, collection: target.documentsRoot + "/" + target.collectionPath)
     }
 
-    /// As the manifest stores it: `emulator projects/p/databases/(default)/documents/books`.
+    /// As the manifest stores it: `emulator@127.0.0.1:8080 projects/p/databases/(default)/documents/books`.
     public var rawValue: String { endpoint + " " + collection }
 
     /// Reads `rawValue` back; nil when it has no space or an empty part.
@@ -39,11 +46,14 @@ public struct TargetIdentity: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// True for the emulator, whatever its host.
-    public var isEmulator: Bool { endpoint == Self.emulator }
+    public var isEmulator: Bool { endpoint.hasPrefix(Self.emulatorPrefix) }
 
-    /// For messages: `projects/p/databases/(default)/documents/books on the emulator`
+    /// `HOST:PORT` of an emulator; nil for any other endpoint.
+    public var emulatorHost: String? { isEmulator ? String(endpoint.dropFirst(Self.emulatorPrefix.count)) : nil }
+
+    /// For messages: `projects/p/databases/(default)/documents/books on the emulator at 127.0.0.1:8080`
     /// or `… at https://firestore.googleapis.com/v1/`.
     public var description: String {
-        collection + (isEmulator ? " on the emulator" : " at " + endpoint)
+        collection + (emulatorHost.map { " on the emulator at " + $0 } ?? " at " + endpoint)
     }
 }

@@ -25,8 +25,10 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A pull or push would delete too many records (`--max-delete`).
     case massDelete(command: String, deletes: Int, baseCount: Int, maximumPercent: Double)
     /// The base in use was recorded against another target than the one the
-    /// command would reach (`remote`: the name of the remote whose state it is).
-    case targetMismatch(remote: String, manifest: String, recorded: TargetIdentity, using: TargetIdentity)
+    /// command would reach (`remote`: the name of the remote whose state it is;
+    /// `recorded` nil: an older booksync recorded no target, and the command
+    /// would apply that base to an emulator).
+    case targetMismatch(remote: String, manifest: String, recorded: TargetIdentity?, using: TargetIdentity)
     /// A pull would delete every record because the target is empty while the base is not.
     case emptiedTarget(remote: String, target: String, baseCount: Int, deletes: Int)
 
@@ -62,10 +64,10 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(command) would delete \(deletes) of \(baseCount) records, more than --max-delete \(Self.format(percent))%; "
                 + "check what happened, then run 'booksync \(command) --force' (or raise --max-delete) if it is intended"
         case .targetMismatch(let remote, let manifest, let recorded, let using):
-            "the base of remote '\(remote)' (\(manifest)) was recorded against \(recorded), but this command would use \(using); "
-                + "nothing was read or written. "
-                + (using.isEmulator ? "Unset FIRESTORE_EMULATOR_HOST to use that target, " : recorded.isEmulator
-                    ? "Set FIRESTORE_EMULATOR_HOST to use the emulator, " : "Check BOOKSYNC_FIRESTORE_URL and FIRESTORE_EMULATOR_HOST, ")
+            "the base of remote '\(remote)' (\(manifest)) was recorded against "
+                + (recorded.map(\.description) ?? "a target an older booksync did not record")
+                + ", but this command would use \(using); nothing was read or written. "
+                + Self.targetAdvice(recorded: recorded, using: using)
                 + "give this target a remote of its own ('booksync remote add NAME …', then --remote NAME), "
                 + "or run 'booksync remote forget \(remote)' to drop that base (the files stay; the next pull compares them by content)"
         case .emptiedTarget(let remote, let target, let baseCount, let deletes):
@@ -74,6 +76,13 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "restarted, the project or database wrong, or the target wiped? Nothing was deleted. To load the target from these files, run "
                 + "'booksync seed\(remote == RemoteList.origin ? "" : " --remote " + remote)'; if every document really was deleted, run 'booksync pull --force'"
         }
+    }
+
+    /// The first way out of a target mismatch: the setting that reaches the recorded target.
+    static func targetAdvice(recorded: TargetIdentity?, using: TargetIdentity) -> String {
+        if let host = recorded?.emulatorHost { return "Set FIRESTORE_EMULATOR_HOST=\(host) to use that emulator, " }
+        if using.isEmulator { return "Unset FIRESTORE_EMULATOR_HOST to use \(recorded == nil ? "production" : "that target"), " }
+        return "Check BOOKSYNC_FIRESTORE_URL and .booksync/config.json, "
     }
 
     /// What to do about conflict markers in config.json or manifest.json.

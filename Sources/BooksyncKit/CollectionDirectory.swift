@@ -137,8 +137,11 @@ public struct CollectionDirectory: Sendable {
     /// - Throws: `.targetMismatch` naming both targets.
     func loadManifest(for remote: (any RemoteCollection)?) throws(BooksyncError) -> Manifest {
         let manifest = try loadManifest()
-        if let using = remote?.identity, let recorded = manifest.target, recorded != using {
-            throw .targetMismatch(remote: self.remote.name, manifest: paths.manifest, recorded: recorded, using: using)
+        guard let using = remote?.identity else { return manifest }
+        // A base without a target was written by an older booksync, almost
+        // always against production: it is taken as this target's unless that is an emulator.
+        if manifest.target.map({ $0 != using }) ?? (using.isEmulator && !manifest.entries.isEmpty) {
+            throw .targetMismatch(remote: self.remote.name, manifest: paths.manifest, recorded: manifest.target, using: using)
         }
         return manifest
     }

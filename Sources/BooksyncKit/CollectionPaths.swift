@@ -90,7 +90,8 @@ public struct CollectionPaths: Sendable, Equatable {
         # Local-only state of booksync; config.json, manifest.json and base/ are meant to be committed.
         /index
         /lock
-        conflicts/
+        /conflicts/
+        /remotes/*/conflicts/
         /journal
         /recovered/
         /local/

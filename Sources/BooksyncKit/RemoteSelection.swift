@@ -83,6 +83,9 @@ extension CollectionDirectory {
         return (remote.sharesState ? paths.sharedRemoteStates : paths.localRemoteStates) + "/" + remote.name
     }
 
+    /// The stored conflicts' folder relative to the collection, as messages name it (`.booksync/conflicts`).
+    package var relativeConflictsFolder: String { String(paths.conflicts.dropFirst(paths.root.count + 1)) }
+
     /// Where `definition`'s sync state lives, for `booksync remote`.
     package func syncStateDirectory(of definition: RemoteDefinition) -> String {
         syncStateDirectory(SelectedRemote(definition, reason: nil))
@@ -120,13 +123,26 @@ extension CollectionDirectory {
         } else {
             selected = origin
         }
-        return selecting(selected)
+        let chosen = selecting(selected)
+        do {
+            // The selected state's folders, now that they are known: a link
+            // planted at .booksync/local/NAME would otherwise take the manifest elsewhere.
+            try chosen.paths.verifyStateKinds()
+        } catch {
+            throw .io(error)
+        }
+        return chosen
     }
 
     private func emulatorRemote(_ remotes: RemoteList, host: String) throws(BooksyncError) -> SelectedRemote {
-        let recorded = try ManifestHeader.target(at: paths.manifest)
-        if recorded == nil || recorded?.isEmulator == true { return origin }
-        let emulators = remotes.remotes.filter { if case .emulator = $0.endpoint { true } else { false } }
+        let recorded = try originHeader()
+        // Never synced, or synced with this very emulator. A base with records
+        // but no target (an older booksync) may be production's: not origin's then.
+        if recorded.target == nil && !recorded.hasRecords || recorded.target?.emulatorHost == host { return origin }
+        // A committed host is used only when it is the one the user set.
+        let emulators = remotes.remotes.filter { remote in
+            if case .emulator(let named) = remote.endpoint { named == nil || named == host } else { false }
+        }
         if emulators.count == 1 {
             return SelectedRemote(emulators[0], reason: "FIRESTORE_EMULATOR_HOST is set and '\(emulators[0].name)' is this collection's emulator remote")
         }
@@ -152,8 +168,12 @@ extension CollectionDirectory {
     /// `.gitignore` that keeps what must not be committed out of git even in
     /// a collection whose `.booksync/.gitignore` predates remotes.
     func createSyncStateDirectory() throws(FileSystemError) {
-        guard !remote.isOrigin, !FileSystem.isDirectory(paths.syncState) else { return }
+        guard !remote.isOrigin else { return }
         let parent = remote.sharesState ? paths.sharedRemoteStates : paths.localRemoteStates
+        // Never through a link, whatever was checked when the command started.
+        try FileSystem.requireDirectoryOrAbsent(parent)
+        try FileSystem.requireDirectoryOrAbsent(paths.syncState)
+        if FileSystem.isDirectory(paths.syncState) { return }
         if !FileSystem.isDirectory(parent) {
             try FileSystem.createDirectory(parent)
             if !remote.sharesState { try FileSystem.writeAtomically(Array("*\n".utf8), to: parent + "/.gitignore") }
@@ -170,28 +190,35 @@ extension SelectedRemote {
     }
 }
 
-/// The `"target"` of a manifest, read from its first lines only: choosing a
-/// remote must not cost a read of a million-record manifest.
-enum ManifestHeader {
-    static func target(at path: String) throws(BooksyncError) -> TargetIdentity? {
+extension CollectionDirectory {
+    /// Origin's recorded target and whether its base has records, from the
+    /// manifest's first lines when it is canonical: choosing a remote must not
+    /// cost a read of a million-record manifest. Any other manifest is read whole.
+    func originHeader() throws(BooksyncError) -> (target: TargetIdentity?, hasRecords: Bool) {
+        let path = CollectionPaths(root: paths.root).manifest
         let prefix: [UInt8]
         do {
             prefix = try FileSystem.readFilePrefix(path, count: 4096)
         } catch {
-            if error.isNotFound { return nil }
+            if error.isNotFound { return (nil, false) }
             throw .io(error)
         }
-        var lines = prefix.split(separator: 0x0A, omittingEmptySubsequences: false).makeIterator()
-        _ = lines.next()
-        while let line = lines.next() {
+        var target: TargetIdentity?
+        for line in prefix.split(separator: 0x0A, omittingEmptySubsequences: false).dropFirst() {
             let text = String(decoding: line, as: UTF8.self)
-            if text.hasPrefix("  \"records\"") { return nil }
+            if text == "  \"records\": {}" { return (target, false) }
+            if text == "  \"records\": {" { return (target, true) }
             if text.hasPrefix("  \"target\": \""), text.hasSuffix("\","),
                let identity = TargetIdentity(rawValue: String(text.dropFirst(13).dropLast(2))) {
-                return identity
+                target = identity
+            } else if !text.hasPrefix("  \"") || target != nil && text.hasPrefix("  \"target\"") {
+                // Not the canonical header (git's conflict markers, a hand
+                // edit, two targets): the full reading decides, and explains.
+                break
             }
         }
-        return nil
+        let manifest = try selecting(origin).loadManifest()
+        return (manifest.target, !manifest.entries.isEmpty)
     }
 }
 

@@ -127,6 +127,11 @@ final class Workspace {
 
     @discardableResult
     func run(_ arguments: String...) throws -> BinaryTests.Output {
+        try run(arguments)
+    }
+
+    @discardableResult
+    func run(_ arguments: [String]) throws -> BinaryTests.Output {
         try BinaryTests.run(arguments, in: root, environment: environment)
     }
 

@@ -164,7 +164,8 @@ import BooksyncTestSupport
         try ws.write("broken.json", "{")
         #expect(try ws.run("push").status == 1, "the broken file is reported")
         let origin = ws.read(".booksync/manifest.json")
-        #expect(try ws.run("remote", "add", "staging", "--emulator-host", second, "--shared").status == 0)
+        #expect(try ws.run("remote", "add", "staging", "--emulator-host", second, "--shared").status == 2, "an emulator's state is never committed")
+        #expect(try ws.run("remote", "add", "staging", "--emulator-host", second).status == 0)
         let staging = RESTClient(host: second, project: ws.project, collection: "books")
         try await staging.put([(id: "stale", fields: bookFields("stale")), (id: "s1", fields: bookFields("s1", title: "old"))])
 
@@ -178,7 +179,7 @@ import BooksyncTestSupport
         #expect(documents.keys.sorted() == ids.sorted())
         #expect(documents["s1"]?.fields["title"] == .string("Title"), "overwritten whatever it held")
         #expect(ws.read(".booksync/manifest.json") == origin, "origin's base is untouched")
-        #expect(ws.read(".booksync/remotes/staging/.gitignore") == "/conflicts/\n")
+        #expect(ws.read(".booksync/local/.gitignore") == "*\n")
         #expect(try ws.run("status", "--short", "--remote", "staging").stdout == "!  broken\n")
 
         // Two-way from here: a remote edit pulls, a local edit pushes.
@@ -187,5 +188,100 @@ import BooksyncTestSupport
         let sync = try ws.run("sync", "--remote", "staging")
         #expect(sync.stdout.contains("pull     s2.json") && sync.stdout.contains("update   s3"), "\(sync.stdout) \(sync.stderr)")
         #expect(try await staging.all()["s3"]?.fields["title"] == .string("edited here"))
+    }
+
+    /// What a hostile review found: each way a base could still reach
+    /// another target, or state be written outside the collection.
+    @Test func aBaseWithoutATargetIsNotGivenToTheEmulator() async throws {
+        let emulator = try Emulator.requireHost()
+        let productionHost = try Self.secondHost()
+        let ws = try Workspace(project: Emulator.uniqueProject("legacy"), host: emulator)
+        let production = Self.production(productionHost)
+        let onEmulator = production.merging(["FIRESTORE_EMULATOR_HOST": emulator]) { _, new in new }
+        #expect(try BinaryTests.run(["init", "--firestore", ws.project, "--collection", "books"], in: ws.root, environment: production).status == 0)
+        for id in ["b1", "b2", "b3", "b4", "b5"] { try ws.write("\(id).json", bookFile(id)) }
+        #expect(try BinaryTests.run(["push"], in: ws.root, environment: production).status == 0)
+        // As an older booksync wrote it: no target line.
+        let manifestPath = ".booksync/manifest.json"
+        let legacy = try #require(ws.read(manifestPath)).split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !$0.hasPrefix("  \"target\"") }.joined(separator: "\n")
+        try ws.write(manifestPath, legacy)
+        try await ws.rest.put(["b1", "b2"].map { (id: $0, fields: bookFields($0)) })
+        let pull = try BinaryTests.run(["pull"], in: ws.root, environment: onEmulator)
+        #expect(pull.status == 0 && !pull.stdout.contains("delete"), "\(pull.stdout) \(pull.stderr)")
+        #expect(pull.stderr.contains("using remote 'emulator'"), "\(pull.stderr)")
+        #expect(try ws.recordFiles().count == 5)
+        #expect(ws.read(manifestPath) == legacy, "origin's base is not rebound to the emulator")
+        let named = try BinaryTests.run(["pull", "--remote", "origin"], in: ws.root, environment: onEmulator)
+        #expect(named.status == 4 && named.stderr.contains("a target an older booksync did not record"), "\(named.stderr)")
+        // Production takes it as its own, as before.
+        #expect(try BinaryTests.run(["status", "--short"], in: ws.root, environment: production).stdout == "")
+    }
+
+    @Test func anotherEmulatorIsAnotherTarget() async throws {
+        let ws = try Workspace(project: Emulator.uniqueProject("twoemu"), host: try Emulator.requireHost())
+        let second = try Self.secondHost()
+        try ws.initialize()
+        for id in ["b1", "b2", "b3", "b4", "b5"] { try ws.write("\(id).json", bookFile(id)) }
+        #expect(try ws.run("push").status == 0)
+        let secondREST = RESTClient(host: second, project: ws.project, collection: "books")
+        try await secondREST.put(["b1", "b2", "b3"].map { (id: $0, fields: bookFields($0)) })
+        let onSecond = ["FIRESTORE_EMULATOR_HOST": second, "NO_COLOR": "1"]
+        let pull = try BinaryTests.run(["pull"], in: ws.root, environment: onSecond)
+        #expect(pull.status == 0 && !pull.stdout.contains("delete"), "\(pull.stdout) \(pull.stderr)")
+        #expect(try ws.recordFiles().count == 5, "the first emulator's base is not applied to the second")
+
+        // A committed emulator host is used only when it is the one the user set.
+        #expect(try ws.run("remote", "add", "mine", "--emulator-host", second).status == 0)
+        try ws.write("b4.json", bookFile("b4", title: "changed"))
+        let status = try ws.run("status")
+        #expect(!status.stderr.contains("using remote"), "origin, synced with this emulator: \(status.stderr)")
+        #expect(status.stdout.contains("modified:  b4.json"), "\(status.stdout)")
+        #expect(try await secondREST.all().count == 3)
+    }
+
+    @Test func aLinkedStateFolderIsRefused() async throws {
+        let ws = try Workspace(project: Emulator.uniqueProject("linkstate"), host: try Emulator.requireHost())
+        try ws.initialize()
+        try ws.write("a.json", bookFile("a"))
+        let victim = ws.scratch.path + "/victim"
+        try FileManager.default.createDirectory(atPath: victim, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: ws.root + "/.booksync/local", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: ws.root + "/.booksync/local/other", withDestinationPath: victim)
+        #expect(try ws.run("remote", "add", "other", "--emulator-host", try Self.secondHost()).status == 0)
+        for command in [["push", "--remote", "other"], ["seed", "--remote", "other"], ["status", "--remote", "other"]] {
+            let result = try ws.run(command)
+            #expect(result.status == 4, "\(command): \(result.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: victim).isEmpty, "nothing written through the link")
+    }
+
+    @Test func seedNeedsTheTargetNamedUnlessItIsTheEmulator() async throws {
+        let productionHost = try Self.secondHost()
+        let ws = try Workspace(project: Emulator.uniqueProject("seedprod"), host: try Emulator.requireHost())
+        let production = Self.production(productionHost)
+        #expect(try BinaryTests.run(["init", "--firestore", ws.project, "--collection", "books"], in: ws.root, environment: production).status == 0)
+        try ws.write("a.json", bookFile("a"))
+        let refused = try BinaryTests.run(["seed"], in: ws.root, environment: production)
+        #expect(refused.status == 2 && refused.stderr.contains("booksync seed --remote origin"), "\(refused.stderr)")
+        let productionREST = RESTClient(host: productionHost, project: ws.project, collection: "books")
+        #expect(try await productionREST.all().isEmpty)
+        #expect(try BinaryTests.run(["seed", "--remote", "origin"], in: ws.root, environment: production).status == 0)
+        #expect(try await productionREST.all().count == 1)
+    }
+
+    /// `.booksync/.gitignore` keeps stored conflicts out of git, and nothing else:
+    /// a remote called `conflicts` is committed like any other.
+    @Test func gitIgnoresConflictsButNotARemoteCalledConflicts() throws {
+        let ws = try Workspace(project: Emulator.uniqueProject("ignore"), host: "127.0.0.1:9")
+        try ws.initialize()
+        let git = { (arguments: [String]) throws -> Int32 in
+            try runProgram("/usr/bin/env", ["git"] + arguments, in: ws.root, environment: ProcessInfo.processInfo.environment).status
+        }
+        #expect(try git(["init", "-q"]) == 0)
+        #expect(try git(["check-ignore", "-q", ".booksync/remotes/conflicts/manifest.json"]) == 1)
+        #expect(try git(["check-ignore", "-q", ".booksync/remotes/staging/conflicts/a.json"]) == 0)
+        #expect(try git(["check-ignore", "-q", ".booksync/conflicts/a.json"]) == 0)
+        #expect(try git(["check-ignore", "-q", ".booksync/remotes/staging/manifest.json"]) == 1)
     }
 }

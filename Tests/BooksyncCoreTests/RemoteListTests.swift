@@ -4,7 +4,7 @@ import Testing
 /// The remotes file, the target a manifest records, and how a merge treats two targets.
 @Suite struct RemoteListTests {
     static let production = TargetIdentity(endpoint: "https://firestore.googleapis.com/v1/", collection: "projects/p/databases/(default)/documents/books")
-    static let emulator = TargetIdentity(endpoint: "emulator", collection: "projects/p/databases/(default)/documents/books")
+    static let emulator = TargetIdentity(endpoint: "emulator@127.0.0.1:8080", collection: "projects/p/databases/(default)/documents/books")
 
     @Test func aRemotesFileRoundTrips() throws {
         let list = RemoteList([
@@ -28,6 +28,7 @@ import Testing
         (#"{"version": 1, "remotes": {"x": {"project": "p", "collection": "books/b1"}}}"#, "names a document"),
         (#"{"version": 1, "remotes": {"x": {"project": "p", "collection": "books", "state": "both"}}}"#, "\"state\" must be"),
         (#"{"version": 2, "remotes": {}}"#, "\"version\" must be 1"),
+        (#"{"version": 1, "remotes": {"x": {"project": "p", "collection": "books", "endpoint": "emulator", "state": "shared"}}}"#, "an emulator's sync state is local"),
     ])
     func badRemotesAreRefused(text: String, expected: String) {
         #expect(throws: StateFileError.self) { try RemoteList.decode(Array(text.utf8)) }
@@ -86,10 +87,14 @@ import Testing
 
     @Test func anIdentityReadsBackAndDescribesItself() {
         #expect(TargetIdentity(rawValue: Self.emulator.rawValue) == Self.emulator)
-        #expect(Self.emulator.description == "projects/p/databases/(default)/documents/books on the emulator")
+        #expect(Self.emulator.description == "projects/p/databases/(default)/documents/books on the emulator at 127.0.0.1:8080")
+        #expect(Self.emulator.emulatorHost == "127.0.0.1:8080")
         #expect(Self.production.description.hasSuffix(" at https://firestore.googleapis.com/v1/"))
+        #expect(Self.production.emulatorHost == nil)
         #expect(TargetIdentity(rawValue: "emulator") == nil)
         let target = FirestoreTarget(project: "p", collectionPath: "books")
-        #expect(TargetIdentity(target: target, emulator: true, baseURL: "http://127.0.0.1:1/v1/") == Self.emulator, "any port: one emulator")
+        #expect(TargetIdentity(target: target, emulator: true, baseURL: "http://127.0.0.1:8080/v1/") == Self.emulator)
+        #expect(TargetIdentity(target: target, emulator: true, baseURL: "http://127.0.0.1:8081/v1/") != Self.emulator,
+                "two emulators may hold different data: each port is its own target")
     }
 }
