@@ -5,7 +5,7 @@ import BooksyncKit
 enum StatusCommand: Subcommand {
     static let name = "status"
     static let summary = "show how the records differ from the last sync, locally and remotely"
-    static let usage = "booksync status [--remote NAME] [--offline] [--full] [--short] [--json] [--exit-code]"
+    static let usage = "booksync status [PATHSPEC...] [--remote NAME] [--offline] [--full] [--short] [--json] [--exit-code]"
     static let discussion = """
         Compares each record across the local file, the base (what the last sync
         saw) and the remote document. Record files are only read when their size,
@@ -25,18 +25,23 @@ enum StatusCommand: Subcommand {
         and their file name.
 
         --json prints a stable document, described in README.md.
+
+        PATHSPECs narrow it to some records: an id (dune), a file (dune.json,
+        ./-Nq1.json), a folder (dune/reviews/) or a quoted glob ('sci-*',
+        '**/r1.json'); put -- before one that starts with '-'. Ids alone are
+        read from the remote by name, not by listing the collection.
         """
     static let options: [Option] = [.remote, .offline, .full, .short, .json, .exitCode]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        try arguments.expectNoOperands()
         try arguments.rejectCombined(.short, .json)
         try arguments.rejectCombined(.offline, .full)
         let collection = try context.openCollection(arguments)
+        let scope = try collection.scope(arguments.positionals)
         GitDriverCheck.warnIfOutdated(collectionRoot: collection.paths.root, context: context)
         let remote = arguments.has(.offline) ? nil : try context.makeRemote(collection)
         let progress = ProgressBar(console: context.console, enabled: !context.quiet)
-        let status = try await collection.status(remote: remote, fullListing: arguments.has(.full), progress: progress.update)
+        let status = try await collection.status(remote: remote, fullListing: arguments.has(.full), scope: scope, progress: progress.update)
         progress.finish()
         SyncCommandSupport.explain(status.remoteRead, context: context)
         if context.verbose {

@@ -17,7 +17,7 @@ extension SyncPhasesCommand {
 enum PullCommand: SyncPhasesCommand {
     static let name = "pull"
     static let summary = "apply remote changes to the record files"
-    static let usage = "booksync pull [--remote NAME] [--dry-run] [--ours|--theirs] [--max-delete N%] [--force] [--full] [--json]"
+    static let usage = "booksync pull [PATHSPEC...] [--remote NAME] [--dry-run] [--ours|--theirs] [--max-delete N%] [--force] [--full] [--json]"
     static let discussion = """
         Lists the remote collection (names and revisions only), downloads the
         documents that changed since the last sync, and applies them: new and
@@ -31,6 +31,9 @@ enum PullCommand: SyncPhasesCommand {
         With a change field (init --change-field), the listing is one query for
         the documents changed since the last pull and one count; --full lists
         every name instead.
+
+        PATHSPECs (ids, files, folders, quoted globs; see status --help) pull
+        only those records; the others, and their base, are left as they are.
         """
     static let options: [Option] = [.remote, .dryRun, .ours, .theirs, .maxDelete, .force, .full, SyncCommandSupport.json]
     static let phases = (pull: true, push: false)
@@ -40,7 +43,7 @@ enum PullCommand: SyncPhasesCommand {
 enum PushCommand: SyncPhasesCommand {
     static let name = "push"
     static let summary = "publish local changes to the remote collection"
-    static let usage = "booksync push [--remote NAME] [--dry-run] [--atomic] [--max-delete N%] [--force] [--json]"
+    static let usage = "booksync push [PATHSPEC...] [--remote NAME] [--dry-run] [--atomic] [--max-delete N%] [--force] [--json]"
     static let discussion = """
         Sends only the records that changed locally since the last sync, each
         write guarded by a precondition (create: the document must not exist;
@@ -51,6 +54,10 @@ enum PushCommand: SyncPhasesCommand {
         reported and left alone: booksync pull merges the remote change or
         stores the conflict, and a conflict that pull stored is settled with
         booksync resolve ID --ours or --theirs. Invalid files are never sent.
+
+        PATHSPECs (ids, files, folders, quoted globs; see status --help) push
+        only those records: another edited record stays unpushed, its base as
+        it was.
         """
     static let options: [Option] = [.remote, .dryRun, .atomic, .maxDelete, .force, SyncCommandSupport.json]
     static let phases = (pull: false, push: true)
@@ -60,7 +67,7 @@ enum PushCommand: SyncPhasesCommand {
 enum SyncCommand: SyncPhasesCommand {
     static let name = "sync"
     static let summary = "pull, then push"
-    static let usage = "booksync sync [--remote NAME] [--dry-run] [--ours|--theirs] [--atomic] [--max-delete N%] [--force] [--full] [--json]"
+    static let usage = "booksync sync [PATHSPEC...] [--remote NAME] [--dry-run] [--ours|--theirs] [--atomic] [--max-delete N%] [--force] [--full] [--json]"
     static let discussion = "Runs pull and then push with the same options; see their help."
     static let options: [Option] = [.remote, .dryRun, .ours, .theirs, .maxDelete, .force, .atomic, .full, SyncCommandSupport.json]
     static let phases = (pull: true, push: true)
@@ -72,7 +79,6 @@ enum SyncCommandSupport {
     static let json = Option.json.explained("print one JSON document instead of the lines (see README.md)")
 
     static func options(_ arguments: ParsedArguments) throws(UsageError) -> SyncOptions {
-        try arguments.expectNoOperands()
         var options = SyncOptions()
         options.dryRun = arguments.has(.dryRun)
         options.force = arguments.has(.force)
@@ -92,8 +98,9 @@ enum SyncCommandSupport {
 
     /// Pull, push, or both (sync): options, the remote, the reports, the exit code.
     static func run(_ arguments: ParsedArguments, command: String, context: CommandContext, pull: Bool, push: Bool) async throws -> ExitCode {
-        let options = try options(arguments)
+        var options = try options(arguments)
         let collection = try context.openCollection(arguments)
+        options.scope = try collection.scope(arguments.positionals)
         // Before the remote is reached: the warning matters most around merges, and a failing remote must not hide it.
         GitDriverCheck.warnIfOutdated(collectionRoot: collection.paths.root, context: context)
         let remote = try context.makeRemote(collection)

@@ -157,8 +157,10 @@ public struct CollectionDirectory: Sendable {
     /// With the base (and the stamp of its manifest, taken before it was read),
     /// the index also remembers which records were clean. `keepHashes` false
     /// keeps changed and added files without their hash (see `LocalFiles`).
-    public func scanLocal(base: Manifest? = nil, baseStamp: String = "-", keepHashes: Bool = true) async throws(BooksyncError) -> LocalScan {
+    public func scanLocal(base: Manifest? = nil, baseStamp: String = "-", keepHashes: Bool = true,
+                          scope: RecordScope = .everything) async throws(BooksyncError) -> LocalScan {
         var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
+        scanner.scope = scope
         scanner.keepsHashes = keepHashes
         scanner.base = base
         scanner.baseStamp = baseStamp

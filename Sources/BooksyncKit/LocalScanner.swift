@@ -45,6 +45,11 @@ struct LocalScanner: Sendable {
     let fingerprint: String
     /// False for `--dry-run`, which must not write anything, not even the cache.
     var writeIndex = true
+    /// Only the records in scope are examined (pathspecs); a scoped scan never
+    /// writes the index, which must describe the whole directory.
+    var scope = RecordScope.everything {
+        didSet { if !scope.isEverything { writeIndex = false } }
+    }
     /// False when every file must be read and hashed (`verify`): the stat
     /// cache vouches for files by their stat, not their content.
     var trustsIndex = true
@@ -151,7 +156,9 @@ struct LocalScanner: Sendable {
         /// Directories named like top-level record files (`cfg.json/`).
         var folderLikeRecordFiles: [String] = []
         let cacheStartedAt = previous?.scanStartedAt
-        func examineBatch(_ batch: [Candidate]) {
+        let scope = self.scope
+        func examineBatch(_ all: [Candidate]) {
+            let batch = scope.isEverything ? all : all.filter { scope.contains($0.id) }
             let results = ParallelMap.map(batch) { candidate -> Examined in
                 let slot = baseEntries.slot(of: candidate.id)
                 let baseHash = slot.map { baseEntries.hash(atSlot: $0) }

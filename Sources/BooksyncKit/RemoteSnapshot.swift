@@ -73,7 +73,24 @@ extension CollectionDirectory {
     /// count agrees with it; otherwise, or with `fullListing`, every name is
     /// listed. `RemoteSnapshot.read` says which, and why.
     func readRemote(_ remote: any RemoteCollection, manifest: Manifest, needing: (RecordID) -> Bool, fullListing: Bool = false,
+                    scope: RecordScope = .everything,
                     progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteSnapshot {
+        if let ids = scope.namedIDs {
+            // Billed reads are the ids named, not the collection.
+            let bodies = try await fetchRemoteBodies(remote, ids: ids, progress: progress)
+            let listing = RemoteListing(revisions: bodies.mapValues(\.revision))
+            return RemoteSnapshot(listing: listing, bodies: bodies, read: .named(documents: bodies.count))
+        }
+        if !scope.isEverything {
+            // A folder or glob: every name is listed, and the snapshot narrowed.
+            var listing = try await listRemoteRevisions(remote, progress: progress)
+            listing.revisions = listing.revisions.filter { scope.contains($0.key) }
+            listing.unusable = []
+            let needed = listing.revisions.filter { id, revision in manifest.entries[id]?.revision != revision && needing(id) }.keys
+            let bodies = try await fetchRemoteBodies(remote, ids: Array(needed), progress: progress)
+            for id in needed where bodies[id] == nil { listing.revisions[id] = nil }
+            return RemoteSnapshot(listing: listing, bodies: bodies, read: .everyName(because: rules.changeField.map { _ in .scoped }))
+        }
         var reason: FullListingReason?
         if let field = rules.changeField {
             if fullListing {
@@ -167,6 +184,8 @@ public enum RemoteRead: Sendable, Equatable {
     case changes(since: ChangeMark, documents: Int)
     /// Every name was listed; the reason is nil for a collection without a change field.
     case everyName(because: FullListingReason?)
+    /// Only the documents named by pathspecs were read, with one `batchGet`.
+    case named(documents: Int)
 
     /// A sentence for `--verbose`; nil when there is nothing to explain (no change field).
     public var description: String? {
@@ -175,6 +194,8 @@ public enum RemoteRead: Sendable, Equatable {
             return "read the \(documents) document\(documents == 1 ? "" : "s") whose '\(mark.field)' is at or after \(mark.time.rfc3339), and counted the collection"
         case .everyName(nil):
             return nil
+        case .named(let documents):
+            return "read only the named documents by name (\(documents) found), not a listing"
         case .everyName(let reason?):
             return "listed every name: " + reason.description
         }
@@ -185,6 +206,8 @@ public enum RemoteRead: Sendable, Equatable {
 public enum FullListingReason: Sendable, Equatable, CustomStringConvertible {
     /// `--full` asked for it.
     case requested
+    /// Pathspecs other than ids narrow the command (the change query answers for the whole collection).
+    case scoped
     /// The base has no change mark for the field yet (before the first sync with it).
     case noMark(field: String)
     /// The collection's count differs from what the base and the changes account for.
@@ -198,6 +221,8 @@ public enum FullListingReason: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .requested:
             "--full"
+        case .scoped:
+            "pathspecs narrow the command, and the change query answers only for the whole collection"
         case .noMark(let field):
             "no change mark for '\(field)' yet (the next pull records one)"
         case .countDiffers(let field, let accounted, let counted):

@@ -6,11 +6,15 @@ extension CollectionDirectory {
     /// The base and a scan of the files, as pull and push start. A dry run
     /// does not even update the stat cache. `keepChangedRecords` keeps the
     /// records that differ from the base, parsed, for push to send.
+    /// With pathspecs (`options.scope`) the scan and the returned manifest
+    /// hold the records in scope only; `whole` is the base to record into.
     func startSync(_ options: SyncOptions, remote: any RemoteCollection, keepChangedRecords: Bool = false,
-                   keepHashes: Bool = true) throws(BooksyncError) -> (Manifest, LocalScan) {
-        let manifest = try loadManifest(for: remote)
+                   keepHashes: Bool = true) throws(BooksyncError) -> (whole: Manifest, Manifest, LocalScan) {
+        let whole = try loadManifest(for: remote)
+        let manifest = whole.scoped(to: options.scope)
         var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
         scanner.writeIndex = !options.dryRun
+        scanner.scope = options.scope
         scanner.keepsHashes = keepHashes
         // Clean files are then one bit per record in the scan (`LocalFiles`).
         scanner.base = manifest
@@ -23,7 +27,7 @@ extension CollectionDirectory {
                 FileSystem.removeStaleTemporaries(in: paths.root + "/" + folder, recoverInto: paths.recovered)
             }
         }
-        return (manifest, scan)
+        return (whole, manifest, scan)
     }
 
     /// Applies remote changes locally (README, "The three-way table", `pull` column).
@@ -43,17 +47,18 @@ extension CollectionDirectory {
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
         let lock = options.dryRun ? nil : try self.lock(onStaleLock: onStaleLock)
         defer { lock?.release() }
-        let (manifest, scan) = try startSync(options, remote: remote)
+        let (whole, manifest, scan) = try startSync(options, remote: remote)
         var report = SyncReport(command: .pull, dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: [])
-        var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint, target: remote.identity)
+        var base = BaseState(copies: baseCopies, manifest: whole, configFingerprint: configFingerprint, target: remote.identity)
         let applying = PullApplication(scan: scan,
                                        counter: ProgressCounter(phase: "applying", total: nil, report: progress))
-        if manifest.entries.isEmpty {
+        if whole.entries.isEmpty, options.scope.isEverything {
             try await firstPull(remote, scan: scan, manifest: manifest, options: options, applying: applying,
                                 base: &base, report: &report, progress: progress)
         } else {
             let snapshot = try await readRemote(remote, manifest: manifest, needing: scan.needsRemoteBody, fullListing: options.fullListing,
-                                                progress: progress)
+                                                scope: options.scope, progress: progress)
+            try requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: snapshot)
             report.unusableRemote = snapshot.listing.unusable
             report.remoteRead = snapshot.read
             // Clean records plan nothing: leaving them out spares building and sorting the whole collection.
@@ -72,7 +77,8 @@ extension CollectionDirectory {
                                base: &base, report: &report)
             // A change query that found nothing leaves the mark where it is: the
             // manifest is not rewritten by a pull that changed nothing.
-            if case .changes(_, 0) = snapshot.read {} else {
+            // Only a pull that saw the whole collection moves the mark.
+            if case .changes(_, 0) = snapshot.read {} else if options.scope.isEverything {
                 base.setChangeMark(rules.changeField.flatMap { snapshot.nextChangeMark(field: $0, base: base.manifest) })
             }
         }
@@ -89,7 +95,7 @@ extension CollectionDirectory {
     /// mirroring it would empty the directory. `--force` lets it through.
     private func checkNotEmptied(_ snapshot: RemoteSnapshot, manifest: Manifest, deletes: Int, remote: any RemoteCollection,
                                  options: SyncOptions) throws(BooksyncError) {
-        guard !options.force, deletes > 0, !manifest.entries.isEmpty, case .everyName = snapshot.read,
+        guard !options.force, options.scope.isEverything, deletes > 0, !manifest.entries.isEmpty, case .everyName = snapshot.read,
               snapshot.listing.revisions.isEmpty, snapshot.listing.unusable.isEmpty
         else { return }
         throw .emptiedTarget(remote: self.remote.name, target: remote.identity?.description ?? remote.displayName,

@@ -25,7 +25,8 @@ extension CollectionDirectory {
         defer { lock?.release() }
         // No remote content is compared with the files, so the scan keeps no hashes
         // of changed ones, and the push is planned record by record, never whole.
-        var (manifest, scan) = try startSync(options, remote: remote, keepChangedRecords: !options.dryRun, keepHashes: false)
+        var (whole, manifest, scan) = try startSync(options, remote: remote, keepChangedRecords: !options.dryRun, keepHashes: false)
+        try requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: nil)
         var survey = surveyPush(DifferingRecords(scan: scan, manifest: manifest), scan: scan, manifest: manifest,
                                 chunkSize: options.atomic ? Int.max : Self.pushChunk)
         // The added files' ids are in the survey's events now; the scan needs them
@@ -40,7 +41,7 @@ extension CollectionDirectory {
             return report
         }
 
-        var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint, target: remote.identity)
+        var base = BaseState(copies: baseCopies, manifest: whole, configFingerprint: configFingerprint, target: remote.identity)
         // At most one base entry per write: room for them now, not by doubling;
         // only when the writes outnumber an eighth of the base: a copy changed
         // that much takes arrays of its own anyway, and a few writes to a large

@@ -11,18 +11,20 @@ extension CollectionDirectory {
     ///   - progress: Called from any thread while the remote is listed and read.
     /// - Throws: `BooksyncError` when the base cannot be read, the directory
     ///   cannot be scanned, or the remote fails (`.interrupted` when cancelled).
-    public func status(remote: (any RemoteCollection)?, fullListing: Bool = false,
+    public func status(remote: (any RemoteCollection)?, fullListing: Bool = false, scope: RecordScope = .everything,
                        progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> SyncStatus {
-        if remote == nil, let clean = quickCleanStatus() { return clean }
+        if remote == nil, scope.isEverything, let clean = quickCleanStatus() { return clean }
         let stamp = manifestStamp()
-        let manifest = try loadManifest(for: remote)
+        let manifest = try loadManifest(for: remote).scoped(to: scope)
         // Offline, nothing but the base is compared with the files: the scan keeps
         // no hashes, and the records that differ are classified one at a time.
-        let scan = try await scanLocal(base: manifest, baseStamp: stamp, keepHashes: remote != nil)
+        let scan = try await scanLocal(base: manifest, baseStamp: stamp, keepHashes: remote != nil, scope: scope)
         var snapshot: RemoteSnapshot?
         if let remote {
-            snapshot = try await readRemote(remote, manifest: manifest, needing: scan.needsRemoteBody, fullListing: fullListing, progress: progress)
+            snapshot = try await readRemote(remote, manifest: manifest, needing: scan.needsRemoteBody, fullListing: fullListing,
+                                            scope: scope, progress: progress)
         }
+        try requireMatches(scope, scan: scan, manifest: manifest, snapshot: snapshot)
         let records = snapshot == nil
             ? offlineStatuses(scan: scan, manifest: manifest)
             : classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false).statuses

@@ -16,6 +16,8 @@ public struct SyncOptions: Sendable {
     /// `--full`: list every remote name even when a change field and mark
     /// would let pull read only the changes.
     public var fullListing = false
+    /// The pathspecs: only these records are synced (README, "Pathspecs").
+    public var scope = RecordScope.everything
 
     /// The defaults: report conflicts, write, refuse mass deletes, no `--atomic`.
     public init() {}

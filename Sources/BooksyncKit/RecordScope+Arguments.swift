@@ -1,0 +1,71 @@
+import BooksyncCore
+
+extension CollectionDirectory {
+    /// The scope of command-line pathspecs (README, "Pathspecs"): an id
+    /// (`dune`, `dune/reviews/r1`), a file (`dune.json`, `./-Nq1.json`), a
+    /// folder (`dune/reviews/`, `dune/`, `.`), or a glob (`'sci-*'`, `'**/r1.json'`). Paths
+    /// and globs are relative to the current directory when it is inside the
+    /// collection, else to the collection; no path may leave the collection
+    /// or pass through a link inside it.
+    /// - Throws: `.invalidArgument` naming the pathspec.
+    public func scope(_ arguments: [String]) throws(BooksyncError) -> RecordScope {
+        var patterns: [RecordScope.Pattern] = []
+        for argument in arguments {
+            patterns.append(try pattern(argument))
+        }
+        return RecordScope(patterns)
+    }
+
+    private func pattern(_ argument: String) throws(BooksyncError) -> RecordScope.Pattern {
+        let shown = TerminalEscaping.abbreviate(argument)
+        guard !argument.isEmpty else { throw .invalidArgument("an empty pathspec names no record") }
+        if argument.contains(where: { $0 == "*" || $0 == "?" }) {
+            var glob = argument
+            while glob.hasPrefix("./") { glob.removeFirst(2) }
+            guard !glob.hasPrefix("/"), !glob.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) else {
+                throw .invalidArgument("pathspec '\(shown)': a glob is relative to the collection (no '/' first, no '.' or '..')")
+            }
+            return RecordScope.Pattern(.glob(currentFolderPrefix() + glob), text: argument)
+        }
+        let trimmed = argument.hasSuffix("/") ? String(argument.dropLast()) : argument
+        // A bare word is an id even where a folder has its name (`dune` and `dune/`):
+        // the folder needs its slash, or a name that is no id (`dune/reviews`).
+        let namesRecord = !argument.hasSuffix("/") && (argument.hasSuffix(".json") || (try? rules.recordID(argument)) != nil)
+        if !namesRecord, argument.hasSuffix("/") || isFolder(trimmed) {
+            // The folder as a file path below it would be: the same checks (inside, no link).
+            let relative = try relativePath(ofFileArgument: (trimmed.isEmpty ? "." : trimmed) + "/x.json")
+            let folder = String(relative.dropLast("x.json".count)).trimmingSuffix("/")
+            guard !folder.isEmpty else { return RecordScope.Pattern(.glob("**"), text: argument) }
+            return RecordScope.Pattern(.folder(folder), text: argument)
+        }
+        if argument.hasSuffix(".json") {
+            return RecordScope.Pattern(.record(try recordID(ofFileArgument: argument)), text: argument)
+        }
+        do {
+            return RecordScope.Pattern(.record(try rules.recordID(argument)), text: argument)
+        } catch {
+            throw .invalidArgument("pathspec '\(shown)': \(error.message)")
+        }
+    }
+
+    /// Whether `argument` names a folder (from the current directory or the collection), never through a link.
+    private func isFolder(_ argument: String) -> Bool {
+        if argument == "." || argument == ".." { return true }
+        let candidates = argument.hasPrefix("/") ? [argument] : [FileSystem.currentDirectory() + "/" + argument, paths.root + "/" + argument]
+        return candidates.contains { (try? FileSystem.stat($0))?.kind == .directory }
+    }
+
+    /// `dune/reviews/` when the current directory is that folder of the collection, else empty.
+    private func currentFolderPrefix() -> String {
+        let current = FileSystem.realPath(FileSystem.currentDirectory()) ?? FileSystem.currentDirectory()
+        let root = FileSystem.realPath(paths.root) ?? paths.root
+        guard current.hasPrefix(root + "/") else { return "" }
+        return String(current.dropFirst(root.count + 1)) + "/"
+    }
+}
+
+private extension String {
+    func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
+    }
+}

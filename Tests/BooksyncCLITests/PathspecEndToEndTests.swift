@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+import BooksyncTestSupport
+@testable import BooksyncCore
+
+/// Pathspecs on status, pull and push: what each selects, what a narrowed
+/// command leaves alone, and what it costs.
+@Suite(.serialized) struct PathspecEndToEndTests {
+    /// A collection with top-level records, a dash id and reviews, all new.
+    static func collection(host: String = "127.0.0.1:9") throws -> Workspace {
+        let ws = try Workspace(project: Emulator.uniqueProject("pathspec"), host: host)
+        try ws.initialize("--subcollection", "reviews")
+        for id in ["dune", "emma", "sci-a", "sci-b", "-Nq1"] { try ws.write("\(id).json", bookFile(id)) }
+        try FileManager.default.createDirectory(atPath: ws.root + "/dune/reviews", withIntermediateDirectories: true)
+        for id in ["r1", "r2"] { try ws.write("dune/reviews/\(id).json", bookFile(id)) }
+        return ws
+    }
+
+    @Test(arguments: [
+        (["dune"], "A  dune\n"),
+        (["dune.json"], "A  dune\n"),
+        (["./-Nq1.json"], "A  -Nq1\n"),
+        (["--", "-Nq1"], "A  -Nq1\n"),
+        (["dune/reviews/"], "A  dune/reviews/r1\nA  dune/reviews/r2\n"),
+        (["dune/"], "A  dune/reviews/r1\nA  dune/reviews/r2\n"),
+        (["dune/reviews"], "A  dune/reviews/r1\nA  dune/reviews/r2\n"),
+        (["dune/reviews/r1"], "A  dune/reviews/r1\n"),
+        (["dune/reviews/r2.json"], "A  dune/reviews/r2\n"),
+        (["sci-*"], "A  sci-a\nA  sci-b\n"),
+        (["**/r1.json"], "A  dune/reviews/r1\n"),
+        (["emma", "sci-?.json"], "A  emma\nA  sci-a\nA  sci-b\n"),
+        (["."], "A  -Nq1\nA  dune\nA  dune/reviews/r1\nA  dune/reviews/r2\nA  emma\nA  sci-a\nA  sci-b\n"),
+    ])
+    func eachPathspecSelects(pathspecs: [String], expected: String) throws {
+        let ws = try Self.collection()
+        let status = try ws.run(["status", "--offline", "--short"] + pathspecs)
+        #expect(status.status == 0, "\(pathspecs): \(status.stderr)")
+        #expect(status.stdout == expected, "\(pathspecs)")
+    }
+
+    @Test(arguments: [
+        (["nothing"], "pathspec 'nothing' matches no record"),
+        (["*.txt"], "pathspec '*.txt' matches no record"),
+        (["../outside.json"], "not a record file of the collection"),
+        (["/etc/passwd.json"], "not a record file of the collection"),
+        (["../*"], "a glob is relative to the collection"),
+        (["dune/likes/x"], "pathspec 'dune/likes/x'"),
+    ])
+    func aPathspecThatSelectsNothingIsAnError(pathspecs: [String], message: String) throws {
+        let ws = try Self.collection()
+        let status = try ws.run(["status", "--offline"] + pathspecs)
+        #expect(status.status == 2, "\(pathspecs): \(status.stdout) \(status.stderr)")
+        #expect(status.stderr.contains(message), "\(pathspecs): \(status.stderr)")
+    }
+
+    @Test func globsAndFilesAreRelativeToTheCurrentFolder() throws {
+        let ws = try Self.collection()
+        let inside = try BinaryTests.run(["status", "--offline", "--short", "r*", "r2.json"], in: ws.root + "/dune/reviews", environment: ws.environment)
+        #expect(inside.stdout == "A  dune/reviews/r1\nA  dune/reviews/r2\n", "\(inside.stdout) \(inside.stderr)")
+    }
+
+    /// A scoped push publishes one record: another edited record stays
+    /// unpushed, its base entry byte for byte as it was.
+    @Test func aScopedPushLeavesTheOtherEditAndItsBase() async throws {
+        let ws = try Self.collection(host: try Emulator.requireHost())
+        #expect(try ws.run("push").status == 0)
+        try ws.write("dune.json", bookFile("dune", title: "Dune, revised"))
+        try ws.write("emma.json", bookFile("emma", title: "Emma, draft"))
+        let manifest = try #require(ws.read(".booksync/manifest.json"))
+        let emmaLine = try #require(manifest.split(separator: "\n").first { $0.contains("\"emma\"") })
+        let push = try ws.run("push", "dune.json")
+        #expect(push.stdout == "update   dune\npushed 1\n", "\(push.stdout) \(push.stderr)")
+        #expect(try ws.run("status", "--short").stdout == "M  emma\n")
+        let after = try #require(ws.read(".booksync/manifest.json"))
+        #expect(after.split(separator: "\n").contains(emmaLine), "emma's base entry is unchanged")
+        let remote = try await ws.rest.all()
+        #expect(remote["dune"]?.fields["title"] == .string("Dune, revised"))
+        #expect(remote["emma"]?.fields["title"] == .string("Title"))
+    }
+
+    /// Pulling named records reads those documents by name: the billed reads
+    /// are the ids named, not the collection.
+    @Test func aScopedPullReadsOnlyTheNamedDocuments() async throws {
+        let ws = try Workspace(project: Emulator.uniqueProject("pathspecreads"), host: try Emulator.requireHost())
+        try ws.initialize()
+        try await ws.rest.put((0..<40).map { (id: "b\($0)", fields: bookFields("b\($0)")) })
+        #expect(try ws.run("pull").status == 0)
+        try await ws.rest.put([(id: "b7", fields: bookFields("b7", title: "new")), (id: "b8", fields: bookFields("b8", title: "new"))])
+        let pull = try ws.run("pull", "-v", "b7", "b30")
+        #expect(pull.stdout == "pull     b7.json\npulled 1\n", "\(pull.stdout) \(pull.stderr)")
+        #expect(pull.stderr.contains("2 documents read (estimated billed reads: 2)"), "\(pull.stderr)")
+        #expect(pull.stderr.contains(":batchGet") && !pull.stderr.contains(":runQuery") && !pull.stderr.contains("GET projects"), "\(pull.stderr)")
+        #expect(try ws.run("status", "--short").stdout == " M b8\n", "b8 is still to pull")
+    }
+
+    /// The mass-delete guard counts within the scope, and the emptied-target
+    /// guard, which needs the whole collection, stays out of the way.
+    @Test func theDeleteGuardCountsWithinTheScope() async throws {
+        let ws = try Workspace(project: Emulator.uniqueProject("pathspecguard"), host: try Emulator.requireHost())
+        try ws.initialize()
+        let ids = (0..<20).map { "b\($0)" } + (0..<5).map { "sci-\($0)" }
+        for id in ids { try ws.write("\(id).json", bookFile(id)) }
+        #expect(try ws.run("push").status == 0)
+        for id in ["sci-0", "sci-1", "sci-2", "sci-3"] { try await ws.rest.delete(id) }
+        let refused = try ws.run("pull", "sci-*")
+        #expect(refused.status == 4 && refused.stderr.contains("pull would delete 4 of 5 records"), "\(refused.stderr)")
+        #expect(try ws.run("pull", "sci-*", "--max-delete", "90%").status == 0)
+        #expect(try ws.recordFiles().count == 21)
+    }
+
+    /// A narrowed pull has not seen the whole collection: the change mark stays.
+    @Test func aScopedPullDoesNotMoveTheChangeMark() async throws {
+        let ws = try Workspace(project: Emulator.uniqueProject("pathspecmark"), host: try Emulator.requireHost())
+        try ws.initialize("--change-field", "updatedAt")
+        for id in ["a", "b"] { try ws.write("\(id).json", bookFile(id)) }
+        #expect(try ws.run("push").status == 0)
+        #expect(try ws.run("pull").status == 0)
+        let mark = try #require(ws.read(".booksync/manifest.json")?.split(separator: "\n").first { $0.contains("changesSince") })
+        try await ws.rest.put([(id: "a", fields: bookFields("a", title: "new")), (id: "b", fields: bookFields("b", title: "new"))], stamping: "updatedAt")
+        #expect(try ws.run("pull", "a").stdout.contains("pull     a.json"))
+        #expect(ws.read(".booksync/manifest.json")?.contains(String(mark)) == true, "the mark did not move")
+        let rest = try ws.run("pull")
+        #expect(rest.stdout.contains("pull     b.json") && !rest.stdout.contains("a.json"), "\(rest.stdout)")
+    }
+}
