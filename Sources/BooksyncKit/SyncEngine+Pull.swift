@@ -40,7 +40,7 @@ extension CollectionDirectory {
     public func pull(remote: any RemoteCollection, options: SyncOptions = SyncOptions(),
                      progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
-        let lock = options.dryRun ? nil : try self.lock(onStaleLock: onStaleLock)
+        let lock = options.dryRun ? nil : try await self.lock(onStaleLock: onStaleLock)
         defer { lock?.release() }
         let (manifest, scan) = try startSync(options)
         var report = SyncReport(command: .pull, dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: [])
