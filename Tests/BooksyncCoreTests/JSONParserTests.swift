@@ -200,3 +200,32 @@ private extension String {
     /// "…123456789z" has non-zero sub-microsecond digits; the case wants zeros there.
     func replacingZeros() -> String { replacing("789z", with: "000z") }
 }
+
+/// Taking apart a text the parser refused: well-formed apart from its depth
+/// and its values, or not at all.
+@Suite struct JSONSkimTests {
+    /// A million levels are walked without recursion; the elements and a name
+    /// past a refused part are found; anything the parser refuses for its
+    /// grammar (not its depth or values) leaves the text whole and refused.
+    @Test func elementsAreFoundOnlyInAWellFormedText() throws {
+        let deep = String(repeating: "[", count: 1_000_000) + String(repeating: "]", count: 1_000_000)
+        let text = #"{"next": "t", "documents": [{"n": 1}, {"d": \#(deep), "name": "x"}, {"big": 1e999, "name": "y"}]}"#
+        let bytes = Array(text.utf8)
+        let (array, elements) = try #require(JSONParser.arrayElements(bytes, member: "documents"))
+        #expect(String(decoding: bytes[array], as: UTF8.self).hasPrefix(#"[{"n": 1}, "#))
+        #expect(elements.count == 3)
+        #expect(String(decoding: bytes[elements[0]], as: UTF8.self) == #"{"n": 1}"#)
+        #expect(JSONParser.string(at: ["name"], in: bytes[elements[1]]) == "x")
+        #expect(JSONParser.string(at: ["name"], in: bytes[elements[2]]) == "y")
+        #expect(JSONParser.string(at: ["next"], in: bytes) == "t")
+        #expect(JSONParser.string(at: ["missing"], in: bytes) == nil)
+        #expect(JSONParser.arrayElements(bytes, member: "next") == nil, "not an array")
+        #expect(JSONParser.arrayElements(Array("[1, [2], {}]".utf8), member: nil)?.elements.count == 3)
+        for broken in [#"[{"a": 1}, {"b": 2}"#, #"[{"a": 1},]"#, #"[{"a" 1}]"#, #"[{"a": "\x"}]"#, "[{\"a\": \"\u{1}\"}]",
+                       #"[{"a": 01}]"#, #"[{"a": tru}]"#, #"[1] 2"#, #"[1, /* c */ 2]"#, #"[{"a": 1,}]"#, "[\"\u{FF}\"]"] {
+            var bytes = Array(broken.utf8)
+            if broken == "[\"\u{FF}\"]" { bytes = [0x5B, 0x22, 0xFF, 0x22, 0x5D] }  // invalid UTF-8
+            #expect(JSONParser.arrayElements(bytes, member: nil) == nil, "\(broken)")
+        }
+    }
+}
