@@ -14,27 +14,18 @@ extension JSONGrammar {
         var open: [UInt8] = []  // the closing byte of each container entered
         while true {
             try skipWhitespaceRejectingComments()
-            switch peek() {
-            case UInt8(ascii: "{"):
+            if let first = peek(), first == UInt8(ascii: "{") || first == UInt8(ascii: "[") {
+                let close = first == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
                 index += 1
                 try skipWhitespaceRejectingComments()
-                if peek() == UInt8(ascii: "}") {
+                if peek() == close {
                     index += 1
                 } else {
-                    open.append(UInt8(ascii: "}"))
-                    try skimKey()
+                    open.append(close)
+                    if close == UInt8(ascii: "}") { try skimKey() }
                     continue
                 }
-            case UInt8(ascii: "["):
-                index += 1
-                try skipWhitespaceRejectingComments()
-                if peek() == UInt8(ascii: "]") {
-                    index += 1
-                } else {
-                    open.append(UInt8(ascii: "]"))
-                    continue
-                }
-            default:
+            } else {
                 _ = try parseValue()  // a scalar here, or the parser's own error
             }
             // After a value: close what ends here, or go on to the next member or element.

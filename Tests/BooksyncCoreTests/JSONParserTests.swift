@@ -228,4 +228,33 @@ private extension String {
             #expect(JSONParser.arrayElements(bytes, member: nil) == nil, "\(broken)")
         }
     }
+
+    /// Over the parser fuzz test's mutations: the skim accepts a record file
+    /// exactly when the parser reads it, or refuses it only for its depth or
+    /// its values (which `parseRecord` collects instead of throwing).
+    @Test func theSkimAcceptsWhatTheParserReadsButForDepthAndValues() {
+        var random = SplitMix64(seed: 20_261_202)
+        var compared = 0
+        for _ in 0..<20_000 {
+            var input = ParserFuzzTests.seeds[random.below(ParserFuzzTests.seeds.count)]
+            for _ in 0..<(1 + random.below(4)) {
+                let position = random.below(input.count)
+                switch random.below(3) {
+                case 0: input[position] = ParserFuzzTests.interesting[random.below(ParserFuzzTests.interesting.count)]
+                case 1: input.remove(at: position)
+                default: input.insert(ParserFuzzTests.interesting[random.below(ParserFuzzTests.interesting.count)], at: position)
+                }
+                if input.isEmpty { break }
+            }
+            guard input.first == UInt8(ascii: "{") else { continue }
+            compared += 1
+            let skimmed = JSONParser.arrayElements(Array("[".utf8) + input + Array("]".utf8), member: nil)?.elements.count == 1
+            var read = true
+            do { _ = try JSONParser.parseRecord(input) } catch { read = error.message.hasPrefix("nesting deeper") }
+            #expect(skimmed == read, "\(String(decoding: input, as: UTF8.self))")
+        }
+        #expect(compared > 10_000)
+        let deep = Array(#"{"a": "#.utf8) + Array(repeating: UInt8(ascii: "["), count: 300) + Array(repeating: UInt8(ascii: "]"), count: 300) + Array("}".utf8)
+        #expect(JSONParser.arrayElements(deep, member: "a")?.elements.count == 1)
+    }
 }
