@@ -236,16 +236,7 @@ private extension String {
         var random = SplitMix64(seed: 20_261_202)
         var compared = 0
         for _ in 0..<20_000 {
-            var input = ParserFuzzTests.seeds[random.below(ParserFuzzTests.seeds.count)]
-            for _ in 0..<(1 + random.below(4)) {
-                let position = random.below(input.count)
-                switch random.below(3) {
-                case 0: input[position] = ParserFuzzTests.interesting[random.below(ParserFuzzTests.interesting.count)]
-                case 1: input.remove(at: position)
-                default: input.insert(ParserFuzzTests.interesting[random.below(ParserFuzzTests.interesting.count)], at: position)
-                }
-                if input.isEmpty { break }
-            }
+            let input = ParserFuzzTests.mutation(&random)
             guard input.first == UInt8(ascii: "{") else { continue }
             compared += 1
             let skimmed = JSONParser.arrayElements(Array("[".utf8) + input + Array("]".utf8), member: nil)?.elements.count == 1
