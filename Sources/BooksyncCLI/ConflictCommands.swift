@@ -22,6 +22,7 @@ enum DiffCommand: Subcommand {
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let collection = try context.openCollection(arguments)
+        GitDriverCheck.warnIfOutdated(collectionRoot: collection.paths.root, context: context)
         let ids = try collection.recordIDs(arguments.positionals)
         let remote = arguments.has(.offline) ? nil : try context.makeRemote(collection)
         let progress = ProgressBar(console: context.console, enabled: !context.quiet)

@@ -19,7 +19,7 @@ enum FormatCommand: Subcommand {
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let collection = try context.openCollection()
         let checkOnly = arguments.has(.check)
-        let lock = checkOnly ? nil : try collection.lock(onStaleLock: SyncCommandSupport.tookOverLockNotice(context))
+        let lock = checkOnly ? nil : try await collection.lock(onStaleLock: SyncCommandSupport.tookOverLockNotice(context))
         defer { lock?.release() }
         let files = arguments.positionals.map { PathDisplay.resolve($0, against: context.currentDirectory) }
         var failed = 0

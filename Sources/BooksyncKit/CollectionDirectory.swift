@@ -175,9 +175,22 @@ public struct CollectionDirectory: Sendable {
 
     /// Takes the collection lock for a writing command, removes temporary files
     /// left by a booksync that was killed mid-write, and makes sure `base/` exists.
+    /// For synchronous callers: it may sleep (see `CollectionLock.acquire`).
     public func lock(onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> CollectionLock {
         var stalePID: Int32?
         let lock = try CollectionLock.acquire(at: paths.lock, onStaleLock: { stalePID = $0 })
+        return try prepare(lock, stalePID: stalePID, onStaleLock: onStaleLock)
+    }
+
+    /// The same for async callers: it waits without holding a thread.
+    public func lock(onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> CollectionLock {
+        var stalePID: Int32?
+        let lock = try await CollectionLock.acquire(at: paths.lock, onStaleLock: { stalePID = $0 })
+        return try prepare(lock, stalePID: stalePID, onStaleLock: onStaleLock)
+    }
+
+    /// What a writing command does once it holds the lock (see `lock`).
+    private func prepare(_ lock: CollectionLock, stalePID: Int32?, onStaleLock: (Int32) -> Void) throws(BooksyncError) -> CollectionLock {
         for directory in Set([paths.root, paths.state, paths.syncState, paths.base, paths.conflicts, paths.conflicts + "/revisions"]) {
             FileSystem.removeStaleTemporaries(in: directory, recoverInto: directory == paths.root ? paths.recovered : nil)
         }

@@ -29,8 +29,20 @@ struct FirestoreHTTPClient: Sendable {
         try await sendMeasured(request, during: during).value
     }
 
-    /// `send`, also returning the size of the answer's body in bytes.
-    func sendMeasured(_ request: HTTPRequest, during: String) async throws(RemoteError) -> (value: Value, bytes: Int) {
+    /// A parsed 2xx answer.
+    struct Answer {
+        let value: Value
+        /// The size of the body in bytes.
+        let bytes: Int
+        /// By index among `entries`: the entries the parser refused, each
+        /// replaced in `value` by `entries.placeholder`.
+        let refused: [Int: RefusedEntry]
+    }
+
+    /// `send`, also returning the size of the body; with `entries`, an
+    /// answer the parser refuses only because of some of those entries is
+    /// read all the same, the refused ones apart (see `salvage`).
+    func sendMeasured(_ request: HTTPRequest, during: String, entries: AnswerEntries? = nil) async throws(RemoteError) -> Answer {
         var request = request
         request.timeout = retry.requestTimeout
         if request.body != nil { request.headers["Content-Type"] = "application/json" }
@@ -56,6 +68,7 @@ struct FirestoreHTTPClient: Sendable {
             } catch {
                 log(redact("\(request.method) \(path) → \(error.message) after \(Self.milliseconds(since: sent)) ms"))
                 if error.kind == .cancelled { throw cancelled(attempts: attempt) }
+                if error.kind == .tooLarge { throw .malformedResponse(during: during, detail: error.message) }
                 problem = .noAnswer(error.message)
                 try await giveUpOrWait(problem, retryAfter: nil, attempt: &attempt, started: started, during: during)
                 continue
@@ -67,18 +80,24 @@ struct FirestoreHTTPClient: Sendable {
                 throw .configuration(Self.redirectMessage(response, during: during, redact: redact))
             }
             if (200..<300).contains(response.status) {
+                var answer: (value: Value, refused: [Int: RefusedEntry])?
+                var unreadable = ""
                 do {
-                    let answer = try JSONParser.parse(response.body, decodeTags: false)
+                    answer = (try JSONParser.parse(response.body, decodeTags: false), [:])
+                } catch {
+                    answer = entries.flatMap { Self.salvage(response.body, entries: $0) }
+                    unreadable = "\(error)"
+                }
+                if let answer {
                     // Counted here, before the answer is interpreted, so that
                     // documents of an answer that then fails (an error entry
                     // after some documents) are counted too. A 2xx answer that
                     // is not JSON cannot be counted.
-                    usage.answered(method: request.method, url: request.url, answer: answer)
-                    return (answer, response.body.count)
-                } catch {
-                    // A truncated or garbled answer is worth another try.
-                    problem = .unreadableAnswer("\(error)")
+                    usage.answered(method: request.method, url: request.url, answer: answer.value)
+                    return Answer(value: answer.value, bytes: response.body.count, refused: answer.refused)
                 }
+                // A truncated or garbled answer is worth another try.
+                problem = .unreadableAnswer(unreadable)
             } else {
                 var (code, message) = Self.errorDetails(response.body)
                 (code, message) = (redact(code), redact.excerpt(message, limit: Self.shownMessageCharacters))
@@ -98,6 +117,32 @@ struct FirestoreHTTPClient: Sendable {
             }
             try await giveUpOrWait(problem, retryAfter: retryAfter, attempt: &attempt, started: started, during: during)
         }
+    }
+
+    /// An answer the parser refused because of some of its entries (a
+    /// document nested deeper than it reads, a number beyond a double): the
+    /// rest parsed, each refused entry replaced by `entries.placeholder` and
+    /// kept apart with the parser's reason. nil when the answer is broken
+    /// elsewhere (truncated, garbled: not well-formed JSON), which stays an
+    /// unreadable answer, retried, as is one whose refused part is not an entry.
+    static func salvage(_ body: [UInt8], entries: AnswerEntries) -> (value: Value, refused: [Int: RefusedEntry])? {
+        guard let (array, elements) = JSONParser.arrayElements(body, member: entries.member) else { return nil }
+        var items: [Value] = []
+        var refused: [Int: RefusedEntry] = [:]
+        for (index, range) in elements.enumerated() {
+            do {
+                items.append(try JSONParser.parse(body[range], decodeTags: false))
+            } catch {
+                items.append(entries.placeholder)
+                refused[index] = RefusedEntry(bytes: Array(body[range]), reason: error.message)
+            }
+        }
+        guard !refused.isEmpty else { return nil }
+        guard let member = entries.member else { return (.array(items), refused) }
+        let rest = Array(body[..<array.lowerBound]) + Array("[]".utf8) + body[array.upperBound...]
+        guard case .map(var top)? = try? JSONParser.parse(rest, decodeTags: false) else { return nil }
+        top[member] = .array(items)
+        return (.map(top), refused)
     }
 
     /// After a failed attempt: the error that ends the retries when attempts or
@@ -163,6 +208,22 @@ struct FirestoreHTTPClient: Sendable {
         if case .string(let m)? = error["message"] { message = m }
         return (code, message)
     }
+}
+
+/// Where the entries of a listing or `:batchGet` answer are, so that one
+/// entry the parser refuses is read apart from the others.
+struct AnswerEntries: Sendable {
+    /// The top object's member holding them; nil: the answer is an array of them.
+    let member: String?
+    /// Stands in for a refused entry in the parsed answer, shaped as an entry
+    /// holding a document, so that the billed reads still count it.
+    let placeholder: Value
+}
+
+/// An entry of an answer that the parser refused, with the parser's reason.
+struct RefusedEntry: Sendable {
+    let bytes: [UInt8]
+    let reason: String
 }
 
 /// Why an attempt failed in a way worth another try; the last one becomes the

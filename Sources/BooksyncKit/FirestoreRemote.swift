@@ -179,20 +179,27 @@ public struct FirestoreRemote: RemoteCollection {
         var order = ListingOrder()
         repeat {
             let request = Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies, changedSince: changedSince, group: range)
-            let (body, bytes) = try await client.sendMeasured(HTTPRequest(method: "POST", url: url, body: request), during: during)
-            guard case .array(let items) = body else { throw .malformedResponse(during: during, detail: "expected a JSON array") }
+            let answer = try await client.sendMeasured(HTTPRequest(method: "POST", url: url, body: request), during: during,
+                                                       entries: AnswerEntries(member: nil, placeholder: .map(["document": .map([:])])))
+            let bytes = answer.bytes
+            guard case .array(let items) = answer.value else { throw .malformedResponse(during: during, detail: "expected a JSON array") }
             var found = ListedDocuments(withBodies: withBodies)
             var count = 0
             var last: QueryCursor?
-            for item in items {
-                guard case .map(let entry) = item else { throw .malformedResponse(during: during, detail: "an entry that is not an object") }
+            for (index, item) in items.enumerated() {
+                guard case .map(var entry) = item else { throw .malformedResponse(during: during, detail: "an entry that is not an object") }
+                let refused = answer.refused[index]
+                if let refused {
+                    entry = ["document": .map(try refusedDocument(refused, at: ["document"], during: during))]
+                    if let time = JSONParser.string(at: ["readTime"], in: refused.bytes) { entry["readTime"] = .string(time) }
+                }
                 if case .map(let error)? = entry["error"] {
                     let (code, message) = FirestoreHTTPClient.errorDetails(error)
                     throw .rejected(during: during, status: 200, code: code.isEmpty ? GRPCCode.unknown.name : code, message: message)
                 }
                 if first, found.listing.readTime == nil, case .string(let time)? = entry["readTime"] { found.listing.readTime = time }
                 guard case .map(let document)? = entry["document"] else { continue }  // readTime-only entries
-                let name = try found.add(document, remote: self, during: during)
+                let name = try found.add(document, remote: self, during: during, unreadable: refused?.reason)
                 last = QueryCursor(name: name, changeTime: changedSince.flatMap { Self.changeTime(of: document, field: $0.field) })
                 try order.accept(name, changeTime: last?.changeTime, during: during)
                 count += 1
@@ -220,14 +227,17 @@ public struct FirestoreRemote: RemoteCollection {
         repeat {
             var url = collectionURL + "?pageSize=\(Self.pageSize)" + (withBodies ? "" : "&mask.fieldPaths=__name__")
             if let pageToken { url += "&pageToken=" + URLPath.encodeQueryValue(pageToken) }
-            let body = try await client.send(HTTPRequest(method: "GET", url: url), during: during)
-            guard case .map(let page) = body else { throw .malformedResponse(during: during, detail: "not a JSON object") }
+            let answer = try await client.sendMeasured(HTTPRequest(method: "GET", url: url), during: during,
+                                                       entries: AnswerEntries(member: "documents", placeholder: .map([:])))
+            guard case .map(let page) = answer.value else { throw .malformedResponse(during: during, detail: "not a JSON object") }
             var listed = 0
             if case .array(let items)? = page["documents"] {
                 var found = ListedDocuments(withBodies: withBodies)
-                for item in items {
-                    guard case .map(let document) = item else { throw .malformedResponse(during: during, detail: "a document that is not an object") }
-                    try order.accept(try found.add(document, remote: self, during: during), during: during)
+                for (index, item) in items.enumerated() {
+                    guard case .map(var document) = item else { throw .malformedResponse(during: during, detail: "a document that is not an object") }
+                    let refused = answer.refused[index]
+                    if let refused { document = try refusedDocument(refused, at: [], during: during) }
+                    try order.accept(try found.add(document, remote: self, during: during, unreadable: refused?.reason), during: during)
                 }
                 each(found.listing, found.documents)
                 progress(items.count)
@@ -309,14 +319,17 @@ public struct FirestoreRemote: RemoteCollection {
     private func fetchBatch(_ ids: [RecordID]) async throws(RemoteError) -> [RecordID: RemoteDocument] {
         let during = "read \(ids.count) document\(ids.count == 1 ? "" : "s") of \(target.collectionPath)"
         let request = Value.map(["documents": .array(ids.map { .string(documentName($0)) })])
-        let body = try await client.send(
+        let answer = try await client.sendMeasured(
             HTTPRequest(method: "POST", url: endpoint.baseURL + URLPath.encode(documentsRoot) + ":batchGet", body: Array(CanonicalJSON.encodeInline(request).utf8)),
-            during: during)
-        guard case .array(let items) = body else { throw .malformedResponse(during: during, detail: "expected a JSON array") }
+            during: during, entries: AnswerEntries(member: nil, placeholder: .map(["found": .map([:])])))
+        guard case .array(let items) = answer.value else { throw .malformedResponse(during: during, detail: "expected a JSON array") }
         var documents: [RecordID: RemoteDocument] = [:]
-        for item in items {
+        for (index, item) in items.enumerated() {
             guard case .map(let entry) = item else { throw .malformedResponse(during: during, detail: "an entry is not an object") }
-            if case .map(let found)? = entry["found"] {
+            if let refused = answer.refused[index] {
+                let document = try decodeDocument(try refusedDocument(refused, at: ["found"], during: during), during: during, unreadable: refused.reason)
+                documents[document.id] = document
+            } else if case .map(let found)? = entry["found"] {
                 let document = try decodeDocument(found, during: during)
                 documents[document.id] = document
             } else if entry["missing"] == nil {
@@ -332,8 +345,31 @@ public struct FirestoreRemote: RemoteCollection {
     static let missingRevision = "(no updateTime)"
     static let missingRevisionProblem = RecordDiagnostic(message: "Firestore sent this document without an updateTime, so booksync cannot sync it")
 
+    /// The problem of a document whose JSON the parser refused (`reason`).
+    static func unreadableProblem(_ reason: String) -> RecordDiagnostic {
+        RecordDiagnostic(message: "Firestore sent this document as JSON booksync cannot read (\(reason))")
+    }
+
+    /// What can be read of a document in an entry the parser refused (at
+    /// `path` in it): its name, update time and change time, by a scan that
+    /// reads nothing else. Without a name it cannot be reported by name, and
+    /// the answer is malformed.
+    func refusedDocument(_ refused: RefusedEntry, at path: [String], during: String) throws(RemoteError) -> Fields {
+        guard let name = JSONParser.string(at: path + ["name"], in: refused.bytes) else {
+            throw .malformedResponse(during: during, detail: "an entry without a name that cannot be read: \(refused.reason)")
+        }
+        var document: Fields = ["name": .string(name)]
+        if let time = JSONParser.string(at: path + ["updateTime"], in: refused.bytes) { document["updateTime"] = .string(time) }
+        if let field = rules.changeField, let time = JSONParser.string(at: path + ["fields", field, "timestampValue"], in: refused.bytes) {
+            document["fields"] = .map([field: .map(["timestampValue": .string(time)])])
+        }
+        return document
+    }
+
     /// A document body as a record, or the reasons it cannot be one.
-    func decodeDocument(_ document: Fields, during: String) throws(RemoteError) -> RemoteDocument {
+    /// `unreadable`: why the parser refused its JSON, when it did; the
+    /// document (read by `refusedDocument`) is then invalid for that reason.
+    func decodeDocument(_ document: Fields, during: String, unreadable: String? = nil) throws(RemoteError) -> RemoteDocument {
         guard case .string(let name)? = document["name"] else {
             throw .malformedResponse(during: during, detail: "a document without a name")
         }
@@ -346,6 +382,9 @@ public struct FirestoreRemote: RemoteCollection {
         let changeTime = rules.changeField.flatMap { Self.changeTime(of: document, field: $0) }
         guard case .string(let revision)? = document["updateTime"] else {
             return RemoteDocument(id: id, revision: Self.missingRevision, content: .invalid([Self.missingRevisionProblem]), changeTime: changeTime)
+        }
+        if let unreadable {
+            return RemoteDocument(id: id, revision: revision, content: .invalid([Self.unreadableProblem(unreadable)]), changeTime: changeTime)
         }
         var rawFields = document["fields"]
         if let changeField = rules.changeField, case .map(var all)? = rawFields {
@@ -385,8 +424,8 @@ private struct ListedDocuments {
     var listing = RemoteListing()
     var documents: [RecordID: RemoteDocument] = [:]
 
-    /// Adds one listed document; returns its name.
-    mutating func add(_ document: [String: Value], remote: FirestoreRemote, during: String) throws(RemoteError) -> String {
+    /// Adds one listed document; returns its name. `unreadable`: see `FirestoreRemote.decodeDocument`.
+    mutating func add(_ document: [String: Value], remote: FirestoreRemote, during: String, unreadable: String? = nil) throws(RemoteError) -> String {
         guard case .string(let name)? = document["name"] else {
             throw .malformedResponse(during: during, detail: "a document without a name")
         }
@@ -400,7 +439,7 @@ private struct ListedDocuments {
             } else {
                 listing.revisions[id] = FirestoreRemote.missingRevision
             }
-            if withBodies { documents[id] = try remote.decodeDocument(document, during: during) }
+            if withBodies { documents[id] = try remote.decodeDocument(document, during: during, unreadable: unreadable) }
         case .failure(let problem)?:
             listing.unusable.append(problem)
         case nil:

@@ -45,7 +45,7 @@ extension CollectionDirectory {
     public func pull(remote: any RemoteCollection, options: SyncOptions = SyncOptions(),
                      progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
-        let lock = options.dryRun ? nil : try self.lock(onStaleLock: onStaleLock)
+        let lock = options.dryRun ? nil : try await self.lock(onStaleLock: onStaleLock)
         defer { lock?.release() }
         let (whole, manifest, scan) = try startSync(options, remote: remote)
         var report = SyncReport(command: .pull, dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: [])
@@ -175,10 +175,12 @@ extension CollectionDirectory {
         let scan = applying.scan
         for (batch, parallelChunk) in batches {
             if Task.isCancelled { try base.saveAndThrow(.interrupted) }
+            let manifest = base.manifest
             let outcomes = ParallelMap.map(Array(batch), chunkSize: parallelChunk) { step in
                 let document = snapshot.bodies[step.id]
                 return applyPull(step, scanned: scan.files[step.id], read: localReads[step.id], document: document,
-                                 revision: document?.revision ?? snapshot.listing.revisions[step.id])
+                                 revision: document?.revision ?? snapshot.listing.revisions[step.id],
+                                 baseRevision: manifest.entries[step.id]?.revision)
             }
             var failure: BooksyncError?
             for (step, outcome) in zip(batch, outcomes) {
@@ -198,7 +200,9 @@ extension CollectionDirectory {
 
     /// Carries out one pull step on the files; returns what happened and what
     /// the manifest must now say. Safe to run for different records at once.
-    private func applyPull(_ step: PullStep, scanned: LocalFileState?, read: LocalRead?, document: RemoteDocument?, revision: String?) -> Result<(SyncEventKind, BaseChange), BooksyncError> {
+    /// `baseRevision`: the base's revision of the record, stored with a conflict.
+    private func applyPull(_ step: PullStep, scanned: LocalFileState?, read: LocalRead?, document: RemoteDocument?, revision: String?,
+                           baseRevision: String?) -> Result<(SyncEventKind, BaseChange), BooksyncError> {
         let id = step.id
         // Folders on the way to a subcollection record are checked (never a
         // link), and created for a write.
@@ -253,7 +257,8 @@ extension CollectionDirectory {
                 }
             case .conflict(let kind):
                 guard kind != .remoteContentUnknown else { return .success((.conflict(kind), .none)) }
-                try ConflictStore(paths: paths).save(id, record: document?.record, revision: document == nil ? nil : revision)
+                try ConflictStore(paths: paths).save(id, record: document?.record, revision: document == nil ? nil : revision,
+                                                    baseRevision: baseRevision)
                 return .success((.conflict(kind), .none))
             }
             // Any earlier conflict of this record is settled once the base records it (`BaseState`).

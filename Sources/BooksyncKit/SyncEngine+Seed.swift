@@ -31,7 +31,7 @@ extension CollectionDirectory {
     public func seed(remote: any RemoteCollection, options: SeedOptions = SeedOptions(),
                      progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
-        let lock = options.dryRun ? nil : try self.lock(onStaleLock: onStaleLock)
+        let lock = options.dryRun ? nil : try await self.lock(onStaleLock: onStaleLock)
         defer { lock?.release() }
         let manifest = try loadManifest(for: remote)
         var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)

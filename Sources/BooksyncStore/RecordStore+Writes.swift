@@ -100,7 +100,7 @@ extension RecordStore {
         try await exclusively { () throws(RecordStoreError) -> Bool in
             let collection = try open()
             let path = try Self.recordFile(id, in: collection)
-            return try Self.locked(collection) { () throws(RecordStoreError) -> Bool in
+            return try await locked(collection) { () throws(RecordStoreError) -> Bool in
                 // A link or anything but a regular file is reported, never removed (as get and save refuse it).
                 let stat: FileStat
                 do throws(FileSystemError) {
@@ -156,7 +156,7 @@ extension RecordStore {
             let collection = try open()
             let rules = collection.rules
             let path = try Self.recordFile(id, in: collection)
-            return try Self.locked(collection) { () throws(RecordStoreError) -> Versioned<Record> in
+            return try await locked(collection) { () throws(RecordStoreError) -> Versioned<Record> in
                 // A link or anything but a regular file is refused (never written through); a file
                 // that cannot be read (permissions) is never overwritten: its other fields, or the
                 // edit made since the store read it, cannot be known.
@@ -248,11 +248,12 @@ extension RecordStore {
         }
     }
 
-    /// Runs `body` holding the collection lock, as every writing CLI command does.
-    static func locked<T>(_ collection: CollectionDirectory, _ body: () throws(RecordStoreError) -> T) throws(RecordStoreError) -> T {
+    /// Runs `body` holding the collection lock, as every writing CLI command
+    /// does; waiting for the lock holds no thread of the caller's pool.
+    func locked<T>(_ collection: CollectionDirectory, _ body: () throws(RecordStoreError) -> T) async throws(RecordStoreError) -> T {
         let lock: CollectionLock
         do {
-            lock = try collection.lock()
+            lock = try await collection.lock()
         } catch {
             throw .collection(error)
         }

@@ -132,6 +132,17 @@ import BooksyncTestSupport
         #expect(result.stderr.contains("booksync: warning: the git merge driver merge.booksync.driver is from an older booksync"), "\(command): \(result.stderr)")
     }
 
+    /// diff warns like status (it reads the same three sides a merge would),
+    /// offline too, with the fix that works from where it ran.
+    @Test func diffNamesAnOlderDriver() throws {
+        let repo = try GitScratchRepository()
+        try repo.initializeAsOldInstall()
+        let result = try BinaryTests.run(["-C", "books", "diff", "--offline"], in: repo.path, environment: GitScratchRepository.environment, cleanEnvironment: true)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("booksync: warning: the git merge driver merge.booksync.driver is from an older booksync"), "\(result.stderr)")
+        #expect(try Self.fix(in: result.stderr) == ["booksync", "-C", "books", "init", "--git"])
+    }
+
     /// init of another collection in a repository with an old driver warns
     /// too: the driver is the repository's, whatever collection uses it.
     @Test func initWarnsAboutAnOlderDriverInTheRepository() throws {

@@ -200,3 +200,52 @@ private extension String {
     /// "…123456789z" has non-zero sub-microsecond digits; the case wants zeros there.
     func replacingZeros() -> String { replacing("789z", with: "000z") }
 }
+
+/// Taking apart a text the parser refused: well-formed apart from its depth
+/// and its values, or not at all.
+@Suite struct JSONSkimTests {
+    /// A million levels are walked without recursion; the elements and a name
+    /// past a refused part are found; anything the parser refuses for its
+    /// grammar (not its depth or values) leaves the text whole and refused.
+    @Test func elementsAreFoundOnlyInAWellFormedText() throws {
+        let deep = String(repeating: "[", count: 1_000_000) + String(repeating: "]", count: 1_000_000)
+        let text = #"{"next": "t", "documents": [{"n": 1}, {"d": \#(deep), "name": "x"}, {"big": 1e999, "name": "y"}]}"#
+        let bytes = Array(text.utf8)
+        let (array, elements) = try #require(JSONParser.arrayElements(bytes, member: "documents"))
+        #expect(String(decoding: bytes[array], as: UTF8.self).hasPrefix(#"[{"n": 1}, "#))
+        #expect(elements.count == 3)
+        #expect(String(decoding: bytes[elements[0]], as: UTF8.self) == #"{"n": 1}"#)
+        #expect(JSONParser.string(at: ["name"], in: bytes[elements[1]]) == "x")
+        #expect(JSONParser.string(at: ["name"], in: bytes[elements[2]]) == "y")
+        #expect(JSONParser.string(at: ["next"], in: bytes) == "t")
+        #expect(JSONParser.string(at: ["missing"], in: bytes) == nil)
+        #expect(JSONParser.arrayElements(bytes, member: "next") == nil, "not an array")
+        #expect(JSONParser.arrayElements(Array("[1, [2], {}]".utf8), member: nil)?.elements.count == 3)
+        for broken in [#"[{"a": 1}, {"b": 2}"#, #"[{"a": 1},]"#, #"[{"a" 1}]"#, #"[{"a": "\x"}]"#, "[{\"a\": \"\u{1}\"}]",
+                       #"[{"a": 01}]"#, #"[{"a": tru}]"#, #"[1] 2"#, #"[1, /* c */ 2]"#, #"[{"a": 1,}]"#, "[\"\u{FF}\"]"] {
+            var bytes = Array(broken.utf8)
+            if broken == "[\"\u{FF}\"]" { bytes = [0x5B, 0x22, 0xFF, 0x22, 0x5D] }  // invalid UTF-8
+            #expect(JSONParser.arrayElements(bytes, member: nil) == nil, "\(broken)")
+        }
+    }
+
+    /// Over the parser fuzz test's mutations: the skim accepts a record file
+    /// exactly when the parser reads it, or refuses it only for its depth or
+    /// its values (which `parseRecord` collects instead of throwing).
+    @Test func theSkimAcceptsWhatTheParserReadsButForDepthAndValues() {
+        var random = SplitMix64(seed: 20_261_202)
+        var compared = 0
+        for _ in 0..<20_000 {
+            let input = ParserFuzzTests.mutation(&random)
+            guard input.first == UInt8(ascii: "{") else { continue }
+            compared += 1
+            let skimmed = JSONParser.arrayElements(Array("[".utf8) + input + Array("]".utf8), member: nil)?.elements.count == 1
+            var read = true
+            do { _ = try JSONParser.parseRecord(input) } catch { read = error.message.hasPrefix("nesting deeper") }
+            #expect(skimmed == read, "\(String(decoding: input, as: UTF8.self))")
+        }
+        #expect(compared > 10_000)
+        let deep = Array(#"{"a": "#.utf8) + Array(repeating: UInt8(ascii: "["), count: 300) + Array(repeating: UInt8(ascii: "]"), count: 300) + Array("}".utf8)
+        #expect(JSONParser.arrayElements(deep, member: "a")?.elements.count == 1)
+    }
+}

@@ -46,20 +46,23 @@ import Testing
 
     @Test func randomMutations() {
         var random = SplitMix64(seed: 20_261_129)
-        for _ in 0..<20_000 {
-            var input = Self.seeds[random.below(Self.seeds.count)]
-            for _ in 0..<(1 + random.below(4)) {
-                let position = random.below(input.count)
-                switch random.below(4) {
-                case 0: input[position] = Self.interesting[random.below(Self.interesting.count)]
-                case 1: input.remove(at: position)
-                case 2: input.insert(Self.interesting[random.below(Self.interesting.count)], at: position)
-                default: input[position] = UInt8(truncatingIfNeeded: random.next())
-                }
-                if input.isEmpty { break }
+        for _ in 0..<20_000 { check(Self.mutation(&random)) }
+    }
+
+    /// A seed with one to four bytes replaced, removed or inserted.
+    static func mutation(_ random: inout SplitMix64) -> [UInt8] {
+        var input = seeds[random.below(seeds.count)]
+        for _ in 0..<(1 + random.below(4)) {
+            let position = random.below(input.count)
+            switch random.below(4) {
+            case 0: input[position] = interesting[random.below(interesting.count)]
+            case 1: input.remove(at: position)
+            case 2: input.insert(interesting[random.below(interesting.count)], at: position)
+            default: input[position] = UInt8(truncatingIfNeeded: random.next())
             }
-            check(input)
+            if input.isEmpty { break }
         }
+        return input
     }
 
     @Test func pathologicalShapes() {

@@ -153,7 +153,7 @@ import BooksyncTestSupport
                 if command == "resolve" {
                     let id = try RecordID(name)
                     let theirs = try collection.rules.load(Array(#"{"id": "\#(name)", "title": "T", "author": "A", "genre": "g", "e": 0, "r": 2}"#.utf8), id: id).get()
-                    try ConflictStore(paths: collection.paths).save(id, record: theirs, revision: "2024-01-01T00:00:02Z")
+                    try ConflictStore(paths: collection.paths).save(id, record: theirs, revision: "2024-01-01T00:00:02Z", baseRevision: nil)
                 }
             }
             // One save per file, so a save that booksync clobbered is never

@@ -81,6 +81,87 @@ import BooksyncTestSupport
         ])
     }
 
+    /// Fields the JSON parser refuses in any answer, with the parser's reason:
+    /// nested 450 levels deep, and a number beyond a double.
+    static let unreadableFields: [(kind: String, fields: String, reason: String)] = [
+        ("too deep", bookFields("bad", extra: #", "deep": "# + String(repeating: #"{"mapValue": {"fields": {"x": "#, count: 150)
+            + #"{"nullValue": null}"# + String(repeating: "}}}", count: 150)), "nesting deeper than 256 levels"),
+        ("huge number", bookFields("bad", extra: #", "n": {"doubleValue": 1e999}"#), "number 1e999 is too large for a double"),
+    ]
+
+    /// A document as `documents.list` and `:runQuery` carry it.
+    static func listedDocument(_ id: String, fields: String) -> String {
+        #"{"name": "\#(root)/books/\#(id)", "fields": \#(fields), "createTime": "2024-01-01T00:00:00.000001Z", "updateTime": "2024-01-01T00:00:00.000002Z"}"#
+    }
+
+    /// The answers of a listing (`:runQuery`, or `documents.list` where that
+    /// is refused) and of `:batchGet`, each holding a document the parser
+    /// refuses between two good ones.
+    static func answers(_ fields: String) -> (runQuery: String, listPage: String, batchGet: String) {
+        let ids = ["a", "bad", "c"]
+        func body(_ id: String) -> String { id == "bad" ? fields : bookFields(id) }
+        return ("[" + ids.map { #"{"document": \#(listedDocument($0, fields: body($0))), "readTime": "2024-01-01T00:00:01Z"}"# }.joined(separator: ", ") + "]",
+                #"{"documents": ["# + ids.map { listedDocument($0, fields: body($0)) }.joined(separator: ", ") + "]}",
+                "[" + ids.map { wireDocument($0, fields: body($0)) }.joined(separator: ", ") + "]")
+    }
+
+    /// One document the JSON parser refuses failed the whole answer (after
+    /// retries), so no listing or pull got past it: now the answer is read
+    /// entry by entry, that document is invalid by its name (with the
+    /// parser's reason, and its revision, so never taken for deleted), and the
+    /// others are records. In `:runQuery` and `documents.list` listings and
+    /// in `:batchGet`, each at its first attempt.
+    @Test(arguments: unreadableFields.map(\.kind))
+    func aDocumentTheParserRefusesIsInvalidAloneInEveryAnswer(kind: String) async throws {
+        let row = try #require(Self.unreadableFields.first { $0.kind == kind })
+        let (runQuery, listPage, batchGet) = Self.answers(row.fields)
+        let ids = try ["a", "bad", "c"].map { try RecordID($0) }
+        let problem = FirestoreRemote.unreadableProblem(row.reason)
+        func expectOneInvalid(_ documents: [RecordID: RemoteDocument], _ answer: String) {
+            #expect(Set(documents.keys) == Set(ids), "\(answer)")
+            #expect(documents[ids[0]]?.record != nil && documents[ids[2]]?.record != nil, "\(answer)")
+            #expect(documents[ids[1]]?.content == .invalid([problem]), "\(answer)")
+            #expect(documents[ids[1]]?.revision == "2024-01-01T00:00:00.000002Z" || answer == ":batchGet", "\(answer)")
+        }
+        for (answer, script) in [(":runQuery", ScriptedTransport([.response(200, Array(runQuery.utf8))])),
+                                 ("documents.list", ScriptedTransport([.response(501, errorBody(501, "UNIMPLEMENTED")), .response(200, Array(listPage.utf8))]))] {
+            let documents = Mutex<[RecordID: RemoteDocument]>([:])
+            let revisions = Mutex<[RecordID: String]>([:])
+            try await FirestoreRemoteTests().remote(script, attempts: 1).listDocuments(batch: { listing, found in
+                documents.withLock { $0.merge(found) { a, _ in a } }
+                revisions.withLock { $0.merge(listing.revisions) { a, _ in a } }
+            }, progress: { _ in })
+            expectOneInvalid(documents.withLock { $0 }, answer)
+            #expect(Set(revisions.withLock { $0 }.keys) == Set(ids), "\(answer): bad is listed")
+            #expect(script.remaining == 0)
+        }
+        let fetching = ScriptedTransport([.response(200, Array(batchGet.utf8))])
+        expectOneInvalid(try await FirestoreRemoteTests().remote(fetching, attempts: 1).fetch(ids) { _ in }, ":batchGet")
+    }
+
+    /// An answer that is not well-formed JSON besides (here cut short) still
+    /// fails as a whole after its retries, as does a refused entry without a
+    /// name to report it by.
+    @Test(arguments: unreadableFields.map(\.kind))
+    func anAnswerBrokenBesidesOrWithoutANameStillFails(kind: String) async throws {
+        let row = try #require(Self.unreadableFields.first { $0.kind == kind })
+        let (runQuery, _, _) = Self.answers(row.fields)
+        let truncated = Array(runQuery.utf8.dropLast(2))
+        let script = ScriptedTransport([.response(200, truncated), .response(200, truncated)])
+        await #expect {
+            try await FirestoreRemoteTests().remote(script, attempts: 2).listRevisions { _ in }
+        } throws: { error in
+            guard case .malformedResponse(let during, let detail)? = error as? RemoteError else { return false }
+            return during == "list books" && detail.hasPrefix("the answer is not valid JSON")
+        }
+        #expect(script.remaining == 0, "retried, as any unreadable answer")
+
+        let nameless = runQuery.replacingOccurrences(of: #""name": "\#(Self.root)/books/bad", "#, with: "")
+        await #expect(throws: RemoteError.malformedResponse(during: "list books", detail: "an entry without a name that cannot be read: \(row.reason)")) {
+            try await FirestoreRemoteTests().remote(ScriptedTransport([.response(200, Array(nameless.utf8))]), attempts: 1).listRevisions { _ in }
+        }
+    }
+
     /// Ids differing only by normalization come back as two documents, keyed by bytes.
     @Test func batchGetAnswersAreKeyedByIdBytes() async throws {
         let answer = "[" + [

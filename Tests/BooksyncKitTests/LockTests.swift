@@ -104,4 +104,99 @@ import Glibc
         #expect(try scratch.read("lock") == "\(getpid())\n", "the file now names this process alone")
         lock.release()
     }
+
+    /// Async acquirers of a lock held by no named process wait with
+    /// `Task.sleep`, holding no thread: four times as many as their pool has
+    /// threads all wait at once, and a task of that pool then runs and frees
+    /// the lock before any gives up. Slept on their threads (as `usleep` did),
+    /// the first ones held the pool until their patience ran out, refused,
+    /// and nothing else could run meanwhile. The pool is the test's own
+    /// (`ThreadsExecutor`), so other tests cannot starve it; the acquirers
+    /// give up by themselves after `patience`.
+    @Test(.hangGuard) func manyWaitingAcquirersLeaveTheirPoolFree() async throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path + "/lock"
+        try scratch.write("lock", "")
+        let holder = open(path, O_RDWR)
+        try #require(holder >= 0 && flock(holder, LOCK_EX | LOCK_NB) == 0)
+        let executor = ThreadsExecutor(threads: 2)
+        defer { executor.stop() }
+        let acquirers = 8
+        // true: an acquirer started waiting; false: one is done.
+        let (events, report) = AsyncStream.makeStream(of: Bool.self)
+        enum Outcome: Sendable { case freed, took, refused(BooksyncError) }
+        let outcomes = await withTaskGroup(of: Outcome.self) { group in
+            // Frees the lock once every acquirer waits (or one is done: it can only have given up).
+            group.addTask(executorPreference: executor) {
+                var waiting = 0
+                for await started in events {
+                    guard started else { break }
+                    waiting += 1
+                    if waiting == acquirers { break }
+                }
+                close(holder)
+                return .freed
+            }
+            for _ in 0..<acquirers {
+                group.addTask(executorPreference: executor) {
+                    defer { report.yield(false) }
+                    do throws(BooksyncError) {
+                        let lock = try await CollectionLock.acquire(at: path, patience: .seconds(10), onWait: { report.yield(true) })
+                        lock.release()
+                        return .took
+                    } catch {
+                        return .refused(error)
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(outcomes.contains { if case .took = $0 { true } else { false } }, "the lock was taken once freed")
+        // The others met it taken by one of them (this process), at once; none gave up waiting.
+        for case .refused(let error) in outcomes {
+            #expect(error == .lockHeld(path: path, pid: getpid()), "\(error)")
+        }
+    }
+}
+
+/// A task executor with threads of its own, so that a test's tasks are not
+/// held up by other tests running on the shared cooperative pool.
+final class ThreadsExecutor: TaskExecutor, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var stopped = false
+
+    init(threads: Int) {
+        for _ in 0..<threads { Thread { self.run() }.start() }
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Ends the threads once the jobs queued are done.
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty, !stopped { condition.wait() }
+            guard !jobs.isEmpty else {
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
 }

@@ -106,7 +106,7 @@ import BooksyncTestSupport
             let name = clone.collection.paths.stateFileName(id)
             #expect(name.utf8.count <= 255 && name.hasPrefix("%sha256-"), "\(name)")
             let record = try clone.collection.rules.load(Array(#"{"id": "\#(id.documentID)", "rating": 2, "by": "\#(letter)"}"#.utf8), id: id).get()
-            try store.save(id, record: record, revision: "2024-01-01T00:00:00Z")
+            try store.save(id, record: record, revision: "2024-01-01T00:00:00Z", baseRevision: nil)
             stored[id] = letter
         }
         for (id, letter) in stored {

@@ -95,7 +95,7 @@ import BooksyncTestSupport
 
         try clone.plantLink(".booksync/conflicts", to: clone.outside + "/dir")
         let record = try #require(try? clone.collection.rules.load(Array(#"{"id": "dune", "title": "D", "author": "A", "genre": "g"}"#.utf8), id: RecordID("dune")).get())
-        #expect(throws: FileSystemError.self) { try ConflictStore(paths: paths).save(record.id, record: record, revision: "r") }
+        #expect(throws: FileSystemError.self) { try ConflictStore(paths: paths).save(record.id, record: record, revision: "r", baseRevision: nil) }
 
         try clone.plantLink(".booksync/manifest.json", to: clone.outside + "/target")
         #expect(throws: FileSystemError.self) { try FileSystem.writeAtomically(Array("{}".utf8), to: paths.manifest) }
@@ -153,7 +153,7 @@ import BooksyncTestSupport
 
         // A stored conflict for x: resolving it must not accept the planted entry.
         let record = try #require(try? clone.collection.rules.load(Array(#"{"id": "x", "title": "X", "author": "A", "genre": "g"}"#.utf8), id: RecordID("x")).get())
-        try ConflictStore(paths: clone.collection.paths).save(record.id, record: record, revision: "2024-01-01T00:00:00Z")
+        try ConflictStore(paths: clone.collection.paths).save(record.id, record: record, revision: "2024-01-01T00:00:00Z", baseRevision: nil)
         for choice in [ResolveChoice.ours, .theirs, .edited] {
             let outcomes = try clone.collection.resolve([try RecordID("x")], choice: choice)
             #expect(outcomes.map(\.1) == [.invalidLocal([RecordDiagnostic(message: sentence)])])

@@ -107,7 +107,7 @@ import BooksyncTestSupport
     /// the engine's sentence and writes nothing, as a second CLI command would.
     @Test func aLockHeldElsewhereRefusesTheSave() async throws {
         let workspace = try StoreWorkspace()
-        let lock = try CollectionLock.acquire(at: workspace.collection.paths.lock)
+        let lock = try await CollectionLock.acquire(at: workspace.collection.paths.lock)
         defer { lock.release() }
         await #expect { try await workspace.store().save(ShelfBook.sample()) } throws: { error in
             guard case RecordStoreError.collection(.lockHeld) = error else { return false }
