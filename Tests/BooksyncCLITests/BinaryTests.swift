@@ -41,7 +41,8 @@ import BooksyncTestSupport
         #expect(notCollection.stderr.contains("not a booksync collection"))
 
         let root = try scratch.copyFixture("sample")
-        let status = try Self.run(["status", "--offline", "--short"], in: root, environment: ["NO_COLOR": ""])
+        // Without FIRESTORE_EMULATOR_HOST: the fixture's base records no target, so the emulator would get a state of its own.
+        let status = try Self.run(["status", "--offline", "--short"], in: root, environment: ["NO_COLOR": "", "FIRESTORE_EMULATOR_HOST": ""])
         #expect(status.status == 1)
         #expect(status.stdout.split(separator: "\n").count == 6)
         #expect(!status.stdout.contains("\u{1B}["), "no colour when stdout is a pipe")
@@ -82,11 +83,12 @@ import BooksyncTestSupport
         try FileManager.default.createDirectory(atPath: scratch.path + "/bin", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: Self.executable, toPath: alone)
         let root = try scratch.copyFixture("sample")
-        func run(_ arguments: [String]) throws -> Output {
-            try Self.run(["-C", root] + arguments, in: scratch.path, environment: ["FIRESTORE_EMULATOR_HOST": "127.0.0.1:9", "PATH": "/usr/bin:/bin"],
+        func run(_ arguments: [String], emulator: String = "127.0.0.1:9") throws -> Output {
+            try Self.run(["-C", root] + arguments, in: scratch.path, environment: ["FIRESTORE_EMULATOR_HOST": emulator, "PATH": "/usr/bin:/bin"],
                          program: alone, cleanEnvironment: true)
         }
-        let offline = try run(["status", "--offline", "--short"])
+        // The fixture's base records no target: offline, origin's is compared only without the emulator variable.
+        let offline = try run(["status", "--offline", "--short"], emulator: "")
         #expect(offline.status == 1)
         #expect(offline.stdout.split(separator: "\n").count == 6)
         let online = try run(["status"])

@@ -152,7 +152,7 @@ import BooksyncURLSession
         (["status", "-s", "--json"], "booksync status: --short and --json cannot be combined"),
         (["resolve", "b1", "--theirs", "--ours"], "booksync resolve: --ours and --theirs cannot be combined"),
         (["sync", "--ours", "--theirs"], "booksync sync: --ours and --theirs cannot be combined"),
-        (["status", "extra"], "booksync status: unexpected argument 'extra'"),
+        (["verify", "extra"], "booksync verify: unexpected argument 'extra'"),
         (["init", "--git", "extra"], "booksync init: unexpected argument 'extra'"),
         (["push", "--max-delete", "101%"], "booksync push: --max-delete takes a percentage from 0 to 100, like 25%"),
     ])
