@@ -41,6 +41,13 @@ struct ParsedArguments: Sendable {
     }
 
     fileprivate mutating func add(operand: String) { positionals.append(operand) }
+
+    /// The same options without the operands (`clone` hands its options to `init`).
+    func withoutOperands() -> ParsedArguments {
+        var copy = self
+        copy.positionals = []
+        return copy
+    }
 }
 
 /// A usage mistake; printed with a pointer to `--help`, exit code 2.

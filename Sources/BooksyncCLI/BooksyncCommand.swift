@@ -25,6 +25,12 @@ struct CommandContext: Sendable {
     /// closing `--verbose` line (see `RemoteUsageLine`).
     let remoteUsage = RemoteUsageLine()
 
+    /// The same context working in `directory` (`clone` works in the folder it creates).
+    func working(in directory: String) -> CommandContext {
+        CommandContext(console: console, directory: directory, currentDirectory: currentDirectory, quiet: quiet, verbose: verbose,
+                       environment: environment, arguments: arguments, network: network)
+    }
+
     /// A path as the user should see it: relative to where they ran booksync.
     func display(_ absolutePath: String) -> String {
         PathDisplay.relative(absolutePath, to: currentDirectory)
@@ -67,7 +73,7 @@ public enum BooksyncCommand {
 
     static var subcommands: [any Subcommand.Type] {
         [
-            InitCommand.self, StatusCommand.self, DiffCommand.self, PullCommand.self, PushCommand.self, SyncCommand.self,
+            InitCommand.self, CloneCommand.self, StatusCommand.self, DiffCommand.self, PullCommand.self, PushCommand.self, SyncCommand.self,
             ResolveCommand.self, SeedCommand.self, ValidateCommand.self, VerifyCommand.self, FormatCommand.self, RemoteCommand.self, MergeFileCommand.self,
             MergeManifestCommand.self, CompletionCommand.self,
         ]

@@ -1,0 +1,58 @@
+import BooksyncCore
+import BooksyncKit
+
+/// `booksync clone`: `init` in a new folder, then the first pull, like `git clone`.
+enum CloneCommand: Subcommand {
+    static let name = "clone"
+    static let summary = "create a collection folder and pull the remote collection into it"
+    static let usage = "booksync clone [--firestore PROJECT[/DATABASE]] --collection PATH [init options] [DIR]"
+    static let discussion = """
+        Creates DIR (by default the collection path's last name, e.g. books),
+        runs init there with the same options (see init --help), then pulls every
+        document. DIR must not exist or must be empty. If the pull stops (the
+        network, Ctrl-C), DIR is kept with what was pulled, and 'booksync -C DIR
+        pull' finishes it.
+        """
+    static let options: [Option] = InitCommand.options
+
+    static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
+        guard arguments.positionals.count <= 1 else { throw arguments.usageError("clone takes at most one DIR") }
+        guard let collection = arguments.value(.collection) else {
+            throw arguments.usageError("missing --collection PATH (the Firestore collection to clone, e.g. books)")
+        }
+        // Hand the whole command to the network helper before anything is
+        // created: it runs the command again from the start.
+        if case .helper(let helper) = context.network {
+            context.console.flush()
+            throw NetworkAccess.execute(helper: helper, arguments: context.arguments, environment: context.environment)
+        }
+        let name = arguments.positionals.first ?? String(collection.split(separator: "/").last ?? "collection")
+        let directory = PathDisplay.resolve(name, against: context.directory)
+        if FileSystem.exists(directory) {
+            guard FileSystem.isDirectory(directory), (try? FileSystem.listDirectory(directory))?.isEmpty == true else {
+                throw BooksyncError.invalidArgument("\(context.display(directory)) already exists and is not an empty folder; clone into a new one")
+            }
+        } else {
+            do {
+                try FileSystem.createDirectory(directory)
+            } catch {
+                throw BooksyncError.io(error)
+            }
+        }
+        let inside = context.working(in: directory)
+        let initialized = try await InitCommand.run(arguments.withoutOperands(), context: inside)
+        guard initialized == .success else { return initialized }
+        let opened = try inside.openCollection(arguments.withoutOperands())
+        let remote = try inside.makeRemote(opened)
+        let report: SyncReport
+        do {
+            report = try await SyncCommandSupport.pull(opened, remote: remote, options: SyncOptions(), context: inside)
+        } catch {
+            context.console.err("booksync: note: \(context.display(directory)) keeps what was pulled; 'booksync -C \(context.display(directory)) pull' finishes the clone")
+            throw error
+        }
+        SyncCommandSupport.render([report], context: inside, root: opened.paths.root, conflicts: opened.relativeConflictsFolder,
+                                  unresolvedConflict: opened.unresolvedConflict)
+        return report.needsAttention ? .attention : .success
+    }
+}
