@@ -44,8 +44,13 @@ struct ParsedArguments: Sendable {
 
     /// The same options without the operands (`clone` hands its options to `init`).
     func withoutOperands() -> ParsedArguments {
+        withOperands([])
+    }
+
+    /// The same options with other operands (a workspace gives each collection its own).
+    func withOperands(_ operands: [String]) -> ParsedArguments {
         var copy = self
-        copy.positionals = []
+        copy.positionals = operands
         return copy
     }
 }

@@ -25,9 +25,10 @@ struct CommandContext: Sendable {
     /// closing `--verbose` line (see `RemoteUsageLine`).
     let remoteUsage = RemoteUsageLine()
 
-    /// The same context working in `directory` (`clone` works in the folder it creates).
-    func working(in directory: String) -> CommandContext {
-        CommandContext(console: console, directory: directory, currentDirectory: currentDirectory, quiet: quiet, verbose: verbose,
+    /// The same context working in `directory` (`clone` works in the folder it
+    /// creates, a workspace in each collection), writing to `console` if given.
+    func working(in directory: String, console: Console? = nil) -> CommandContext {
+        CommandContext(console: console ?? self.console, directory: directory, currentDirectory: currentDirectory, quiet: quiet, verbose: verbose,
                        environment: environment, arguments: arguments, network: network)
     }
 
@@ -139,6 +140,9 @@ public enum BooksyncCommand {
             console: console, directory: directory, currentDirectory: currentDirectory,
             quiet: parsed.has(.quiet), verbose: parsed.has(.verbose), environment: environment,
             arguments: commandLine, network: network)
+        if WorkspaceRun.commands.contains(command.name), FileSystem.isDirectory(directory), CollectionPaths.locate(from: directory) == nil {
+            return await WorkspaceRun.run(command, parsed, context: context).rawValue
+        }
         do {
             defer { if context.verbose { context.remoteUsage.report(to: console) } }
             return try await command.run(parsed, context: context).rawValue

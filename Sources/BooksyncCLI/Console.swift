@@ -35,6 +35,12 @@ public final class Console: Sendable {
             colorStderr: color.enabled(isTerminal: isatty(2) != 0, environment: environment))
     }
 
+    /// A console whose stdout goes to `capture` and whose stderr is this one's
+    /// (a workspace's `--json` gathers each collection's document).
+    func capturingStdout(_ capture: @escaping Sink) -> Console {
+        Console(stdout: capture, stderr: stderrSink, colorStdout: false, colorStderr: colorStderr)
+    }
+
     /// A line on stdout.
     func out(_ line: TerminalText) {
         let flushNow: [UInt8]? = buffer.withLock { b in

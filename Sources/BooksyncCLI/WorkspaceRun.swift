@@ -1,0 +1,147 @@
+import BooksyncCore
+import BooksyncKit
+import Synchronization
+
+/// A command run from a folder that is not inside a collection: it acts on
+/// every collection below (`WorkspaceDiscovery`), in path order, each under a
+/// heading, as git works from anywhere in its work tree (README, "Workspaces").
+enum WorkspaceRun {
+    /// The commands that work on a workspace.
+    static let commands: Set<String> = ["status", "diff", "pull", "push", "sync", "validate", "fmt"]
+
+    static func run(_ command: any Subcommand.Type, _ arguments: ParsedArguments, context: CommandContext) async -> ExitCode {
+        do {
+            return try await runChecked(command, arguments, context: context)
+        } catch let error as UsageError {
+            return ExitCode(rawValue: BooksyncCommand.report(error, context.console)) ?? .usage
+        } catch let error as BooksyncError {
+            context.console.err("booksync: error: \(error.description)")
+            return error.exitCode
+        } catch {
+            context.console.err("booksync: error: \(command.name) failed")
+            return .failure
+        }
+    }
+
+    private static func runChecked(_ command: any Subcommand.Type, _ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
+        let collections = try WorkspaceDiscovery.collections(below: context.directory)
+        guard !collections.isEmpty else { throw BooksyncError.notACollection(context.directory) }
+        // The helper runs the whole command again: hand over before any output.
+        if needsNetwork(command.name, arguments), case .helper(let helper) = context.network {
+            context.console.flush()
+            throw NetworkAccess.execute(helper: helper, arguments: context.arguments, environment: context.environment)
+        }
+        let selected = try operands(arguments.positionals, collections: collections, arguments: arguments)
+        let json = arguments.has(.json)
+        var worst = ExitCode.success
+        var documents: [String] = []
+        for path in collections {
+            guard let operands = selected[path] else { continue }
+            let root = context.directory + "/" + path
+            if !json {
+                if worst != .success || path != collections.first(where: { selected[$0] != nil }) { context.console.out("") }
+                context.console.out("== \(name: path)\(heading(root))")
+            }
+            let captured = Captured()
+            let inner = context.working(in: root, console: json ? context.console.capturingStdout { captured.append($0) } : nil)
+            let code: ExitCode
+            var failure: String?
+            do {
+                code = try await command.run(arguments.withOperands(operands), context: inner)
+            } catch let error as UsageError {
+                failure = error.message
+                context.console.err("booksync \(command.name): \(path): \(error.message)")
+                code = .usage
+            } catch let error as BooksyncError {
+                failure = error.description
+                context.console.err("booksync: error: \(path): \(error.description)")
+                code = error.exitCode
+            }
+            inner.console.flush()
+            if json { documents.append(entry(path: path, code: code, document: captured.text, failure: failure)) }
+            worst = worse(worst, code)
+            if code == .interrupted { break }
+        }
+        if json {
+            var out = "{\n  \"version\": 1,\n  \"workspace\": " + quoted(context.directory) + ",\n  \"collections\": ["
+            out += documents.isEmpty ? "]\n}" : "\n" + documents.joined(separator: ",\n") + "\n  ]\n}"
+            context.console.out(TerminalText(json: out))
+        }
+        return worst
+    }
+
+    /// ` (firestore p/(default) books)`, or nothing when the config cannot be read (the command says why).
+    private static func heading(_ root: String) -> TerminalText {
+        guard let collection = try? CollectionDirectory.open(searchingFrom: root) else { return "" }
+        let target = collection.config.remote
+        return " (firestore \(name: target.project)/\(name: target.database) \(name: target.collectionPath))"
+    }
+
+    private static func needsNetwork(_ name: String, _ arguments: ParsedArguments) -> Bool {
+        switch name {
+        case "validate", "fmt": false
+        case "status", "diff": !arguments.has(.offline)
+        default: true
+        }
+    }
+
+    /// Each collection's operands: a pathspec starts with a collection's path
+    /// (`books/dune.json`, `authors/`, `books`), which is taken off; with
+    /// pathspecs, only the collections they name run. nil: the collection does not run.
+    static func operands(_ given: [String], collections: [String], arguments: ParsedArguments) throws(UsageError) -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        guard !given.isEmpty else {
+            for path in collections { result[path] = [] }
+            return result
+        }
+        for operand in given {
+            var text = operand
+            while text.hasPrefix("./") { text.removeFirst(2) }
+            // The longest collection path the operand starts with.
+            let owner = collections.filter { text == $0 || text == $0 + "/" || text.hasPrefix($0 + "/") }.max { $0.count < $1.count }
+            guard let owner else {
+                throw arguments.usageError("pathspec '\(TerminalEscaping.abbreviate(operand))' is in none of this folder's collections ("
+                    + collections.prefix(5).joined(separator: ", ") + (collections.count > 5 ? ", …" : "")
+                    + "); start it with a collection's path, e.g. \(collections[0])/ID.json")
+            }
+            let rest = String(text.dropFirst(owner.count)).drop { $0 == "/" }
+            var list = result[owner] ?? []
+            if rest.isEmpty { list.append(".") } else { list.append(String(rest)) }
+            result[owner] = list
+        }
+        // A collection named whole takes every record, whatever else names it.
+        for (path, list) in result where list.contains(".") { result[path] = ["."] }
+        return result
+    }
+
+    /// The order of badness of exit codes: a failure in one collection decides the whole.
+    static func worse(_ a: ExitCode, _ b: ExitCode) -> ExitCode {
+        let rank: [ExitCode: Int] = [.success: 0, .attention: 1, .usage: 2, .failure: 3, .refused: 4, .interrupted: 5]
+        return (rank[b] ?? 0) > (rank[a] ?? 0) ? b : a
+    }
+
+    private static func entry(path: String, code: ExitCode, document: String, failure: String?) -> String {
+        var text = "    {\"path\": " + quoted(path) + ", \"exit\": \(code.rawValue)"
+        let trimmed = document.trimmingWhitespace
+        text += ", \"result\": " + (trimmed.isEmpty ? "null" : trimmed.replacingNewlines(with: "\n    "))
+        if let failure { text += ", \"error\": " + quoted(failure) }
+        return text + "}"
+    }
+
+    private static func quoted(_ text: String) -> String {
+        CanonicalJSON.encodeInline(.string(text))
+    }
+}
+
+/// One collection's stdout, gathered for the workspace's JSON document.
+private final class Captured: Sendable {
+    private let lock = Mutex<[UInt8]>([])
+    func append(_ bytes: [UInt8]) { lock.withLock { $0 += bytes } }
+    var text: String { lock.withLock { String(decoding: $0, as: UTF8.self) } }
+}
+
+private extension String {
+    func replacingNewlines(with separator: String) -> String {
+        split(separator: "\n", omittingEmptySubsequences: false).joined(separator: separator)
+    }
+}

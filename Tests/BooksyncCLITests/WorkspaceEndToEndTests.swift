@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import BooksyncTestSupport
+@testable import BooksyncCore
+
+/// Commands run from a data repository's root act on every collection below it.
+@Suite(.serialized) struct WorkspaceEndToEndTests {
+    /// books (with reviews), authors and users, side by side in one folder.
+    static func workspace(host: String) throws -> (scratch: ScratchDirectory, project: String, run: ([String]) throws -> BinaryTests.Output) {
+        let scratch = try ScratchDirectory()
+        let project = Emulator.uniqueProject("workspace")
+        let environment = ["FIRESTORE_EMULATOR_HOST": host, "NO_COLOR": "1"]
+        func run(_ arguments: [String]) throws -> BinaryTests.Output {
+            try BinaryTests.run(arguments, in: scratch.path, environment: environment)
+        }
+        for name in ["books", "authors", "users"] {
+            try FileManager.default.createDirectory(atPath: scratch.path + "/" + name, withIntermediateDirectories: true)
+            let extra = name == "books" ? ["--subcollection", "reviews"] : []
+            #expect(try run(["-C", name, "init", "-q", "--firestore", project, "--collection", name] + extra).status == 0)
+        }
+        try bookFile("dune").write(toFile: scratch.path + "/books/dune.json", atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: scratch.path + "/books/dune/reviews", withIntermediateDirectories: true)
+        try bookFile("r1").write(toFile: scratch.path + "/books/dune/reviews/r1.json", atomically: true, encoding: .utf8)
+        try bookFile("a1").write(toFile: scratch.path + "/authors/a1.json", atomically: true, encoding: .utf8)
+        try bookFile("u1").write(toFile: scratch.path + "/users/u1.json", atomically: true, encoding: .utf8)
+        // Not searched: dot folders, and a link to a collection elsewhere.
+        try FileManager.default.createDirectory(atPath: scratch.path + "/.git/hidden/.booksync", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: scratch.path + "/linked", withDestinationPath: scratch.path + "/books")
+        return (scratch, project, run)
+    }
+
+    @Test func everyCollectionInPathOrderWithTheWorstExitCode() async throws {
+        let host = try Emulator.requireHost()
+        let (scratch, project, run) = try Self.workspace(host: host)
+        let push = try run(["push"])
+        #expect(push.status == 0, "\(push.stderr)")
+        #expect(push.stdout == """
+            == authors (firestore \(project)/(default) authors)
+            create   a1
+            pushed 1
+
+            == books (firestore \(project)/(default) books)
+            create   dune
+            create   dune/reviews/r1
+            pushed 2
+
+            == users (firestore \(project)/(default) users)
+            create   u1
+            pushed 1
+
+            """, "\(push.stdout)")
+
+        // A conflict in authors: the other collections still pull, and the exit code is the worst.
+        try bookFile("a1", title: "ours").write(toFile: scratch.path + "/authors/a1.json", atomically: true, encoding: .utf8)
+        try await RESTClient(host: host, project: project, collection: "authors").put([(id: "a1", fields: bookFields("a1", title: "theirs"))])
+        try await RESTClient(host: host, project: project, collection: "users").put([(id: "u2", fields: bookFields("u2"))])
+        let pull = try run(["pull"])
+        #expect(pull.status == 1, "\(pull.stderr)")
+        #expect(pull.stdout.contains("conflict authors/a1.json: both modified (field 'title')"), "\(pull.stdout)")
+        #expect(pull.stdout.contains("== users (firestore \(project)/(default) users)\npull     users/u2.json\npulled 1"), "\(pull.stdout)")
+
+        let json = try run(["status", "--json"])
+        #expect(json.status == 1)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json.stdout)")
+        let collections = try #require(document["collections"] as? [[String: Any]])
+        #expect(collections.map { $0["path"] as? String } == ["authors", "books", "users"])
+        #expect(collections.map { $0["exit"] as? Int } == [1, 0, 0])
+        let authors = try #require(collections[0]["result"] as? [String: Any])
+        #expect((authors["counts"] as? [String: Any])?["conflict"] as? Int == 1)
+    }
+
+    @Test func pathspecsStartWithACollectionsPath() async throws {
+        let host = try Emulator.requireHost()
+        let (_, project, run) = try Self.workspace(host: host)
+        let push = try run(["push", "books/dune.json", "authors/"])
+        #expect(push.status == 0, "\(push.stderr)")
+        #expect(push.stdout.contains("== authors") && push.stdout.contains("create   dune\n") && !push.stdout.contains("r1")
+                && !push.stdout.contains("== users"), "\(push.stdout)")
+        #expect(try await RESTClient(host: host, project: project, collection: "users").all().isEmpty)
+        let wrong = try run(["status", "elsewhere/x.json"])
+        #expect(wrong.status == 2 && wrong.stderr.contains("is in none of this folder's collections (authors, books, users)"), "\(wrong.stderr)")
+    }
+
+    /// A collection that fails is reported under its heading; the others still run.
+    @Test func aBrokenCollectionDoesNotStopTheOthers() throws {
+        let (scratch, _, run) = try Self.workspace(host: "127.0.0.1:9")
+        try "{".write(toFile: scratch.path + "/books/.booksync/config.json", atomically: true, encoding: .utf8)
+        let status = try run(["status", "--offline", "--short"])
+        #expect(status.status == 3, "\(status.stderr)")
+        #expect(status.stdout == "== authors (firestore \(status.stdout.split(separator: " ")[3]) authors)\nA  a1\n\n== books\n\n== users (firestore \(status.stdout.split(separator: " ")[3]) users)\nA  u1\n", "\(status.stdout)")
+        #expect(status.stderr.contains("booksync: error: books: ") && status.stderr.contains("config.json"), "\(status.stderr)")
+        let validate = try run(["validate"])
+        #expect(validate.status == 3, "\(validate.stdout) \(validate.stderr)")
+    }
+}
