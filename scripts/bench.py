@@ -25,6 +25,8 @@ clients of scripts/bench_reference.py (minimal: fewest requests; naive: one requ
 per document):
   pull-all        first pull of N documents into an empty directory
   push-all        push of N new records into an empty collection
+  seed            the same N records seeded one way into an empty collection
+                  (booksync seed), against the minimal client's push
   push-10         push of 10 changed records in an N-record collection (and status
                   --offline of the same tree, and one request, for its target)
   pull-10         pull when 10 of N remote documents changed

@@ -154,6 +154,27 @@ class RemoteScenarios:
         self.judge_bulk(b_row, m_row, v_row, "push of %s new records" % size, applies)
         self.rows += [b_row, m_row] + ([v_row] if naive_runs else [])
 
+        # seed: the same N records written one way into an empty collection (loading the
+        # emulator from a repository), against the same minimal client's push; then
+        # two-way sync goes on from the recorded base (status finds nothing to do).
+        self.log("remote %d: seed of %d records" % (n, n))
+        s_row = Row("seed of N records (one way)", n, "booksync", "")
+        seeded = None
+        for i in range(runs + 1):
+            if seeded:
+                self.wipe(seeded)
+            seeded = bs_push()
+            r = run(self.bs(push_dir, "seed", "--remote", "origin"), env=self.remote_env)
+            check_pushed(r, n)
+            if i > 0:
+                s_row.add(r)  # the first run warms up
+        after = run(self.bs(push_dir, "status", "--short"), env=self.remote_env)
+        if after.out.strip():
+            raise SystemExit("bench: after seed, status is not clean:\n%s" % after.out[-1000:])
+        self.wipe(seeded)
+        self.judge_bulk(s_row, m_row, Row("", n, "", ""), "seed of %s records" % size, applies)
+        self.rows.append(s_row)
+
         # push-10: 10 changed records in an N-record collection (booksync and the minimal client each
         # in their own collection, both left in sync by the last push-all run)
         self.log("remote %d: push of %d changed records" % (n, CHANGED))

@@ -16,15 +16,19 @@ extension RecordStore {
     ///   - environment: Where the endpoint and credentials come from; the process's by default.
     ///   - retry: Timeouts and retries of each request (the CLI's by default).
     ///   - log: Receives one line per request (method, path, status, time; never tokens).
+    ///   - remote: The remote to sync with, as `--remote` names it; nil
+    ///     chooses as the CLI does (origin, or the emulator's own state when
+    ///     `FIRESTORE_EMULATOR_HOST` is set and origin was synced elsewhere).
     public static func firestore(directory: String, environment: [String: String] = ProcessInfo.processInfo.environment,
-                                 retry: RetryPolicy = RetryPolicy(),
+                                 retry: RetryPolicy = RetryPolicy(), remote: String? = nil,
                                  log: @escaping @Sendable (String) -> Void = { _ in }) -> RecordStore {
         // One URLSession for every sync of this store.
         let transport = URLSessionTransport.make(requestTimeout: retry.requestTimeout)
-        return RecordStore(directory: directory) { (collection: CollectionDirectory) throws(BooksyncError) -> any RemoteCollection in
+        return RecordStore(directory: directory, choosing: (remote, environment)) { (collection: CollectionDirectory) throws(BooksyncError) -> any RemoteCollection in
             let endpoint: FirestoreEndpoint
+            let endpointEnvironment = try collection.remote.endpointEnvironment(environment)
             do throws(RemoteError) {
-                endpoint = try FirestoreEndpoint.resolve(environment: environment, commandTimeout: retry.requestTimeout, transport: transport)
+                endpoint = try FirestoreEndpoint.resolve(environment: endpointEnvironment, commandTimeout: retry.requestTimeout, transport: transport)
             } catch {
                 throw .remote(error)
             }

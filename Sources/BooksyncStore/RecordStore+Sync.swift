@@ -9,7 +9,7 @@ extension RecordStore {
     /// - Throws: `RecordStoreError.collection` (the remote, the base, I/O).
     public func status(offline: Bool = false) async throws(RecordStoreError) -> SyncStatus {
         try await exclusively { () throws(RecordStoreError) -> SyncStatus in
-            let collection = try open()
+            let collection = try openForSync()
             do throws(BooksyncError) {
                 return try await collection.status(remote: offline ? nil : makeRemote(collection))
             } catch {
@@ -25,7 +25,7 @@ extension RecordStore {
     ///   mass-delete guard, I/O); work done before a failure is recorded.
     public func pull(options: SyncOptions = SyncOptions()) async throws(RecordStoreError) -> SyncReport {
         try await exclusively { () throws(RecordStoreError) -> SyncReport in
-            let collection = try open()
+            let collection = try openForSync()
             do throws(BooksyncError) {
                 return try await collection.pull(remote: makeRemote(collection), options: options)
             } catch {
@@ -41,7 +41,7 @@ extension RecordStore {
     ///   mass-delete guard, I/O); writes accepted before a failure are recorded.
     public func push(options: SyncOptions = SyncOptions()) async throws(RecordStoreError) -> SyncReport {
         try await exclusively { () throws(RecordStoreError) -> SyncReport in
-            let collection = try open()
+            let collection = try openForSync()
             do throws(BooksyncError) {
                 return try await collection.push(remote: makeRemote(collection), options: options)
             } catch {

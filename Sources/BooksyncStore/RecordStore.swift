@@ -55,6 +55,9 @@ public actor RecordStore<DTO: Codable & Sendable> {
     /// The collection directory (or a directory inside it), as given.
     public nonisolated let directory: String
     let makeRemote: @Sendable (CollectionDirectory) throws(BooksyncError) -> any RemoteCollection
+    /// Which remote's sync state `status`, `pull` and `push` use, chosen as
+    /// the CLI chooses (`CollectionDirectory.selectingRemote`); nil: origin.
+    let remoteChoice: (name: String?, environment: [String: String])?
     let encoder = RecordEncoder()
     let decoder = RecordDecoder()
     /// Per record, what this store last read or wrote of its file: the base a
@@ -73,8 +76,26 @@ public actor RecordStore<DTO: Codable & Sendable> {
     ///     an in-memory remote, an app `firestore(directory:)`'s.
     public init(directory: String,
                 remote: @escaping @Sendable (CollectionDirectory) throws(BooksyncError) -> any RemoteCollection) {
+        self.init(directory: directory, choosing: nil, remote: remote)
+    }
+
+    /// A store whose syncs use the sync state of the remote `choice` selects.
+    init(directory: String, choosing choice: (name: String?, environment: [String: String])?,
+         remote: @escaping @Sendable (CollectionDirectory) throws(BooksyncError) -> any RemoteCollection) {
         self.directory = directory
+        self.remoteChoice = choice
         self.makeRemote = remote
+    }
+
+    /// The collection as it is on disk now, with the sync state of the chosen remote.
+    func openForSync() throws(RecordStoreError) -> CollectionDirectory {
+        let collection = try open()
+        guard let remoteChoice else { return collection }
+        do {
+            return try collection.selectingRemote(remoteChoice.name, environment: remoteChoice.environment)
+        } catch {
+            throw .collection(error)
+        }
     }
 
     /// The collection as it is on disk now.

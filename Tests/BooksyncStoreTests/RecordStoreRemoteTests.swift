@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+import BooksyncCore
+import BooksyncKit
+import BooksyncStore
+import BooksyncTestSupport
+
+/// An app's store chooses its remote as the CLI does: with
+/// FIRESTORE_EMULATOR_HOST set, a collection synced with production works
+/// with the emulator's own state instead of refusing or mixing the two.
+@Suite struct RecordStoreRemoteTests {
+    @Test func theEmulatorGetsItsOwnStateInAnApp() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let emulator = try #require(environment["FIRESTORE_EMULATOR_HOST"].flatMap { $0.isEmpty ? nil : $0 }, "run through scripts/test")
+        let second = try #require(environment["BOOKSYNC_TEST_SECOND_EMULATOR_HOST"].flatMap { $0.isEmpty ? nil : $0 }, "run through scripts/test")
+        let scratch = try ScratchDirectory()
+        let project = "t-storeremote-" + UUID().uuidString.prefix(8).lowercased()
+        _ = try CollectionDirectory.initialize(at: scratch.path, config: CollectionConfig(remote: FirestoreTarget(project: project, collectionPath: "books")))
+        let production = RecordStore<ShelfBook>.firestore(directory: scratch.path,
+                                                          environment: ["BOOKSYNC_FIRESTORE_URL": "http://\(second)/v1/", "BOOKSYNC_ACCESS_TOKEN": "owner"])
+        try await production.save(ShelfBook.sample())
+        #expect(try await production.push().events.count == 1)
+        let manifest = try String(contentsOfFile: scratch.path + "/.booksync/manifest.json", encoding: .utf8)
+
+        let onEmulator = RecordStore<ShelfBook>.firestore(directory: scratch.path, environment: ["FIRESTORE_EMULATOR_HOST": emulator])
+        let status = try await onEmulator.status()
+        #expect(status.records.map(\.id.rawValue) == ["dune"], "added for the emulator's empty state")
+        let push = try await onEmulator.push()
+        #expect(push.events.map(\.kind) == [.pushed(.create)])
+        #expect(try String(contentsOfFile: scratch.path + "/.booksync/manifest.json", encoding: .utf8) == manifest, "origin's base untouched")
+        #expect(FileManager.default.fileExists(atPath: scratch.path + "/.booksync/local/emulator/manifest.json"))
+        // Naming origin with the emulator set is refused, not mixed.
+        let named = RecordStore<ShelfBook>.firestore(directory: scratch.path, environment: ["FIRESTORE_EMULATOR_HOST": emulator], remote: "origin")
+        await #expect(throws: RecordStoreError.self) { try await named.status() }
+    }
+}
