@@ -8,6 +8,7 @@
 public struct RecordScope: Sendable, Equatable {
     /// One pathspec, with the text it was given as, for messages.
     public struct Pattern: Sendable, Equatable {
+        /// What the pathspec names.
         public enum Kind: Sendable, Equatable {
             /// Exactly this record (an id, or a file).
             case record(RecordID)
@@ -17,10 +18,12 @@ public struct RecordScope: Sendable, Equatable {
             case glob(String)
         }
 
+        /// What it names.
         public let kind: Kind
         /// As the user wrote it.
         public let text: String
 
+        /// A pattern; `text` is how messages name it.
         public init(_ kind: Kind, text: String) {
             self.kind = kind
             self.text = text
@@ -39,6 +42,7 @@ public struct RecordScope: Sendable, Equatable {
     /// The pathspecs; empty for the whole collection.
     public let patterns: [Pattern]
 
+    /// A scope of these patterns; none is the whole collection.
     public init(_ patterns: [Pattern]) {
         self.patterns = patterns
     }
