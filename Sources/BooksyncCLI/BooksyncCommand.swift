@@ -24,6 +24,9 @@ struct CommandContext: Sendable {
     /// The usage tally of the remote the command made, if any, for the
     /// closing `--verbose` line (see `RemoteUsageLine`).
     let remoteUsage = RemoteUsageLine()
+    /// Pathspecs are relative to the collection, not the current directory
+    /// (a workspace has taken the collection's path off each).
+    var operandsFromCollection = false
 
     /// The same context working in `directory` (`clone` works in the folder it
     /// creates, a workspace in each collection), writing to `console` if given.

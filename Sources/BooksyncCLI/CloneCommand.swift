@@ -5,7 +5,7 @@ import BooksyncKit
 enum CloneCommand: Subcommand {
     static let name = "clone"
     static let summary = "create a collection folder and pull the remote collection into it"
-    static let usage = "booksync clone [--firestore PROJECT[/DATABASE]] --collection PATH [init options] [DIR]"
+    static let usage = "booksync clone [--firestore PROJECT[/DATABASE]] --collection PATH [--require FIELD:TYPE]... [--id-field NAME|none] [--change-field NAME] [--subcollection PATH]... [--subcollection-require PATH:FIELD:TYPE]... [--git] [DIR]"
     static let discussion = """
         Creates DIR (by default the collection path's last name, e.g. books),
         runs init there with the same options (see init --help), then pulls every
@@ -20,6 +20,7 @@ enum CloneCommand: Subcommand {
         guard let collection = arguments.value(.collection) else {
             throw arguments.usageError("missing --collection PATH (the Firestore collection to clone, e.g. books)")
         }
+        if let problem = FirestoreTarget.validateCollectionPath(collection) { throw arguments.usageError("--collection: \(problem)") }
         // Hand the whole command to the network helper before anything is
         // created: it runs the command again from the start.
         if case .helper(let helper) = context.network {
@@ -28,6 +29,10 @@ enum CloneCommand: Subcommand {
         }
         let name = arguments.positionals.first ?? String(collection.split(separator: "/").last ?? "collection")
         let directory = PathDisplay.resolve(name, against: context.directory)
+        // Inside another collection, its scan would take these files for its own records.
+        if let enclosing = CollectionPaths.locate(from: FileSystem.split(directory).directory) {
+            throw BooksyncError.invalidArgument("\(context.display(directory)) is inside the collection \(context.display(enclosing.root)); clone next to it, not into it")
+        }
         if FileSystem.exists(directory) {
             guard FileSystem.isDirectory(directory), (try? FileSystem.listDirectory(directory))?.isEmpty == true else {
                 throw BooksyncError.invalidArgument("\(context.display(directory)) already exists and is not an empty folder; clone into a new one")

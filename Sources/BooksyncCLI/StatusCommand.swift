@@ -37,7 +37,7 @@ enum StatusCommand: Subcommand {
         try arguments.rejectCombined(.short, .json)
         try arguments.rejectCombined(.offline, .full)
         let collection = try context.openCollection(arguments)
-        let scope = try collection.scope(arguments.positionals)
+        let scope = try collection.scope(arguments.positionals, fromRoot: context.operandsFromCollection)
         GitDriverCheck.warnIfOutdated(collectionRoot: collection.paths.root, context: context)
         let remote = arguments.has(.offline) ? nil : try context.makeRemote(collection)
         let progress = ProgressBar(console: context.console, enabled: !context.quiet)

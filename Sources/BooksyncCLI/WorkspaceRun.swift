@@ -40,18 +40,18 @@ enum WorkspaceRun {
             let root = context.directory + "/" + path
             if !json {
                 if worst != .success || path != collections.first(where: { selected[$0] != nil }) { context.console.out("") }
-                context.console.out("== \(name: path)\(heading(root))")
+                context.console.out("== \(name: path)\(heading(root, remote: arguments.value(.remote), environment: context.environment))")
             }
             let captured = Captured()
-            let inner = context.working(in: root, console: json ? context.console.capturingStdout { captured.append($0) } : nil)
+            var inner = context.working(in: root, console: json ? context.console.capturingStdout { captured.append($0) } : nil)
+            inner.operandsFromCollection = true
             let code: ExitCode
             var failure: String?
             do {
                 code = try await command.run(arguments.withOperands(operands), context: inner)
             } catch let error as UsageError {
-                failure = error.message
-                context.console.err("booksync \(command.name): \(path): \(error.message)")
-                code = .usage
+                // The same options in every collection: said once, and nothing more runs.
+                throw error
             } catch let error as BooksyncError {
                 failure = error.description
                 context.console.err("booksync: error: \(path): \(error.description)")
@@ -71,10 +71,12 @@ enum WorkspaceRun {
     }
 
     /// ` (firestore p/(default) books)`, or nothing when the config cannot be read (the command says why).
-    private static func heading(_ root: String) -> TerminalText {
-        guard let collection = try? CollectionDirectory.open(searchingFrom: root) else { return "" }
+    /// The remote each collection's command will use, as it chooses it.
+    private static func heading(_ root: String, remote: String?, environment: [String: String]) -> TerminalText {
+        guard let collection = try? CollectionDirectory.open(searchingFrom: root).selectingRemote(remote, environment: environment) else { return "" }
         let target = collection.config.remote
-        return " (firestore \(name: target.project)/\(name: target.database) \(name: target.collectionPath))"
+        let name: TerminalText = collection.remote.isOrigin ? "" : "remote '\(name: collection.remote.name)', "
+        return " (\(name)firestore \(name: target.project)/\(name: target.database) \(name: target.collectionPath))"
     }
 
     private static func needsNetwork(_ name: String, _ arguments: ParsedArguments) -> Bool {
@@ -97,6 +99,10 @@ enum WorkspaceRun {
         for operand in given {
             var text = operand
             while text.hasPrefix("./") { text.removeFirst(2) }
+            if text == "." || text.isEmpty {
+                for path in collections { result[path] = ["."] }
+                continue
+            }
             // The longest collection path the operand starts with.
             let owner = collections.filter { text == $0 || text == $0 + "/" || text.hasPrefix($0 + "/") }.max { $0.count < $1.count }
             guard let owner else {

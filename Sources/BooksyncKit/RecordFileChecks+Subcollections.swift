@@ -55,8 +55,8 @@ extension CollectionDirectory {
     /// from the collection directory (`booksync -C books resolve dune.json`).
     /// - Throws: `.invalidArgument` for a path outside the collection or
     ///   through a link inside it.
-    func relativePath(ofFileArgument argument: String) throws(BooksyncError) -> String {
-        if let found = try relativePath(ofFileArgument: argument, from: FileSystem.currentDirectory()) { return found }
+    func relativePath(ofFileArgument argument: String, rootOnly: Bool = false) throws(BooksyncError) -> String {
+        if !rootOnly, let found = try relativePath(ofFileArgument: argument, from: FileSystem.currentDirectory()) { return found }
         if !argument.hasPrefix("/"), let found = try relativePath(ofFileArgument: argument, from: paths.root) { return found }
         throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': not a record file of the collection in \(paths.root)")
     }
@@ -89,8 +89,8 @@ extension CollectionDirectory {
     /// is the review, not the book `r1`).
     /// - Throws: `.invalidArgument` as `relativePath(ofFileArgument:)`, or for a
     ///   path that is not a record file of a configured subcollection.
-    func recordID(ofFileArgument argument: String) throws(BooksyncError) -> RecordID {
-        try recordID(atRelativePath: try relativePath(ofFileArgument: argument), argument: argument)
+    func recordID(ofFileArgument argument: String, rootOnly: Bool = false) throws(BooksyncError) -> RecordID {
+        try recordID(atRelativePath: try relativePath(ofFileArgument: argument, rootOnly: rootOnly), argument: argument)
     }
 
     /// The record at `relative` (from `relativePath(ofFileArgument:)`), named

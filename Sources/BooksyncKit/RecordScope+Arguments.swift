@@ -7,16 +7,22 @@ extension CollectionDirectory {
     /// and globs are relative to the current directory when it is inside the
     /// collection, else to the collection; no path may leave the collection
     /// or pass through a link inside it.
+    /// `fromRoot`: relative to the collection only, never the current
+    /// directory (a workspace hands each collection its part of a pathspec).
+    /// A pathspec naming the whole collection (`.`) is no narrowing at all:
+    /// the command runs, and guards, as without one.
     /// - Throws: `.invalidArgument` naming the pathspec.
-    public func scope(_ arguments: [String]) throws(BooksyncError) -> RecordScope {
+    public func scope(_ arguments: [String], fromRoot: Bool = false) throws(BooksyncError) -> RecordScope {
         var patterns: [RecordScope.Pattern] = []
         for argument in arguments {
-            patterns.append(try pattern(argument))
+            let found = try pattern(argument, fromRoot: fromRoot)
+            if case .glob("**") = found.kind { return .everything }
+            patterns.append(found)
         }
         return RecordScope(patterns)
     }
 
-    private func pattern(_ argument: String) throws(BooksyncError) -> RecordScope.Pattern {
+    private func pattern(_ argument: String, fromRoot: Bool) throws(BooksyncError) -> RecordScope.Pattern {
         let shown = TerminalEscaping.abbreviate(argument)
         guard !argument.isEmpty else { throw .invalidArgument("an empty pathspec names no record") }
         if argument.contains(where: { $0 == "*" || $0 == "?" }) {
@@ -25,21 +31,21 @@ extension CollectionDirectory {
             guard !glob.hasPrefix("/"), !glob.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) else {
                 throw .invalidArgument("pathspec '\(shown)': a glob is relative to the collection (no '/' first, no '.' or '..')")
             }
-            return RecordScope.Pattern(.glob(currentFolderPrefix() + glob), text: argument)
+            return RecordScope.Pattern(.glob((fromRoot ? "" : currentFolderPrefix()) + glob), text: argument)
         }
         let trimmed = argument.hasSuffix("/") ? String(argument.dropLast()) : argument
         // A bare word is an id even where a folder has its name (`dune` and `dune/`):
         // the folder needs its slash, or a name that is no id (`dune/reviews`).
         let namesRecord = !argument.hasSuffix("/") && (argument.hasSuffix(".json") || (try? rules.recordID(argument)) != nil)
-        if !namesRecord, argument.hasSuffix("/") || isFolder(trimmed) {
+        if !namesRecord, argument.hasSuffix("/") || isFolder(trimmed, fromRoot: fromRoot) {
             // The folder as a file path below it would be: the same checks (inside, no link).
-            let relative = try relativePath(ofFileArgument: (trimmed.isEmpty ? "." : trimmed) + "/x.json")
+            let relative = try relativePath(ofFileArgument: (trimmed.isEmpty ? "." : trimmed) + "/x.json", rootOnly: fromRoot)
             let folder = String(relative.dropLast("x.json".count)).trimmingSuffix("/")
             guard !folder.isEmpty else { return RecordScope.Pattern(.glob("**"), text: argument) }
             return RecordScope.Pattern(.folder(folder), text: argument)
         }
         if argument.hasSuffix(".json") {
-            return RecordScope.Pattern(.record(try recordID(ofFileArgument: argument)), text: argument)
+            return RecordScope.Pattern(.record(try recordID(ofFileArgument: argument, rootOnly: fromRoot)), text: argument)
         }
         do {
             return RecordScope.Pattern(.record(try rules.recordID(argument)), text: argument)
@@ -49,9 +55,10 @@ extension CollectionDirectory {
     }
 
     /// Whether `argument` names a folder (from the current directory or the collection), never through a link.
-    private func isFolder(_ argument: String) -> Bool {
+    private func isFolder(_ argument: String, fromRoot: Bool) -> Bool {
         if argument == "." || argument == ".." { return true }
-        let candidates = argument.hasPrefix("/") ? [argument] : [FileSystem.currentDirectory() + "/" + argument, paths.root + "/" + argument]
+        let candidates = argument.hasPrefix("/") ? [argument]
+            : (fromRoot ? [] : [FileSystem.currentDirectory() + "/" + argument]) + [paths.root + "/" + argument]
         return candidates.contains { (try? FileSystem.stat($0))?.kind == .directory }
     }
 

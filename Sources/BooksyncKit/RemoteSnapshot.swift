@@ -9,6 +9,9 @@ struct RemoteSnapshot: Sendable {
     var bodies: [RecordID: RemoteDocument]
     /// How the listing was made: the change query, or every name.
     var read: RemoteRead = .everyName(because: nil)
+    /// A folder or glob scope listed every name before narrowing, and there
+    /// were none: the target is empty, whatever the scope (the emptied-target guard).
+    var wholeTargetEmpty = false
 
     /// The change mark a pull records after applying this snapshot to
     /// `base`: every document the base does not match stays after it (see
@@ -84,12 +87,15 @@ extension CollectionDirectory {
         if !scope.isEverything {
             // A folder or glob: every name is listed, and the snapshot narrowed.
             var listing = try await listRemoteRevisions(remote, progress: progress)
+            let empty = listing.revisions.isEmpty && listing.unusable.isEmpty
             listing.revisions = listing.revisions.filter { scope.contains($0.key) }
             listing.unusable = []
             let needed = listing.revisions.filter { id, revision in manifest.entries[id]?.revision != revision && needing(id) }.keys
             let bodies = try await fetchRemoteBodies(remote, ids: Array(needed), progress: progress)
             for id in needed where bodies[id] == nil { listing.revisions[id] = nil }
-            return RemoteSnapshot(listing: listing, bodies: bodies, read: .everyName(because: rules.changeField.map { _ in .scoped }))
+            var snapshot = RemoteSnapshot(listing: listing, bodies: bodies, read: .everyName(because: rules.changeField.map { _ in .scoped }))
+            snapshot.wholeTargetEmpty = empty
+            return snapshot
         }
         var reason: FullListingReason?
         if let field = rules.changeField {

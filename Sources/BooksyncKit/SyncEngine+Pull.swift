@@ -69,7 +69,7 @@ extension CollectionDirectory {
             try options.checkDeletes(plan, command: .pull, baseCount: manifest.entries.count)
             if options.dryRun {
                 report.events += plan.steps.map(\.dryRunEvent)
-                report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(manifest.entries.keys), AnySequence(scan.files.keys)],
+                report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(whole.entries.keys), AnySequence(scan.files.keys)],
                                                                    subcollections: rules.subcollections)
                 return report
             }
@@ -95,9 +95,11 @@ extension CollectionDirectory {
     /// mirroring it would empty the directory. `--force` lets it through.
     private func checkNotEmptied(_ snapshot: RemoteSnapshot, manifest: Manifest, deletes: Int, remote: any RemoteCollection,
                                  options: SyncOptions) throws(BooksyncError) {
-        guard !options.force, options.scope.isEverything, deletes > 0, !manifest.entries.isEmpty, case .everyName = snapshot.read,
-              snapshot.listing.revisions.isEmpty, snapshot.listing.unusable.isEmpty
-        else { return }
+        var emptied = snapshot.wholeTargetEmpty
+        if options.scope.isEverything, case .everyName = snapshot.read {
+            emptied = snapshot.listing.revisions.isEmpty && snapshot.listing.unusable.isEmpty
+        }
+        guard !options.force, deletes > 0, !manifest.entries.isEmpty, emptied else { return }
         throw .emptiedTarget(remote: self.remote.name, target: remote.identity?.description ?? remote.displayName,
                              baseCount: manifest.entries.count, deletes: deletes)
     }

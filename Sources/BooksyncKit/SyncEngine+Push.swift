@@ -36,7 +36,7 @@ extension CollectionDirectory {
         try options.checkDeletes(survey.deletes, command: .push, baseCount: manifest.entries.count)
         if options.dryRun {
             report.events = survey.events
-            report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(manifest.entries.keys), AnySequence(scan.files.keys)],
+            report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(whole.entries.keys), AnySequence(scan.files.keys)],
                                                                subcollections: rules.subcollections)
             return report
         }

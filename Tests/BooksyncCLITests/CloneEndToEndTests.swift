@@ -25,5 +25,12 @@ import BooksyncTestSupport
         let again = try BinaryTests.run(["clone", "--firestore", project, "--collection", "users/u1/books"], in: scratch.path, environment: environment)
         #expect(again.status == 2 && again.stderr.contains("books already exists and is not an empty folder"), "\(again.stderr)")
         #expect(try BinaryTests.run(["clone", "--collection", "books", "a", "b"], in: scratch.path, environment: environment).status == 2)
+        // Into another collection's folder, its scan would take the files for its own records.
+        let inside = try BinaryTests.run(["clone", "--firestore", project, "--collection", "users/u1/books", "emma/reviews"], in: scratch.path + "/books",
+                                         environment: environment)
+        #expect(inside.status == 2 && inside.stderr.contains("is inside the collection"), "\(inside.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path + "/books/emma"))
+        let badPath = try BinaryTests.run(["clone", "--collection", "users/u1"], in: scratch.path, environment: environment)
+        #expect(badPath.status == 2 && !FileManager.default.fileExists(atPath: scratch.path + "/u1"), "\(badPath.stderr)")
     }
 }

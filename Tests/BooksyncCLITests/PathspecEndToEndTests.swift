@@ -108,6 +108,23 @@ import BooksyncTestSupport
         #expect(try ws.recordFiles().count == 21)
     }
 
+    /// A hostile review found a wiped target emptying the directory through
+    /// pathspecs: `.` is no narrowing, and a folder or glob, which lists every
+    /// name anyway, still sees that the target is empty.
+    @Test func anEmptiedTargetIsRefusedThroughPathspecsToo() async throws {
+        let ws = try Self.collection(host: try Emulator.requireHost())
+        #expect(try ws.run("push").status == 0)
+        for id in ["dune", "emma", "sci-a", "sci-b", "-Nq1", "dune/reviews/r1", "dune/reviews/r2"] {
+            let (status, _) = try await ws.rest.request("DELETE", ws.rest.base + "/books/" + id)
+            #expect(status == 200)
+        }
+        for pathspecs in [["."], ["sci-*"], ["dune/"], ["--max-delete", "100%", "."]] {
+            let pull = try ws.run(["pull"] + pathspecs)
+            #expect(pull.status == 4 && pull.stderr.contains("has no documents"), "\(pathspecs): \(pull.stdout) \(pull.stderr)")
+        }
+        #expect(try ws.recordFiles().count == 5)
+    }
+
     /// A narrowed pull has not seen the whole collection: the change mark stays.
     @Test func aScopedPullDoesNotMoveTheChangeMark() async throws {
         let ws = try Workspace(project: Emulator.uniqueProject("pathspecmark"), host: try Emulator.requireHost())

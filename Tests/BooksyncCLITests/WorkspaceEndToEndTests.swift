@@ -71,12 +71,20 @@ import BooksyncTestSupport
 
     @Test func pathspecsStartWithACollectionsPath() async throws {
         let host = try Emulator.requireHost()
-        let (_, project, run) = try Self.workspace(host: host)
+        let (scratch, project, run) = try Self.workspace(host: host)
         let push = try run(["push", "books/dune.json", "authors/"])
         #expect(push.status == 0, "\(push.stderr)")
         #expect(push.stdout.contains("== authors") && push.stdout.contains("create   dune\n") && !push.stdout.contains("r1")
                 && !push.stdout.contains("== users"), "\(push.stdout)")
         #expect(try await RESTClient(host: host, project: project, collection: "users").all().isEmpty)
+        // The part after the collection's path is the collection's, never the current folder's:
+        // `books/books/` is the folder of the record `books`, not the collection `books/`.
+        try FileManager.default.createDirectory(atPath: scratch.path + "/books/books/reviews", withIntermediateDirectories: true)
+        try bookFile("x").write(toFile: scratch.path + "/books/books/reviews/x.json", atomically: true, encoding: .utf8)
+        let folder = try run(["status", "--offline", "--short", "books/books/"])
+        #expect(folder.stdout.hasSuffix("\nA  books/reviews/x\n") && !folder.stdout.contains("A  dune"), "\(folder.stdout) \(folder.stderr)")
+        let everything = try run(["status", "--offline", "--short", "."])
+        #expect(everything.stdout.contains("== users"), "\(everything.stdout) \(everything.stderr)")
         let wrong = try run(["status", "elsewhere/x.json"])
         #expect(wrong.status == 2 && wrong.stderr.contains("is in none of this folder's collections (authors, books, users)"), "\(wrong.stderr)")
     }
