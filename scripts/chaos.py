@@ -138,10 +138,14 @@ def edit_some(directory, rng, count):
         chaos_subcollections.edit_reviews(directory, rng, count)
 
 
-def problems_after(bin_path, directory, host, project, scratch):
-    """Everything wrong with a directory that should now equal the remote."""
+def problems_after(bin_path, directory, host, project, scratch, synced_through=None):
+    """Everything wrong with a directory that should now equal the remote.
+
+    `synced_through` is the endpoint the directory was synced with when that is
+    not `host` (a fault proxy): its sync state belongs to that target, so its
+    status is asked there; the remote's documents are read from `host`."""
     problems = []
-    status = run(bin_path, directory, ["status", "--short"], host)
+    status = run(bin_path, directory, ["status", "--short"], synced_through or host)
     if status.returncode != 0 or status.stdout.strip():
         problems.append("status not clean (exit %d): %s" % (status.returncode, status.stdout.strip()[:300]))
     for root, _, files in os.walk(directory):
@@ -150,7 +154,7 @@ def problems_after(bin_path, directory, host, project, scratch):
         leftovers = [f for f in files if ".booksync-tmp-" in f or (".booksync-swap-" in f and not recovered)]
         if leftovers:
             problems.append("temporary files left in %s: %s" % (root, leftovers[:3]))
-    validate = run(bin_path, directory, ["-q", "validate"], host)
+    validate = run(bin_path, directory, ["-q", "validate"], synced_through or host)
     if validate.returncode != 0:
         problems.append("invalid files: " + validate.stdout.strip()[:300])
     records = local_records(directory)

@@ -104,7 +104,7 @@ def faulty_round(index, kinds, args, scratch, rng):
             if result.returncode != 0 or "conflict" in result.stdout or "remote changed" in result.stdout:
                 problems.append("%s after faults stopped: exit %d %s" % (command, result.returncode, (result.stdout + result.stderr)[-300:]))
         for directory in (alice, bob):
-            problems += chaos.problems_after(args.bin, directory, args.host, project, scratch)
+            problems += chaos.problems_after(args.bin, directory, args.host, project, scratch, synced_through=proxy)
         summary = ", ".join("%s %d" % (k, injected[k]) for k in KINDS if injected.get(k))
         label = "all kinds" if "," in kinds else kinds
         print("round %2d %-9s %3d requests, injected %-40s exits %s: %s" % (
