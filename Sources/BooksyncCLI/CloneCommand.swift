@@ -39,7 +39,7 @@ enum CloneCommand: Subcommand {
             }
         } else {
             do {
-                try FileSystem.createDirectory(directory)
+                try FileSystem.createDirectories(directory)
             } catch {
                 throw BooksyncError.io(error)
             }

@@ -109,6 +109,7 @@ enum RemoteCommand: Subcommand {
         guard remotes[name] == nil else {
             throw BooksyncError.invalidArgument("remote '\(name)' exists already; 'booksync remote remove \(name)' first to redefine it")
         }
+        if let clash = remotes.caseClash(name) { throw arguments.usageError(clash) }
         remotes.set(RemoteDefinition(name: name, target: target, endpoint: endpoint, sharesState: shares))
         try collection.saveRemotes(remotes)
         if !context.quiet {

@@ -42,6 +42,8 @@ public struct RemoteList: Sendable, Equatable {
     public static let currentVersion: Int64 = 1
     /// The name of config.json's remote.
     public static let origin = "origin"
+    /// The remote `FIRESTORE_EMULATOR_HOST` selects when no remote of this name is defined.
+    public static let emulator = "emulator"
 
     /// The remotes, sorted by name (bytes).
     public private(set) var remotes: [RemoteDefinition]
@@ -75,6 +77,16 @@ public struct RemoteList: Sendable, Equatable {
         guard isAlphanumeric(first), name.utf8.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
         else { return "remote name '\(name)' must start with a letter or digit and hold only letters, digits, '.', '_' and '-'" }
         return nil
+    }
+
+    /// Why `name` cannot be added beside these remotes, or nil: it differs
+    /// from another remote, `origin` or `emulator` only in letter case.
+    /// State folders are named after remotes, and macOS's file system
+    /// ignores case, so `Staging` and `staging` would share one base there.
+    public func caseClash(_ name: String) -> String? {
+        let lowered = name.lowercased()
+        guard let other = (remotes.map(\.name) + [Self.origin, Self.emulator]).first(where: { $0 != name && $0.lowercased() == lowered }) else { return nil }
+        return "remote name '\(name)' differs from '\(other)' only in letter case; on macOS they would share one sync state"
     }
 
     /// Why an emulator host from the remotes file cannot be used, or nil:
@@ -134,7 +146,9 @@ public struct RemoteList: Sendable, Equatable {
             if let problem = problem(withName: name) { throw StateFileError(message: problem) }
             guard name != origin else { throw StateFileError(message: "'origin' is config.json's remote; name this one differently") }
             guard case .map(let fields) = value else { throw StateFileError(message: "remote '\(name)' must be an object") }
-            remotes.append(try definition(name, fields))
+            let defined = try definition(name, fields)
+            if let clash = RemoteList(remotes).caseClash(name) { throw StateFileError(message: clash) }
+            remotes.append(defined)
         }
         return RemoteList(remotes)
     }

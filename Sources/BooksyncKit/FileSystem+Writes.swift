@@ -131,6 +131,14 @@ extension FileSystem {
         }
     }
 
+    /// Creates a directory and its missing parents, as `mkdir -p` does (a
+    /// folder the user names for `clone`, never one inside a collection).
+    public static func createDirectories(_ path: String) throws(FileSystemError) {
+        let parent = split(path).directory
+        if parent != path, parent != ".", !exists(parent) { try createDirectories(parent) }
+        try createDirectory(path)
+    }
+
     /// Throws the refusal when `path` exists and is not a real directory (a link to one included).
     public static func requireDirectoryOrAbsent(_ path: String) throws(FileSystemError) {
         var s = CStat()

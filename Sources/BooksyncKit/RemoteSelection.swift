@@ -92,7 +92,7 @@ extension CollectionDirectory {
     }
 
     /// The name of the emulator's own state when no remote names the emulator.
-    static let implicitEmulator = "emulator"
+    static let implicitEmulator = RemoteList.emulator
 
     /// This collection working with the remote `name`, or, with none named,
     /// the one the environment implies:

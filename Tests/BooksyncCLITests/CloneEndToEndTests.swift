@@ -22,6 +22,10 @@ import BooksyncTestSupport
         let named = try BinaryTests.run(["clone", "--firestore", project, "--collection", "users/u1/books", "-q", "library"], in: scratch.path,
                                         environment: environment)
         #expect(named.status == 0 && FileManager.default.fileExists(atPath: scratch.path + "/library/emma.json"), "\(named.stderr)")
+        // Missing parents are made, as git clone makes them.
+        let nested = try BinaryTests.run(["clone", "--firestore", project, "--collection", "users/u1/books", "-q", "data/2026/books"], in: scratch.path,
+                                         environment: environment)
+        #expect(nested.status == 0 && FileManager.default.fileExists(atPath: scratch.path + "/data/2026/books/dune.json"), "\(nested.stderr)")
         let again = try BinaryTests.run(["clone", "--firestore", project, "--collection", "users/u1/books"], in: scratch.path, environment: environment)
         #expect(again.status == 2 && again.stderr.contains("books already exists and is not an empty folder"), "\(again.stderr)")
         #expect(try BinaryTests.run(["clone", "--collection", "books", "a", "b"], in: scratch.path, environment: environment).status == 2)

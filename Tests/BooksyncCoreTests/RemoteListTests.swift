@@ -29,6 +29,10 @@ import Testing
         (#"{"version": 1, "remotes": {"x": {"project": "p", "collection": "books", "state": "both"}}}"#, "\"state\" must be"),
         (#"{"version": 2, "remotes": {}}"#, "\"version\" must be 1"),
         (#"{"version": 1, "remotes": {"x": {"project": "p", "collection": "books", "endpoint": "emulator", "state": "shared"}}}"#, "an emulator's sync state is local"),
+        // State folders are named after remotes; macOS ignores case.
+        (#"{"version": 1, "remotes": {"staging": {"project": "p", "collection": "c"}, "Staging": {"project": "q", "collection": "c"}}}"#, "only in letter case"),
+        (#"{"version": 1, "remotes": {"Emulator": {"project": "p", "collection": "c", "endpoint": "emulator"}}}"#, "differs from 'emulator' only in letter case"),
+        (#"{"version": 1, "remotes": {"ORIGIN": {"project": "p", "collection": "c"}}}"#, "differs from 'origin' only in letter case"),
     ])
     func badRemotesAreRefused(text: String, expected: String) {
         #expect(throws: StateFileError.self) { try RemoteList.decode(Array(text.utf8)) }
