@@ -4,7 +4,8 @@
 ///
 /// Patterns are matched against a record's file path relative to the
 /// collection directory (`dune.json`, `dune/reviews/r1.json`), in its encoded
-/// form (`RecordID.fileName`).
+/// form (`RecordID.fileName`); a glob also against the id as it reads, with
+/// `.json` (`café.json` for the file `caf%C3%A9.json`).
 public struct RecordScope: Sendable, Equatable {
     /// One pathspec, with the text it was given as, for messages.
     public struct Pattern: Sendable, Equatable {
@@ -34,7 +35,10 @@ public struct RecordScope: Sendable, Equatable {
             switch kind {
             case .record(let named): id == named
             case .folder(let folder): id.fileName.utf8.starts(with: (folder + "/").utf8)
-            case .glob(let glob): RecordScope.globMatches(Array(glob.utf8)[...], Array(id.fileName.utf8)[...])
+            case .glob(let glob):
+                RecordScope.globMatches(Array(glob.utf8)[...], Array(id.fileName.utf8)[...])
+                    // An escaped id also matches as it reads: `'café*'` as well as `'caf%C3%A9*'`.
+                    || (id.encodedName != id.rawValue && RecordScope.globMatches(Array(glob.utf8)[...], Array((id.rawValue + ".json").utf8)[...]))
             }
         }
     }

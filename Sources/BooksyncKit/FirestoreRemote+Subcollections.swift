@@ -35,14 +35,17 @@ extension FirestoreRemote {
         }
     }
 
-    /// The `__name__` bounds of the documents below the collection.
+    /// `__name__` bounds: of the documents below the collection, or of those
+    /// a pathspec can select (`FirestoreRemote+Ranges.swift`).
     struct NameRange: Sendable, Equatable {
         let lower: String
         let upper: String
+        /// Whether `upper` itself is in the range.
+        var upperIncluded = true
 
-        /// `__name__ >= lower AND __name__ <= upper`, as filters.
+        /// `__name__ >= lower AND __name__ <= upper` (or `< upper`), as filters.
         var filters: [Value] {
-            [("GREATER_THAN_OR_EQUAL", lower), ("LESS_THAN_OR_EQUAL", upper)].map { op, bound in
+            [("GREATER_THAN_OR_EQUAL", lower), (upperIncluded ? "LESS_THAN_OR_EQUAL" : "LESS_THAN", upper)].map { op, bound in
                 Value.map(["fieldFilter": .map([
                     "field": .map(["fieldPath": .string("__name__")]), "op": .string(op),
                     "value": .map(["referenceValue": .string(bound)]),

@@ -142,8 +142,7 @@ public struct FirestoreRemote: RemoteCollection {
             }
         } catch {
             // Refused before any answer: the server has no :runQuery.
-            guard !handedOn, case .rejected(_, let status, let code, _) = error,
-                  status == 404 || status == 501 || GRPCCode(name: code) == .unimplemented else { throw error }
+            guard !handedOn, case .rejected(_, let status, let code, _) = error, Self.refusesQueries(error) else { throw error }
             // Subcollections are found by collection-group queries only; listing
             // the collection page by page would silently miss them.
             guard rules.subcollections.isEmpty else { throw error }
@@ -152,9 +151,13 @@ public struct FirestoreRemote: RemoteCollection {
         }
     }
 
-    /// Queries the whole collection in batches ordered by name, each continuing
-    /// after the last name of the one before; names and revisions only
-    /// (`select __name__`) unless `withBodies`.
+    /// Whether `error` is a server saying it has no `:runQuery` (a gateway
+    /// answering 404 or 501 UNIMPLEMENTED), so listing goes page by page.
+    static func refusesQueries(_ error: RemoteError) -> Bool {
+        guard case .rejected(_, let status, let code, _) = error else { return false }
+        return status == 404 || status == 501 || GRPCCode(name: code) == .unimplemented
+    }
+
     /// `parent` and `collectionId` of a query over this collection.
     var queryScope: (parent: String, collectionID: String) {
         let slash = collectionName.lastIndex(of: "/")!  // documentsRoot has slashes
@@ -166,19 +169,23 @@ public struct FirestoreRemote: RemoteCollection {
     /// (`select __name__`) unless `withBodies`. With `changedSince`, only the
     /// documents whose change field is at or after the mark, ordered by it.
     /// The first answer's listing carries the server's read time.
-    func query(withBodies: Bool, changedSince: ChangeMark? = nil, scope: ListingScope = .collection, progress: @escaping @Sendable (Int) -> Void,
+    /// `range` narrows the names further (a pathspec's); `limit` asks for one
+    /// answer of at most that many documents instead of every page.
+    func query(withBodies: Bool, changedSince: ChangeMark? = nil, scope: ListingScope = .collection, range: NameRange? = nil, limit: Int? = nil,
+               progress: @escaping @Sendable (Int) -> Void,
                each: (RemoteListing, [RecordID: RemoteDocument]) -> Void) async throws(RemoteError) {
         let (parent, collectionID) = queryParent(scope)
         let url = endpoint.baseURL + URLPath.encode(parent) + ":runQuery"
         let what = scope.describe(target.collectionPath)
         let during = changedSince == nil ? "list \(what)" : "query the changes of \(what)"
-        let range = scope.isGroup ? nameRange : nil
-        var batch = withBodies ? firstQueryBatch : namesQueryBatch
+        let range = range ?? (scope.isGroup ? nameRange : nil)
+        var batch = limit ?? (withBodies ? firstQueryBatch : namesQueryBatch)
         var after: QueryCursor?
         var first = true
         var order = ListingOrder()
         repeat {
-            let request = Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies, changedSince: changedSince, group: range)
+            let request = Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies, changedSince: changedSince,
+                                         group: scope.isGroup, range: range)
             let answer = try await client.sendMeasured(HTTPRequest(method: "POST", url: url, body: request), during: during,
                                                        entries: AnswerEntries(member: nil, placeholder: .map(["document": .map([:])])))
             let bytes = answer.bytes
@@ -207,7 +214,7 @@ public struct FirestoreRemote: RemoteCollection {
             first = false
             each(found.listing, found.documents)
             progress(count)
-            guard count >= batch, let last else { break }
+            guard limit == nil, count >= batch, let last else { break }
             if changedSince != nil, last.changeTime == nil {
                 throw .malformedResponse(during: during, detail: "\(last.name) was returned without a timestamp in the change field")
             }
@@ -259,20 +266,20 @@ public struct FirestoreRemote: RemoteCollection {
     /// documents after `after` (from the start if nil). With `changedSince`,
     /// only documents whose change field is at or after the mark, in order of
     /// that field, then name.
-    /// With `group` (the `__name__` range of the collection), a
-    /// collection-group query over every collection named `collectionID`
-    /// below the collection (`allDescendants`, see `ListingScope`).
+    /// With `group`, a collection-group query over every collection named
+    /// `collectionID` (`allDescendants`, see `ListingScope`), which `range`
+    /// (the collection's `__name__` range, or narrower) keeps below the collection.
     static func listQuery(_ collectionID: String, after: QueryCursor?, limit: Int, withBodies: Bool, changedSince: ChangeMark? = nil,
-                          group: NameRange? = nil) -> [UInt8] {
+                          group: Bool = false, range: NameRange? = nil) -> [UInt8] {
         let byName = Value.map(["field": .map(["fieldPath": .string("__name__")]), "direction": .string("ASCENDING")])
         var query: [String: Value] = [
-            "from": .array([Self.from(collectionID, group: group != nil)]),
+            "from": .array([Self.from(collectionID, group: group)]),
             "orderBy": .array([byName]),
             "limit": .integer(Int64(limit)),
         ]
         if !withBodies { query["select"] = .map(["fields": .array([.map(["fieldPath": .string("__name__")])])]) }
         var cursor: [Value] = after.map { [.map(["referenceValue": .string($0.name)])] } ?? []
-        var filters = group?.filters ?? []
+        var filters = range?.filters ?? []
         if let changedSince {
             let field = Value.map(["fieldPath": .string(FieldPathSyntax.quoted(changedSince.field))])
             filters.append(.map(["fieldFilter": .map([

@@ -142,6 +142,13 @@ public protocol RemoteCollection: Sendable {
     /// Revisions of every document, following pages to the end; no bodies.
     /// Names that cannot be record ids go to `unusable`, never silently dropped.
     func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing
+    /// Revisions of at least the documents whose raw ids start with one of
+    /// `prefixes` (`dune`, `dune/reviews/`): a folder or glob pathspec's
+    /// listing. It may list more (the engine narrows), never fewer.
+    func listRevisions(prefixes: [String], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing
+    /// Whether the collection holds no document at all (the emptied-target
+    /// guard of a scoped pull, which did not list everything).
+    func isEmpty() async throws(RemoteError) -> Bool
     /// Every document with its body: fewer requests than listing and fetching
     /// when nearly every body is needed anyway (a first pull). Each answer's
     /// documents go to `batch` as soon as it arrives, so the caller can write
@@ -175,6 +182,17 @@ public protocol RemoteCollection: Sendable {
 }
 
 extension RemoteCollection {
+    /// Every name: a superset of any prefix's.
+    public func listRevisions(prefixes: [String], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
+        try await listRevisions(progress: progress)
+    }
+
+    /// From a listing of every name.
+    public func isEmpty() async throws(RemoteError) -> Bool {
+        let listing = try await listRevisions(progress: { _ in })
+        return listing.revisions.isEmpty && listing.unusable.isEmpty
+    }
+
     /// No change field: status and pull list every name.
     public func changes(since mark: ChangeMark, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges? { nil }
 }

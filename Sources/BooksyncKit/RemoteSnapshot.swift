@@ -85,17 +85,7 @@ extension CollectionDirectory {
             return RemoteSnapshot(listing: listing, bodies: bodies, read: .named(documents: bodies.count))
         }
         if !scope.isEverything {
-            // A folder or glob: every name is listed, and the snapshot narrowed.
-            var listing = try await listRemoteRevisions(remote, progress: progress)
-            let empty = listing.revisions.isEmpty && listing.unusable.isEmpty
-            listing.revisions = listing.revisions.filter { scope.contains($0.key) }
-            listing.unusable = []
-            let needed = listing.revisions.filter { id, revision in manifest.entries[id]?.revision != revision && needing(id) }.keys
-            let bodies = try await fetchRemoteBodies(remote, ids: Array(needed), progress: progress)
-            for id in needed where bodies[id] == nil { listing.revisions[id] = nil }
-            var snapshot = RemoteSnapshot(listing: listing, bodies: bodies, read: .everyName(because: rules.changeField.map { _ in .scoped }))
-            snapshot.wholeTargetEmpty = empty
-            return snapshot
+            return try await readScopedRemote(remote, scope: scope, manifest: manifest, needing: needing, progress: progress)
         }
         var reason: FullListingReason?
         if let field = rules.changeField {
@@ -117,6 +107,46 @@ extension CollectionDirectory {
         let bodies = try await fetchRemoteBodies(remote, ids: Array(needed), progress: progress)
         for id in needed where bodies[id] == nil { listing.revisions[id] = nil }
         return RemoteSnapshot(listing: listing, bodies: bodies, read: .everyName(because: reason))
+    }
+
+    /// A folder or glob scope: the names in its id ranges (every name when a
+    /// pattern has no literal start), narrowed to the scope. When nothing in
+    /// scope is left but the base has records there, one more read asks
+    /// whether the whole target is empty, for the emptied-target guard.
+    private func readScopedRemote(_ remote: any RemoteCollection, scope: RecordScope, manifest: Manifest, needing: (RecordID) -> Bool,
+                                  progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteSnapshot {
+        let prefixes = scope.listingPrefixes
+        let counter = ProgressCounter(phase: "listing", total: nil, report: progress)
+        var listing: RemoteListing
+        do {
+            if let prefixes {
+                listing = try await remote.listRevisions(prefixes: prefixes) { counter.add($0) }
+            } else {
+                listing = try await remote.listRevisions { counter.add($0) }
+            }
+        } catch {
+            throw .remoteFailure(error)
+        }
+        var empty = listing.revisions.isEmpty && listing.unusable.isEmpty
+        listing.revisions = listing.revisions.filter { scope.contains($0.key) }
+        listing.unusable = []
+        let needed = listing.revisions.filter { id, revision in manifest.entries[id]?.revision != revision && needing(id) }.keys
+        let bodies = try await fetchRemoteBodies(remote, ids: Array(needed), progress: progress)
+        for id in needed where bodies[id] == nil { listing.revisions[id] = nil }
+        if prefixes != nil, listing.revisions.isEmpty, !manifest.entries.isEmpty {
+            do {
+                empty = try await remote.isEmpty()
+            } catch {
+                throw .remoteFailure(error)
+            }
+        } else if prefixes != nil {
+            empty = false
+        }
+        let read: RemoteRead = prefixes.map { .ranges($0.count, documents: listing.revisions.count) }
+            ?? .everyName(because: rules.changeField.map { _ in .scoped })
+        var snapshot = RemoteSnapshot(listing: listing, bodies: bodies, read: read)
+        snapshot.wholeTargetEmpty = empty
+        return snapshot
     }
 
     /// The snapshot from the documents changed since `mark`, or why it
@@ -192,6 +222,9 @@ public enum RemoteRead: Sendable, Equatable {
     case everyName(because: FullListingReason?)
     /// Only the documents named by pathspecs were read, with one `batchGet`.
     case named(documents: Int)
+    /// Only the names in the id ranges of folder or glob pathspecs were listed
+    /// (`ranges` of them), `documents` of them in scope.
+    case ranges(Int, documents: Int)
 
     /// A sentence for `--verbose`; nil when there is nothing to explain (no change field).
     public var description: String? {
@@ -202,6 +235,8 @@ public enum RemoteRead: Sendable, Equatable {
             return nil
         case .named(let documents):
             return "read only the named documents by name (\(documents) found), not a listing"
+        case .ranges(let ranges, let documents):
+            return "listed only the names in the pathspecs' \(ranges == 1 ? "id range" : "\(ranges) id ranges") (\(documents) in scope), not every name"
         case .everyName(let reason?):
             return "listed every name: " + reason.description
         }

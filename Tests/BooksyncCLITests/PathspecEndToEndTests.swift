@@ -139,4 +139,59 @@ import BooksyncTestSupport
         let rest = try ws.run("pull")
         #expect(rest.stdout.contains("pull     b.json") && !rest.stdout.contains("a.json"), "\(rest.stdout)")
     }
+
+    /// A folder or glob lists only its id range: `b1*` in 40 documents reads
+    /// the 11 names from `b1` to `b2` and the one body that changed.
+    @Test func aGlobListsOnlyItsIdRange() async throws {
+        let ws = try Workspace(project: Emulator.uniqueProject("pathspecrange"), host: try Emulator.requireHost())
+        try ws.initialize()
+        try await ws.rest.put((0..<40).map { (id: "b\($0)", fields: bookFields("b\($0)")) })
+        #expect(try ws.run("pull").status == 0)
+        try await ws.rest.put([(id: "b12", fields: bookFields("b12", title: "new")), (id: "b3", fields: bookFields("b3", title: "new"))])
+        let pull = try ws.run("pull", "-v", "b1*")
+        #expect(pull.stdout == "pull     b12.json\npulled 1\n", "\(pull.stdout) \(pull.stderr)")
+        #expect(pull.stderr.contains("listed only the names in the pathspecs' id range (11 in scope)"), "\(pull.stderr)")
+        #expect(pull.stderr.contains("12 documents read (estimated billed reads: 12)"), "\(pull.stderr)")
+        #expect(try ws.run("status", "--short").stdout == " M b3\n", "b3 is still to pull")
+    }
+
+    /// Whatever the names (a prefix of another id, escapes, a dot that may be
+    /// the `.json`, characters beyond the BMP, subcollection folders), a
+    /// range read finds exactly what the same pathspec selects among local
+    /// files: no record is outside its pattern's range.
+    @Test func everyRangeHoldsWhatItsPatternSelects() async throws {
+        let host = try Emulator.requireHost()
+        let project = Emulator.uniqueProject("pathspecranges")
+        let local = try Workspace(project: project, host: host, name: "local")
+        try local.initialize("--subcollection", "reviews")
+        let records = ["du", "dune", "dunes", "dunf", "dune.json", "dune.jsx", "caf\u{E9}", "caf\u{E9}s", "a\u{10FFFF}b", "a\u{10FFFF}", "b", "-Nq1", "-.x", ".hidden", "__x__y", "__x_",
+                   "dune/reviews/r1", "dune/reviews/s1", "dunes/reviews/r1", "du/reviews/r9", "caf\u{E9}/reviews/r1"]
+        for id in records {
+            let record = try RecordID(path: id, subcollections: Subcollections.parse(paths: ["reviews"], requirements: []))
+            let folder = (local.root + "/" + record.fileName as NSString).deletingLastPathComponent
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try local.write(record.fileName, bookFile(record.documentID))
+        }
+        let patterns = ["du*", "dune*", "dune/", "dune/reviews/r*", "caf*", "caf%C3*", "caf%C3%A9*", "caf\u{E9}*", "dune.js*", "dune.j*", "d*/reviews/*",
+                        "du*/**", "a*", "b*", "-*", "-N*", "-.*", "_*", "__x__*", "*", "**/r1.json"]
+        func ids(_ output: String) -> [String] { output.split(separator: "\n").map { String($0.split(separator: " ").last!) }.sorted() }
+        // Before the push every file is "added": the offline status lists what each pattern selects.
+        var selected: [String: [String]] = [:]
+        for pattern in patterns {
+            let status = try local.run("status", "--offline", "--short", "--", pattern)
+            #expect(status.status == 0, "\(pattern): \(status.stderr)")
+            selected[pattern] = ids(status.stdout)
+        }
+        #expect(selected["dune*"] == ["dune", "dune.json", "dune.jsx", "dunes"], "the table means what it says")
+        #expect(try local.run("push").status == 0)
+        let fresh = try Workspace(project: project, host: host, name: "fresh", scratch: local.scratch)
+        try fresh.initialize("--subcollection", "reviews")
+        for pattern in patterns {
+            let listed = try fresh.run("status", "--short", "-v", "--", pattern)
+            #expect(listed.status == 0, "\(pattern): \(listed.stderr)")
+            #expect(ids(listed.stdout) == selected[pattern], "\(pattern): \(listed.stdout)")
+            let ranged = !["*", "**/r1.json"].contains(pattern)
+            #expect(listed.stderr.contains("listed only the names in the pathspecs'") == ranged, "\(pattern): \(listed.stderr)")
+        }
+    }
 }

@@ -26,12 +26,12 @@ import BooksyncTestSupport
 
     @Test func theGroupQueryIsScopedToTheCollectionByName() {
         let range = FirestoreRemote.NameRange(lower: Self.root + "/users/u1/books/\u{0}", upper: Self.root + "/users/u1/books/\u{10FFFF}")
-        let body = String(decoding: FirestoreRemote.listQuery("reviews", after: nil, limit: 10, withBodies: false, group: range), as: UTF8.self)
+        let body = String(decoding: FirestoreRemote.listQuery("reviews", after: nil, limit: 10, withBodies: false, group: true, range: range), as: UTF8.self)
         #expect(body.contains(#""from": [{"allDescendants": true, "collectionId": "reviews"}]"#), "\(body)")
         #expect(body.contains(#""where": {"compositeFilter": {"filters": [{"fieldFilter": {"field": {"fieldPath": "__name__"}, "op": "GREATER_THAN_OR_EQUAL", "value": {"referenceValue": "projects/p/databases/(default)/documents/users/u1/books/\u0000"}}}, {"fieldFilter": {"field": {"fieldPath": "__name__"}, "op": "LESS_THAN_OR_EQUAL", "value": {"referenceValue": "projects/p/databases/(default)/documents/users/u1/books/\#u{10FFFF}"}}}], "op": "AND"}}"#), "\(body)")
         // With a change mark, the three conditions go together, ordered by change time then name.
         let mark = ChangeMark(field: "updatedAt", time: try! Timestamp(rfc3339: "2026-12-01T09:59:00Z"))
-        let changes = String(decoding: FirestoreRemote.listQuery("reviews", after: nil, limit: 10, withBodies: true, changedSince: mark, group: range), as: UTF8.self)
+        let changes = String(decoding: FirestoreRemote.listQuery("reviews", after: nil, limit: 10, withBodies: true, changedSince: mark, group: true, range: range), as: UTF8.self)
         #expect(changes.contains(#""op": "GREATER_THAN_OR_EQUAL", "value": {"timestampValue": "2026-12-01T09:59:00.000000Z"}}}], "op": "AND"}"#), "\(changes)")
     }
 
