@@ -5,9 +5,10 @@ import BooksyncKit
 enum FormatCommand: Subcommand {
     static let name = "fmt"
     static let summary = "rewrite record files in canonical form"
-    static let usage = "booksync fmt [--check] [FILE...]"
+    static let usage = "booksync fmt [--check] [FILE|PATHSPEC...]"
     static let discussion = """
-        Rewrites the named files, or every record file of the collection, in
+        Rewrites the named files (or those pathspecs select: ids, folders,
+        globs), or every record file of the collection, in
         the canonical form booksync writes and hashes (two-space indent, id and
         the required fields first, other keys sorted, one final newline). Only
         the bytes change, never a value, so the content hash is unchanged.
@@ -21,13 +22,13 @@ enum FormatCommand: Subcommand {
         let checkOnly = arguments.has(.check)
         let lock = checkOnly ? nil : try await collection.lock(onStaleLock: SyncCommandSupport.tookOverLockNotice(context))
         defer { lock?.release() }
-        let files = arguments.positionals.map { PathDisplay.resolve($0, against: context.currentDirectory) }
+        let files = context.recordFileOperands(arguments.positionals)
         var failed = 0
         var changed = 0
         var notWritten = 0
         var firstWriteProblem: String?
         // Reports are printed as each batch is done: a million files are never a million reports in memory.
-        let checked = try await collection.format(files, checkOnly: checkOnly) { report in
+        let checked = try await collection.format(files, checkOnly: checkOnly, pathspecsFromRoot: context.operandsFromCollection) { report in
             let path = context.shownPath(report.path)
             switch report.outcome {
             case .alreadyCanonical:

@@ -5,9 +5,10 @@ import BooksyncKit
 enum ValidateCommand: Subcommand {
     static let name = "validate"
     static let summary = "check record files against the schema and Firestore's limits"
-    static let usage = "booksync validate [--json] [FILE...]"
+    static let usage = "booksync validate [--json] [FILE|PATHSPEC...]"
     static let discussion = """
-        Checks the named files, or every record file of the collection: JSON
+        Checks the named files (or those pathspecs select: ids, folders,
+        globs), or every record file of the collection: JSON
         syntax (with line:column), the file name encoding, required fields and
         their types (config.json schema.required), id matching the file name,
         and Firestore's limits (1 MiB per document, 20 levels of nesting, no
@@ -20,11 +21,11 @@ enum ValidateCommand: Subcommand {
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let collection = try context.openCollection()
-        let files = arguments.positionals.map { PathDisplay.resolve($0, against: context.currentDirectory) }
+        let files = context.recordFileOperands(arguments.positionals)
         if arguments.has(.json) {
             let console = context.console
             var writer = JSONDocuments.ValidationWriter { console.out($0) }
-            _ = try await collection.validate(files, willCheck: { writer.start(checked: $0, root: collection.paths.root) }) {
+            _ = try await collection.validate(files, pathspecsFromRoot: context.operandsFromCollection, willCheck: { writer.start(checked: $0, root: collection.paths.root) }) {
                 writer.add($0)
             }
             writer.finish()
@@ -32,7 +33,7 @@ enum ValidateCommand: Subcommand {
         }
         var invalidFiles = 0
         // Reports streamed, problems printed as found: memory stays flat for a million files.
-        let checked = try await collection.validate(files) { report in
+        let checked = try await collection.validate(files, pathspecsFromRoot: context.operandsFromCollection) { report in
             guard !report.diagnostics.isEmpty else { return }
             invalidFiles += 1
             for diagnostic in report.diagnostics {

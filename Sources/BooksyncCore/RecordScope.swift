@@ -30,6 +30,16 @@ public struct RecordScope: Sendable, Equatable {
             self.text = text
         }
 
+        /// Whether a file path that is no record's (`sci-Bad Name.json`) is
+        /// selected: by a folder it is in or a glob it matches, never by an id.
+        public func matches(path: String) -> Bool {
+            switch kind {
+            case .record: false
+            case .folder(let folder): path.utf8.starts(with: (folder + "/").utf8)
+            case .glob(let glob): RecordScope.globMatches(Array(glob.utf8)[...], Array(path.utf8)[...])
+            }
+        }
+
         /// Whether the record `id` is selected by this pattern.
         public func matches(_ id: RecordID) -> Bool {
             switch kind {

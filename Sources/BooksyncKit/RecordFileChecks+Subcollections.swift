@@ -55,14 +55,16 @@ extension CollectionDirectory {
     /// from the collection directory (`booksync -C books resolve dune.json`).
     /// - Throws: `.invalidArgument` for a path outside the collection or
     ///   through a link inside it.
-    func relativePath(ofFileArgument argument: String, rootOnly: Bool = false) throws(BooksyncError) -> String {
-        if !rootOnly, let found = try relativePath(ofFileArgument: argument, from: FileSystem.currentDirectory()) { return found }
-        if !argument.hasPrefix("/"), let found = try relativePath(ofFileArgument: argument, from: paths.root) { return found }
-        throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': not a record file of the collection in \(paths.root)")
+    /// `shown` is how errors name the argument, when it is not `argument` itself.
+    func relativePath(ofFileArgument argument: String, rootOnly: Bool = false, shown: String? = nil) throws(BooksyncError) -> String {
+        let shown = TerminalEscaping.abbreviate(shown ?? argument)
+        if !rootOnly, let found = try relativePath(ofFileArgument: argument, from: FileSystem.currentDirectory(), shown: shown) { return found }
+        if !argument.hasPrefix("/"), let found = try relativePath(ofFileArgument: argument, from: paths.root, shown: shown) { return found }
+        throw .invalidArgument("'\(shown)': not a record file of the collection in \(paths.root)")
     }
 
     /// `relativePath(ofFileArgument:)` from `directory`; nil when the path is outside the collection.
-    private func relativePath(ofFileArgument argument: String, from directory: String) throws(BooksyncError) -> String? {
+    private func relativePath(ofFileArgument argument: String, from directory: String, shown: String) throws(BooksyncError) -> String? {
         let (folder, name) = FileSystem.split(argument.hasPrefix("/") ? argument : directory + "/" + argument)
         let roots = [FileSystem.realPath(paths.root) ?? paths.root, paths.root]
         func below(_ folder: String) -> String? {
@@ -78,7 +80,7 @@ extension CollectionDirectory {
         case (let named?, let found?) where named == found: return found
         case (nil, let found?): return found  // named from outside, through a link into the collection or `../books/`
         case (_?, _):
-            throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': its folder is reached through a symbolic link inside the collection; "
+            throw .invalidArgument("'\(shown)': its folder is reached through a symbolic link inside the collection; "
                 + "booksync never follows links there")
         case (nil, nil): return nil
         }

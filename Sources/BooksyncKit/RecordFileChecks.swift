@@ -42,7 +42,7 @@ extension CollectionDirectory {
     ///   file directly in the collection, `.io` if the directory cannot be listed.
     public func recordFilePaths(_ arguments: [String]) throws(BooksyncError) -> [String] {
         if !arguments.isEmpty {
-            return try arguments.map { argument throws(BooksyncError) in
+            return try arguments.map { (argument: String) throws(BooksyncError) -> String in
                 let relative = try relativePath(ofFileArgument: argument)
                 // At the top, any record-like name (a bad one is reported, never rewritten);
                 // below it, only a record file of a configured subcollection.
@@ -76,11 +76,11 @@ extension CollectionDirectory {
     /// - Parameter willCheck: Called once with the number of files, before the first report.
     /// - Returns: How many files were checked.
     /// - Throws: `BooksyncError` from `recordFilePaths(_:)` only.
-    public func validate(_ arguments: [String], willCheck: (Int) -> Void = { _ in },
+    public func validate(_ arguments: [String], pathspecsFromRoot: Bool = false, willCheck: (Int) -> Void = { _ in },
                          each: (ValidationReport) -> Void) async throws(BooksyncError) -> Int {
         let rules = self.rules
         let paths = self.paths
-        return try forEachRecordFile(arguments, willCheck: willCheck, check: { path in
+        return try forEachRecordFile(arguments, pathspecsFromRoot: pathspecsFromRoot, willCheck: willCheck, check: { path in
             ValidationReport(path: path, diagnostics: Self.diagnose(path: path, paths: paths, rules: rules))
         }, refused: { path, diagnostic in ValidationReport(path: path, diagnostics: [diagnostic]) }, each: each)
     }
@@ -91,7 +91,8 @@ extension CollectionDirectory {
     /// A batch's paths are made when it is checked, so a million files cost
     /// their sorted names, never a million paths or reports.
     /// - Returns: How many reports were handed on.
-    private func forEachRecordFile<Report: Sendable>(_ arguments: [String], willCheck: (Int) -> Void, check: @escaping @Sendable (String) -> Report,
+    private func forEachRecordFile<Report: Sendable>(_ arguments: [String], pathspecsFromRoot: Bool, willCheck: (Int) -> Void,
+                                                     check: @escaping @Sendable (String) -> Report,
                                                      refused: (String, RecordDiagnostic) -> Report,
                                                      each: (Report) -> Void) throws(BooksyncError) -> Int {
         let names: [String]
@@ -99,7 +100,9 @@ extension CollectionDirectory {
         if arguments.isEmpty {
             (names, refusedFolders) = try recordFilesAndRefusedFolders()
         } else {
-            names = try recordFilePaths(arguments)
+            let (files, pathspecs) = Self.filesAndPathspecs(arguments)
+            // Not `recordFilePaths([])`, which is every file.
+            names = try (files.isEmpty ? [] : recordFilePaths(files)) + recordFilePaths(selectedBy: pathspecs, fromRoot: pathspecsFromRoot)
         }
         willCheck(names.count + refusedFolders.count)
         let paths = self.paths
@@ -151,10 +154,11 @@ extension CollectionDirectory {
     /// `format(_:checkOnly:)` handing each report to `each` as soon as its
     /// batch is done, in the same order (as `validate(_:willCheck:each:)`).
     /// - Returns: How many files were checked.
-    public func format(_ arguments: [String], checkOnly: Bool, each: (FormatReport) -> Void) async throws(BooksyncError) -> Int {
+    public func format(_ arguments: [String], checkOnly: Bool, pathspecsFromRoot: Bool = false,
+                       each: (FormatReport) -> Void) async throws(BooksyncError) -> Int {
         let rules = self.rules
         let paths = self.paths
-        return try forEachRecordFile(arguments, willCheck: { _ in }, check: { path in
+        return try forEachRecordFile(arguments, pathspecsFromRoot: pathspecsFromRoot, willCheck: { _ in }, check: { path in
             FormatReport(path: path, outcome: Self.format(path: path, paths: paths, rules: rules, checkOnly: checkOnly))
         }, refused: { path, diagnostic in FormatReport(path: path, outcome: .failed(diagnostic)) }, each: each)
     }

@@ -39,7 +39,7 @@ extension CollectionDirectory {
         let namesRecord = !argument.hasSuffix("/") && (argument.hasSuffix(".json") || (try? rules.recordID(argument)) != nil)
         if !namesRecord, argument.hasSuffix("/") || isFolder(trimmed, fromRoot: fromRoot) {
             // The folder as a file path below it would be: the same checks (inside, no link).
-            let relative = try relativePath(ofFileArgument: (trimmed.isEmpty ? "." : trimmed) + "/x.json", rootOnly: fromRoot)
+            let relative = try relativePath(ofFileArgument: (trimmed.isEmpty ? "." : trimmed) + "/x.json", rootOnly: fromRoot, shown: argument)
             let folder = String(relative.dropLast("x.json".count)).trimmingSuffix("/")
             guard !folder.isEmpty else { return RecordScope.Pattern(.glob("**"), text: argument) }
             return RecordScope.Pattern(.folder(folder), text: argument)
@@ -61,6 +61,51 @@ extension CollectionDirectory {
             : (fromRoot ? [] : [FileSystem.currentDirectory() + "/" + argument]) + [paths.root + "/" + argument]
         return candidates.contains { (try? FileSystem.stat($0))?.kind == .directory }
     }
+
+    /// The operands of `validate` and `fmt` split in two: files (a path to a
+    /// `.json`, already resolved by the caller, checked even when its name is
+    /// no record's) and pathspecs (ids, folders, globs).
+    static func filesAndPathspecs(_ operands: [String]) -> (files: [String], pathspecs: [String]) {
+        var files: [String] = [], pathspecs: [String] = []
+        for operand in operands {
+            if isFileOperand(operand) { files.append(operand) } else { pathspecs.append(operand) }
+        }
+        return (files, pathspecs)
+    }
+
+    /// A path to a `.json` file, not a glob: what `validate` and `fmt` took before pathspecs.
+    public static func isFileOperand(_ operand: String) -> Bool {
+        operand.hasSuffix(".json") && !operand.contains(where: { $0 == "*" || $0 == "?" })
+    }
+
+    /// The record files `pathspecs` select, absolute, in name order. A folder
+    /// or glob also selects a file whose name is no record's (so `validate
+    /// 'sci-*'` reports `sci-Bad Name.json`); a pathspec that selects no file
+    /// is an error, as for status.
+    func recordFilePaths(selectedBy pathspecs: [String], fromRoot: Bool) throws(BooksyncError) -> [String] {
+        guard !pathspecs.isEmpty else { return [] }
+        let scope = try scope(pathspecs, fromRoot: fromRoot)
+        let names = try recordFileNames()
+        guard !scope.isEverything else { return names.map(paths.recordFile) }
+        var selected: [String] = []
+        var ids: [RecordID] = []
+        for name in names {
+            if let id = (try? RecordID.fromRelativePath(name, subcollections: rules.subcollections)) ?? nil {
+                guard scope.contains(id) else { continue }
+                ids.append(id)
+            } else if !scope.patterns.contains(where: { $0.matches(path: name) }) {
+                continue
+            }
+            selected.append(paths.recordFile(name))
+        }
+        if let missing = scope.unmatched(ids).first(where: { pattern in !selected.contains { pattern.matches(path: relative($0)) } }) {
+            throw .invalidArgument("pathspec '\(TerminalEscaping.abbreviate(missing.text))' matches no record file")
+        }
+        return selected
+    }
+
+    /// `path` relative to the collection directory.
+    private func relative(_ path: String) -> String { String(path.dropFirst(paths.root.count + 1)) }
 
     /// `dune/reviews/` when the current directory is that folder of the collection, else empty.
     private func currentFolderPrefix() -> String {

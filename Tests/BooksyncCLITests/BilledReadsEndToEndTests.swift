@@ -95,4 +95,35 @@ final class CountProxy {
         #expect(Self.estimate(try ws.run("status").stderr) == nil)
         #expect(Self.estimate(try ws.run("-v", "status", "--offline").stderr) == nil)
     }
+
+    /// A scoped pull is billed for its scope, as the proxy counts on the
+    /// wire: an id is one read, a glob the names in its id range plus the
+    /// bodies that changed; the whole collection is 1,000.
+    @Test func aScopedPullIsBilledForItsScopeOnly() async throws {
+        let upstream = try Emulator.requireHost()
+        let proxy = try CountProxy(upstream: upstream)
+        let ws = try Workspace(project: Emulator.uniqueProject("billedscope"), host: proxy.host)
+        let writer = try Workspace(project: ws.project, host: upstream).rest
+        let name = { (n: Int) in String(format: "b%05d", n) }
+        try await writer.put((0..<1_000).map { (id: name($0), fields: bookFields(name($0))) })
+        try ws.initialize()
+        #expect(try ws.run("pull").status == 0)
+        try await writer.put([12, 500].map { (id: name($0), fields: bookFields(name($0), title: "new")) })
+        _ = try proxy.takeBilledReads()
+
+        let one = try ws.run("-v", "pull", "b00500")
+        #expect(one.stdout == "pull     b00500.json\npulled 1\n", "\(one.stdout) \(one.stderr)")
+        #expect(Self.estimate(one.stderr) == 1, "\(one.stderr)")
+        #expect(try proxy.takeBilledReads() == 1)
+
+        let range = try ws.run("-v", "pull", "b0001*")
+        #expect(range.stdout == "pull     b00012.json\npulled 1\n", "\(range.stdout) \(range.stderr)")
+        #expect(Self.estimate(range.stderr) == 11, "10 names and 1 body: \(range.stderr)")
+        #expect(try proxy.takeBilledReads() == 11)
+
+        let hundred = try ws.run("-v", "status", "--short", "b009*")
+        #expect(hundred.status == 0 && hundred.stdout.isEmpty, "\(hundred.stdout) \(hundred.stderr)")
+        #expect(Self.estimate(hundred.stderr) == 100, "\(hundred.stderr)")
+        #expect(try proxy.takeBilledReads() == 100)
+    }
 }

@@ -53,6 +53,33 @@ import BooksyncTestSupport
         #expect(status.stderr.contains(message), "\(pathspecs): \(status.stderr)")
     }
 
+    /// validate and fmt take pathspecs as well as files: a glob also selects
+    /// a file whose name is no record's, so its problem is reported.
+    @Test func validateAndFmtTakePathspecs() throws {
+        let ws = try Self.collection()
+        try ws.write("sci-Bad Name.json", bookFile("x"))
+        try ws.write("emma.json", "{\"id\": \"emma\", \"title\": \"T\", \"author\": \"A\", \"genre\": \"g\"}")
+        let glob = try ws.run("validate", "sci-*")
+        #expect(glob.status == 1 && glob.stdout.contains("sci-Bad Name.json: ") && glob.stderr == "3 files checked, 1 invalid\n", "\(glob.stdout) [\(glob.stderr)]")
+        let mixed = try ws.run("validate", "dune", "dune/reviews/", "emma.json")
+        #expect(mixed.status == 0 && mixed.stderr == "4 files checked, all valid\n", "\(mixed.stdout) \(mixed.stderr)")
+        let check = try ws.run("fmt", "--check", "--", "e*", "-Nq1")
+        #expect(check.status == 1 && check.stdout == "emma.json\n", "\(check.stdout) \(check.stderr)")
+        let none = try ws.run("validate", "nothing-*")
+        #expect(none.status == 2 && none.stderr.contains("pathspec 'nothing-*' matches no record file"), "\(none.stderr)")
+    }
+
+    /// A refused folder is named as the user wrote it, never by a made-up file in it.
+    @Test func aRefusedFolderIsNamedAsGiven() throws {
+        let ws = try Self.collection()
+        try FileManager.default.createSymbolicLink(atPath: ws.root + "/linked", withDestinationPath: ws.root + "/dune/reviews")
+        let linked = try ws.run("status", "--offline", "linked/")
+        #expect(linked.status == 2 && linked.stderr.contains("'linked/': its folder is reached through a symbolic link"), "\(linked.stderr)")
+        let outside = try ws.run("status", "--offline", "../")
+        #expect(outside.status == 2 && outside.stderr.contains("'../': not a record file"), "\(outside.stderr)")
+        #expect(!(linked.stderr + outside.stderr).contains("x.json"))
+    }
+
     @Test func globsAndFilesAreRelativeToTheCurrentFolder() throws {
         let ws = try Self.collection()
         let inside = try BinaryTests.run(["status", "--offline", "--short", "r*", "r2.json"], in: ws.root + "/dune/reviews", environment: ws.environment)
