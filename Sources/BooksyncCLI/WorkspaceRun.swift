@@ -60,7 +60,15 @@ enum WorkspaceRun {
             inner.console.flush()
             if json { documents.append(entry(path: path, code: code, document: captured.text, failure: failure)) }
             worst = worse(worst, code)
-            if code == .interrupted { break }
+            if code == .interrupted {
+                // Say what did not run, so nobody takes the output for the whole workspace.
+                let left = collections.drop { $0 != path }.dropFirst().filter { selected[$0] != nil }
+                if !left.isEmpty {
+                    let names = left.map { TerminalText("\(name: $0)") }.reduce(into: TerminalText("")) { all, name in all += all == "" ? name : ", " + name }
+                    context.console.err("booksync: interrupted; not run: \(names)")
+                }
+                break
+            }
         }
         if json {
             var out = "{\n  \"version\": 1,\n  \"workspace\": " + quoted(context.directory) + ",\n  \"collections\": ["

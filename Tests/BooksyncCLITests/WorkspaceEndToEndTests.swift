@@ -100,4 +100,33 @@ import BooksyncTestSupport
         let validate = try run(["validate"])
         #expect(validate.status == 3, "\(validate.stdout) \(validate.stderr)")
     }
+
+    /// Ctrl-C during one collection stops the run and names the collections
+    /// that did not run, so nobody takes the output for the whole workspace.
+    @Test(.timeLimit(.minutes(1))) func anInterruptNamesTheCollectionsNotRun() async throws {
+        let (scratch, _, _) = try Self.workspace(host: "127.0.0.1:9")
+        // A server that accepts and never answers: the first collection's pull waits on it.
+        try scratch.write("silent.py", SilentMetadataServerTests.script)
+        let server = try LoopbackScript(python: [scratch.path + "/silent.py", scratch.path + "/accepted.log"])
+        let port = try #require(server.ports["port"])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BinaryTests.executable)
+        process.arguments = ["pull"]
+        process.currentDirectoryURL = URL(fileURLWithPath: scratch.path)
+        process.environment = ["FIRESTORE_EMULATOR_HOST": "127.0.0.1:\(port)", "NO_COLOR": "1", "PATH": "/usr/bin:/bin"]
+        let stderr = Pipe()
+        process.standardError = stderr
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // Until the request is on the server (the log has a line), at most 20 s.
+        for _ in 0..<200 where ((try? String(contentsOfFile: scratch.path + "/accepted.log", encoding: .utf8)) ?? "").isEmpty {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        let text = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 130, "\(text)")
+        #expect(text.contains("booksync: interrupted; not run: books, users\n"), "\(text)")
+        _ = server
+    }
 }
