@@ -188,7 +188,14 @@ enum ResolveCommand: Subcommand {
                 context.console.out("resolved \(path) with the remote version")
             case .noConflict:
                 problems += 1
-                context.console.err("booksync: '\(id)' has no unresolved conflict (booksync pull detects and stores conflicts)")
+                let elsewhere = collection.otherRemotesWithConflict(id)
+                if let other = elsewhere.first {
+                    let remote: TerminalText = collection.remote.isOrigin ? "" : " with remote '\(name: collection.remote.name)'"
+                    context.console.err("booksync: '\(id)' has no unresolved conflict\(remote); remote '\(name: other)' has one: "
+                        + "booksync resolve --remote \(name: other) \(id)")
+                } else {
+                    context.console.err("booksync: '\(id)' has no unresolved conflict (booksync pull detects and stores conflicts)")
+                }
             case .invalidLocal(let diagnostics):
                 problems += 1
                 context.console.err("\(path)\(StatusRenderer.firstProblem(diagnostics)); fix the file, then resolve again")

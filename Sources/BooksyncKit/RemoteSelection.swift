@@ -91,6 +91,20 @@ extension CollectionDirectory {
         syncStateDirectory(SelectedRemote(definition, reason: nil))
     }
 
+    /// The other remotes (origin, each defined one, the emulator's own state)
+    /// whose state holds an unresolved conflict of `id`: where `resolve`
+    /// points when this remote has none. A state folder that is a link is skipped.
+    public func otherRemotesWithConflict(_ id: RecordID) -> [String] {
+        let defined = (try? loadRemotes())?.remotes ?? []
+        var candidates = [origin] + defined.map { SelectedRemote($0, reason: nil) }
+        if !defined.contains(where: { $0.name == Self.implicitEmulator }) { candidates.append(implicitEmulatorRemote(reason: nil)) }
+        return candidates.filter { candidate in
+            guard candidate.name != remote.name else { return false }
+            let other = selecting(candidate)
+            return (try? other.paths.verifyStateKinds()) != nil && other.unresolvedConflict(id) != nil
+        }.map(\.name)
+    }
+
     /// The name of the emulator's own state when no remote names the emulator.
     static let implicitEmulator = RemoteList.emulator
 

@@ -153,6 +153,25 @@ import BooksyncTestSupport
         #expect(evil.status == 3 && evil.stderr.contains("never from a committed file"), "\(evil.stderr)")
     }
 
+    /// A conflict stored with one remote is found from another: resolve
+    /// names the remote that has it instead of saying there is none.
+    @Test func resolvePointsAtTheRemoteThatHasTheConflict() async throws {
+        let second = try Self.secondHost()
+        let ws = try Workspace(project: Emulator.uniqueProject("resolvehint"), host: try Emulator.requireHost())
+        try ws.initialize()
+        #expect(try ws.run("remote", "add", "other", "--emulator-host", second).status == 0)
+        try ws.write("a.json", bookFile("a"))
+        #expect(try ws.run("push", "--remote", "other").status == 0)
+        try await RESTClient(host: second, project: ws.project, collection: "books").put([(id: "a", fields: bookFields("a", title: "Theirs"))])
+        try ws.write("a.json", bookFile("a", title: "Ours"))
+        #expect(try ws.run("pull", "--remote", "other").status == 1, "a conflict is stored with 'other'")
+        let resolve = try ws.run("resolve", "a")
+        #expect(resolve.status == 1 && resolve.stderr.contains("'a' has no unresolved conflict; remote 'other' has one: booksync resolve --remote other a"),
+                "\(resolve.stderr)")
+        #expect(try ws.run("resolve", "--remote", "other", "--ours", "a").status == 0)
+        #expect(try ws.run("resolve", "a").stderr.contains("(booksync pull detects and stores conflicts)"), "settled: no hint any more")
+    }
+
     /// Seeding loads a fresh target from the files, records only that
     /// target's base, and two-way sync goes on from there.
     @Test func seedingLoadsAFreshTargetAndSyncGoesOn() async throws {
