@@ -159,6 +159,9 @@ class RemoteScenarios:
         # two-way sync goes on from the recorded base (status finds nothing to do).
         self.log("remote %d: seed of %d records" % (n, n))
         s_row = Row("seed of N records (one way)", n, "booksync", "")
+        # The seeded project takes the place of the pushed one: push_dir stays in sync
+        # with it, for the push of 10 changed records below.
+        self.wipe(bs_project)
         seeded = None
         for i in range(runs + 1):
             if seeded:
@@ -171,7 +174,7 @@ class RemoteScenarios:
         after = run(self.bs(push_dir, "status", "--short"), env=self.remote_env)
         if after.out.strip():
             raise SystemExit("bench: after seed, status is not clean:\n%s" % after.out[-1000:])
-        self.wipe(seeded)
+        bs_project = seeded
         self.judge_bulk(s_row, m_row, Row("", n, "", ""), "seed of %s records" % size, applies)
         self.rows.append(s_row)
 
