@@ -35,16 +35,6 @@ struct CommandContext: Sendable {
                        environment: environment, arguments: arguments, network: network)
     }
 
-    /// `validate` and `fmt` operands: files made absolute (from the
-    /// collection in a workspace run, where they were given from the
-    /// collection's path), pathspecs as given.
-    func recordFileOperands(_ operands: [String]) -> [String] {
-        operands.map { operand in
-            guard CollectionDirectory.isFileOperand(operand) else { return operand }
-            return PathDisplay.resolve(operand, against: operandsFromCollection ? directory : currentDirectory)
-        }
-    }
-
     /// A path as the user should see it: relative to where they ran booksync.
     func display(_ absolutePath: String) -> String {
         PathDisplay.relative(absolutePath, to: currentDirectory)

@@ -35,6 +35,11 @@ public final class Console: Sendable {
             colorStderr: color.enabled(isTerminal: isatty(2) != 0, environment: environment))
     }
 
+    /// A console that writes nothing (a workspace's check of a command's options).
+    func discarding() -> Console {
+        Console(stdout: { _ in }, stderr: { _ in }, colorStdout: false, colorStderr: false)
+    }
+
     /// A console whose stdout goes to `capture` and whose stderr is this one's
     /// (a workspace's `--json` gathers each collection's document).
     func capturingStdout(_ capture: @escaping Sink) -> Console {

@@ -22,13 +22,14 @@ enum FormatCommand: Subcommand {
         let checkOnly = arguments.has(.check)
         let lock = checkOnly ? nil : try await collection.lock(onStaleLock: SyncCommandSupport.tookOverLockNotice(context))
         defer { lock?.release() }
-        let files = context.recordFileOperands(arguments.positionals)
+        // Relative paths from the current directory, else the collection (`-C DIR`), as for status.
+        let files = arguments.positionals
         var failed = 0
         var changed = 0
         var notWritten = 0
         var firstWriteProblem: String?
         // Reports are printed as each batch is done: a million files are never a million reports in memory.
-        let checked = try await collection.format(files, checkOnly: checkOnly, pathspecsFromRoot: context.operandsFromCollection) { report in
+        let checked = try await collection.format(files, checkOnly: checkOnly, operandsFromRoot: context.operandsFromCollection) { report in
             let path = context.shownPath(report.path)
             switch report.outcome {
             case .alreadyCanonical:

@@ -21,11 +21,12 @@ enum ValidateCommand: Subcommand {
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let collection = try context.openCollection()
-        let files = context.recordFileOperands(arguments.positionals)
+        // Relative paths from the current directory, else the collection (`-C DIR`), as for status.
+        let files = arguments.positionals
         if arguments.has(.json) {
             let console = context.console
             var writer = JSONDocuments.ValidationWriter { console.out($0) }
-            _ = try await collection.validate(files, pathspecsFromRoot: context.operandsFromCollection, willCheck: { writer.start(checked: $0, root: collection.paths.root) }) {
+            _ = try await collection.validate(files, operandsFromRoot: context.operandsFromCollection, willCheck: { writer.start(checked: $0, root: collection.paths.root) }) {
                 writer.add($0)
             }
             writer.finish()
@@ -33,7 +34,7 @@ enum ValidateCommand: Subcommand {
         }
         var invalidFiles = 0
         // Reports streamed, problems printed as found: memory stays flat for a million files.
-        let checked = try await collection.validate(files, pathspecsFromRoot: context.operandsFromCollection) { report in
+        let checked = try await collection.validate(files, operandsFromRoot: context.operandsFromCollection) { report in
             guard !report.diagnostics.isEmpty else { return }
             invalidFiles += 1
             for diagnostic in report.diagnostics {

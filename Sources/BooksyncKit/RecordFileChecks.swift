@@ -40,10 +40,12 @@ extension CollectionDirectory {
     ///   current directory or absolute; empty for the whole collection.
     /// - Throws: `BooksyncError.invalidArgument` for a path that is not a record
     ///   file directly in the collection, `.io` if the directory cannot be listed.
-    public func recordFilePaths(_ arguments: [String]) throws(BooksyncError) -> [String] {
+    /// - Parameter rootOnly: Relative paths are from the collection only, not
+    ///   the current directory (a workspace hands each collection its operands).
+    public func recordFilePaths(_ arguments: [String], rootOnly: Bool = false) throws(BooksyncError) -> [String] {
         if !arguments.isEmpty {
             return try arguments.map { (argument: String) throws(BooksyncError) -> String in
-                let relative = try relativePath(ofFileArgument: argument)
+                let relative = try relativePath(ofFileArgument: argument, rootOnly: rootOnly)
                 // At the top, any record-like name (a bad one is reported, never rewritten);
                 // below it, only a record file of a configured subcollection.
                 if !relative.contains("/") {
@@ -76,11 +78,11 @@ extension CollectionDirectory {
     /// - Parameter willCheck: Called once with the number of files, before the first report.
     /// - Returns: How many files were checked.
     /// - Throws: `BooksyncError` from `recordFilePaths(_:)` only.
-    public func validate(_ arguments: [String], pathspecsFromRoot: Bool = false, willCheck: (Int) -> Void = { _ in },
+    public func validate(_ arguments: [String], operandsFromRoot: Bool = false, willCheck: (Int) -> Void = { _ in },
                          each: (ValidationReport) -> Void) async throws(BooksyncError) -> Int {
         let rules = self.rules
         let paths = self.paths
-        return try forEachRecordFile(arguments, pathspecsFromRoot: pathspecsFromRoot, willCheck: willCheck, check: { path in
+        return try forEachRecordFile(arguments, operandsFromRoot: operandsFromRoot, willCheck: willCheck, check: { path in
             ValidationReport(path: path, diagnostics: Self.diagnose(path: path, paths: paths, rules: rules))
         }, refused: { path, diagnostic in ValidationReport(path: path, diagnostics: [diagnostic]) }, each: each)
     }
@@ -91,7 +93,7 @@ extension CollectionDirectory {
     /// A batch's paths are made when it is checked, so a million files cost
     /// their sorted names, never a million paths or reports.
     /// - Returns: How many reports were handed on.
-    private func forEachRecordFile<Report: Sendable>(_ arguments: [String], pathspecsFromRoot: Bool, willCheck: (Int) -> Void,
+    private func forEachRecordFile<Report: Sendable>(_ arguments: [String], operandsFromRoot: Bool, willCheck: (Int) -> Void,
                                                      check: @escaping @Sendable (String) -> Report,
                                                      refused: (String, RecordDiagnostic) -> Report,
                                                      each: (Report) -> Void) throws(BooksyncError) -> Int {
@@ -102,7 +104,8 @@ extension CollectionDirectory {
         } else {
             let (files, pathspecs) = Self.filesAndPathspecs(arguments)
             // Not `recordFilePaths([])`, which is every file.
-            names = try (files.isEmpty ? [] : recordFilePaths(files)) + recordFilePaths(selectedBy: pathspecs, fromRoot: pathspecsFromRoot)
+            names = try (files.isEmpty ? [] : recordFilePaths(files, rootOnly: operandsFromRoot))
+                + recordFilePaths(selectedBy: pathspecs, fromRoot: operandsFromRoot)
         }
         willCheck(names.count + refusedFolders.count)
         let paths = self.paths
@@ -154,11 +157,11 @@ extension CollectionDirectory {
     /// `format(_:checkOnly:)` handing each report to `each` as soon as its
     /// batch is done, in the same order (as `validate(_:willCheck:each:)`).
     /// - Returns: How many files were checked.
-    public func format(_ arguments: [String], checkOnly: Bool, pathspecsFromRoot: Bool = false,
+    public func format(_ arguments: [String], checkOnly: Bool, operandsFromRoot: Bool = false,
                        each: (FormatReport) -> Void) async throws(BooksyncError) -> Int {
         let rules = self.rules
         let paths = self.paths
-        return try forEachRecordFile(arguments, pathspecsFromRoot: pathspecsFromRoot, willCheck: { _ in }, check: { path in
+        return try forEachRecordFile(arguments, operandsFromRoot: operandsFromRoot, willCheck: { _ in }, check: { path in
             FormatReport(path: path, outcome: Self.format(path: path, paths: paths, rules: rules, checkOnly: checkOnly))
         }, refused: { path, diagnostic in FormatReport(path: path, outcome: .failed(diagnostic)) }, each: each)
     }

@@ -63,8 +63,8 @@ extension CollectionDirectory {
     }
 
     /// The operands of `validate` and `fmt` split in two: files (a path to a
-    /// `.json`, already resolved by the caller, checked even when its name is
-    /// no record's) and pathspecs (ids, folders, globs).
+    /// `.json`, checked even when its name is no record's) and pathspecs
+    /// (ids, folders, globs).
     static func filesAndPathspecs(_ operands: [String]) -> (files: [String], pathspecs: [String]) {
         var files: [String] = [], pathspecs: [String] = []
         for operand in operands {
@@ -74,7 +74,7 @@ extension CollectionDirectory {
     }
 
     /// A path to a `.json` file, not a glob: what `validate` and `fmt` took before pathspecs.
-    public static func isFileOperand(_ operand: String) -> Bool {
+    static func isFileOperand(_ operand: String) -> Bool {
         operand.hasSuffix(".json") && !operand.contains(where: { $0 == "*" || $0 == "?" })
     }
 

@@ -65,6 +65,12 @@ import BooksyncTestSupport
         #expect(mixed.status == 0 && mixed.stderr == "4 files checked, all valid\n", "\(mixed.stdout) \(mixed.stderr)")
         let check = try ws.run("fmt", "--check", "--", "e*", "-Nq1")
         #expect(check.status == 1 && check.stdout == "emma.json\n", "\(check.stdout) \(check.stderr)")
+        // `-C DIR` runs as if started there: file arguments are found from the collection too.
+        let parent = (ws.root as NSString).deletingLastPathComponent
+        for command in [["validate", "dune.json", "dune/reviews/r1.json"], ["fmt", "--check", "dune.json"]] {
+            let fromOutside = try BinaryTests.run(["-C", "books"] + command, in: parent, environment: ws.environment)
+            #expect(fromOutside.status == 0, "\(command): \(fromOutside.stdout) \(fromOutside.stderr)")
+        }
         let none = try ws.run("validate", "nothing-*")
         #expect(none.status == 2 && none.stderr.contains("pathspec 'nothing-*' matches no record file"), "\(none.stderr)")
     }

@@ -101,6 +101,16 @@ import BooksyncTestSupport
         #expect(validate.status == 3, "\(validate.stdout) \(validate.stderr)")
     }
 
+    /// A command's own usage errors come before any search for collections,
+    /// as they do inside one (a run from `/` would otherwise search the disk).
+    @Test func usageErrorsComeBeforeTheSearch() throws {
+        let scratch = try ScratchDirectory()
+        let status = try BinaryTests.run(["status", "-s", "--json"], in: scratch.path)
+        #expect(status.status == 2 && status.stderr.hasPrefix("booksync status: --short and --json cannot be combined"), "\(status.stderr)")
+        let plain = try BinaryTests.run(["status"], in: scratch.path)
+        #expect(plain.stderr.contains("not a booksync collection"), "without a usage error, the search's own answer: \(plain.stderr)")
+    }
+
     /// Ctrl-C during one collection stops the run and names the collections
     /// that did not run, so nobody takes the output for the whole workspace.
     @Test(.timeLimit(.minutes(1))) func anInterruptNamesTheCollectionsNotRun() async throws {
