@@ -31,6 +31,8 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case targetMismatch(remote: String, manifest: String, recorded: TargetIdentity?, using: TargetIdentity)
     /// A pull would delete every record because the target is empty while the base is not.
     case emptiedTarget(remote: String, target: String, baseCount: Int, deletes: Int)
+    /// `push --atomic` has more writes than one Firestore commit takes (a dry run says so too).
+    case atomicTooLarge(writes: Int, limit: Int)
 
     public var description: String {
         switch self {
@@ -70,6 +72,9 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
                 + Self.targetAdvice(recorded: recorded, using: using)
                 + "give this target a remote of its own ('booksync remote add NAME …', then --remote NAME), "
                 + "or run 'booksync remote forget \(remote)' to drop that base (the files stay; the next pull compares them by content)"
+        case .atomicTooLarge(let writes, let limit):
+            "push --atomic would send \(writes) writes in one commit, and Firestore takes at most \(limit); nothing was sent. "
+                + "Push without --atomic (every write is still guarded), or fewer records at once with pathspecs"
         case .emptiedTarget(let remote, let target, let baseCount, let deletes):
             "\(target) has no documents, but the base of remote '\(remote)' records \(baseCount) synced record\(baseCount == 1 ? "" : "s"); "
                 + "pull would delete \(deletes == 1 ? "its file" : "all \(deletes) of their files") here and refuses. Was the emulator "

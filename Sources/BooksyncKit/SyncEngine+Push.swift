@@ -34,6 +34,10 @@ extension CollectionDirectory {
         if rules.subcollections.isEmpty || survey.deletes == 0 { scan.files.forgetAdded() }
         var report = SyncReport(command: .push, dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: [])
         try options.checkDeletes(survey.deletes, command: .push, baseCount: manifest.entries.count)
+        // Refused before anything is sent, and by a dry run as by the real one.
+        if options.atomic, survey.writes > FirestoreLimits.maximumWritesPerRequest {
+            throw .atomicTooLarge(writes: survey.writes, limit: FirestoreLimits.maximumWritesPerRequest)
+        }
         if options.dryRun {
             report.events = survey.events
             report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(whole.entries.keys), AnySequence(scan.files.keys)],

@@ -66,6 +66,24 @@ import Testing
         #expect(remote["b"]?.fields["title"] == .string("Remote"))
     }
 
+    /// More writes than one commit takes: refused before anything is sent,
+    /// by the dry run as by the real run, with the same safety-rail exit code.
+    @Test func anOversizedAtomicPushIsRefusedAndSoIsItsDryRun() async throws {
+        let ws = try workspace("atomiclimit")
+        try ws.initialize()
+        for n in 0..<501 { try ws.write("b\(n).json", bookFile("b\(n)")) }
+        for arguments in [["push", "--atomic", "--dry-run"], ["push", "--atomic"]] {
+            let push = try ws.run(arguments)
+            #expect(push.status == 4, "\(arguments): \(push.stdout.suffix(200)) \(push.stderr)")
+            #expect(push.stderr.contains("push --atomic would send 501 writes in one commit, and Firestore takes at most 500; nothing was sent"),
+                    "\(push.stderr)")
+            #expect(!push.stdout.contains("pushed"))
+        }
+        #expect(try await ws.rest.all().isEmpty)
+        try ws.remove("b500.json")
+        #expect(try ws.run("push", "--atomic").stdout.hasSuffix("pushed 500\n"))
+    }
+
     @Test func secondCommandIsRefusedWhileTheLockIsHeld() throws {
         let ws = try workspace("lock")
         try ws.initialize()
