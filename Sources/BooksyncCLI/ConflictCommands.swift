@@ -150,7 +150,7 @@ enum DiffCommand: Subcommand {
 enum ResolveCommand: Subcommand {
     static let name = "resolve"
     static let summary = "settle conflicts: keep ours, take theirs, or accept the edited file"
-    static let usage = "booksync resolve ID... [--ours|--theirs] [--remote NAME]"
+    static let usage = "booksync resolve ID... [--ours|--theirs] [--remote NAME] [--dry-run]"
     static let discussion = """
         Settles conflicts that pull stored in .booksync/conflicts/. --theirs
         takes the remote value of each conflicting field (nested ones by path,
@@ -165,6 +165,7 @@ enum ResolveCommand: Subcommand {
         """
     static let options: [Option] = [
         .ours.explained("our value for each conflicting field"), .theirs.explained("their value for each conflicting field"), .remote,
+        .dryRun.explained("print what would be resolved; write nothing"),
     ]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
@@ -175,17 +176,19 @@ enum ResolveCommand: Subcommand {
         let choice: ResolveChoice = arguments.has(.ours) ? .ours : (arguments.has(.theirs) ? .theirs : .edited)
         let collection = try context.openCollection(arguments)
         let ids = try collection.recordIDs(arguments.positionals)
-        let outcomes = try collection.resolve(ids, choice: choice, onStaleLock: SyncCommandSupport.staleLockNotice(context, collection))
+        let dryRun = arguments.has(.dryRun)
+        let outcomes = try collection.resolve(ids, choice: choice, dryRun: dryRun, onStaleLock: SyncCommandSupport.staleLockNotice(context, collection))
+        let resolved: TerminalText = dryRun ? "would resolve" : "resolved"
         var problems = 0
         for (id, outcome) in outcomes {
             let path = context.shownPath(collection.paths.root + "/" + id.fileName)
             switch outcome {
             case .keptLocal where !FileSystem.exists(collection.paths.recordFile(id.fileName)):
-                context.console.out("resolved \(path) with the local delete; booksync push deletes it remotely")
+                context.console.out("\(resolved) \(path) with the local delete; booksync push deletes it remotely")
             case .keptLocal:
-                context.console.out("resolved \(path) with the local version; booksync push publishes it")
+                context.console.out("\(resolved) \(path) with the local version; booksync push publishes it")
             case .tookRemote:
-                context.console.out("resolved \(path) with the remote version")
+                context.console.out("\(resolved) \(path) with the remote version")
             case .noConflict:
                 problems += 1
                 let elsewhere = collection.otherRemotesWithConflict(id)
@@ -204,6 +207,7 @@ enum ResolveCommand: Subcommand {
                 context.console.err("\(path): changed while booksync was resolving it, so it was left as saved; run booksync resolve again")
             }
         }
+        if dryRun, !context.quiet { context.console.err("dry run: nothing written") }
         return problems == 0 ? .success : .attention
     }
 }

@@ -5,7 +5,7 @@ import BooksyncKit
 enum FormatCommand: Subcommand {
     static let name = "fmt"
     static let summary = "rewrite record files in canonical form"
-    static let usage = "booksync fmt [--check] [FILE|PATHSPEC...]"
+    static let usage = "booksync fmt [--check | --dry-run] [FILE|PATHSPEC...]"
     static let discussion = """
         Rewrites the named files (or those pathspecs select: ids, folders,
         globs), or every record file of the collection, in
@@ -15,11 +15,13 @@ enum FormatCommand: Subcommand {
         Files that do not parse are reported and left untouched. Each file is
         replaced atomically.
         """
-    static let options: [Option] = [.check]
+    static let options: [Option] = [.check, .dryRun.explained("print the files that would be rewritten; write nothing")]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
+        try arguments.rejectCombined(.check, .dryRun)
         let collection = try context.openCollection()
-        let checkOnly = arguments.has(.check)
+        let dryRun = arguments.has(.dryRun)
+        let checkOnly = arguments.has(.check) || dryRun
         let lock = checkOnly ? nil : try await collection.lock(onStaleLock: SyncCommandSupport.tookOverLockNotice(context))
         defer { lock?.release() }
         // Relative paths from the current directory, else the collection (`-C DIR`), as for status.
@@ -39,7 +41,11 @@ enum FormatCommand: Subcommand {
                 if !context.quiet { context.console.out("formatted \(path)") }
             case .needsFormatting:
                 changed += 1
-                context.console.out("\(path)")
+                if dryRun {
+                    if !context.quiet { context.console.out("would format \(path)") }
+                } else {
+                    context.console.out("\(path)")
+                }
             case .failed(let diagnostic):
                 failed += 1
                 context.console.err("\(path)\(StatusRenderer.located(diagnostic))")
@@ -50,12 +56,13 @@ enum FormatCommand: Subcommand {
             }
         }
         if !context.quiet {
-            let verb = checkOnly ? "need formatting" : "formatted"
+            let verb = dryRun ? "would be formatted" : checkOnly ? "need formatting" : "formatted"
             // The real cause, not "could not be parsed", for files that parse but could not be written.
             let unwritten: TerminalText = firstWriteProblem.map { ", \(notWritten) could not be read or written (\($0))" } ?? ""
-            context.console.err("\(plural(checked, "file")) checked, \(changed) \(verb), \(failed) could not be parsed\(unwritten)")
+            context.console.err("\(dryRun ? "dry run: nothing written; " : "")\(plural(checked, "file")) checked, \(changed) \(verb), \(failed) could not be parsed\(unwritten)")
         }
-        if failed > 0 || notWritten > 0 || (checkOnly && changed > 0) { return .attention }
+        // A dry run exits as the real run would: changes are its job, not a finding.
+        if failed > 0 || notWritten > 0 || (checkOnly && !dryRun && changed > 0) { return .attention }
         return .success
     }
 }

@@ -67,9 +67,12 @@ extension CollectionDirectory {
     /// Settles conflicts that pull stored, without contacting the remote: the
     /// base becomes the remote version pull saw, so the next push is guarded by
     /// that revision and a remote that moved again is never overwritten.
-    public func resolve(_ ids: [RecordID], choice: ResolveChoice, onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> [(RecordID, ResolveOutcome)] {
-        let lock = try self.lock(onStaleLock: onStaleLock)
-        defer { lock.release() }
+    /// With `dryRun`, the outcomes are decided as for real and nothing is
+    /// written or locked: no file, no base, no stored conflict.
+    public func resolve(_ ids: [RecordID], choice: ResolveChoice, dryRun: Bool = false,
+                        onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> [(RecordID, ResolveOutcome)] {
+        let lock = dryRun ? nil : try self.lock(onStaleLock: onStaleLock)
+        defer { lock?.release() }
         let store = ConflictStore(paths: paths)
         var base = BaseState(copies: baseCopies, manifest: try loadManifest(), configFingerprint: configFingerprint)
         var outcomes: [(RecordID, ResolveOutcome)] = []
@@ -110,13 +113,13 @@ extension CollectionDirectory {
                         // Theirs for conflicting fields; one-sided local changes are kept.
                         let localFields = current.flatMap { try? rules.parse($0).get() }
                         let fields = localFields.map { merge(id, base: base, local: $0, remote: record.fields).keepingRemote } ?? record.fields
-                        guard try FileSystem.replace(file, with: rules.canonicalBytes(fields, id: id), ifCurrent: unchanged) else {
+                        if !dryRun, !(try FileSystem.replace(file, with: rules.canonicalBytes(fields, id: id), ifCurrent: unchanged)) {
                             outcomes.append((id, .changedMeanwhile))
                             continue
                         }
                         base.record(record, revision: revision)
                     } else {
-                        guard try FileSystem.remove(file, ifCurrent: unchanged) else {
+                        if !dryRun, !(try FileSystem.remove(file, ifCurrent: unchanged)) {
                             outcomes.append((id, .changedMeanwhile))
                             continue
                         }
@@ -135,7 +138,7 @@ extension CollectionDirectory {
                         }
                         // --ours: ours for conflicting fields; one-sided remote changes are kept.
                         // Without a flag the file as edited is the resolution, exactly.
-                        if choice == .ours, let record = remote.record,
+                        if choice == .ours, let record = remote.record, !dryRun,
                            !(try FileSystem.replace(file, with: rules.canonicalBytes(merge(id, base: base, local: local.fields, remote: record.fields).keepingLocal, id: id),
                                                     ifCurrent: unchanged)) {
                             outcomes.append((id, .changedMeanwhile))
@@ -153,9 +156,9 @@ extension CollectionDirectory {
                 try base.saveAndThrow(.io(error))  // keep what was settled before the failure
             }
             // The stored conflict is cleared once a save records the new base (`BaseState`).
-            try base.saveIfDue()
+            if !dryRun { try base.saveIfDue() }
         }
-        try base.finish()
+        if !dryRun { try base.finish() }
         return outcomes
     }
 

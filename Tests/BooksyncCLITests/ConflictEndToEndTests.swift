@@ -129,6 +129,43 @@ import BooksyncTestSupport
         #expect(try alice.run("status", "--short").stdout == "UU x\n")
     }
 
+    /// `resolve --dry-run` says what it would do and changes nothing: the
+    /// file, the base and the stored conflict stay byte for byte.
+    @Test func aDryRunResolveWritesNothing() async throws {
+        let (alice, _) = try workspaces("resolvedry")
+        try await alice.rest.put([(id: "x", fields: bookFields("x"))])
+        try alice.initialize()
+        #expect(try alice.run("pull").status == 0)
+        try alice.write("x.json", bookFile("x", title: "Ours"))
+        try await alice.rest.put([(id: "x", fields: bookFields("x", title: "Theirs"))])
+        #expect(try alice.run("pull").status == 1)
+        let before = try alice.snapshot()
+        for (flag, result) in [("--theirs", "with the remote version"), ("--ours", "with the local version")] {
+            let dry = try alice.run("resolve", "--dry-run", flag, "x")
+            #expect(dry.status == 0 && dry.stdout == "would resolve x.json \(result)\(flag == "--ours" ? "; booksync push publishes it" : "")\n", "\(dry.stdout)")
+            #expect(dry.stderr == "dry run: nothing written\n", "\(dry.stderr)")
+            #expect(try alice.snapshot() == before, "\(flag): nothing changed on disk")
+        }
+        #expect(try alice.run("status", "--short").stdout == "UU x\n")
+        #expect(try alice.run("resolve", "--theirs", "x").stdout == "resolved x.json with the remote version\n")
+    }
+
+    /// `fmt --dry-run` names the files it would rewrite, rewrites none, and
+    /// exits as the real run would.
+    @Test func aDryRunFmtWritesNothing() throws {
+        let (alice, _) = try workspaces("fmtdry")
+        try alice.initialize()
+        try alice.write("a.json", #"{"id": "a", "title": "T", "author": "A", "genre": "g"}"#)
+        try alice.write("b.json", bookFile("b"))
+        let before = try alice.snapshot()
+        let dry = try alice.run("fmt", "--dry-run")
+        #expect(dry.status == 0 && dry.stdout == "would format a.json\n", "\(dry.stdout) \(dry.stderr)")
+        #expect(dry.stderr == "dry run: nothing written; 2 files checked, 1 would be formatted, 0 could not be parsed\n", "\(dry.stderr)")
+        #expect(try alice.snapshot() == before)
+        #expect(try alice.run("fmt", "--check", "--dry-run").status == 2)
+        #expect(try alice.run("fmt").stdout == "formatted a.json\n")
+    }
+
     @Test func pullTheirsAndOursSettleOnlyConflictingFields() async throws {
         let (alice, _) = try workspaces("oursTheirs")
         try await alice.rest.put([(id: "t", fields: bookFields("t", extra: ["year": .integer(1)])), (id: "o", fields: bookFields("o", extra: ["year": .integer(1)]))])
