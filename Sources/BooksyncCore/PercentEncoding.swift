@@ -26,15 +26,17 @@ public enum PercentEncoding {
     /// escape is malformed or in lowercase hex (another spelling of the same
     /// bytes), or when the bytes are not UTF-8. Which bytes should have been
     /// kept is the caller's rule to check (re-encode and compare).
-    public static func decode(_ text: String) -> String? {
+    /// `anyCase`: lowercase hex is read too, only to name the canonical
+    /// spelling of a misspelled file name, never to accept it.
+    public static func decode(_ text: String, anyCase: Bool = false) -> String? {
         let bytes = Array(text.utf8)
         var out = [UInt8]()
         out.reserveCapacity(bytes.count)
         var i = 0
         while i < bytes.count {
             if bytes[i] == 0x25 {
-                guard i + 2 < bytes.count, let hi = Hex.value(bytes[i + 1], only: .upper),
-                      let lo = Hex.value(bytes[i + 2], only: .upper)
+                guard i + 2 < bytes.count, let hi = Hex.value(bytes[i + 1], only: anyCase ? nil : .upper),
+                      let lo = Hex.value(bytes[i + 2], only: anyCase ? nil : .upper)
                 else { return nil }
                 out.append(hi << 4 | lo)
                 i += 3

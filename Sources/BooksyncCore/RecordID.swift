@@ -84,7 +84,13 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
         guard isRecordFileName(name) else { return nil }
         let stem = String(name.utf8.dropLast(5))!
         if let plain = RecordID(plain: stem) { return plain }
-        guard let raw = PercentEncoding.decode(stem) else { throw .badFileName(name) }
+        guard let raw = PercentEncoding.decode(stem) else {
+            // Lowercase hex (`caf%c3%a9.json`): the rule alone does not say what to rename it to.
+            if let lenient = PercentEncoding.decode(stem, anyCase: true), let id = try? RecordID(lenient) {
+                throw .nonCanonicalFileName(name, id.fileName)
+            }
+            throw .badFileName(name)
+        }
         let id = try RecordID(raw)
         guard id.encodedName == stem else { throw .nonCanonicalFileName(name, id.fileName) }
         return id

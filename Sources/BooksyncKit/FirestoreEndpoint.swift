@@ -46,8 +46,10 @@ public struct FirestoreEndpoint: Sendable {
     /// and a `remote.tokenCommand` in its config.json would run their program
     /// on `booksync status` (the CLI warns that it is ignored).
     /// A token command may run for `commandTimeout` seconds.
+    /// `transport` has no default: passing nil drops the key file, gcloud's
+    /// file and the metadata server, and an app must say so, never get it silently.
     public static func resolve(environment: [String: String], commandTimeout: Double = AccessTokens.defaultCommandTimeout,
-                               transport: HTTPTransport? = nil) throws(RemoteError) -> FirestoreEndpoint {
+                               transport: HTTPTransport?) throws(RemoteError) -> FirestoreEndpoint {
         if let host = environment["FIRESTORE_EMULATOR_HOST"], !host.isEmpty {
             guard isHostPort(host) else {
                 throw .configuration("FIRESTORE_EMULATOR_HOST must be host:port (e.g. 127.0.0.1:8080), not '\(host)'")

@@ -40,7 +40,8 @@ import Testing
 
     @Test(arguments: [
         ("a%41.json", RecordIDError.nonCanonicalFileName("a%41.json", "aA.json")),
-        ("%c3%bc.json", RecordIDError.badFileName("%c3%bc.json")),
+        ("%c3%bc.json", RecordIDError.nonCanonicalFileName("%c3%bc.json", "%C3%BC.json")),  // lowercase hex: named the way to spell it
+        ("%zz.json", RecordIDError.badFileName("%zz.json")),
         ("a%2.json", RecordIDError.badFileName("a%2.json")),
         ("%FF.json", RecordIDError.badFileName("%FF.json")),
         ("%2E%2E.json", RecordIDError.dots("..")),

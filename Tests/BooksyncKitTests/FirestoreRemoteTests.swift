@@ -280,14 +280,14 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
 
 @Suite struct FirestoreEndpointTests {
     @Test func emulatorHostMeansPlainHTTPAndOwnerToken() async throws {
-        let endpoint = try FirestoreEndpoint.resolve(environment: ["FIRESTORE_EMULATOR_HOST": "127.0.0.1:8085"])
+        let endpoint = try FirestoreEndpoint.resolve(environment: ["FIRESTORE_EMULATOR_HOST": "127.0.0.1:8085"], transport: nil)
         #expect(endpoint.baseURL == "http://127.0.0.1:8085/v1/")
         #expect(try await endpoint.tokens.token() == "owner")
     }
 
     @Test func productionNeedsCredentials() async throws {
-        #expect(throws: RemoteError.self) { try FirestoreEndpoint.resolve(environment: [:]) }
-        let endpoint = try FirestoreEndpoint.resolve(environment: ["BOOKSYNC_ACCESS_TOKEN": "t0k"])
+        #expect(throws: RemoteError.self) { try FirestoreEndpoint.resolve(environment: [:], transport: nil) }
+        let endpoint = try FirestoreEndpoint.resolve(environment: ["BOOKSYNC_ACCESS_TOKEN": "t0k"], transport: nil)
         #expect(endpoint.baseURL == "https://firestore.googleapis.com/v1/")
         #expect(try await endpoint.tokens.token() == "t0k")
     }
@@ -295,7 +295,7 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
     @Test(arguments: ["localhost:1", "127.0.0.1:x", "host", "a/b:1"])
     func emulatorHostIsValidated(host: String) {
         let valid = host == "localhost:1"
-        let resolved = (try? FirestoreEndpoint.resolve(environment: ["FIRESTORE_EMULATOR_HOST": host])) != nil
+        let resolved = (try? FirestoreEndpoint.resolve(environment: ["FIRESTORE_EMULATOR_HOST": host], transport: nil)) != nil
         #expect(resolved == valid)
     }
 

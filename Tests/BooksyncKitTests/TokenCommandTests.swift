@@ -93,17 +93,17 @@ import BooksyncTestSupport
 
     @Test func userConfigNamesTheTokenCommand() async throws {
         let (scratch, environment) = try userConfig(#"{"tokenCommand": "echo from-user-config"}"#)
-        let endpoint = try FirestoreEndpoint.resolve(environment: environment)
+        let endpoint = try FirestoreEndpoint.resolve(environment: environment, transport: nil)
         #expect(try await endpoint.tokens.token() == "from-user-config")
         // The environment comes first: BOOKSYNC_ACCESS_TOKEN, then BOOKSYNC_TOKEN_COMMAND.
-        let fromVariable = try FirestoreEndpoint.resolve(environment: environment.merging(["BOOKSYNC_TOKEN_COMMAND": "echo from-variable"]) { $1 })
+        let fromVariable = try FirestoreEndpoint.resolve(environment: environment.merging(["BOOKSYNC_TOKEN_COMMAND": "echo from-variable"]) { $1 }, transport: nil)
         #expect(try await fromVariable.tokens.token() == "from-variable")
-        let fixed = try FirestoreEndpoint.resolve(environment: environment.merging(["BOOKSYNC_TOKEN_COMMAND": "echo x", "BOOKSYNC_ACCESS_TOKEN": "tok"]) { $1 })
+        let fixed = try FirestoreEndpoint.resolve(environment: environment.merging(["BOOKSYNC_TOKEN_COMMAND": "echo x", "BOOKSYNC_ACCESS_TOKEN": "tok"]) { $1 }, transport: nil)
         #expect(try await fixed.tokens.token() == "tok")
         // HOME/.config when XDG_CONFIG_HOME is unset.
         try FileManager.default.createDirectory(atPath: scratch.path + "/home/.config/booksync", withIntermediateDirectories: true)
         try scratch.write("home/.config/booksync/config.json", #"{"tokenCommand": "echo from-home"}"#)
-        #expect(try await FirestoreEndpoint.resolve(environment: ["HOME": scratch.path + "/home"]).tokens.token() == "from-home")
+        #expect(try await FirestoreEndpoint.resolve(environment: ["HOME": scratch.path + "/home"], transport: nil).tokens.token() == "from-home")
     }
 
     @Test func withoutAnySourceTheErrorNamesTheSafePlaces() throws {
@@ -112,7 +112,7 @@ import BooksyncTestSupport
             "no Firestore credentials: set BOOKSYNC_ACCESS_TOKEN, or a token command in BOOKSYNC_TOKEN_COMMAND or as \"tokenCommand\" in "
                 + scratch.path + "/xdg/booksync/config.json (e.g. \"gcloud auth print-access-token\"), or FIRESTORE_EMULATOR_HOST for the emulator"
                 + "; or point GOOGLE_APPLICATION_CREDENTIALS at a service-account key file, or run 'gcloud auth application-default login' (see 'booksync help auth')")) {
-            try FirestoreEndpoint.resolve(environment: environment)
+            try FirestoreEndpoint.resolve(environment: environment, transport: nil)
         }
     }
 
@@ -120,10 +120,10 @@ import BooksyncTestSupport
         let (scratch, environment) = try userConfig(#"{"tokenCommand": 42}"#)
         let path = scratch.path + "/xdg/booksync/config.json"
         #expect(throws: RemoteError.configuration("\(path): \"tokenCommand\" must be a non-empty string such as \"gcloud auth print-access-token\"")) {
-            try FirestoreEndpoint.resolve(environment: environment)
+            try FirestoreEndpoint.resolve(environment: environment, transport: nil)
         }
         try scratch.write("xdg/booksync/config.json", "{\"tokenCommand\": ")
-        #expect(throws: RemoteError.self) { try FirestoreEndpoint.resolve(environment: environment) }
+        #expect(throws: RemoteError.self) { try FirestoreEndpoint.resolve(environment: environment, transport: nil) }
     }
 
     /// The user's own file may be a symlink (dotfile managers do that), but a
@@ -133,11 +133,11 @@ import BooksyncTestSupport
         let path = scratch.path + "/xdg/booksync/config.json"
         try scratch.write("real.json", #"{"tokenCommand": "echo via-link"}"#)
         try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: scratch.path + "/real.json")
-        #expect(try await FirestoreEndpoint.resolve(environment: environment).tokens.token() == "via-link")
+        #expect(try await FirestoreEndpoint.resolve(environment: environment, transport: nil).tokens.token() == "via-link")
         try FileManager.default.removeItem(atPath: path)
         #expect(mkfifo(path, 0o600) == 0)
         #expect(throws: RemoteError.configuration("\(path) is not a regular file; booksync reads its user settings from it")) {
-            try FirestoreEndpoint.resolve(environment: environment)
+            try FirestoreEndpoint.resolve(environment: environment, transport: nil)
         }
     }
 
@@ -150,7 +150,7 @@ import BooksyncTestSupport
         try scratch.write("big.json", String(repeating: " ", count: (1 << 20) + 1))
         try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: scratch.path + "/big.json")
         #expect(throws: RemoteError.configuration("\(path) is larger than 1 MiB; it should hold a few settings or one key")) {
-            try FirestoreEndpoint.resolve(environment: environment)
+            try FirestoreEndpoint.resolve(environment: environment, transport: nil)
         }
         try scratch.write("exact.json", String(repeating: " ", count: 1 << 20))
         #expect(try UserConfig.contents(of: scratch.path + "/exact.json")?.count == 1 << 20)
