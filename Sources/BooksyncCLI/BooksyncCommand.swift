@@ -69,6 +69,15 @@ protocol Subcommand {
     /// What follows the options, for shell completion (default: nothing to offer).
     static var operands: Operands { get }
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode
+    /// Whether this command line talks to a remote: then `booksync`, which
+    /// links no network, hands it to `booksync-network` right after parsing
+    /// (`NetworkAccess`), before anything is opened, read or written.
+    static func reachesRemote(_ arguments: ParsedArguments) -> Bool
+}
+
+extension Subcommand {
+    /// Local commands by default.
+    static func reachesRemote(_ arguments: ParsedArguments) -> Bool { false }
 }
 
 /// The `booksync` command line: global options, dispatch, error reporting.
@@ -137,6 +146,14 @@ public enum BooksyncCommand {
         if parsed.has(.help) {
             console.out(TerminalText(trusted: help(command)))
             return ExitCode.success.rawValue
+        }
+        // The hand-off to the network helper, at the front door: the helper runs
+        // the same command line from the start, so nothing here has begun.
+        if command.reachesRemote(parsed), case .helper(let helper) = network {
+            console.flush()
+            let error = NetworkAccess.execute(helper: helper, arguments: commandLine, environment: environment)
+            console.err("booksync: error: \(error.description)")
+            return error.exitCode.rawValue
         }
         let directory = parsed.value(.directory).map { PathDisplay.resolve($0, against: currentDirectory) } ?? currentDirectory
         let context = CommandContext(

@@ -5,8 +5,9 @@ extension CommandContext {
     /// The live Firestore remote for a collection: endpoint and credentials from
     /// the environment and config.json, URLSession underneath, and request
     /// logging on stderr with `--verbose` (method, path, status, time; never tokens).
-    /// Without a linked transport this hands the whole command to the network
-    /// helper (see `NetworkAccess`) and does not return.
+    /// A command that reaches a remote says so (`Subcommand.reachesRemote`)
+    /// and was handed to the network helper right after parsing; without a
+    /// linked transport this still hands it over (`NetworkAccess`) and does not return.
     func makeRemote(_ collection: CollectionDirectory) throws(BooksyncError) -> FirestoreRemote {
         let makeTransport: @Sendable (Double) -> HTTPTransport
         switch network {

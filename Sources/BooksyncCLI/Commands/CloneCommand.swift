@@ -15,18 +15,14 @@ enum CloneCommand: Subcommand {
         """
     static let options: [Option] = InitCommand.options
 
+    static func reachesRemote(_ arguments: ParsedArguments) -> Bool { true }
+
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         guard arguments.positionals.count <= 1 else { throw arguments.usageError("clone takes at most one DIR") }
         guard let collection = arguments.value(.collection) else {
             throw arguments.usageError("missing --collection PATH (the Firestore collection to clone, e.g. books)")
         }
         if let problem = FirestoreTarget.validateCollectionPath(collection) { throw arguments.usageError("--collection: \(problem)") }
-        // Hand the whole command to the network helper before anything is
-        // created: it runs the command again from the start.
-        if case .helper(let helper) = context.network {
-            context.console.flush()
-            throw NetworkAccess.execute(helper: helper, arguments: context.arguments, environment: context.environment)
-        }
         let name = arguments.positionals.first ?? String(collection.split(separator: "/").last ?? "collection")
         let directory = PathDisplay.resolve(name, against: context.directory)
         // Inside another collection, its scan would take these files for its own records.

@@ -20,6 +20,8 @@ enum DiffCommand: Subcommand {
         """
     static let options: [Option] = [.remote, .offline.explained("do not contact the remote; compare the file with the base only"), .json]
 
+    static func reachesRemote(_ arguments: ParsedArguments) -> Bool { !arguments.has(.offline) }
+
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let collection = try context.openCollection(arguments)
         GitDriverCheck.warnIfOutdated(collectionRoot: collection.paths.root, context: context)

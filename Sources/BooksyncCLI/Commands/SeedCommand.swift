@@ -20,6 +20,8 @@ enum SeedCommand: Subcommand {
         """
     static let options: [Option] = [.remote, .dryRun, .deleteOthers, .maxDelete, .force, SyncCommandSupport.json]
 
+    static func reachesRemote(_ arguments: ParsedArguments) -> Bool { true }
+
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         try arguments.expectNoOperands()
         var options = SeedOptions()

@@ -33,6 +33,8 @@ enum StatusCommand: Subcommand {
         """
     static let options: [Option] = [.remote, .offline, .full, .short, .json, .exitCode]
 
+    static func reachesRemote(_ arguments: ParsedArguments) -> Bool { !arguments.has(.offline) }
+
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         try arguments.rejectCombined(.short, .json)
         try arguments.rejectCombined(.offline, .full)

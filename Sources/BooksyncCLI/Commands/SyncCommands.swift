@@ -8,6 +8,8 @@ protocol SyncPhasesCommand: Subcommand {
 }
 
 extension SyncPhasesCommand {
+    static func reachesRemote(_ arguments: ParsedArguments) -> Bool { true }
+
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         try await SyncCommandSupport.run(arguments, command: name, context: context, pull: phases.pull, push: phases.push)
     }

@@ -20,6 +20,8 @@ enum VerifyCommand: Subcommand {
         """
     static let options: [Option] = [.remote, .repair]
 
+    static func reachesRemote(_ arguments: ParsedArguments) -> Bool { true }
+
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         try arguments.expectNoOperands()
         let collection = try context.openCollection(arguments)

@@ -27,11 +27,6 @@ enum WorkspaceRun {
         try await rejectUsageErrors(command, arguments, context: context)
         let collections = try WorkspaceDiscovery.collections(below: context.directory)
         guard !collections.isEmpty else { throw BooksyncError.notACollection(context.directory) }
-        // The helper runs the whole command again: hand over before any output.
-        if needsNetwork(command.name, arguments), case .helper(let helper) = context.network {
-            context.console.flush()
-            throw NetworkAccess.execute(helper: helper, arguments: context.arguments, environment: context.environment)
-        }
         let selected = try operands(arguments.positionals, collections: collections, arguments: arguments)
         let json = arguments.has(.json)
         var worst = ExitCode.success
@@ -100,14 +95,6 @@ enum WorkspaceRun {
         let target = collection.config.remote
         let name: TerminalText = collection.remote.isOrigin ? "" : "remote '\(name: collection.remote.name)', "
         return " (\(name)firestore \(name: target.project)/\(name: target.database) \(name: target.collectionPath))"
-    }
-
-    private static func needsNetwork(_ name: String, _ arguments: ParsedArguments) -> Bool {
-        switch name {
-        case "validate", "fmt": false
-        case "status", "diff": !arguments.has(.offline)
-        default: true
-        }
     }
 
     /// Each collection's operands: a pathspec starts with a collection's path
