@@ -96,5 +96,14 @@ import BooksyncTestSupport
         #expect(online.stdout.isEmpty)
         let bin = URL(fileURLWithPath: scratch.path + "/bin").resolvingSymlinksInPath().path
         #expect(online.stderr == "booksync: error: \(bin)/booksync-network is missing: remote commands run through it; install it beside booksync\n", "\(online.stderr)")
+        // The hand-off is at the front door: right after parsing, before any
+        // collection is looked for (a usage error still comes first).
+        for arguments in [["pull"], ["push", "--dry-run"], ["clone", "--collection", "books"], ["verify"]] {
+            let outside = try Self.run(arguments, in: scratch.path, environment: ["PATH": "/usr/bin:/bin"], program: alone, cleanEnvironment: true)
+            #expect(outside.status == 3 && outside.stderr.contains("booksync-network is missing"), "\(arguments): \(outside.stderr)")
+        }
+        let usage = try Self.run(["pull", "--bogus"], in: scratch.path, environment: ["PATH": "/usr/bin:/bin"], program: alone, cleanEnvironment: true)
+        #expect(usage.status == 2 && usage.stderr.contains("unknown option '--bogus'"), "\(usage.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path + "/books"), "clone created nothing before the hand-off")
     }
 }

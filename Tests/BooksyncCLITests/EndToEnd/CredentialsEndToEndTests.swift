@@ -9,8 +9,8 @@ import BooksyncTestSupport
 /// metadata server, and a proxy in front of the emulator that lets through
 /// only bearer tokens it issued itself.
 final class TokenServer {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("scripts/token_server.py").path
+    static let script = URL(fileURLWithPath: Fixtures.root).deletingLastPathComponent()
+        .appendingPathComponent("scripts/token_server.py").path
     static let clientEmail = "sync@test-project.iam.gserviceaccount.com"
     static let refreshToken = "1//refresh-\(UUID().uuidString)"
 

@@ -35,7 +35,7 @@ import BooksyncTestSupport
         let pull = try ws.run("-v", "pull")
         #expect(pull.status == 0, "\(pull.stderr)")
         #expect(pull.stderr.contains("listed every name: no change mark for 'updatedAt' yet"), "\(pull.stderr)")
-        #expect(try proxy.takeBilledReads() == Self.documents)
+        try proxy.expectBilled(Self.documents, by: pull)
         #expect(ws.read(".booksync/manifest.json")?.contains("\"changesSince\": {\"field\": \"updatedAt\", \"time\": ") == true)
         // The change field is metadata: record files leave it out.
         #expect(ws.read("b00000.json") == bookFile("b00000"))
@@ -45,7 +45,7 @@ import BooksyncTestSupport
         #expect(unchanged.status == 0, "\(unchanged.stderr)")
         #expect(unchanged.stdout.isEmpty)
         #expect(unchanged.stderr.contains("read the 0 documents whose 'updatedAt' is at or after"), "\(unchanged.stderr)")
-        #expect(try proxy.takeBilledReads() == 1 + Self.countReads)
+        try proxy.expectBilled(1 + Self.countReads, by: unchanged)
         #expect(BilledReadsEndToEndTests.estimate(unchanged.stderr) == 1 + Self.countReads)
 
         // An app changes 10 books the conventional way: they are found, and only they are read.
@@ -53,10 +53,10 @@ import BooksyncTestSupport
         try await app.rest.put(changed.map { ($0, bookFields($0, title: "Changed by the app")) }, stamping: "updatedAt")
         let status = try ws.run("-v", "status", "--short")
         #expect(status.stdout == changed.map { " M \($0)\n" }.joined(), "\(status.stdout)")
-        #expect(try proxy.takeBilledReads() == 10 + Self.countReads)
+        try proxy.expectBilled(10 + Self.countReads, by: status)
         let pulled = try ws.run("-v", "pull")
         #expect(pulled.status == 0, "\(pulled.stderr)")
-        #expect(try proxy.takeBilledReads() == 10 + Self.countReads)
+        try proxy.expectBilled(10 + Self.countReads, by: pulled)
         #expect(ws.read("b00100.json") == bookFile("b00100", title: "Changed by the app"))
 
         // A deletion does not show in the query; the count gives it away and
