@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Synchronization
 import BooksyncKit
 
 /// The live transport over URLSession (FoundationNetworking on Linux).
@@ -14,8 +15,20 @@ import BooksyncKit
 /// Every request is bounded twice: by URLSession's request timeout, and by a
 /// deadline racing the request (`DeadlineRace`), because on Linux a request
 /// on a connection the server dropped can otherwise wait far longer than
-/// asked, and a cancelled one sometimes never returns at all.
+/// asked, and a cancelled one sometimes never returns at all. Its answer is
+/// bounded too: a body is read as it streams in and abandoned once it passes
+/// `maximumAnswerBytes`.
 public enum URLSessionTransport {
+    /// The most of one answer's body that is read: 1 GiB. The largest answers
+    /// booksync asks for are pages of documents (300 in the first listing
+    /// query and a `documents.list` page, 200 in a `:batchGet`; later
+    /// queries are sized to about 8 MiB), each document at most Firestore's
+    /// 1 MiB, sent as JSON that can take about three times its stored size
+    /// (`{"integerValue": "1"}` for an 8-byte integer): under 1 GiB. A body
+    /// past that is not a page but a server sending without end, and it would
+    /// be held in memory several times over.
+    public static let maximumAnswerBytes = 1 << 30
+
     /// A transport with its own ephemeral session: no cache, no cookies, no
     /// redirects. Safe to call from many tasks at once.
     /// - Parameters:
@@ -23,7 +36,9 @@ public enum URLSessionTransport {
     ///   - requestTimeout: Seconds: the session's request timeout, and twice
     ///     it bounds a whole transfer; each request's own `HTTPRequest.timeout`
     ///     (plus half a second) bounds it too.
-    public static func make(maximumConnections: Int = 8, requestTimeout: Double = 30) -> HTTPTransport {
+    ///   - maximumAnswerBytes: A longer body fails the request (`tooLarge`).
+    public static func make(maximumConnections: Int = 8, requestTimeout: Double = 30,
+                            maximumAnswerBytes: Int = maximumAnswerBytes) -> HTTPTransport {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -31,46 +46,48 @@ public enum URLSessionTransport {
         configuration.httpCookieStorage = nil
         configuration.timeoutIntervalForRequest = requestTimeout
         configuration.timeoutIntervalForResource = requestTimeout * 2
-        let refuse = RefuseRedirects()
-        let session = URLSession(configuration: configuration, delegate: refuse, delegateQueue: nil)
+        let delegate = SessionDelegate(maximumAnswerBytes: maximumAnswerBytes)
+        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         return { (request: HTTPRequest) async throws(TransportError) -> HTTPResponse in
             // The deadline holds even if URLSession never returns (see `DeadlineRace`).
             let outcome = await DeadlineRace.run(
                 seconds: request.timeout + 0.5,
                 timedOut: .failure(TransportError(.timedOut, "no answer within \(RetryPolicy.format(request.timeout)) s")),
                 cancelled: .failure(TransportError(.cancelled, "cancelled"))
-            ) { await perform(request, session: session, delegate: refuse) }
+            ) { await perform(request, session: session, delegate: delegate) }
             return try outcome.get()
         }
     }
 
-    private static func perform(_ request: HTTPRequest, session: URLSession, delegate: RefuseRedirects) async -> Result<HTTPResponse, TransportError> {
+    private static func perform(_ request: HTTPRequest, session: URLSession, delegate: SessionDelegate) async -> Result<HTTPResponse, TransportError> {
         guard let url = URL(string: reachableURL(request.url)) else {
             return .failure(TransportError(.other, "invalid URL \(request.url)"))
         }
-        let timeout = request.timeout
-        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: request.timeout)
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         if let body = request.body { urlRequest.httpBody = Data(body) }
-        do {
-            // The delegate both for the session and for the task: which one
-            // URLSession asks about a redirect differs between Darwin and
-            // swift-corelibs-foundation versions, and either must say no.
-            let (data, response) = try await session.data(for: urlRequest, delegate: delegate)
-            guard let http = response as? HTTPURLResponse else {
-                return .failure(TransportError(.other, "the answer was not HTTP"))
-            }
-            var headers: [String: String] = [:]
-            for (key, value) in http.allHeaderFields {
-                if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
-            }
-            return .success(HTTPResponse(status: http.statusCode, headers: headers, body: Array(data)))
-        } catch let error as URLError {
-            return .failure(TransportError(kind(of: error), describe(error, timeout: timeout)))
-        } catch {
-            return .failure(TransportError(.other, error.localizedDescription))
+        return await delegate.run(urlRequest, timeout: request.timeout, in: session)
+    }
+
+    /// The response of a finished task, or why there is none.
+    static func outcome(of task: URLSessionTask, body: [UInt8], error: (any Error)?, timeout: Double) -> Result<HTTPResponse, TransportError> {
+        if let error = error as? URLError { return .failure(TransportError(kind(of: error), describe(error, timeout: timeout))) }
+        if let error { return .failure(TransportError(.other, error.localizedDescription)) }
+        guard let http = task.response as? HTTPURLResponse else {
+            return .failure(TransportError(.other, "the answer was not HTTP"))
         }
+        var headers: [String: String] = [:]
+        for (key, value) in http.allHeaderFields {
+            if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
+        }
+        return .success(HTTPResponse(status: http.statusCode, headers: headers, body: body))
+    }
+
+    /// The sentence of an answer cut off at `limit` bytes.
+    static func tooLarge(_ limit: Int) -> TransportError {
+        let size = limit % (1 << 30) == 0 ? "\(limit >> 30) GiB" : limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes"
+        return TransportError(.tooLarge, "the answer is larger than \(size), the most booksync reads of one answer")
     }
 
     /// The URL as URLSession can reach it. On Linux, URLSession refuses a
@@ -116,9 +133,63 @@ public enum URLSessionTransport {
     }
 }
 
-/// Answers every redirect with "do not follow": the 3xx response itself
-/// becomes the task's result.
-final class RefuseRedirects: NSObject, URLSessionTaskDelegate, Sendable {
+/// The session's delegate: collects each task's body as it streams in,
+/// cancelling a task once its body passes `maximumAnswerBytes` (a body read
+/// whole by `data(for:)` has no bound), and answers every redirect with "do
+/// not follow": the 3xx response itself becomes the task's result.
+final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    let maximumAnswerBytes: Int
+    /// By task identifier: the tasks under way.
+    private let transfers = Mutex<[Int: Transfer]>([:])
+
+    private struct Transfer {
+        let timeout: Double
+        let finish: CheckedContinuation<Result<HTTPResponse, TransportError>, Never>
+        var body: [UInt8] = []
+        var tooLarge = false
+    }
+
+    init(maximumAnswerBytes: Int) {
+        self.maximumAnswerBytes = maximumAnswerBytes
+    }
+
+    /// Runs `request` as a data task of `session` (whose delegate this is).
+    func run(_ request: URLRequest, timeout: Double, in session: URLSession) async -> Result<HTTPResponse, TransportError> {
+        let task = session.dataTask(with: request)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { finish in
+                transfers.withLock { $0[task.taskIdentifier] = Transfer(timeout: timeout, finish: finish) }
+                task.resume()
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let id = dataTask.taskIdentifier
+        let cut = transfers.withLock { transfers -> Bool in
+            guard let count = transfers[id]?.body.count, transfers[id]?.tooLarge == false else { return false }
+            guard count + data.count <= maximumAnswerBytes else {
+                transfers[id]?.tooLarge = true
+                transfers[id]?.body = []
+                return true
+            }
+            transfers[id]?.body.append(contentsOf: data)  // in place: never a copy of what came before
+            return false
+        }
+        if cut { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        if transfer.tooLarge {
+            transfer.finish.resume(returning: .failure(URLSessionTransport.tooLarge(maximumAnswerBytes)))
+        } else {
+            transfer.finish.resume(returning: URLSessionTransport.outcome(of: task, body: transfer.body, error: error, timeout: transfer.timeout))
+        }
+    }
+
     #if canImport(Darwin)
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest) async -> URLRequest? {

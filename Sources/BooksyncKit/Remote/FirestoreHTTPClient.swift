@@ -68,6 +68,7 @@ struct FirestoreHTTPClient: Sendable {
             } catch {
                 log(redact("\(request.method) \(path) → \(error.message) after \(Self.milliseconds(since: sent)) ms"))
                 if error.kind == .cancelled { throw cancelled(attempts: attempt) }
+                if error.kind == .tooLarge { throw .malformedResponse(during: during, detail: error.message) }
                 problem = .noAnswer(error.message)
                 try await giveUpOrWait(problem, retryAfter: nil, attempt: &attempt, started: started, during: during)
                 continue

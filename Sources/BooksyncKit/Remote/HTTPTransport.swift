@@ -50,11 +50,14 @@ public struct HTTPResponse: Sendable, Equatable {
 /// Why a request got no HTTP answer at all.
 ///
 /// The Firestore client retries every kind except `cancelled`, which ends the
-/// command as interrupted; `message` becomes part of the user's error.
+/// command as interrupted, and `tooLarge`; `message` becomes part of the user's error.
 public struct TransportError: Error, Sendable, Equatable {
-    /// The broad cause; only `cancelled` changes what the caller does.
+    /// The broad cause; only `cancelled` and `tooLarge` change what the caller does.
     public enum Kind: Sendable, Equatable {
         case timedOut, cancelled, connectionFailed, other
+        /// The answer's body passed the most the transport reads: another
+        /// try would meet the same, so it is not retried.
+        case tooLarge
     }
 
     /// The broad cause.

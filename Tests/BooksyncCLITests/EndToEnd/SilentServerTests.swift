@@ -81,6 +81,51 @@ import BooksyncTestSupport
         #expect(String(decoding: response.body, as: UTF8.self).contains("readTime"))
     }
 
+    /// A server that sends a body without end is cut off once the body passes
+    /// the transport's cap, with a sentence naming it, instead of being read
+    /// into memory until the request times out. (The server stops after 64 MiB
+    /// and holds the connection open: without the cap the request ends only
+    /// at its 20 s timeout, and memory stays bounded meanwhile.)
+    @Test func anEndlessAnswerIsCutOffAtTheCap() async throws {
+        try scratch.write("endless.py", #"""
+            import http.server, json, sys, threading, time
+            class Endless(http.server.BaseHTTPRequestHandler):
+                def log_message(self, *args): pass
+                def do_POST(self):
+                    self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    if self.path.endswith("small"):
+                        body = b'[{"readTime": "2026-01-01T00:00:00Z"}]'
+                        self.send_header("Content-Length", str(len(body)))
+                        self.end_headers()
+                        self.wfile.write(body)
+                        return
+                    self.end_headers()  # no length: the body ends when the connection does
+                    chunk = b'[' + b'{"readTime": "2026-01-01T00:00:00Z"}, ' * 1800
+                    try:
+                        for _ in range(1000):
+                            self.wfile.write(chunk)
+                        time.sleep(60)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Endless)
+            server.daemon_threads = True
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            print(json.dumps({"main": server.server_address[1]}), flush=True)
+            sys.stdin.read()
+            """#)
+        let endless = try LoopbackScript(python: [scratch.path + "/endless.py"])
+        let port = try #require(endless.ports["main"], "the endless server did not start")
+        let transport = URLSessionTransport.make(requestTimeout: 20, maximumAnswerBytes: 1 << 20)
+        await #expect(throws: TransportError(.tooLarge, "the answer is larger than 1 MiB, the most booksync reads of one answer")) {
+            _ = try await transport(HTTPRequest(method: "POST", url: "http://127.0.0.1:\(port)/v1/x:runQuery", body: Array("{}".utf8), timeout: 20))
+        }
+        // The cap is each answer's: the next one, small, is read whole.
+        let small = try await transport(HTTPRequest(method: "POST", url: "http://127.0.0.1:\(port)/v1/small", body: Array("{}".utf8), timeout: 20))
+        #expect(small.status == 200 && small.body == Array(#"[{"readTime": "2026-01-01T00:00:00Z"}]"#.utf8))
+    }
+
     @Test func theRequestTimeoutHoldsAgainstASilentServer() async throws {
         let transport = URLSessionTransport.make(requestTimeout: 1)
         await #expect(throws: TransportError(.timedOut, "no answer within 1 s")) {

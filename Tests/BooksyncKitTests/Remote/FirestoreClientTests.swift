@@ -49,6 +49,9 @@ import Testing
         (.failure(TransportError(.connectionFailed, "connection refused")), 3, "cannot reach Firestore at http://127.0.0.1:9/v1/ (connection refused) after 3 attempts"),
         (.response(409, errorBody(409, "ALREADY_EXISTS", "there")), 1, "Firestore refused to list books: 409 ALREADY_EXISTS: there"),
         (.response(400, errorBody(400, "INVALID_ARGUMENT", "bad")), 1, "Firestore refused to list books: 400 INVALID_ARGUMENT: bad"),
+        // The same answer would be as large again: not retried.
+        (.failure(TransportError(.tooLarge, "the answer is larger than 1 GiB, the most booksync reads of one answer")), 1,
+         "Firestore's answer to list books could not be read: the answer is larger than 1 GiB, the most booksync reads of one answer"),
     ])
     func theLastProblemChoosesTheError(answer: ScriptedTransport.Answer, requests: Int, message: String) async {
         let script = ScriptedTransport(Array(repeating: answer, count: 5))
