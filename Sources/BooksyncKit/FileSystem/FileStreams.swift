@@ -220,20 +220,17 @@ extension FileSystem {
     /// How many entries of the directory at `path` (not `.`, `..`) pass
     /// `include`, without holding their names; nil when it cannot be listed.
     static func countEntries(_ path: String, where include: (String) -> Bool) -> Int? {
-        guard let dir = opendir(path) else { return nil }
-        defer { closedir(dir) }
+        guard let lister = try? DirectoryLister(path) else { return nil }
         var count = 0
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: &entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-            }
-            if name != "." && name != "..", include(name) { count += 1 }
+        while let name = lister.nextName() {
+            if include(name) { count += 1 }
         }
         return count
     }
 }
 
-/// Lists a directory in batches of names, so a million entries are never one array.
+/// Lists a directory: the one `readdir` loop of booksync. In batches of
+/// names (`next(_:)`), so a million entries are never one array, or whole.
 final class DirectoryLister {
     #if canImport(Glibc)
     private typealias Handle = OpaquePointer
@@ -251,18 +248,45 @@ final class DirectoryLister {
         self.path = path
     }
 
+    /// Lists a directory already open as `descriptor`, from its start; the
+    /// descriptor stays open (a copy is listed). `path` names it in errors.
+    init(descriptor: Int32, path: String) throws(FileSystemError) {
+        let copy = dup(descriptor)
+        guard copy >= 0, let dir = fdopendir(copy) else {
+            let code = errno
+            if copy >= 0 { close(copy) }
+            throw FileSystemError(path: path, operation: "list directory", code: code)
+        }
+        rewinddir(dir)
+        self.dir = dir
+        self.path = path
+    }
+
     deinit { closedir(dir) }
 
-    /// Up to `limit` more names (not `.`, `..`); empty at the end.
-    func next(_ limit: Int) -> [String] {
-        var names: [String] = []
-        names.reserveCapacity(limit)
-        while names.count < limit, let entry = readdir(dir) {
+    /// The next name (not `.`, `..`); nil at the end.
+    func nextName() -> String? {
+        while let entry = readdir(dir) {
             let name = withUnsafePointer(to: &entry.pointee.d_name) {
                 $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
             }
-            if name != "." && name != ".." { names.append(name) }
+            if name != "." && name != ".." { return name }
         }
+        return nil
+    }
+
+    /// Up to `limit` more names; empty at the end.
+    func next(_ limit: Int) -> [String] {
+        var names: [String] = []
+        names.reserveCapacity(limit)
+        while names.count < limit, let name = nextName() { names.append(name) }
+        return names
+    }
+
+    /// Every name left, unsorted.
+    func all() -> [String] {
+        var names: [String] = []
+        while let name = nextName() { names.append(name) }
         return names
     }
 }

@@ -129,16 +129,7 @@ extension FileSystem {
 
     /// Names in a directory (without `.` and `..`), unsorted.
     public static func listDirectory(_ path: String) throws(FileSystemError) -> [String] {
-        guard let dir = opendir(path) else { throw FileSystemError(path: path, operation: "list directory", code: errno) }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: &entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
+        try DirectoryLister(path).all()
     }
 
     /// The contents of the regular file at `path`. A symbolic link (as the

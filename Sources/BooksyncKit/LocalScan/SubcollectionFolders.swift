@@ -107,22 +107,7 @@ extension FileSystem {
 
     /// The names in an open directory (not `.`, `..`); the descriptor stays open.
     static func listDirectory(descriptor: Int32, path: String) throws(FileSystemError) -> [String] {
-        let copy = dup(descriptor)
-        guard copy >= 0, let dir = fdopendir(copy) else {
-            let code = errno
-            if copy >= 0 { close(copy) }
-            throw FileSystemError(path: path, operation: "list directory", code: code)
-        }
-        defer { closedir(dir) }
-        rewinddir(dir)
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: &entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
+        try DirectoryLister(descriptor: descriptor, path: path).all()
     }
 
     /// The contents of the regular file `name` inside an open directory, with
