@@ -78,10 +78,8 @@ struct BaseState {
         guard dirty else { return }
         let started = ContinuousClock.now
         try writePendingCopies()
-        do {
+        try BooksyncError.io { () throws(FileSystemError) in
             try CollectionDirectory.writeManifest(manifest, to: copies.paths.manifest)
-        } catch {
-            throw .io(error)
         }
         dirty = false
         lastSave = .now
@@ -141,10 +139,8 @@ struct BaseState {
     /// Appends the copies recorded since the last append (and syncs them).
     private mutating func writePendingCopies() throws(BooksyncError) {
         guard !pendingCopies.isEmpty else { return }
-        do {
+        try BooksyncError.io { () throws(FileSystemError) in
             try copies.append(pendingCopies)
-        } catch {
-            throw .io(error)
         }
         pendingCopies.removeAll(keepingCapacity: true)
     }

@@ -43,13 +43,10 @@ public struct CollectionDirectory: Sendable {
     }
 
     static func open(_ paths: CollectionPaths) throws(BooksyncError) -> CollectionDirectory {
-        let bytes: [UInt8]
         try requireOwnedByUs(paths)
-        do {
+        let bytes = try BooksyncError.io { () throws(FileSystemError) -> [UInt8] in
             try paths.verifyStateKinds()
-            bytes = try FileSystem.readFile(paths.config)
-        } catch {
-            throw .io(error)
+            return try FileSystem.readFile(paths.config)
         }
         do {
             let config = try CollectionConfig.decode(bytes)
@@ -92,15 +89,13 @@ public struct CollectionDirectory: Sendable {
         if let problem = FirestoreTarget.validateCollectionPath(config.remote.collectionPath) {
             throw .invalidArgument(problem)
         }
-        do {
+        try BooksyncError.io { () throws(FileSystemError) in
             try FileSystem.createDirectory(paths.state)
             try FileSystem.createDirectory(paths.base)
             try FileSystem.writeAtomically(Array(CollectionPaths.gitignoreContents.utf8), to: paths.gitignore)
             try FileSystem.writeAtomically(Manifest().encoded(), to: paths.manifest, durable: true)
             // config.json last: a directory is a collection only once it is complete.
             try FileSystem.writeAtomically(config.encoded(), to: paths.config, durable: true)
-        } catch {
-            throw .io(error)
         }
         return try open(paths)
     }

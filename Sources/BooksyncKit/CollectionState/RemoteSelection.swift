@@ -64,10 +64,8 @@ extension CollectionDirectory {
 
     /// Writes remotes.json (atomically: it is committed and read by every command).
     public func saveRemotes(_ list: RemoteList) throws(BooksyncError) {
-        do {
+        try BooksyncError.io { () throws(FileSystemError) in
             try FileSystem.writeAtomically(list.encoded(), to: paths.remotes, durable: true)
-        } catch {
-            throw .io(error)
         }
     }
 
@@ -138,12 +136,10 @@ extension CollectionDirectory {
             selected = origin
         }
         let chosen = selecting(selected)
-        do {
+        try BooksyncError.io { () throws(FileSystemError) in
             // The selected state's folders, now that they are known: a link
             // planted at .booksync/local/NAME would otherwise take the manifest elsewhere.
             try chosen.paths.verifyStateKinds()
-        } catch {
-            throw .io(error)
         }
         return chosen
     }

@@ -110,3 +110,15 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
         percent == percent.rounded() ? String(Int(percent)) : String(percent)
     }
 }
+
+extension BooksyncError {
+    /// `body`, with a file-system failure as `.io`: the one conversion of a
+    /// `FileSystemError` into the engine's error, where nothing else is done about it.
+    static func io<T>(_ body: () throws(FileSystemError) -> T) throws(BooksyncError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .io(error)
+        }
+    }
+}

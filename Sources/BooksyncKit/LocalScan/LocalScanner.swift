@@ -108,12 +108,7 @@ struct LocalScanner: Sendable {
 
     func scan() throws(BooksyncError) -> LocalScan {
         let scanStartedAt = WallClock.nowNanoseconds()
-        let directory: Int32
-        do {
-            directory = try FileSystem.openDirectory(paths.root)
-        } catch {
-            throw .io(error)
-        }
+        let directory = try BooksyncError.io { () throws(FileSystemError) in try FileSystem.openDirectory(paths.root) }
         defer { FileSystem.closeDirectory(directory) }
         // Stamp the directory (through the descriptor, so a symlinked root stamps the
         // real directory) before listing it: a change after this is seen next time.

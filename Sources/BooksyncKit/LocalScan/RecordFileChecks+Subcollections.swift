@@ -14,21 +14,11 @@ extension CollectionDirectory {
     /// could not be entered (a link, a file or a FIFO where `dune/reviews/`
     /// belongs), which `validate` and `fmt` report like a bad record file.
     func recordFilesAndRefusedFolders() throws(BooksyncError) -> (names: [String], refusedFolders: [UnusableFile]) {
-        let names: [String]
-        do {
-            names = try FileSystem.listDirectory(paths.root)
-        } catch {
-            throw .io(error)
-        }
+        let names = try BooksyncError.io { () throws(FileSystemError) in try FileSystem.listDirectory(paths.root) }
         var files = names.filter(RecordID.isRecordFileName)
         var refused: [UnusableFile] = []
         if !rules.subcollections.isEmpty {
-            let directory: Int32
-            do {
-                directory = try FileSystem.openDirectory(paths.root)
-            } catch {
-                throw .io(error)
-            }
+            let directory = try BooksyncError.io { () throws(FileSystemError) in try FileSystem.openDirectory(paths.root) }
             defer { FileSystem.closeDirectory(directory) }
             var walker = SubcollectionWalker(root: paths.root, rootDirectory: directory, subcollections: rules.subcollections, batchSize: 4096)
             walker.walk(documentFolders: names.filter { !RecordID.isRecordFileName($0) && !$0.hasPrefix(".") }) { found in
