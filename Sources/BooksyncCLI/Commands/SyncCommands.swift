@@ -120,10 +120,10 @@ enum SyncCommandSupport {
         }
         if arguments.has(.json) {
             context.console.out(JSONDocuments.syncReports(reports, command: command, root: collection.paths.root, dryRun: options.dryRun,
-                                                          unresolvedConflict: collection.unresolvedConflict))
+                                                          unresolvedConflict: { collection.unresolvedConflict($0) }))
         } else {
             render(reports, context: context, root: collection.paths.root, conflicts: collection.relativeConflictsFolder,
-                   unresolvedConflict: collection.unresolvedConflict)
+                   unresolvedConflict: { collection.unresolvedConflict($0) })
         }
         return reports.contains { $0.needsAttention } ? .attention : .success
     }

@@ -44,11 +44,9 @@ public struct RecordScope: Sendable, Equatable {
         public func matches(_ id: RecordID) -> Bool {
             switch kind {
             case .record(let named): id == named
-            case .folder(let folder): id.fileName.utf8.starts(with: (folder + "/").utf8)
-            case .glob(let glob):
-                RecordScope.globMatches(Array(glob.utf8)[...], Array(id.fileName.utf8)[...])
-                    // An escaped id also matches as it reads: `'café*'` as well as `'caf%C3%A9*'`.
-                    || (id.encodedName != id.rawValue && RecordScope.globMatches(Array(glob.utf8)[...], Array((id.rawValue + ".json").utf8)[...]))
+            case .folder: matches(path: id.fileName)
+            // An escaped id also matches as it reads: `'café*'` as well as `'caf%C3%A9*'`.
+            case .glob: matches(path: id.fileName) || (id.encodedName != id.rawValue && matches(path: id.rawValue + ".json"))
             }
         }
     }

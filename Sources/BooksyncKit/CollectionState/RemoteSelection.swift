@@ -99,7 +99,9 @@ extension CollectionDirectory {
         return candidates.filter { candidate in
             guard candidate.name != remote.name else { return false }
             let other = selecting(candidate)
-            return (try? other.paths.verifyStateKinds()) != nil && other.unresolvedConflict(id) != nil
+            guard (try? other.paths.verifyStateKinds()) != nil else { return false }
+            // Against that state's own base: a conflict it has moved past is no hint.
+            return other.unresolvedConflict(id, base: try? other.loadManifest()) != nil
         }.map(\.name)
     }
 

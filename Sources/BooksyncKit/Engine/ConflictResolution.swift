@@ -54,8 +54,9 @@ extension CollectionDirectory {
     /// nil when there is none. Push names `resolve` for such a record: sending
     /// the user back to pull would only report the same conflict again. The
     /// kind comes from the two sides (field names are not known here).
-    public func unresolvedConflict(_ id: RecordID) -> ConflictKind? {
-        guard let remote = ConflictStore(paths: paths).load(id, rules: rules) else { return nil }
+    /// With `base`, a stored conflict the base has moved past is none (`ConflictStore.load`).
+    public func unresolvedConflict(_ id: RecordID, base: Manifest? = nil) -> ConflictKind? {
+        guard let remote = ConflictStore(paths: paths).load(id, rules: rules, base: base) else { return nil }
         switch ((try? paths.recordFile(id)).map(FileSystem.exists) ?? true, remote.record != nil) {
         case (true, true): return .bothModified(fields: [])
         case (true, false): return .modifiedLocallyDeletedRemotely

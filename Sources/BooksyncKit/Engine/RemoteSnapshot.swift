@@ -101,11 +101,7 @@ extension CollectionDirectory {
             }
         }
         var listing = try await listRemoteRevisions(remote, progress: progress)
-        let needed = listing.revisions.filter { id, revision in
-            manifest.entries[id]?.revision != revision && needing(id)
-        }.keys
-        let bodies = try await fetchRemoteBodies(remote, ids: Array(needed), progress: progress)
-        for id in needed where bodies[id] == nil { listing.revisions[id] = nil }
+        let bodies = try await fetchChangedBodies(remote, listing: &listing, manifest: manifest, needing: needing, progress: progress)
         return RemoteSnapshot(listing: listing, bodies: bodies, read: .everyName(because: reason))
     }
 
@@ -116,37 +112,39 @@ extension CollectionDirectory {
     private func readScopedRemote(_ remote: any RemoteCollection, scope: RecordScope, manifest: Manifest, needing: (RecordID) -> Bool,
                                   progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteSnapshot {
         let prefixes = scope.listingPrefixes
-        let counter = ProgressCounter(phase: "listing", total: nil, report: progress)
-        var listing: RemoteListing
-        do {
-            if let prefixes {
-                listing = try await remote.listRevisions(prefixes: prefixes) { counter.add($0) }
-            } else {
-                listing = try await remote.listRevisions { counter.add($0) }
-            }
-        } catch {
-            throw .remoteFailure(error)
-        }
-        var empty = listing.revisions.isEmpty && listing.unusable.isEmpty
+        var listing = try await listRemoteRevisions(remote, prefixes: prefixes, progress: progress)
+        // A listing of every name tells at once whether the target is empty.
+        let listedNothing = listing.revisions.isEmpty && listing.unusable.isEmpty
         listing.revisions = listing.revisions.filter { scope.contains($0.key) }
         listing.unusable = []
+        let bodies = try await fetchChangedBodies(remote, listing: &listing, manifest: manifest, needing: needing, progress: progress)
+        var snapshot: RemoteSnapshot
+        if let prefixes {
+            snapshot = RemoteSnapshot(listing: listing, bodies: bodies, read: .ranges(prefixes.count, documents: listing.revisions.count))
+            // Asked only when it matters: nothing in scope is left and the base has records there.
+            if listing.revisions.isEmpty, !manifest.entries.isEmpty {
+                do {
+                    snapshot.wholeTargetEmpty = try await remote.isEmpty()
+                } catch {
+                    throw .remoteFailure(error)
+                }
+            }
+        } else {
+            snapshot = RemoteSnapshot(listing: listing, bodies: bodies, read: .everyName(because: rules.changeField.map { _ in .scoped }))
+            snapshot.wholeTargetEmpty = listedNothing
+        }
+        return snapshot
+    }
+
+    /// The bodies of the listed documents whose revision differs from the
+    /// base and that `needing` wants; a listed one gone by then is taken out
+    /// of `listing` (deleted meanwhile).
+    private func fetchChangedBodies(_ remote: any RemoteCollection, listing: inout RemoteListing, manifest: Manifest, needing: (RecordID) -> Bool,
+                                    progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> [RecordID: RemoteDocument] {
         let needed = listing.revisions.filter { id, revision in manifest.entries[id]?.revision != revision && needing(id) }.keys
         let bodies = try await fetchRemoteBodies(remote, ids: Array(needed), progress: progress)
         for id in needed where bodies[id] == nil { listing.revisions[id] = nil }
-        if prefixes != nil, listing.revisions.isEmpty, !manifest.entries.isEmpty {
-            do {
-                empty = try await remote.isEmpty()
-            } catch {
-                throw .remoteFailure(error)
-            }
-        } else if prefixes != nil {
-            empty = false
-        }
-        let read: RemoteRead = prefixes.map { .ranges($0.count, documents: listing.revisions.count) }
-            ?? .everyName(because: rules.changeField.map { _ in .scoped })
-        var snapshot = RemoteSnapshot(listing: listing, bodies: bodies, read: read)
-        snapshot.wholeTargetEmpty = empty
-        return snapshot
+        return bodies
     }
 
     /// The snapshot from the documents changed since `mark`, or why it
@@ -178,9 +176,12 @@ extension CollectionDirectory {
     }
 
     /// The revision of every document (and the unusable ones), with progress.
-    func listRemoteRevisions(_ remote: any RemoteCollection, progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteListing {
+    /// With `prefixes`, at least the documents whose ids start with one of them.
+    func listRemoteRevisions(_ remote: any RemoteCollection, prefixes: [String]? = nil,
+                             progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteListing {
         let counter = ProgressCounter(phase: "listing", total: nil, report: progress)
         do {
+            if let prefixes { return try await remote.listRevisions(prefixes: prefixes) { counter.add($0) } }
             return try await remote.listRevisions { counter.add($0) }
         } catch {
             throw .remoteFailure(error)

@@ -96,16 +96,13 @@ extension CollectionDirectory {
             } else if !scope.patterns.contains(where: { $0.matches(path: name) }) {
                 continue
             }
-            selected.append(paths.recordFile(name))
+            selected.append(name)
         }
-        if let missing = scope.unmatched(ids).first(where: { pattern in !selected.contains { pattern.matches(path: relative($0)) } }) {
+        if let missing = scope.unmatched(ids).first(where: { pattern in !selected.contains(where: pattern.matches(path:)) }) {
             throw .invalidArgument("pathspec '\(TerminalEscaping.abbreviate(missing.text))' matches no record file")
         }
-        return selected
+        return selected.map(paths.recordFile)
     }
-
-    /// `path` relative to the collection directory.
-    private func relative(_ path: String) -> String { String(path.dropFirst(paths.root.count + 1)) }
 
     /// `dune/reviews/` when the current directory is that folder of the collection, else empty.
     private func currentFolderPrefix() -> String {

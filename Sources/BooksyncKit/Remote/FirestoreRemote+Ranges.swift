@@ -76,9 +76,7 @@ extension FirestoreRemote {
                 for scope in listingScopes where scope.isGroup || !prefix.utf8.contains(UInt8(ascii: "/")) {
                     try await query(withBodies: false, scope: scope, range: range, progress: progress) { listing, _ in
                         handedOn = true
-                        all.revisions.merge(listing.revisions) { _, new in new }
-                        all.unusable += listing.unusable.map { $0.redacted(redact) }
-                        all.readTime = all.readTime ?? listing.readTime
+                        all.add(listing, redact: redact)
                     }
                 }
             }
@@ -105,5 +103,15 @@ extension FirestoreRemote {
             return listing.revisions.isEmpty && listing.unusable.isEmpty
         }
         return !found
+    }
+}
+
+extension RemoteListing {
+    /// One answer of a listing added to what the answers before it gave:
+    /// its revisions, its unusable names scrubbed of secrets, the first read time.
+    mutating func add(_ answer: RemoteListing, redact: SecretRedaction) {
+        revisions.merge(answer.revisions) { _, new in new }
+        unusable += answer.unusable.map { $0.redacted(redact) }
+        readTime = readTime ?? answer.readTime
     }
 }

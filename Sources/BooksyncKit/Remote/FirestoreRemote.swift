@@ -96,11 +96,7 @@ public struct FirestoreRemote: RemoteCollection {
         let redact = await redaction()
         var all = RemoteListing()
         do {
-            try await list(withBodies: false, progress: progress) { listing, _ in
-                all.revisions.merge(listing.revisions) { _, new in new }
-                all.unusable += listing.unusable.map { $0.redacted(redact) }
-                all.readTime = all.readTime ?? listing.readTime
-            }
+            try await list(withBodies: false, progress: progress) { listing, _ in all.add(listing, redact: redact) }
         } catch {
             throw error.redacted(await redaction())
         }
