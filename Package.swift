@@ -7,10 +7,8 @@ let package = Package(
     products: [
         .executable(name: "booksync", targets: ["booksync"]),
         .executable(name: "booksync-network", targets: ["booksync-network"]),
-        .library(name: "BooksyncKit", targets: ["BooksyncKit"]),
-        .library(name: "BooksyncURLSession", targets: ["BooksyncURLSession"]),
-        .library(name: "BooksyncCore", targets: ["BooksyncCore"]),
-        .library(name: "BooksyncCodable", targets: ["BooksyncCodable"]),
+        // The one library product: `import BooksyncStore` re-exports the public parts of
+        // Core, Kit, Codable and URLSession; everything else in them is `package`.
         .library(name: "BooksyncStore", targets: ["BooksyncStore"]),
     ],
     targets: [
@@ -31,7 +29,7 @@ let package = Package(
         // A typed store for apps: Codable DTOs over a collection directory, synced with Firestore.
         .target(name: "BooksyncStore", dependencies: ["BooksyncCodable", "BooksyncKit", "BooksyncCore", "BooksyncURLSession"]),
         // The usual Firebase BookRepository rewritten on BooksyncStore; scripts/demo runs it.
-        .executableTarget(name: "bookshelf-example", dependencies: ["BooksyncStore", "BooksyncCodable", "BooksyncKit", "BooksyncCore"]),
+        .executableTarget(name: "bookshelf-example", dependencies: ["BooksyncStore"]),
         // Scratch directories, fixture lookup and an in-memory remote shared by the test targets.
         .target(name: "BooksyncTestSupport", dependencies: ["BooksyncKit", "BooksyncCore"], path: "Tests/BooksyncTestSupport"),
         .testTarget(name: "BooksyncCoreTests", dependencies: ["BooksyncCore"]),

@@ -81,8 +81,8 @@ extension Subcommand {
 }
 
 /// The `booksync` command line: global options, dispatch, error reporting.
-public enum BooksyncCommand {
-    public static let version = "0.1.0"
+package enum BooksyncCommand {
+    package static let version = "0.1.0"
 
     static var subcommands: [any Subcommand.Type] {
         [
@@ -105,7 +105,7 @@ public enum BooksyncCommand {
     /// Runs booksync with `arguments` (without the program name) and returns the exit
     /// status. Never throws and never crashes on bad input: every failure becomes a
     /// message and an exit code. `console` is built from `--color` unless given.
-    public static func run(
+    package static func run(
         _ arguments: [String], environment: [String: String], currentDirectory: String, network: NetworkAccess,
         console makeConsole: ((ColorChoice) -> Console)? = nil
     ) async -> Int32 {
@@ -321,7 +321,7 @@ extension BooksyncCommand {
     /// command stops at the next record or batch, records what it finished, and
     /// exits 130. A second Ctrl-C ends the process at once (booksync's files
     /// are replaced atomically, so even that leaves no partial record).
-    public static func main(_ arguments: [String], network: NetworkAccess) async -> Int32 {
+    package static func main(_ arguments: [String], network: NetworkAccess) async -> Int32 {
         let environment = ProcessEnvironment.variables()
         let interrupted = Atomic<Bool>(false)
         let task = Task {

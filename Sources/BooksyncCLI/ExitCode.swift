@@ -1,7 +1,7 @@
 import BooksyncKit
 
-/// booksync's exit codes (README, "Commands"), stable for scripts.
-public enum ExitCode: Int32, Sendable {
+/// booksync's exit codes (<doc:Commands>), stable for scripts.
+package enum ExitCode: Int32, Sendable {
     /// Done.
     case success = 0
     /// Done, but something needs attention: conflicts, invalid files, differences

@@ -13,7 +13,7 @@ import Darwin
 /// otherwise. A command that needs the network re-runs the same command line
 /// in `booksync-network`, installed beside it: the same program with URLSession
 /// linked in (git keeps libcurl out of git the same way, in git-remote-https).
-public enum NetworkAccess: Sendable {
+package enum NetworkAccess: Sendable {
     /// This executable links a transport; `make(requestTimeout)` builds it.
     case linked(make: @Sendable (_ requestTimeout: Double) -> HTTPTransport)
     /// This executable has none: hand the command to the named executable
@@ -21,7 +21,7 @@ public enum NetworkAccess: Sendable {
     case helper(name: String)
 
     /// The helper of the `booksync` executable.
-    public static let networkHelper = NetworkAccess.helper(name: "booksync-network")
+    package static let networkHelper = NetworkAccess.helper(name: "booksync-network")
 }
 
 extension NetworkAccess {

@@ -39,7 +39,7 @@ public struct RecordDecoder: Sendable {
     ///   (which escapes every unsafe byte), not text from a file.
     /// - Throws: `RecordDecodingError`, whose description is the sentence for
     ///   the user and whose `underlying` is the `DecodingError`.
-    public func decode<T: Decodable>(_ type: T.Type, from record: Record, file: String? = nil) throws(RecordDecodingError) -> T {
+    public func decode<T: Decodable>(_ type: T.Type, from record: CanonicalRecord, file: String? = nil) throws(RecordDecodingError) -> T {
         do {
             return try decode(type, from: record.fields)
         } catch let error as DecodingError {

@@ -6,10 +6,12 @@ extension RecordStore {
     /// Writes `dto` as the record named by its own `id` field. An edit made to
     /// the file since this store's latest read (or save) of the record is
     /// merged in, as `pull` merges a remote change.
-    /// - Parameter keepingUndeclaredFields: Keep the top-level fields of the
-    ///   existing file that `dto` does not encode (someone else's `isbn`, a
-    ///   field a newer app version added), like Firestore's `setData(_:merge:)`;
-    ///   by default the record is replaced whole, like `setData(from:)`.
+    /// - Parameters:
+    ///   - dto: The record's new values; its `id` names the record.
+    ///   - keepingUndeclaredFields: Keep the top-level fields of the
+    ///     existing file that `dto` does not encode (someone else's `isbn`, a
+    ///     field a newer app version added), like Firestore's `setData(_:merge:)`;
+    ///     by default the record is replaced whole, like `setData(from:)`.
     /// - Returns: The record as written (id, fields, canonical bytes, hash).
     /// - Throws: `RecordStoreError.missingID` when `dto` encodes no string `id`,
     ///   `.refused` when the record breaks the collection's schema (nothing is
@@ -17,7 +19,7 @@ extension RecordStore {
     ///   the read cannot be merged, `.invalidFile` when the file on disk is not
     ///   a valid record, `.notEncodable`, `.invalidID`, `.collection` (lock held, I/O).
     @discardableResult
-    public func save(_ dto: DTO, keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Record {
+    public func save(_ dto: DTO, keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> CanonicalRecord {
         let (fields, id) = try encodeCarryingID(dto)
         return try await write(fields, id: id, keepingUndeclaredFields: keepingUndeclaredFields, base: nil).value
     }
@@ -29,7 +31,7 @@ extension RecordStore {
     /// - Throws: As `save(_:keepingUndeclaredFields:)`.
     @discardableResult
     public func save(_ dto: DTO, basedOn version: RecordVersion,
-                     keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Versioned<Record> {
+                     keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Versioned<CanonicalRecord> {
         let (fields, id) = try encodeCarryingID(dto)
         return try await write(fields, id: id, keepingUndeclaredFields: keepingUndeclaredFields, base: version.state)
     }
@@ -41,7 +43,7 @@ extension RecordStore {
     /// - Throws: As `save(_:keepingUndeclaredFields:)`, and `.conflictingID`
     ///   when `dto` has an `id` field that is not `id`.
     @discardableResult
-    public func save(_ dto: DTO, id: String, keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Record {
+    public func save(_ dto: DTO, id: String, keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> CanonicalRecord {
         try await write(encode(dto, namedAs: id), id: recordID(id), keepingUndeclaredFields: keepingUndeclaredFields, base: nil).value
     }
 
@@ -50,7 +52,7 @@ extension RecordStore {
     /// - Throws: As `save(_:id:keepingUndeclaredFields:)`.
     @discardableResult
     public func save(_ dto: DTO, id: String, basedOn version: RecordVersion,
-                     keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Versioned<Record> {
+                     keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Versioned<CanonicalRecord> {
         try await write(encode(dto, namedAs: id), id: recordID(id), keepingUndeclaredFields: keepingUndeclaredFields,
                         base: version.state)
     }
@@ -151,12 +153,12 @@ extension RecordStore {
     ///   the store's latest read (or save) of the record.
     /// - Returns: The record written, with the app's side as the next base.
     func write(_ fields: Fields, id: RecordID, keepingUndeclaredFields: Bool,
-               base: ReadVersion?) async throws(RecordStoreError) -> Versioned<Record> {
-        try await exclusively { () throws(RecordStoreError) -> Versioned<Record> in
+               base: ReadVersion?) async throws(RecordStoreError) -> Versioned<CanonicalRecord> {
+        try await exclusively { () throws(RecordStoreError) -> Versioned<CanonicalRecord> in
             let collection = try open()
             let rules = collection.rules
             let path = try Self.recordFile(id, in: collection)
-            return try await locked(collection) { () throws(RecordStoreError) -> Versioned<Record> in
+            return try await locked(collection) { () throws(RecordStoreError) -> Versioned<CanonicalRecord> in
                 // A link or anything but a regular file is refused (never written through); a file
                 // that cannot be read (permissions) is never overwritten: its other fields, or the
                 // edit made since the store read it, cannot be known.
@@ -173,7 +175,7 @@ extension RecordStore {
                 let (appSide, fields) = try fieldsToWrite(fields, id: id, path: path, existing: existing, rules: rules,
                                                           keepingUndeclaredFields: keepingUndeclaredFields,
                                                           base: base ?? versionsRead[id])
-                let record: Record
+                let record: CanonicalRecord
                 switch rules.load(rules.canonicalBytes(fields, id: id), id: id) {
                 case .failure(let problems): throw .refused(id: id.rawValue, file: path, problems: problems.diagnostics)
                 case .success(let loaded): record = loaded

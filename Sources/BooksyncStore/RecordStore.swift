@@ -4,7 +4,7 @@ import BooksyncKit
 
 /// A typed store over a collection directory: the record files are the app's
 /// local store, read and written as `DTO` values, and the same sync engine the
-/// `booksync` CLI runs keeps them in step with the remote (README, "Use it from a Swift app").
+/// `booksync` CLI runs keeps them in step with the remote (<doc:SwiftLibrary>).
 ///
 ///     struct BookDTO: Codable, Sendable { var id, title, author, genre: String }
 ///     let store = RecordStore<BookDTO>.firestore(directory: "books")

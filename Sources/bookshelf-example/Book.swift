@@ -1,5 +1,5 @@
 import Foundation
-import BooksyncCodable
+import BooksyncStore
 
 /// The app's model: what the screens show and edit.
 struct Book: Hashable, Sendable {

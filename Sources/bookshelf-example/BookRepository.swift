@@ -1,5 +1,4 @@
-import BooksyncCore
-import BooksyncKit
+import Foundation
 import BooksyncStore
 
 /// The usual Firebase `BookRepository`, on booksync. The Firebase version read
@@ -14,8 +13,8 @@ struct BookRepository: Sendable {
     /// The shelf in `directory`, synced with the `books` collection of `project`;
     /// a new directory is made a collection directory first (`booksync init`).
     init(directory: String, project: String) throws {
-        if !FileSystem.exists(directory + "/.booksync") {
-            if !FileSystem.isDirectory(directory) { try FileSystem.createDirectory(directory) }
+        if !FileManager.default.fileExists(atPath: directory + "/.booksync") {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let config = CollectionConfig(remote: FirestoreTarget(project: project, collectionPath: "books"))
             _ = try CollectionDirectory.initialize(at: directory, config: config)
         }

@@ -1,7 +1,4 @@
 import Foundation
-import BooksyncCodable
-import BooksyncCore
-import BooksyncKit
 import BooksyncStore
 
 // The bookshelf app on two devices, scripted: a laptop whose shelf directory an
@@ -66,14 +63,14 @@ do {
     empire.cover = Data([0x89, 0x50, 0x4E, 0x47, 0x00, 0xFF])
     empire.setting = GeoPoint(latitude: 41.0082, longitude: 28.9784)
     let file = try await laptop.addBook(empire)
-    say("laptop: addBook(\"\(empire.title)\") → wrote \(FileSystem.split(file).name)")
+    say("laptop: addBook(\"\(empire.title)\") → wrote \(URL(fileURLWithPath: file).lastPathComponent)")
 
     // Meanwhile an editor opens dune.json on the laptop and changes the rating by hand.
     let dunePath = laptopDirectory + "/dune.json"
-    let original = String(decoding: try FileSystem.readFile(dunePath), as: UTF8.self)
+    let original = try String(contentsOfFile: dunePath, encoding: .utf8)
     let edited = original.split(separator: "\n", omittingEmptySubsequences: false)
         .map { $0.hasPrefix("  \"rating\": ") ? "  \"rating\": 4.75," : String($0) }.joined(separator: "\n")
-    try FileSystem.writeAtomically(Array(edited.utf8), to: dunePath)
+    try edited.write(toFile: dunePath, atomically: true, encoding: .utf8)
     say("editor: set \"rating\": 4.75 in dune.json by hand")
 
     // The laptop app still holds the Dune it fetched before that edit; it adds a tag and

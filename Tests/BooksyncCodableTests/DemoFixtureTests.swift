@@ -66,7 +66,7 @@ import Testing
 
     static let directory = Fixtures.root + "/demo/books"
 
-    static func load(_ fileName: String) throws -> Record {
+    static func load(_ fileName: String) throws -> CanonicalRecord {
         let data = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + fileName))
         let id = try #require(try RecordID.fromFileName(fileName))
         switch RecordRules().load([UInt8](data), id: id) {
@@ -123,8 +123,8 @@ import Testing
                 expected["pagesPerStory"] = .array(items.map { if case .integer(let n) = $0 { .double(Double(n)) } else { $0 } })
             }
             let leading = RecordSchema.books.leadingKeys
-            let bytes = Record(id: record.id, fields: try RecordEncoder().encode(book), leadingKeys: leading).canonicalBytes
-            let expectedBytes = Record(id: record.id, fields: expected, leadingKeys: leading).canonicalBytes
+            let bytes = CanonicalRecord(id: record.id, fields: try RecordEncoder().encode(book), leadingKeys: leading).canonicalBytes
+            let expectedBytes = CanonicalRecord(id: record.id, fields: expected, leadingKeys: leading).canonicalBytes
             #expect(String(decoding: bytes, as: UTF8.self) == String(decoding: expectedBytes, as: UTF8.self), "\(name)")
             if expected == record.fields { #expect(bytes == record.canonicalBytes, "\(name)") }
         }

@@ -69,11 +69,11 @@ import Testing
     ]
 
     @Test func decodingErrorsNameFileAndField() throws {
-        let record = Record(id: try RecordID("dune"), fields: Self.valid, leadingKeys: ["id"])
+        let record = CanonicalRecord(id: try RecordID("dune"), fields: Self.valid, leadingKeys: ["id"])
         for (name, change, kind, sentence) in Self.decodingCases {
             var fields = Self.valid
             for (key, value) in change { fields[key] = value }
-            let changed = Record(id: record.id, fields: fields, leadingKeys: ["id"])
+            let changed = CanonicalRecord(id: record.id, fields: fields, leadingKeys: ["id"])
             do {
                 _ = try RecordDecoder().decode(Book.self, from: changed, file: "books/dune.json")
                 Issue.record("\(name): decoded")
@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func withoutAFileTheRecordIsNamed() throws {
-        let record = Record(id: try RecordID("dune"), fields: ["id": .string("dune"), "title": .integer(1)], leadingKeys: ["id"])
+        let record = CanonicalRecord(id: try RecordID("dune"), fields: ["id": .string("dune"), "title": .integer(1)], leadingKeys: ["id"])
         #expect(throws: RecordDecodingError.self) { try RecordDecoder().decode(Book.self, from: record) }
         do {
             _ = try RecordDecoder().decode(Book.self, from: record)
@@ -112,7 +112,7 @@ import Testing
     /// terminal escapes or hide its length.
     @Test func hostileStringsAreQuotedSafely() throws {
         let hostile = "\u{1B}]0;pwned\u{7}\u{1B}[2J" + String(repeating: "x", count: 10_000)
-        let record = Record(id: try RecordID("evil\u{1B}[31m"), fields: ["id": .string("x"), "title": .string("t"), "pages": .string(hostile)],
+        let record = CanonicalRecord(id: try RecordID("evil\u{1B}[31m"), fields: ["id": .string("x"), "title": .string("t"), "pages": .string(hostile)],
                             leadingKeys: ["id"])
         do {
             _ = try RecordDecoder().decode(Book.self, from: record)

@@ -13,11 +13,11 @@ enum RecordFiles {
     static func bytes<T: Encodable>(of value: T, id: String = "r") throws -> [UInt8] {
         var fields = try RecordEncoder().encode(value)
         if fields["id"] == nil { fields["id"] = .string(id) }
-        return Record(id: try RecordID(id), fields: fields, leadingKeys: rules.schema.leadingKeys).canonicalBytes
+        return CanonicalRecord(id: try RecordID(id), fields: fields, leadingKeys: rules.schema.leadingKeys).canonicalBytes
     }
 
     /// The record booksync reads from `bytes`, or a test failure listing its problems.
-    static func load(_ bytes: [UInt8], id: String = "r") throws -> Record {
+    static func load(_ bytes: [UInt8], id: String = "r") throws -> CanonicalRecord {
         switch rules.load(bytes, id: try RecordID(id)) {
         case .success(let record): return record
         case .failure(let problems):

@@ -188,7 +188,7 @@ import BooksyncTestSupport
         }
     }
 
-    /// A record file that is a link to a file outside is never read (README, "Safety and reliability").
+    /// A record file that is a link to a file outside is never read (<doc:Safety>).
     @Test func aRecordFileThatIsALinkIsRefusedNotFollowed() async throws {
         let workspace = try StoreWorkspace()
         let outside = workspace.scratch.path + "/../booksync-outside-\(UUID().uuidString).json"

@@ -11,5 +11,5 @@ extension Trait where Self == TimeLimitTrait {
     /// line runs: with one minute, 37 tests of a run beside a build failed that
     /// way, none of them hung. Ten minutes still ends a real hang by itself,
     /// well inside CI's 90.
-    public static var hangGuard: Self { .timeLimit(.minutes(10)) }
+    package static var hangGuard: Self { .timeLimit(.minutes(10)) }
 }

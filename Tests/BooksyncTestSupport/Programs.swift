@@ -1,15 +1,15 @@
 import Foundation
 
 /// What a program printed and how it ended.
-public struct ProgramOutput: Sendable {
-    public let status: Int32
-    public let stdout: String
-    public let stderr: String
+package struct ProgramOutput: Sendable {
+    package let status: Int32
+    package let stdout: String
+    package let stderr: String
 }
 
 /// Runs `program` to the end in `directory`, with `environment` as its whole
 /// environment (nil: this process's), and returns what it printed.
-public func runProgram(_ program: String, _ arguments: [String], in directory: String,
+package func runProgram(_ program: String, _ arguments: [String], in directory: String,
                        environment: [String: String]? = nil) throws -> ProgramOutput {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: program)
@@ -31,14 +31,14 @@ public func runProgram(_ program: String, _ arguments: [String], in directory: S
 /// directory) listening on 127.0.0.1 for one test: it announces its ports as
 /// one JSON line on standard output and exits when its standard input
 /// closes, which happens when this object goes.
-public final class LoopbackScript {
+package final class LoopbackScript {
     /// The ports from the script's first line, by name.
-    public let ports: [String: Int]
+    package let ports: [String: Int]
     private let process = Process()
     private let input = Pipe()
 
     /// Starts `python3` with `arguments` and waits for its line of ports.
-    public init(python arguments: [String]) throws {
+    package init(python arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3"] + arguments
         let output = Pipe()

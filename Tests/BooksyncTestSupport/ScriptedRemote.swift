@@ -6,30 +6,30 @@ import BooksyncKit
 /// (listed and fetched as Firestore would), accepts writes after `delay`
 /// (revision `r1`), and can refuse chunks or fail a listing part-way, so tests
 /// can pin down what the base holds after each kind of failure.
-public final class ScriptedRemote: RemoteCollection {
+package final class ScriptedRemote: RemoteCollection {
     /// Write chunks whose first id is in here are refused at once.
-    public let failing: Set<String>
-    public let delay: Duration
+    package let failing: Set<String>
+    package let delay: Duration
     /// The ids of every write chunk received, in order of arrival.
-    public let chunks = Mutex<[[String]]>([])
+    package let chunks = Mutex<[[String]]>([])
     /// The documents listed and fetched (writes do not change them).
-    public let documents: Mutex<[RecordID: RemoteDocument]>
+    package let documents: Mutex<[RecordID: RemoteDocument]>
     /// The ids of every fetch, in order: which bodies were read (each a billed read).
-    public let fetches = Mutex<[[RecordID]]>([])
+    package let fetches = Mutex<[[RecordID]]>([])
     /// Documents per `listDocuments` answer (a first pull).
-    public let listingBatch: Int
+    package let listingBatch: Int
     /// When set, `listDocuments` fails after this many answers.
-    public let failListingAfter: Int?
+    package let failListingAfter: Int?
     /// Runs in every fetch before it answers: a test edits local files here,
     /// as a user would while booksync works.
-    public let duringFetch: @Sendable () -> Void
+    package let duringFetch: @Sendable () -> Void
     /// Documents deleted by someone else between the listing and the fetch of
     /// their bodies: listed, then gone when fetched.
-    public let vanishing: Set<RecordID>
-    public var displayName: String { "scripted" }
+    package let vanishing: Set<RecordID>
+    package var displayName: String { "scripted" }
 
     /// A remote holding `documents`; see the properties for the rest.
-    public init(documents: [RemoteDocument] = [], failing: Set<String> = [], delay: Duration = .zero,
+    package init(documents: [RemoteDocument] = [], failing: Set<String> = [], delay: Duration = .zero,
                 listingBatch: Int = 100, failListingAfter: Int? = nil, vanishing: Set<RecordID> = [],
                 duringFetch: @escaping @Sendable () -> Void = {}) {
         self.documents = Mutex(Dictionary(uniqueKeysWithValues: documents.map { ($0.id, $0) }))
@@ -42,15 +42,15 @@ public final class ScriptedRemote: RemoteCollection {
     }
 
     /// The error `listDocuments` fails with after `failListingAfter` answers.
-    public static let listingFailure = RemoteError.unreachable(endpoint: "scripted", detail: "connection reset by the test", attempts: 1)
+    package static let listingFailure = RemoteError.unreachable(endpoint: "scripted", detail: "connection reset by the test", attempts: 1)
 
-    public func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
+    package func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
         let revisions = documents.withLock { $0.mapValues(\.revision) }
         progress(revisions.count)
         return RemoteListing(revisions: revisions)
     }
 
-    public func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
+    package func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
                               progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
         let all = documents.withLock { $0.values.sorted { $0.id < $1.id } }
         for (answer, start) in stride(from: 0, to: all.count, by: listingBatch).enumerated() {
@@ -63,7 +63,7 @@ public final class ScriptedRemote: RemoteCollection {
         }
     }
 
-    public func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument] {
+    package func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument] {
         fetches.withLock { $0.append(ids) }
         duringFetch()
         let found = documents.withLock { documents in
@@ -74,7 +74,7 @@ public final class ScriptedRemote: RemoteCollection {
         return Dictionary(uniqueKeysWithValues: found.map { ($0.id, $0) })
     }
 
-    public func write(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome] {
+    package func write(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome] {
         let ids = writes.map(\.id.rawValue)
         chunks.withLock { $0.append(ids) }
         if let first = ids.first, failing.contains(first) {

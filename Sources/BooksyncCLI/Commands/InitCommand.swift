@@ -36,7 +36,7 @@ enum InitCommand: Subcommand {
         find remote changes with one query for the documents changed since the
         last sync and one count, instead of listing (and paying a read for)
         every document. Apps must set NAME on every write too
-        (FieldValue.serverTimestamp()); see README.md, "What a command costs".
+        (FieldValue.serverTimestamp()); see "What a command costs" in the Firestore article of the docs.
         Record files leave NAME out.
 
         --subcollection PATH (repeatable; config "subcollections") also syncs

@@ -9,18 +9,18 @@ import Darwin
 /// that 100,000 status lines are a handful of writes, not 100,000.
 ///
 /// It writes only `TerminalText`: everything that came from outside is escaped
-/// on the way in (README, "Safety and reliability"), so this is the one gate to the terminal.
-public final class Console: Sendable {
-    public typealias Sink = @Sendable ([UInt8]) -> Void
+/// on the way in (<doc:Safety>), so this is the one gate to the terminal.
+package final class Console: Sendable {
+    package typealias Sink = @Sendable ([UInt8]) -> Void
 
     private let stdoutSink: Sink
     private let stderrSink: Sink
     private let buffer = Mutex<[UInt8]>([])
     /// Whether stdout may carry ANSI colour (decided from --color, the TTY and NO_COLOR).
-    public let colorStdout: Bool
-    public let colorStderr: Bool
+    package let colorStdout: Bool
+    package let colorStderr: Bool
 
-    public init(stdout: @escaping Sink, stderr: @escaping Sink, colorStdout: Bool, colorStderr: Bool) {
+    package init(stdout: @escaping Sink, stderr: @escaping Sink, colorStdout: Bool, colorStderr: Bool) {
         self.stdoutSink = stdout
         self.stderrSink = stderr
         self.colorStdout = colorStdout
@@ -28,7 +28,7 @@ public final class Console: Sendable {
     }
 
     /// The process's real stdout and stderr.
-    public static func standard(color: ColorChoice, environment: [String: String]) -> Console {
+    package static func standard(color: ColorChoice, environment: [String: String]) -> Console {
         Console(
             stdout: { writeAll(1, $0) }, stderr: { writeAll(2, $0) },
             colorStdout: color.enabled(isTerminal: isatty(1) != 0, environment: environment),
@@ -70,7 +70,7 @@ public final class Console: Sendable {
         stderrSink(Array(("\r\u{1B}[K" + line.rendered).utf8))
     }
 
-    public func flush() {
+    package func flush() {
         let pending = buffer.withLock { b in
             defer { b.removeAll(keepingCapacity: true) }
             return b
@@ -92,7 +92,7 @@ public final class Console: Sendable {
 }
 
 /// `--color auto|always|never`.
-public enum ColorChoice: String, Sendable, CaseIterable {
+package enum ColorChoice: String, Sendable, CaseIterable {
     case auto, always, never
 
     /// Colour on a terminal only, and never when NO_COLOR is set (no-color.org) or TERM is dumb.

@@ -17,10 +17,10 @@ public struct FirestoreTarget: Sendable, Equatable {
     }
 
     /// `projects/P/databases/D/documents`, the root that document names and references hang from.
-    public var documentsRoot: String { "projects/\(project)/databases/\(database)/documents" }
+    package var documentsRoot: String { "projects/\(project)/databases/\(database)/documents" }
 
     /// Checks a collection path: an odd number of non-empty segments, no `.`/`..`.
-    public static func validateCollectionPath(_ path: String) -> String? {
+    package static func validateCollectionPath(_ path: String) -> String? {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
         if segments.contains(where: { $0.isEmpty }) { return "collection path '\(path)' has an empty segment" }
         if segments.count % 2 == 0 {
@@ -36,12 +36,12 @@ public struct FirestoreTarget: Sendable, Equatable {
     /// garble a URL or a terminal line is accepted. Deliberately looser than
     /// Google's rules for real projects (6–30 lowercase letters, digits and
     /// hyphens), because the emulator takes any name (`demo-x`, `p`).
-    public static func problem(withProject project: String) -> String? {
+    package static func problem(withProject project: String) -> String? {
         segmentProblem(project, what: "project id")
     }
 
     /// The same check for a database id (`(default)` or a named database).
-    public static func problem(withDatabase database: String) -> String? {
+    package static func problem(withDatabase database: String) -> String? {
         segmentProblem(database, what: "database id")
     }
 
@@ -59,7 +59,7 @@ public struct FirestoreTarget: Sendable, Equatable {
 /// The contents of `.booksync/config.json`.
 public struct CollectionConfig: Sendable, Equatable {
     /// The `"version"` this booksync writes and the only one `decode(_:)` accepts.
-    public static let currentVersion: Int64 = 1
+    package static let currentVersion: Int64 = 1
 
     /// The Firestore collection this directory syncs with.
     public var remote: FirestoreTarget
@@ -68,15 +68,15 @@ public struct CollectionConfig: Sendable, Equatable {
     /// `remote.tokenCommand` of configs written by older booksync versions: still
     /// read, so those configs load, and kept when the config is written back,
     /// but never run. A collection is data (it may be a stranger's clone); only
-    /// the user's environment or user config names a program (README, "Firestore" and "Safety and reliability"),
+    /// the user's environment or user config names a program (<doc:Firestore> and <doc:Safety>),
     /// and remote commands warn that this one is ignored.
     public var tokenCommand: String?
     /// Where documents keep the record id: `"idField": "id"` (the default),
-    /// another field name, or `null` for none (README, "Firestore").
+    /// another field name, or `null` for none (<doc:Firestore>).
     public var idField: IDField
     /// The document field every write sets to the server's request time
     /// (`"changeField": "updatedAt"`), so remote changes can be found by a
-    /// query instead of listing every name (README, "Firestore" ("What a command costs"));
+    /// query instead of listing every name (<doc:Firestore> ("What a command costs"));
     /// nil (the default) for none.
     public var changeField: String?
     /// The subcollections synced as folders (`"subcollections": ["reviews"]`),
@@ -103,7 +103,7 @@ public struct CollectionConfig: Sendable, Equatable {
     /// Why `changeField` cannot be this collection's change field, or nil.
     /// It is set by the server on every write and kept out of record files,
     /// so it cannot be the record id (`id`, the id field) or a required field.
-    public static func problem(changeField name: String, idField: IDField, schema: RecordSchema) -> String? {
+    package static func problem(changeField name: String, idField: IDField, schema: RecordSchema) -> String? {
         if let problem = IDField.topLevelFieldProblem(name, what: "the change field name") { return problem }
         if name == "id" || name == idField.fieldName {
             return "'\(name)' holds the record id; the change field must be another field, such as updatedAt"
@@ -116,14 +116,14 @@ public struct CollectionConfig: Sendable, Equatable {
 
     /// Why `idField` and `schema` cannot go together, or nil: a record file may
     /// not have the id field (`docId`), so it cannot be a required field.
-    public static func problem(idField: IDField, schema: RecordSchema) -> String? {
+    package static func problem(idField: IDField, schema: RecordSchema) -> String? {
         guard let name = idField.fieldName, name != "id", schema.requiredFields.contains(where: { $0.name == name }) else { return nil }
         return "'\(name)' cannot be both the id field and a required field: documents keep the record id in '\(name)', and record files keep it in 'id'"
     }
 
     /// The canonical JSON of `.booksync/config.json`, with `version`, `remote`
     /// and `schema` first; `decode(_:)` reads it back unchanged.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var remoteFields: Fields = [
             "type": .string("firestore"),
             "project": .string(remote.project),
@@ -149,7 +149,7 @@ public struct CollectionConfig: Sendable, Equatable {
     /// - Parameter bytes: The file's contents.
     /// - Throws: `StateFileError` naming the first bad key (with a position for
     ///   a syntax error); the caller adds the file name.
-    public static func decode(_ bytes: [UInt8]) throws(StateFileError) -> CollectionConfig {
+    package static func decode(_ bytes: [UInt8]) throws(StateFileError) -> CollectionConfig {
         let top: Fields
         do {
             top = try JSONParser.parseObject(bytes)

@@ -1,28 +1,28 @@
 /// Firestore's documented limits, checked before anything is sent, so a record
 /// the server would reject is reported as invalid with the reason instead of
 /// failing halfway through a push.
-public enum FirestoreLimits {
+package enum FirestoreLimits {
     /// Maximum size of a document: 1 MiB, computed as Firestore's storage-size rules.
-    public static let maximumDocumentBytes = 1_048_576
+    package static let maximumDocumentBytes = 1_048_576
     /// Maximum depth of maps and arrays inside a document.
-    public static let maximumDepth = 20
+    package static let maximumDepth = 20
     /// Maximum number of fields, counting fields of nested maps.
-    public static let maximumFieldCount = 20_000
+    package static let maximumFieldCount = 20_000
     /// Maximum size of a field name.
-    public static let maximumFieldNameBytes = 1_500
+    package static let maximumFieldNameBytes = 1_500
     /// Maximum number of writes in one `:batchWrite` or `:commit` request; a
     /// push sends its changes in chunks of this size (one request each).
-    public static let maximumWritesPerRequest = 500
+    package static let maximumWritesPerRequest = 500
     /// Bytes of writes booksync puts in one request: under Firestore's 10 MiB
     /// request limit, with room for the request around them.
-    public static let maximumWriteRequestBytes = 9 * 1024 * 1024
+    package static let maximumWriteRequestBytes = 9 * 1024 * 1024
 
     /// Every limit `fields` breaks, as sentences naming the field path.
     /// - Parameters:
     ///   - fields: The document's fields (what Firestore stores, see `IDField`).
     ///   - id: The document id; the document's name counts toward its size.
     ///   - collectionPath: The collection's path, also part of that name.
-    public static func problems(in fields: Fields, id: RecordID, collectionPath: String) -> [String] {
+    package static func problems(in fields: Fields, id: RecordID, collectionPath: String) -> [String] {
         var problems: [String] = []
         var fieldCount = 0
         // Top-level fields are at depth 1; each map or array adds a level.
@@ -40,7 +40,7 @@ public enum FirestoreLimits {
     /// Storage size per https://firebase.google.com/docs/firestore/storage-size:
     /// document name + fields + 32 bytes. In bytes; `id` and `collectionPath`
     /// make the document name.
-    public static func documentSize(_ fields: Fields, id: RecordID, collectionPath: String) -> Int {
+    package static func documentSize(_ fields: Fields, id: RecordID, collectionPath: String) -> Int {
         var nameSize = 16 + id.rawValue.utf8.count + 1
         for segment in collectionPath.split(separator: "/") { nameSize += segment.utf8.count + 1 }
         return nameSize + mapSize(fields) + 32

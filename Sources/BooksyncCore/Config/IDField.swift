@@ -1,5 +1,5 @@
 /// Where a Firestore document keeps its record id besides its name
-/// (README, "Firestore" ("The `id` field"); config.json `"idField"`).
+/// (<doc:Firestore> ("The `id` field"); config.json `"idField"`).
 ///
 /// A record file always has `"id"`: it is how a hand-edited file says which
 /// record it is, and the schema checks it against the file name. Documents
@@ -28,7 +28,7 @@ public enum IDField: Sendable, Equatable, CustomStringConvertible {
 
     /// Why `name` cannot hold the id in documents, or nil when it can. It must
     /// be a top-level field Firestore accepts, and not `none` (which means no field).
-    public static func problem(withFieldName name: String) -> String? {
+    package static func problem(withFieldName name: String) -> String? {
         if name.isEmpty { return "the id field name is empty; give a field name such as docId, or none" }
         return topLevelFieldProblem(name, what: "the id field name")
     }
@@ -54,7 +54,7 @@ public enum IDField: Sendable, Equatable, CustomStringConvertible {
     /// The fields of the document that stores a record: the record's fields
     /// with `id` moved to the id field (`docId`), or left out (`none`).
     /// The inverse of `record(from:id:)` for every valid record.
-    public func document(from recordFields: Fields, id: RecordID) -> Fields {
+    package func document(from recordFields: Fields, id: RecordID) -> Fields {
         var document = recordFields
         switch self {
         case .field("id"):
@@ -83,7 +83,7 @@ public enum IDField: Sendable, Equatable, CustomStringConvertible {
     /// keeping it would put a value that is not the record id where the file
     /// names its record. The document stays untouched until someone removes
     /// or renames the field, or switches the collection to `"idField": "id"`.
-    public func record(from documentFields: Fields, id: RecordID) -> Result<Fields, RecordFileProblems> {
+    package func record(from documentFields: Fields, id: RecordID) -> Result<Fields, RecordFileProblems> {
         var fields = documentFields
         let name = fieldName
         if name == "id" {
@@ -115,7 +115,7 @@ public enum IDField: Sendable, Equatable, CustomStringConvertible {
 
     /// What a record file may not contain under this setting: a field with the
     /// id field's name (`docId`), which the record id takes in the document.
-    public func problems(inRecord fields: Fields) -> [String] {
+    package func problems(inRecord fields: Fields) -> [String] {
         guard let name = fieldName, name != "id", fields[name] != nil else { return [] }
         return ["field '\(name)' cannot be in a record file: this collection stores the record id in the documents' field '\(name)' "
             + "(config \"idField\"), where push writes the file's 'id'; rename the field"]

@@ -50,10 +50,10 @@ public struct RecordSchema: Sendable, Equatable {
     ])
 
     /// Canonical files list these keys first, in this order.
-    public var leadingKeys: [String] { ["id"] + requiredFields.map(\.name) }
+    package var leadingKeys: [String] { ["id"] + requiredFields.map(\.name) }
 
     /// Every way `fields` breaks the schema, as sentences naming the field.
-    public func problems(in fields: Fields, id: RecordID) -> [String] {
+    package func problems(in fields: Fields, id: RecordID) -> [String] {
         var problems: [String] = []
         switch fields["id"] {
         case nil:
@@ -79,12 +79,12 @@ public struct RecordSchema: Sendable, Equatable {
 }
 
 /// A `FIELD:TYPE` argument of `init --require` that cannot be used, with the reason.
-public struct RequirementSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct RequirementSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The reason, as a sentence naming the argument.
-    public let message: String
+    package let message: String
     /// An error with `message` as its whole text.
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }
 
 extension RecordSchema {
@@ -94,7 +94,7 @@ extension RecordSchema {
     /// a name with a colon works; types never contain one.
     /// - Throws: `RequirementSyntaxError` for the first argument that is not
     ///   a usable requirement, a field given twice, or `none` with others.
-    public static func parse(requirements: [String]) throws(RequirementSyntaxError) -> RecordSchema {
+    package static func parse(requirements: [String]) throws(RequirementSyntaxError) -> RecordSchema {
         if requirements.contains("none") {
             guard requirements.count == 1 else {
                 throw RequirementSyntaxError("none requires nothing but id, so it cannot be combined with FIELD:TYPE")
@@ -117,7 +117,7 @@ extension FieldRequirement {
     /// `title:string` as a requirement; types are matched without regard to case.
     /// - Throws: `RequirementSyntaxError` for a missing name or type, an
     ///   unknown type, `id`, or a name Firestore or a nested path would not take.
-    public static func parse(_ text: String) throws(RequirementSyntaxError) -> FieldRequirement {
+    package static func parse(_ text: String) throws(RequirementSyntaxError) -> FieldRequirement {
         let known = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
         guard let colon = text.lastIndex(of: ":") else {
             throw RequirementSyntaxError("'\(text)' needs a type: FIELD:TYPE such as title:string (types: \(known)), or none alone")

@@ -1,5 +1,5 @@
 /// Where a named remote's requests go.
-public enum RemoteEndpoint: Sendable, Equatable {
+package enum RemoteEndpoint: Sendable, Equatable {
     /// Firestore in production (or `BOOKSYNC_FIRESTORE_URL`, which stands in for it).
     case production
     /// The Firestore emulator at a loopback `host:port`, or, without one, at
@@ -9,20 +9,20 @@ public enum RemoteEndpoint: Sendable, Equatable {
 
 /// A remote besides origin: another Firestore target the collection syncs
 /// with (staging, the emulator), with its own sync state.
-public struct RemoteDefinition: Sendable, Equatable {
+package struct RemoteDefinition: Sendable, Equatable {
     /// Its name, as `--remote NAME` gives it (`RemoteList.problem(withName:)`).
-    public let name: String
+    package let name: String
     /// Project, database and collection path.
-    public var target: FirestoreTarget
+    package var target: FirestoreTarget
     /// Production Firestore or the emulator.
-    public var endpoint: RemoteEndpoint
+    package var endpoint: RemoteEndpoint
     /// Whether its sync state is committed (`.booksync/remotes/NAME`) or kept
     /// on this machine only (`.booksync/local/NAME`, the default for the
     /// emulator, whose data is per machine).
-    public var sharesState: Bool
+    package var sharesState: Bool
 
     /// A definition, taken as it is; `RemoteList.decode` checks one read from a file.
-    public init(name: String, target: FirestoreTarget, endpoint: RemoteEndpoint, sharesState: Bool) {
+    package init(name: String, target: FirestoreTarget, endpoint: RemoteEndpoint, sharesState: Bool) {
         self.name = name
         self.target = target
         self.endpoint = endpoint
@@ -37,32 +37,32 @@ public struct RemoteDefinition: Sendable, Equatable {
 /// a loopback emulator: a URL from a stranger's file would receive the user's
 /// access token. Another deployment of the API is reached only through the
 /// user's own `BOOKSYNC_FIRESTORE_URL`.
-public struct RemoteList: Sendable, Equatable {
+package struct RemoteList: Sendable, Equatable {
     /// The `"version"` this booksync writes and reads.
-    public static let currentVersion: Int64 = 1
+    package static let currentVersion: Int64 = 1
     /// The name of config.json's remote.
-    public static let origin = "origin"
+    package static let origin = "origin"
     /// The remote `FIRESTORE_EMULATOR_HOST` selects when no remote of this name is defined.
-    public static let emulator = "emulator"
+    package static let emulator = "emulator"
 
     /// The remotes, sorted by name (bytes).
-    public private(set) var remotes: [RemoteDefinition]
+    package private(set) var remotes: [RemoteDefinition]
 
     /// A list of these remotes (sorted here).
-    public init(_ remotes: [RemoteDefinition] = []) {
+    package init(_ remotes: [RemoteDefinition] = []) {
         self.remotes = remotes.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
     }
 
     /// The remote called `name`, if any.
-    public subscript(name: String) -> RemoteDefinition? { remotes.first { $0.name == name } }
+    package subscript(name: String) -> RemoteDefinition? { remotes.first { $0.name == name } }
 
     /// Adds or replaces the remote of `definition.name`.
-    public mutating func set(_ definition: RemoteDefinition) {
+    package mutating func set(_ definition: RemoteDefinition) {
         self = RemoteList(remotes.filter { $0.name != definition.name } + [definition])
     }
 
     /// Removes a remote; false when there is none of that name.
-    public mutating func remove(_ name: String) -> Bool {
+    package mutating func remove(_ name: String) -> Bool {
         let before = remotes.count
         remotes.removeAll { $0.name == name }
         return remotes.count != before
@@ -71,7 +71,7 @@ public struct RemoteList: Sendable, Equatable {
     /// Why `name` cannot name a remote, or nil. It becomes a folder name and
     /// a word on command lines: a letter or digit first, then letters,
     /// digits, `.`, `_` and `-`, at most 64 bytes.
-    public static func problem(withName name: String) -> String? {
+    package static func problem(withName name: String) -> String? {
         guard let first = name.utf8.first, name.utf8.count <= 64 else { return "a remote name has 1 to 64 characters" }
         let isAlphanumeric = { (b: UInt8) in (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) }
         guard isAlphanumeric(first), name.utf8.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
@@ -83,7 +83,7 @@ public struct RemoteList: Sendable, Equatable {
     /// from another remote, `origin` or `emulator` only in letter case.
     /// State folders are named after remotes, and macOS's file system
     /// ignores case, so `Staging` and `staging` would share one base there.
-    public func caseClash(_ name: String) -> String? {
+    package func caseClash(_ name: String) -> String? {
         let lowered = name.lowercased()
         guard let other = (remotes.map(\.name) + [Self.origin, Self.emulator]).first(where: { $0 != name && $0.lowercased() == lowered }) else { return nil }
         return "remote name '\(name)' differs from '\(other)' only in letter case; on macOS they would share one sync state"
@@ -91,7 +91,7 @@ public struct RemoteList: Sendable, Equatable {
 
     /// Why an emulator host from the remotes file cannot be used, or nil:
     /// `host:port` on a loopback host.
-    public static func problem(withEmulatorHost host: String) -> String? {
+    package static func problem(withEmulatorHost host: String) -> String? {
         guard let colon = host.lastIndex(of: ":"), let port = Int(host[host.index(after: colon)...]), (1...65535).contains(port) else {
             return "emulator host '\(host)' must be HOST:PORT, e.g. 127.0.0.1:8080"
         }
@@ -104,11 +104,11 @@ public struct RemoteList: Sendable, Equatable {
     }
 
     /// Why an emulator remote's state cannot be committed.
-    public static let emulatorStateIsLocal = "an emulator's sync state is local: its data is per machine, and a committed base "
+    package static let emulatorStateIsLocal = "an emulator's sync state is local: its data is per machine, and a committed base "
         + "would be applied to every teammate's emulator"
 
     /// The canonical JSON of remotes.json.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var entries: Fields = [:]
         for remote in remotes {
             var fields: Fields = [
@@ -130,7 +130,7 @@ public struct RemoteList: Sendable, Equatable {
 
     /// Reads remotes.json, checking every part as config.json's remote is checked.
     /// - Throws: `StateFileError` naming the remote and key; the caller adds the file name.
-    public static func decode(_ bytes: [UInt8]) throws(StateFileError) -> RemoteList {
+    package static func decode(_ bytes: [UInt8]) throws(StateFileError) -> RemoteList {
         let top: Fields
         do {
             top = try JSONParser.parseObject(bytes)

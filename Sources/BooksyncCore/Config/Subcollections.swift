@@ -1,6 +1,6 @@
 /// The subcollections a collection directory syncs besides its top-level
 /// documents (config `"subcollections"`, `init --subcollection`), each with
-/// its own required fields (README, "A collection directory").
+/// its own required fields (<doc:CollectionFormat>).
 ///
 /// A path names collection ids from the collection down: `reviews` is
 /// `books/*/reviews`, `reviews/likes` is `books/*/reviews/*/likes`. Nothing
@@ -20,7 +20,7 @@ public struct Subcollections: Sendable, Equatable {
         }
 
         /// The collection ids of `path`.
-        public var segments: [String] { path.split(separator: "/", omittingEmptySubsequences: false).map(String.init) }
+        package var segments: [String] { path.split(separator: "/", omittingEmptySubsequences: false).map(String.init) }
     }
 
     /// The configured paths, sorted by their bytes, each once.
@@ -39,7 +39,7 @@ public struct Subcollections: Sendable, Equatable {
     public var isEmpty: Bool { entries.isEmpty }
 
     /// The entry of a subcollection path (`reviews/likes`), if it is configured.
-    public func entry(forPath path: String) -> Entry? {
+    package func entry(forPath path: String) -> Entry? {
         entries.first { $0.path.utf8.elementsEqual(path.utf8) }
     }
 
@@ -47,7 +47,7 @@ public struct Subcollections: Sendable, Equatable {
     /// collection down, e.g. `["reviews"]`) on the way to a configured path:
     /// the folders a scan looks into below a document folder at that depth,
     /// and nothing else, so the walk is only as deep as the config says.
-    public func collectionIDs(after prefix: [String]) -> [String] {
+    package func collectionIDs(after prefix: [String]) -> [String] {
         var found: [String] = []
         for entry in entries {
             let segments = entry.segments
@@ -59,15 +59,15 @@ public struct Subcollections: Sendable, Equatable {
     }
 
     /// The deepest configured path, in collection ids (0 when none).
-    public var maximumDepth: Int { entries.map { $0.segments.count }.max() ?? 0 }
+    package var maximumDepth: Int { entries.map { $0.segments.count }.max() ?? 0 }
 
     /// The most subcollection paths a collection may configure. Each costs a
     /// query (at least one billed read) on every `status`, so a config.json
     /// in a cloned collection must not be able to multiply that cost without bound.
-    public static let maximumPaths = 32
+    package static let maximumPaths = 32
 
     /// Why `count` paths are too many, or nil.
-    public static func problem(withCount count: Int) -> String? {
+    package static func problem(withCount count: Int) -> String? {
         count > maximumPaths
             ? "\(count) subcollection paths are configured; booksync syncs at most \(maximumPaths) (each costs a query on every status)" : nil
     }
@@ -76,7 +76,7 @@ public struct Subcollections: Sendable, Equatable {
     /// must be a valid record id (it becomes a folder name with the same
     /// encoding) and may not contain `:`, which separates the path from the
     /// field in `init --subcollection-require PATH:FIELD:TYPE`.
-    public static func problem(withPath path: String) -> String? {
+    package static func problem(withPath path: String) -> String? {
         if path.isEmpty { return "a subcollection path cannot be empty" }
         for segment in path.split(separator: "/", omittingEmptySubsequences: false) {
             if segment.isEmpty { return "subcollection path '\(TerminalEscaping.abbreviate(path))' has an empty segment" }
@@ -98,7 +98,7 @@ extension Subcollections {
     /// read as `--require` reads it. A requirement for a path not given with
     /// `--subcollection` is an error, not a silent opt-in.
     /// - Throws: `RequirementSyntaxError` naming the first bad argument.
-    public static func parse(paths: [String], requirements: [String]) throws(RequirementSyntaxError) -> Subcollections {
+    package static func parse(paths: [String], requirements: [String]) throws(RequirementSyntaxError) -> Subcollections {
         if let problem = problem(withCount: paths.count) { throw RequirementSyntaxError(problem) }
         var ordered: [String] = []
         for path in paths {

@@ -1,7 +1,7 @@
 /// Which remote collection a base was recorded against: the endpoint (the
 /// emulator, production Firestore, or another deployment's URL) and the
 /// collection's full name. A manifest records it, so that the base of one
-/// target is never applied to another (README, "Remotes and environments").
+/// target is never applied to another (<doc:RemotesAndTargets>).
 ///
 /// An emulator is named by its host and port (`emulator@127.0.0.1:8080`):
 /// two emulators, or one restarted on another port, may hold different data
@@ -15,7 +15,7 @@ public struct TargetIdentity: Sendable, Hashable, CustomStringConvertible {
     public let collection: String
 
     /// The prefix of every emulator's endpoint, before `@HOST:PORT`.
-    public static let emulatorPrefix = "emulator@"
+    package static let emulatorPrefix = "emulator@"
 
     /// An identity; `endpoint` has no space (a URL never does).
     public init(endpoint: String, collection: String) {
@@ -24,7 +24,7 @@ public struct TargetIdentity: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The identity of `target` at `baseURL`, which for the emulator is `http://HOST:PORT/v1/`.
-    public init(target: FirestoreTarget, emulator: Bool, baseURL: String) {
+    package init(target: FirestoreTarget, emulator: Bool, baseURL: String) {
         var endpoint = baseURL
         if emulator {
             let authority = baseURL.drop { $0 != "/" }.drop { $0 == "/" }.prefix { $0 != "/" }

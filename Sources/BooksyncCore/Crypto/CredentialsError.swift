@@ -5,7 +5,7 @@
 /// no bytes, numbers or base64 of the key, only what kind of thing was found
 /// and where its structure broke, since messages end up in terminals, CI logs
 /// and bug reports. The caller names the credentials file in front of it.
-public enum CredentialsError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum CredentialsError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No `-----BEGIN … -----` line, or no matching END line.
     case notPEM
     /// A PEM block of another kind (`PUBLIC KEY`, `CERTIFICATE`, …).
@@ -28,15 +28,15 @@ public enum CredentialsError: Error, Equatable, Sendable, CustomStringConvertibl
     case signatureCheckFailed
 
     /// Service-account keys Google issues are 2048-bit RSA.
-    public static let minimumKeyBits = 2048
+    package static let minimumKeyBits = 2048
     /// A 16384-bit signature takes about a second in a release build.
-    public static let maximumKeyBits = 16384
+    package static let maximumKeyBits = 16384
 
     private static let newKey = "create a new JSON key for the service account (Google Cloud console: IAM & Admin → Service Accounts → Keys)"
 
     /// The error as a sentence to put after the credentials file's name: what
     /// was found and what to do (usually create a new key); never key material.
-    public var message: String {
+    package var message: String {
         switch self {
         case .notPEM:
             "its private_key is not a PEM private key (no '-----BEGIN PRIVATE KEY-----' … '-----END PRIVATE KEY-----' block); \(Self.newKey)"
@@ -61,5 +61,5 @@ public enum CredentialsError: Error, Equatable, Sendable, CustomStringConvertibl
         }
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }

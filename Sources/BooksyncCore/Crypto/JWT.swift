@@ -8,14 +8,14 @@
 /// client email) and `scope`, keys sorted, no spaces: the same inputs always
 /// give the same bytes, so tests can compare whole tokens. The caller passes
 /// the time, since the core has no clock.
-public enum ServiceAccountJWT {
+package enum ServiceAccountJWT {
     /// Google accepts assertions valid for at most an hour.
-    public static let lifetime: Int64 = 3600
+    package static let lifetime: Int64 = 3600
 
     /// Parses `privateKeyPEM` and signs; see the other `sign` to parse a key once.
     /// - Throws: `CredentialsError` for a key `RSAPrivateKey(pem:)` refuses,
     ///   or a signature that does not verify.
-    public static func sign(clientEmail: String, privateKeyPEM: String, privateKeyID: String?, scope: String,
+    package static func sign(clientEmail: String, privateKeyPEM: String, privateKeyID: String?, scope: String,
                             tokenURI: String, issuedAt: Int64) throws(CredentialsError) -> String {
         try sign(clientEmail: clientEmail, key: RSAPrivateKey(pem: privateKeyPEM), privateKeyID: privateKeyID,
                  scope: scope, tokenURI: tokenURI, issuedAt: issuedAt)
@@ -33,7 +33,7 @@ public enum ServiceAccountJWT {
     ///     `issuedAt + lifetime`.
     /// - Throws: `CredentialsError.signatureCheckFailed` if the signature does
     ///   not verify with the key's public part (it is then never returned).
-    public static func sign(clientEmail: String, key: RSAPrivateKey, privateKeyID: String?, scope: String,
+    package static func sign(clientEmail: String, key: RSAPrivateKey, privateKeyID: String?, scope: String,
                             tokenURI: String, issuedAt: Int64) throws(CredentialsError) -> String {
         var header: [(String, JSONMember)] = [("alg", .string("RS256"))]
         if let privateKeyID, !privateKeyID.isEmpty { header.append(("kid", .string(privateKeyID))) }
@@ -79,9 +79,9 @@ public enum ServiceAccountJWT {
 
 /// base64url without padding (RFC 4648 §5, RFC 7515 §2), the encoding of
 /// every part of a JWS.
-public enum Base64URL {
+package enum Base64URL {
     /// The base64url text of `bytes`, without `=` padding.
-    public static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         var out = Array(Base64.encode(bytes).utf8)
         while out.last == UInt8(ascii: "=") { out.removeLast() }
         for i in out.indices {

@@ -13,7 +13,7 @@ extension RSAPrivateKey {
     /// - Parameter text: The PEM text, with its BEGIN and END lines.
     /// - Throws: `CredentialsError` saying what was found instead (an encrypted,
     ///   EC or OpenSSH key, a certificate, damaged DER, a key below 2048 bits, …).
-    public init(pem text: String) throws(CredentialsError) {
+    package init(pem text: String) throws(CredentialsError) {
         let block = try PEMBlock(text)
         switch block.label {
         case "PRIVATE KEY":

@@ -19,7 +19,7 @@
 /// booksync signs one token request every hour or so, with the user's own
 /// key, on the user's own machine, and anyone who can measure its timing
 /// that closely there can already read the key file.
-public struct RSAPrivateKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+package struct RSAPrivateKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     let modulus: BigUInt
     let publicExponent: BigUInt
     let privateExponent: BigUInt
@@ -32,7 +32,7 @@ public struct RSAPrivateKey: Sendable, CustomStringConvertible, CustomDebugStrin
     let coefficient: BigUInt
 
     /// The key's size in bits (that of its modulus).
-    public var bitCount: Int { modulus.bitWidth }
+    package var bitCount: Int { modulus.bitWidth }
 
     /// The length of a signature in bytes.
     var byteCount: Int { (bitCount + 7) / 8 }
@@ -71,7 +71,7 @@ public struct RSAPrivateKey: Sendable, CustomStringConvertible, CustomDebugStrin
     /// bytes as the modulus.
     /// - Throws: `CredentialsError.signatureCheckFailed` if the signature does
     ///   not verify with the public exponent (a computing fault); it is never returned.
-    public func signSHA256(_ message: [UInt8]) throws(CredentialsError) -> [UInt8] {
+    package func signSHA256(_ message: [UInt8]) throws(CredentialsError) -> [UInt8] {
         let encoded = RSAPrivateKey.encodePKCS1v15SHA256(digest: SHA256.hash(message), length: byteCount)
         let m = BigUInt(bigEndian: encoded)
         return try checked(signature(m), of: m)
@@ -112,7 +112,7 @@ public struct RSAPrivateKey: Sendable, CustomStringConvertible, CustomDebugStrin
     }
 
     // Never show the numbers: a key printed by accident would be a key leaked.
-    public var description: String { "RSAPrivateKey(\(bitCount) bits)" }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["bitCount": bitCount]) }
+    package var description: String { "RSAPrivateKey(\(bitCount) bits)" }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: ["bitCount": bitCount]) }
 }

@@ -6,7 +6,7 @@
 /// is unrolled eight rounds at a time with the working variables rotated by
 /// argument position instead of moved, and one-shot hashes of a whole buffer
 /// (`hash`, `contentHash`) never copy the input or allocate a block buffer.
-public struct SHA256: Sendable {
+package struct SHA256: Sendable {
     private var state: State = SHA256.initialState
     private var buffer = [UInt8]()
     private var totalBytes: UInt64 = 0
@@ -16,30 +16,30 @@ public struct SHA256: Sendable {
         (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
 
     /// A fresh hash; feed it with `update`, then call `finalize` once.
-    public init() {}
+    package init() {}
 
     /// The digest of `bytes` in one call.
-    public static func hash(_ bytes: [UInt8]) -> [UInt8] {
+    package static func hash(_ bytes: [UInt8]) -> [UInt8] {
         let state = bytes.withUnsafeBytes { oneShot($0) }
         return digestBytes(state)
     }
 
     /// `sha256:<hex>`, the form manifests and messages use.
-    public static func contentHash(_ bytes: [UInt8]) -> String {
+    package static func contentHash(_ bytes: [UInt8]) -> String {
         ContentDigest(raw: hash(bytes)).contentHash
     }
 
     /// The digest of `bytes` as a `ContentDigest`, allocating nothing: for
     /// comparing a file with a known content hash once per touched file,
     /// where building the `sha256:<hex>` text would cost more than the compare.
-    public static func contentDigest(_ bytes: UnsafeRawBufferPointer) -> ContentDigest {
+    package static func contentDigest(_ bytes: UnsafeRawBufferPointer) -> ContentDigest {
         let s = oneShot(bytes)
         func word(_ high: UInt32, _ low: UInt32) -> UInt64 { UInt64(high) << 32 | UInt64(low) }
         return ContentDigest(words: word(s.0, s.1), word(s.2, s.3), word(s.4, s.5), word(s.6, s.7))
     }
 
     /// Adds `bytes` to the message; any split of the input gives the same digest.
-    public mutating func update(_ bytes: [UInt8]) {
+    package mutating func update(_ bytes: [UInt8]) {
         totalBytes &+= UInt64(bytes.count)
         var input = bytes[...]
         if !buffer.isEmpty {
@@ -61,7 +61,7 @@ public struct SHA256: Sendable {
     /// The 32-byte digest of everything passed to `update`. Call it once: the
     /// value is not reset, so neither further updates nor a second call give
     /// a meaningful digest.
-    public mutating func finalize() -> [UInt8] {
+    package mutating func finalize() -> [UInt8] {
         let pending = buffer
         buffer.removeAll()
         pending.withUnsafeBytes { Self.finish(&state, tail: $0, totalBytes: totalBytes) }

@@ -1,5 +1,5 @@
 /// The one byte form booksync writes, `fmt` produces and hashes cover
-/// (README, "Canonical form and content hash").
+/// (<doc:CollectionFormat>).
 ///
 /// Two-space indent, `"key": value`, the leading keys (the schema's required
 /// fields, `id` first) in their given order and then all other keys sorted by
@@ -9,9 +9,9 @@
 /// written on one line. Doubles use the shortest form that round-trips, with
 /// `.0` when there is no fraction or exponent and exponents without `+` or
 /// leading zeros (`1e300`, `1e-7`).
-public enum CanonicalJSON {
+package enum CanonicalJSON {
     /// Encodes a record (or any top-level object) in canonical form.
-    public static func encode(_ fields: Fields, leadingKeys: [String] = []) -> [UInt8] {
+    package static func encode(_ fields: Fields, leadingKeys: [String] = []) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(512)
         writeObject(fields, leadingKeys: leadingKeys, indent: 0, into: &out)
@@ -20,14 +20,14 @@ public enum CanonicalJSON {
     }
 
     /// Encodes a single value on one line, e.g. for messages, diffs and manifest lines.
-    public static func encodeInline(_ value: Value) -> String {
+    package static func encodeInline(_ value: Value) -> String {
         var out = [UInt8]()
         writeInline(value, into: &out)
         return String(decoding: out, as: UTF8.self)
     }
 
     /// Keys in canonical order: the leading keys present, then the rest by UTF-8 bytes.
-    public static func orderedKeys(_ fields: Fields, leadingKeys: [String]) -> [String] {
+    package static func orderedKeys(_ fields: Fields, leadingKeys: [String]) -> [String] {
         var keys: [String] = []
         keys.reserveCapacity(fields.count)
         for key in leadingKeys where fields[key] != nil { keys.append(key) }
@@ -37,7 +37,7 @@ public enum CanonicalJSON {
     }
 
     /// Byte-wise order of UTF-8 encodings (not Swift's Unicode-aware `<`).
-    public static func utf8Less(_ a: String, _ b: String) -> Bool {
+    package static func utf8Less(_ a: String, _ b: String) -> Bool {
         var a = a, b = b
         return a.withUTF8 { pa in
             b.withUTF8 { pb in
@@ -186,7 +186,7 @@ public enum CanonicalJSON {
     /// messages that must show exactly which characters a name holds
     /// (`"caf\u00E9"` is not `"cafe\u0301"`) and must not carry control
     /// characters to a terminal.
-    public static func asciiQuoted(_ s: String) -> String {
+    package static func asciiQuoted(_ s: String) -> String {
         var out = "\""
         for unit in s.utf16 {
             switch unit {
@@ -205,7 +205,7 @@ public enum CanonicalJSON {
     /// emulator stores and returns 0.0, and compares the two as equal), so a
     /// negative zero could never round-trip; booksync treats it as a spelling
     /// of 0.0, like `4.2e1` is a spelling of `42.0`.
-    public static func formatDouble(_ d: Double) -> String {
+    package static func formatDouble(_ d: Double) -> String {
         if d == 0 { return "0.0" }
         var s = d.description  // shortest round-trip digits, e.g. "1e+300", "1e-07", "0.1", "100.0"
         if let e = s.firstIndex(of: "e") {

@@ -1,31 +1,16 @@
-/// A position in a text file, 1-based, with the column counted in Unicode
-/// scalars (what editors show).
-public struct SourcePosition: Hashable, Sendable, CustomStringConvertible {
-    /// The line, from 1.
-    public let line: Int
-    /// The column, from 1, in Unicode scalars.
-    public let column: Int
-    /// A position; both numbers count from 1.
-    public init(line: Int, column: Int) {
-        self.line = line
-        self.column = column
-    }
-    public var description: String { "\(line):\(column)" }
-}
-
 /// A syntax error in a JSON text, with the position an editor can jump to.
-public struct JSONSyntaxError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct JSONSyntaxError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Where the problem is, as an editor counts lines and columns.
-    public let position: SourcePosition
+    package let position: SourcePosition
     /// What was expected or found, e.g. `expected ',' or '}'`.
-    public let message: String
+    package let message: String
     /// An error at `position`.
-    public init(position: SourcePosition, message: String) {
+    package init(position: SourcePosition, message: String) {
         self.position = position
         self.message = message
     }
     /// `7:12: expected ',' or '}'`; callers prefix the file name.
-    public var description: String { "\(position): \(message)" }
+    package var description: String { "\(position): \(message)" }
 }
 
 /// A strict RFC 8259 parser for record files.
@@ -35,16 +20,16 @@ public struct JSONSyntaxError: Error, Equatable, Sendable, CustomStringConvertib
 /// the tagged Firestore values (`{"$timestamp": …}`), and bounds nesting so hostile
 /// input cannot overflow the stack. A leading UTF-8 byte order mark is ignored,
 /// as RFC 8259 §8.1 allows; `fmt` removes it.
-public struct JSONParser {
+package struct JSONParser {
     /// Deeper documents are rejected; Firestore itself allows 20 levels.
-    public static let maximumDepth = 256
+    package static let maximumDepth = 256
     /// `parseRecord` lists at most this many value errors of one file.
-    public static let maximumValueErrors = 100
+    package static let maximumValueErrors = 100
 
     /// Parses a whole JSON text into a value. With `decodeTags: false` objects
     /// with a single `$` key stay maps: for wire formats, where such keys are
     /// ordinary field names.
-    public static func parse(_ bytes: some Collection<UInt8>, decodeTags: Bool = true) throws(JSONSyntaxError) -> Value {
+    package static func parse(_ bytes: some Collection<UInt8>, decodeTags: Bool = true) throws(JSONSyntaxError) -> Value {
         let array = Array(bytes)
         return try array.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> Value in
             var parser = JSONGrammar(bytes: buffer)
@@ -57,7 +42,7 @@ public struct JSONParser {
     /// keys compared by their bytes. For state files keyed by record id, where
     /// two ids that differ only by Unicode normalization are two records
     /// (`Value` maps would take them for one key). Tags are not decoded.
-    public static func parseTree(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> JSONTree {
+    package static func parseTree(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> JSONTree {
         let array = Array(bytes)
         return try array.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> JSONTree in
             var parser = JSONGrammar(bytes: buffer)
@@ -74,27 +59,27 @@ public struct JSONParser {
     }
 
     /// Parses a JSON text whose top level must be an object (a record file, config, manifest).
-    public static func parseObject(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> Fields {
+    package static func parseObject(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> Fields {
         try parseTopLevelObject(bytes, collectingValueErrors: false).fields
     }
 
     /// A record file parsed to the end although some of its values are wrong.
-    public struct ParsedRecord: Sendable, Equatable {
+    package struct ParsedRecord: Sendable, Equatable {
         /// The fields, with null in place of each value that could not be read.
-        public let fields: Fields
+        package let fields: Fields
         /// Errors in text the grammar accepts (a bad tagged value, a number
         /// out of range, a duplicate key), in document order.
-        public let valueErrors: [JSONSyntaxError]
+        package let valueErrors: [JSONSyntaxError]
         /// Top-level fields whose own value is one of those errors: their type
         /// is unknown, so a schema check of them would only repeat the error.
-        public let unreadableFields: Set<String>
+        package let unreadableFields: Set<String>
     }
 
     /// Parses a record file like `parseObject`, but goes on after a value
     /// error (see `ParsedRecord`) so that `validate` can report every problem
     /// of a file. A syntax error still stops at once: after it the parser
     /// cannot know what the rest of the text means.
-    public static func parseRecord(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> ParsedRecord {
+    package static func parseRecord(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> ParsedRecord {
         try parseTopLevelObject(bytes, collectingValueErrors: true)
     }
 

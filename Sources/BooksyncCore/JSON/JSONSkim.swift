@@ -111,7 +111,7 @@ extension JSONParser {
     /// nil when the text is not well-formed apart from depth and values (see
     /// `JSONGrammar.skimValue`), or has no such array. Each element can then
     /// be parsed on its own, and the rest (`array` replaced by `[]`).
-    public static func arrayElements(_ bytes: [UInt8], member: String?) -> (array: Range<Int>, elements: [Range<Int>])? {
+    package static func arrayElements(_ bytes: [UInt8], member: String?) -> (array: Range<Int>, elements: [Range<Int>])? {
         bytes.withUnsafeBufferPointer { buffer in
             var parser = JSONGrammar(bytes: buffer)
             parser.skipBOM()
@@ -136,7 +136,7 @@ extension JSONParser {
     /// The string at `path` (keys of nested objects from the top) of a
     /// well-formed text, read without parsing anything else: names the
     /// document of an entry the parser refused. nil when absent or not a string.
-    public static func string(at path: [String], in bytes: some Collection<UInt8>) -> String? {
+    package static func string(at path: [String], in bytes: some Collection<UInt8>) -> String? {
         Array(bytes).withUnsafeBufferPointer { buffer in
             var parser = JSONGrammar(bytes: buffer)
             do throws(JSONSyntaxError) {

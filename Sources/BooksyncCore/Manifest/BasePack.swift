@@ -9,19 +9,19 @@
 /// until compaction (`BaseCopyStore`) drops them, and a line cut short by a crash (no final LF)
 /// is ignored. Lines are plain text, so the file diffs and merges well in git
 /// (`merge=union` is exactly right for it).
-public enum BasePack {
+package enum BasePack {
     /// Where the parts of one line sit, as offsets into the line.
-    public struct LineParts: Sendable, Equatable {
+    package struct LineParts: Sendable, Equatable {
         /// The record's encoded id (its file name without `.json`).
-        public let name: Range<Int>
+        package let name: Range<Int>
         /// The content hash (`sha256:<hex>`), not yet checked against the JSON.
-        public let hash: Range<Int>
+        package let hash: Range<Int>
         /// The record as one-line JSON.
-        public let json: Range<Int>
+        package let json: Range<Int>
     }
 
     /// The line for one base copy.
-    public static func line(for record: Record) -> [UInt8] {
+    package static func line(for record: CanonicalRecord) -> [UInt8] {
         var out = Array(record.id.encodedName.utf8)
         out.append(tab)
         out += record.hash.utf8
@@ -33,7 +33,7 @@ public enum BasePack {
 
     /// The parts of one line (without its LF); nil for a line that is not a
     /// copy (the header, a damaged line).
-    public static func parts(of line: UnsafeBufferPointer<UInt8>) -> LineParts? {
+    package static func parts(of line: UnsafeBufferPointer<UInt8>) -> LineParts? {
         guard let firstTab = line.firstIndex(of: tab),
               let secondTab = line[(firstTab + 1)...].firstIndex(of: tab),
               firstTab > 0, secondTab > firstTab + 1 else { return nil }
@@ -43,14 +43,14 @@ public enum BasePack {
     /// The fields of a line's JSON if they are the record whose content hash
     /// is `hash`; nil for a copy that was damaged or edited by hand.
     /// - Parameter id: the record, whose schema decides the canonical key order.
-    public static func verifiedFields(json: UnsafeBufferPointer<UInt8>, hash: String, rules: RecordRules, id: RecordID? = nil) -> Fields? {
+    package static func verifiedFields(json: UnsafeBufferPointer<UInt8>, hash: String, rules: RecordRules, id: RecordID? = nil) -> Fields? {
         guard let fields = try? JSONParser.parseObject(json),
               SHA256.contentHash(rules.canonicalBytes(fields, id: id)) == hash else { return nil }
         return fields
     }
 
     /// The byte between the fields of a line.
-    public static let tab = UInt8(ascii: "\t")
+    package static let tab = UInt8(ascii: "\t")
     /// The byte that ends a line; a line without it was cut short and is ignored.
-    public static let newline = UInt8(ascii: "\n")
+    package static let newline = UInt8(ascii: "\n")
 }

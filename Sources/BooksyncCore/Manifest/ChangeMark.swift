@@ -1,5 +1,5 @@
 /// Where the base's knowledge of the remote ends, for a collection with a
-/// change field (config `"changeField"`, README, "Firestore" ("What a command costs")): every
+/// change field (config `"changeField"`, <doc:Firestore> ("What a command costs")): every
 /// document whose change field is older than `time` is reflected in the base,
 /// so `status` and `pull` only query the documents changed since (`field >=
 /// time`) and count the collection, instead of listing every name.
@@ -31,7 +31,7 @@ public struct ChangeMark: Sendable, Equatable {
     /// How long before a read the mark is put: meant to be longer than a
     /// write request takes from processing to commit (an assumption, not a
     /// documented bound: the emulator showed 0.3 s).
-    public static let margin: Int64 = 60 * Timestamp.microsPerSecond
+    package static let margin: Int64 = 60 * Timestamp.microsPerSecond
 
     /// The mark after a sync that read the remote at the server time
     /// `readTime` and left the base behind the remote for some documents
@@ -44,7 +44,7 @@ public struct ChangeMark: Sendable, Equatable {
     ///     (or that was never read), which no query finds: then there is no mark.
     /// - Returns: nil when no mark is safe (no read time, or an unrecorded
     ///   document without a change time): the next command lists every name.
-    public static func after(field: String, readTime: String?, unrecorded: [String?]) -> ChangeMark? {
+    package static func after(field: String, readTime: String?, unrecorded: [String?]) -> ChangeMark? {
         guard let readTime, let read = Timestamp(serverTime: readTime) else { return nil }
         var time = Timestamp(microsecondsSinceEpoch: max(Timestamp.minimum.microsecondsSinceEpoch, read.microsecondsSinceEpoch - margin))
         for value in unrecorded {
@@ -59,7 +59,7 @@ extension Timestamp {
     /// A time the server wrote (`readTime`, a `timestampValue`), whose
     /// fraction may have nanosecond digits: truncated to microseconds, which
     /// only moves it earlier. nil when it is not an RFC 3339 time.
-    public init?(serverTime text: String) {
+    package init?(serverTime text: String) {
         var bytes = Array(text.utf8)
         if let dot = bytes.firstIndex(of: 0x2E) {
             var end = dot + 1

@@ -1,22 +1,22 @@
 /// A content hash (`sha256:<64 lowercase hex>`) as its 32 raw bytes: what a
 /// manifest entry or stat-cache entry holds per record instead of a
 /// 71-character string.
-public struct ContentDigest: Sendable, Hashable {
+package struct ContentDigest: Sendable, Hashable {
     private var a: UInt64 = 0, b: UInt64 = 0, c: UInt64 = 0, d: UInt64 = 0
 
     /// All zero bytes (no content has that hash in practice; a placeholder).
-    public init() {}
+    package init() {}
 
     /// The digest of `sha256:` followed by exactly 64 lowercase hex digits;
     /// nil for any other text, which callers keep as text.
-    public init?(contentHash text: String) {
+    package init?(contentHash text: String) {
         var text = text
         guard let parsed = text.withUTF8({ Self(contentHashBytes: $0) }) else { return nil }
         self = parsed
     }
 
     /// `init(contentHash:)` from the text's UTF-8 bytes.
-    public init?(contentHashBytes t: UnsafeBufferPointer<UInt8>) {
+    package init?(contentHashBytes t: UnsafeBufferPointer<UInt8>) {
         guard t.count == 71, t[0] == 0x73, t[1] == 0x68, t[2] == 0x61, t[3] == 0x32, t[4] == 0x35, t[5] == 0x36, t[6] == 0x3A
         else { return nil }
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
@@ -42,7 +42,7 @@ public struct ContentDigest: Sendable, Hashable {
     }
 
     /// The digest of the raw 32 bytes of a SHA-256.
-    public init(raw: [UInt8]) {
+    package init(raw: [UInt8]) {
         precondition(raw.count == 32)
         func word(_ i: Int) -> UInt64 { (0..<8).reduce(0) { $0 << 8 | UInt64(raw[i * 8 + $1]) } }
         (a, b, c, d) = (word(0), word(1), word(2), word(3))
@@ -50,10 +50,10 @@ public struct ContentDigest: Sendable, Hashable {
 
     /// The first eight bytes, big-endian: a key that sorts and finds digests
     /// without holding all 32 bytes (equal digests have equal keys).
-    public var leadingWord: UInt64 { a }
+    package var leadingWord: UInt64 { a }
 
     /// `sha256:<hex>`, exactly the text it was parsed from.
-    public var contentHash: String {
+    package var contentHash: String {
         String(unsafeUninitializedCapacity: 71) { buffer in
             var i = 0
             for c in "sha256:".utf8 {
@@ -74,7 +74,7 @@ public struct ContentDigest: Sendable, Hashable {
     }
 
     /// Appends `sha256:<hex>` as bytes.
-    public func appendContentHash(to out: inout [UInt8]) {
+    package func appendContentHash(to out: inout [UInt8]) {
         out.append(contentsOf: "sha256:".utf8)
         for word in [a, b, c, d] { Self.appendHex(word, to: &out) }
     }
@@ -93,22 +93,22 @@ public struct ContentDigest: Sendable, Hashable {
 /// character into 16 bytes: up to 32 characters from `0-9 - : T . Z`; nil
 /// for any other text, which callers keep as text. Packing is exact: the
 /// revision is sent back to the server as a precondition, never reformatted.
-public struct PackedRevision: Sendable, Hashable {
+package struct PackedRevision: Sendable, Hashable {
     private var high: UInt64 = 0, low: UInt64 = 0
     private static let alphabet: [UInt8] = Array("0123456789-:T.Z".utf8)
 
     /// The empty revision.
-    public init() {}
+    package init() {}
 
     /// The packed form of `text`, or nil when it has none.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         var text = text
         guard let packed = text.withUTF8({ Self(bytes: $0) }) else { return nil }
         self = packed
     }
 
     /// `init(_:)` from UTF-8 bytes.
-    public init?(bytes: UnsafeBufferPointer<UInt8>) {
+    package init?(bytes: UnsafeBufferPointer<UInt8>) {
         guard bytes.count <= 32 else { return nil }
         for (i, c) in bytes.enumerated() {
             guard let k = Self.alphabet.firstIndex(of: c) else { return nil }
@@ -118,7 +118,7 @@ public struct PackedRevision: Sendable, Hashable {
     }
 
     /// The revision text.
-    public var text: String {
+    package var text: String {
         var out: [UInt8] = []
         out.reserveCapacity(32)
         for i in 0..<32 {

@@ -1,14 +1,14 @@
 /// What the last sync saw of one record: the content hash both sides agreed on
 /// and the remote revision (Firestore `updateTime`) it had then.
-public struct BaseEntry: Sendable, Equatable {
+package struct BaseEntry: Sendable, Equatable {
     /// `sha256:<hex>` of the record's canonical bytes (`SHA256.contentHash`).
-    public let hash: String
+    package let hash: String
     /// The remote revision, exactly as the server wrote it: push sends it back
     /// as the write precondition, so it is never reformatted.
-    public let revision: String
+    package let revision: String
 
     /// An entry; `hash` in `sha256:<hex>` form.
-    public init(hash: String, revision: String) {
+    package init(hash: String, revision: String) {
         self.hash = hash
         self.revision = revision
     }
@@ -18,26 +18,26 @@ public struct BaseEntry: Sendable, Equatable {
 ///
 /// Written deterministically: sorted by id (UTF-8 bytes), one record per line,
 /// so a git diff of the manifest shows exactly which records a sync touched.
-public struct Manifest: Sendable, Equatable {
+package struct Manifest: Sendable, Equatable {
     /// The `"version"` this booksync writes and the only one it reads; any
     /// other is refused with "upgrade booksync".
-    public static let currentVersion: Int64 = 1
+    package static let currentVersion: Int64 = 1
 
     /// The base of each synced record; a record absent here has no base (never
     /// synced, or its deletion was synced). Held compactly (`ManifestEntries`).
-    public var entries: ManifestEntries
+    package var entries: ManifestEntries
     /// The content hash of config.json when the base was last written: the rules
     /// the base's records were validated under.
-    public var configFingerprint: String?
+    package var configFingerprint: String?
     /// How far the base reflects the remote's change field (`"changesSince"`),
     /// for collections with one; nil: the next remote command lists every name.
-    public var changesSince: ChangeMark?
+    package var changesSince: ChangeMark?
     /// The remote collection the entries were recorded against (`"target"`);
     /// nil before the first sync, and in manifests of older versions.
-    public var target: TargetIdentity?
+    package var target: TargetIdentity?
 
     /// A manifest (empty by default: a collection that never synced).
-    public init(entries: ManifestEntries = ManifestEntries(), configFingerprint: String? = nil, changesSince: ChangeMark? = nil,
+    package init(entries: ManifestEntries = ManifestEntries(), configFingerprint: String? = nil, changesSince: ChangeMark? = nil,
                 target: TargetIdentity? = nil) {
         self.entries = entries
         self.configFingerprint = configFingerprint
@@ -46,14 +46,14 @@ public struct Manifest: Sendable, Equatable {
     }
 
     /// A manifest of the entries of a dictionary.
-    public init(entries: [RecordID: BaseEntry], configFingerprint: String? = nil, changesSince: ChangeMark? = nil,
+    package init(entries: [RecordID: BaseEntry], configFingerprint: String? = nil, changesSince: ChangeMark? = nil,
                 target: TargetIdentity? = nil) {
         self.init(entries: ManifestEntries(entries), configFingerprint: configFingerprint, changesSince: changesSince, target: target)
     }
 
     /// The manifest.json bytes: records sorted by id, one per line, so equal
     /// manifests are equal bytes (and `decode` takes its fast path).
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(64 + entries.count * 140)
         encode { out.append(contentsOf: $0) }
@@ -62,7 +62,7 @@ public struct Manifest: Sendable, Equatable {
 
     /// `encoded()` in pieces of about a megabyte, for writing a large manifest
     /// without holding its bytes.
-    public func encode(_ write: ([UInt8]) -> Void) {
+    package func encode(_ write: ([UInt8]) -> Void) {
         var out = [UInt8]()
         out.reserveCapacity(1 << 20 + 4096)
         out.append(contentsOf: "{\n  \"version\": \(Self.currentVersion),\n".utf8)
@@ -114,7 +114,7 @@ public struct Manifest: Sendable, Equatable {
     ///   - subcollections: the configured subcollections; path ids into
     ///     others are errors (a manifest is data from the collection), unless
     ///   - otherPathIDs: says what else they are (`OtherPathIDs`).
-    public static func decode(_ bytes: [UInt8], subcollections: Subcollections = .none,
+    package static func decode(_ bytes: [UInt8], subcollections: Subcollections = .none,
                               otherPathIDs: OtherPathIDs = .refused) throws(StateFileError) -> Manifest {
         if let manifest = decodeCanonical(bytes, subcollections: subcollections, otherPathIDs: otherPathIDs) { return manifest }
         let top: JSONTree
@@ -182,7 +182,7 @@ public struct StateFileError: Error, Sendable, Equatable {
     public let message: String
 
     /// An error; give `position` for syntax errors.
-    public init(position: SourcePosition? = nil, message: String) {
+    package init(position: SourcePosition? = nil, message: String) {
         self.position = position
         self.message = message
     }
@@ -192,7 +192,7 @@ public struct StateFileError: Error, Sendable, Equatable {
 /// not a record of the collection as configured now: one in a subcollection
 /// the config no longer names, or one whose file path booksync no longer
 /// allows (`RecordID.maximumPathBytes`).
-public enum OtherPathIDs: Sendable {
+package enum OtherPathIDs: Sendable {
     /// An error: the strict reading (tests, and anything that must not lose an entry).
     case refused
     /// Left out of the base (a command's reading, `CollectionDirectory.loadManifest`).

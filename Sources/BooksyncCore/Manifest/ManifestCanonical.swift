@@ -9,7 +9,7 @@
 /// and the change mark `"changesSince": {"field": "…", "time": "…"},`; only
 /// `target`, `config` and `changesSince` are known here, so a manifest with any other
 /// key takes the full parser (which knows every key) until it is added to `finish`.
-public struct CanonicalManifestDecoder {
+package struct CanonicalManifestDecoder {
     private enum Stage { case open, version, header, records, recordsClosed, done, failed }
     private var stage = Stage.open
     private var entries = ManifestEntries()
@@ -29,7 +29,7 @@ public struct CanonicalManifestDecoder {
     ///     other makes the manifest non-canonical here (and an error in
     ///     `Manifest.decode`), unless
     ///   - otherPathIDs: says otherwise (`Manifest.decode`).
-    public init(subcollections: Subcollections = .none, otherPathIDs: OtherPathIDs = .refused) {
+    package init(subcollections: Subcollections = .none, otherPathIDs: OtherPathIDs = .refused) {
         self.subcollections = subcollections
         self.otherPathIDs = otherPathIDs
     }
@@ -38,7 +38,7 @@ public struct CanonicalManifestDecoder {
     /// records as it is likely to hold (a line is 137 bytes plus the id with
     /// a Firestore revision), so a large manifest is not copied while its
     /// arrays grow (a doubling array briefly holds 1.5 times its size).
-    public init(expectedBytes: Int, subcollections: Subcollections = .none, otherPathIDs: OtherPathIDs = .refused) {
+    package init(expectedBytes: Int, subcollections: Subcollections = .none, otherPathIDs: OtherPathIDs = .refused) {
         self.subcollections = subcollections
         self.otherPathIDs = otherPathIDs
         entries.reserveCapacity(min(expectedBytes / 130, 1 << 26))
@@ -46,7 +46,7 @@ public struct CanonicalManifestDecoder {
 
     /// Takes whole lines (the block ends just after a newline, or at the end of
     /// the file); false as soon as they are not in the canonical form.
-    public mutating func feed(_ block: UnsafeBufferPointer<UInt8>) -> Bool {
+    package mutating func feed(_ block: UnsafeBufferPointer<UInt8>) -> Bool {
         var start = 0
         while start < block.count, stage != .failed {
             var end = start
@@ -62,7 +62,7 @@ public struct CanonicalManifestDecoder {
     }
 
     /// The manifest, when the lines fed were all of it; nil otherwise.
-    public func finish() -> Manifest? {
+    package func finish() -> Manifest? {
         guard stage == .done else { return nil }
         var config: String?
         var target: TargetIdentity?

@@ -22,7 +22,7 @@
 /// in the manifest it also scanned against) go to a small overlay instead of
 /// copying every array: a push of ten records into a million keeps one copy.
 /// Past `overlayLimit` changes the copy takes arrays of its own.
-public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
     private var idBytes: [UInt8] = []
     /// Where each slot's id ends in `idBytes`; it starts where the previous one ends.
     private var idEnds: [UInt32] = []
@@ -36,7 +36,7 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
     /// entry keeps its bucket (its slot is dead), so probe chains stay intact.
     private var table: [UInt32] = []
     /// How many slots are live.
-    public private(set) var count = 0
+    package private(set) var count = 0
     /// True while slots were added in increasing id order (a canonical
     /// manifest decodes that way): encoding then needs no sort.
     private var slotsInOrder = true
@@ -48,24 +48,24 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
     private final class Owner: Sendable {}
 
     /// No entries.
-    public init() {}
+    package init() {}
 
     /// The entries of a dictionary literal.
-    public init(dictionaryLiteral elements: (RecordID, BaseEntry)...) {
+    package init(dictionaryLiteral elements: (RecordID, BaseEntry)...) {
         for (id, entry) in elements { self[id] = entry }
     }
 
     /// The entries of a dictionary.
-    public init(_ dictionary: [RecordID: BaseEntry]) {
+    package init(_ dictionary: [RecordID: BaseEntry]) {
         reserveCapacity(dictionary.count)
         for (id, entry) in dictionary { self[id] = entry }
     }
 
     /// True when there are no entries.
-    public var isEmpty: Bool { count == 0 }
+    package var isEmpty: Bool { count == 0 }
 
     /// Makes room for `n` entries without regrowing the table.
-    public mutating func reserveCapacity(_ n: Int) {
+    package mutating func reserveCapacity(_ n: Int) {
         idBytes.reserveCapacity(n * 12)
         idEnds.reserveCapacity(n)
         digests.reserveCapacity(n)
@@ -75,7 +75,7 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
     }
 
     /// The entry of `id`; setting nil removes it.
-    public subscript(id: RecordID) -> BaseEntry? {
+    package subscript(id: RecordID) -> BaseEntry? {
         get {
             if !overlay.isEmpty || !removed.isEmpty {
                 if removed.contains(id) { return nil }
@@ -135,10 +135,10 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
     }
 
     /// The ids, in no particular order.
-    public var keys: some Sequence<RecordID> { pairs.lazy.map(\.key) }
+    package var keys: some Sequence<RecordID> { pairs.lazy.map(\.key) }
 
     /// The entries, in no particular order.
-    public var values: some Sequence<BaseEntry> { pairs.lazy.map(\.value) }
+    package var values: some Sequence<BaseEntry> { pairs.lazy.map(\.value) }
 
     /// Every id and entry: the slots not overridden, then the overlay.
     private var pairs: some Sequence<(key: RecordID, value: BaseEntry)> {
@@ -149,7 +149,7 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
     }
 
     /// The ids and entries sorted by id (UTF-8 bytes), as the manifest file lists them.
-    public var sorted: some Sequence<(key: RecordID, value: BaseEntry)> {
+    package var sorted: some Sequence<(key: RecordID, value: BaseEntry)> {
         // Slots added in id order are walked as they are; otherwise in an order
         // of 4-byte slot numbers (4 MB for a million, sorted in place).
         var order: [UInt32] = []
@@ -166,18 +166,18 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
     }
 
     /// A dictionary of one property of every entry.
-    public func mapValues<T>(_ transform: (BaseEntry) -> T) -> [RecordID: T] {
+    package func mapValues<T>(_ transform: (BaseEntry) -> T) -> [RecordID: T] {
         var out: [RecordID: T] = [:]
         out.reserveCapacity(count)
         for (id, entry) in pairs { out[id] = transform(entry) }
         return out
     }
 
-    public func makeIterator() -> some IteratorProtocol<(key: RecordID, value: BaseEntry)> {
+    package func makeIterator() -> some IteratorProtocol<(key: RecordID, value: BaseEntry)> {
         pairs.makeIterator()
     }
 
-    public static func == (lhs: ManifestEntries, rhs: ManifestEntries) -> Bool {
+    package static func == (lhs: ManifestEntries, rhs: ManifestEntries) -> Bool {
         lhs.count == rhs.count && lhs.allSatisfy { rhs[$0.key] == $0.value }
     }
 
@@ -187,28 +187,28 @@ public struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDicti
     /// live, and an id changed in a shared copy has no slot (`slot(of:)` is
     /// nil; the slot still shows the old entry). Callers that keep one bit per record (the local scan's clean set)
     /// index it by slot instead of holding ids.
-    public var slotCount: Int { idEnds.count }
+    package var slotCount: Int { idEnds.count }
 
     /// The slot of `id`'s entry, if it has one.
-    public func slot(of id: RecordID) -> Int? {
+    package func slot(of id: RecordID) -> Int? {
         if !overlay.isEmpty || !removed.isEmpty, overlay[id] != nil || removed.contains(id) { return nil }
         return find(id)
     }
 
     /// True when `slot` holds an entry.
-    public func isLive(slot: Int) -> Bool { live[slot] }
+    package func isLive(slot: Int) -> Bool { live[slot] }
 
     /// The id in a live slot.
-    public func id(atSlot slot: Int) -> RecordID { id(at: slot) }
+    package func id(atSlot slot: Int) -> RecordID { id(at: slot) }
 
     /// The entry in a live slot.
-    public func entry(atSlot slot: Int) -> BaseEntry { entry(at: slot) }
+    package func entry(atSlot slot: Int) -> BaseEntry { entry(at: slot) }
 
     /// The content hash in a live slot (without building its revision).
-    public func hash(atSlot slot: Int) -> String { verbatim[Int32(slot)]?.hash ?? digests[slot].contentHash }
+    package func hash(atSlot slot: Int) -> String { verbatim[Int32(slot)]?.hash ?? digests[slot].contentHash }
 
     /// The content hash in a live slot as a digest; nil when it has no compact form.
-    public func digest(atSlot slot: Int) -> ContentDigest? { verbatim[Int32(slot)] == nil ? digests[slot] : nil }
+    package func digest(atSlot slot: Int) -> ContentDigest? { verbatim[Int32(slot)] == nil ? digests[slot] : nil }
 
     private var liveSlots: some Sequence<Int> & Sendable {
         let live = self.live

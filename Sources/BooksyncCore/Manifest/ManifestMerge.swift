@@ -1,6 +1,6 @@
 /// Three-way merge of two manifests by record key: what git's merge driver for
 /// `.booksync/manifest.json` computes, so that two branches that synced
-/// different records merge cleanly (README, "Safety and reliability").
+/// different records merge cleanly (<doc:Safety>).
 ///
 /// Per record id (compared by UTF-8 bytes, as `RecordID` does), on whole
 /// (hash, revision) entries, with "changed" meaning "differs from the base":
@@ -24,20 +24,20 @@
 /// document by content on the next status or pull (equal: recorded as
 /// converged; different: a conflict to resolve), so nothing is overwritten.
 /// The merged manifest is always one booksync can read.
-public enum ManifestMerge {
+package enum ManifestMerge {
     /// A record whose entry changed differently on the two sides.
-    public struct Conflict: Sendable, Equatable {
+    package struct Conflict: Sendable, Equatable {
         /// The record, left out of the merged manifest.
-        public let id: RecordID
+        package let id: RecordID
         /// Its entry in the common ancestor; nil when it had none.
-        public let base: BaseEntry?
+        package let base: BaseEntry?
         /// Its entry on our side (the branch being merged into); nil when removed.
-        public let ours: BaseEntry?
+        package let ours: BaseEntry?
         /// Its entry on their side; nil when removed.
-        public let theirs: BaseEntry?
+        package let theirs: BaseEntry?
 
         /// A conflict; nil entries mean the manifest has no such record.
-        public init(id: RecordID, base: BaseEntry?, ours: BaseEntry?, theirs: BaseEntry?) {
+        package init(id: RecordID, base: BaseEntry?, ours: BaseEntry?, theirs: BaseEntry?) {
             self.id = id
             self.base = base
             self.ours = ours
@@ -45,7 +45,7 @@ public enum ManifestMerge {
         }
 
         /// What happened on each side, in words.
-        public var reason: String {
+        package var reason: String {
             switch (base, ours, theirs) {
             case (nil, _, _): "added differently on both sides"
             case (_, nil, _): "removed on our side, changed on theirs"
@@ -56,17 +56,17 @@ public enum ManifestMerge {
     }
 
     /// The merged manifest and what could not be merged.
-    public struct Result: Sendable, Equatable {
+    package struct Result: Sendable, Equatable {
         /// The merge, without the conflicting records (and without a config
         /// fingerprint when that conflicted).
-        public let manifest: Manifest
+        package let manifest: Manifest
         /// Conflicting records, sorted by id.
-        public let conflicts: [Conflict]
+        package let conflicts: [Conflict]
         /// Both sides recorded a different config fingerprint than the base.
-        public let configConflict: Bool
+        package let configConflict: Bool
         /// The two sides' bases were recorded against different targets
         /// (ours, theirs): their entries cannot be compared, so `manifest` is ours, unmerged.
-        public let targetConflict: (ours: TargetIdentity, theirs: TargetIdentity)?
+        package let targetConflict: (ours: TargetIdentity, theirs: TargetIdentity)?
 
         init(manifest: Manifest, conflicts: [Conflict], configConflict: Bool, targetConflict: (ours: TargetIdentity, theirs: TargetIdentity)? = nil) {
             self.manifest = manifest
@@ -76,9 +76,9 @@ public enum ManifestMerge {
         }
 
         /// Nothing conflicted: git may take the merge as is (the driver exits 0).
-        public var isClean: Bool { conflicts.isEmpty && !configConflict && targetConflict == nil }
+        package var isClean: Bool { conflicts.isEmpty && !configConflict && targetConflict == nil }
 
-        public static func == (lhs: Result, rhs: Result) -> Bool {
+        package static func == (lhs: Result, rhs: Result) -> Bool {
             lhs.manifest == rhs.manifest && lhs.conflicts == rhs.conflicts && lhs.configConflict == rhs.configConflict
                 && lhs.targetConflict?.ours == rhs.targetConflict?.ours && lhs.targetConflict?.theirs == rhs.targetConflict?.theirs
         }
@@ -88,7 +88,7 @@ public enum ManifestMerge {
     /// by record (the table on `ManifestMerge`); pure, never fails.
     /// - Returns: The merged manifest, always valid, with conflicting records
     ///   (and a conflicting config fingerprint) left out, and what conflicted.
-    public static func merge(base: Manifest, ours: Manifest, theirs: Manifest) -> Result {
+    package static func merge(base: Manifest, ours: Manifest, theirs: Manifest) -> Result {
         // Entries recorded against two targets say nothing about each other.
         if let o = ours.target, let t = theirs.target, o != t {
             return Result(manifest: ours, conflicts: [], configConflict: false, targetConflict: (o, t))

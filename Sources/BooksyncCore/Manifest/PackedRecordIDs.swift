@@ -11,7 +11,7 @@
 /// Every `restartInterval`-th id is stored whole (a restart), so reading id
 /// `i` decodes at most that many entries, and a sorted list is searched by
 /// bisecting its restarts.
-public struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
+package struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
     /// Entries: shared-prefix length and suffix length (LEB128), then the suffix.
     private var bytes: [UInt8] = []
     /// Where each restart's entry starts in `bytes`.
@@ -19,21 +19,21 @@ public struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
     /// The last id's bytes, which the next one is coded against.
     private var last: [UInt8] = []
     /// How many ids there are.
-    public private(set) var count = 0
+    package private(set) var count = 0
 
     /// Ids stored between two stored whole.
     static let restartInterval = 16
 
     /// No ids.
-    public init() {}
+    package init() {}
 
     /// 0.
-    public var startIndex: Int { 0 }
+    package var startIndex: Int { 0 }
     /// The count.
-    public var endIndex: Int { count }
+    package var endIndex: Int { count }
 
     /// The id at `index` (decodes from its restart: for a walk, iterate instead).
-    public subscript(index: Int) -> RecordID {
+    package subscript(index: Int) -> RecordID {
         precondition(index >= 0 && index < count, "index out of range")
         var cursor = Cursor(restart: index / Self.restartInterval, in: self)
         for _ in 0..<(index % Self.restartInterval) { cursor.advance(in: bytes) }
@@ -41,7 +41,7 @@ public struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
     }
 
     /// Decodes the ids in order, one entry each.
-    public struct Iterator: IteratorProtocol {
+    package struct Iterator: IteratorProtocol {
         private let list: PackedRecordIDs
         private var cursor: Cursor?
         private var position = 0
@@ -49,7 +49,7 @@ public struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
         init(_ list: PackedRecordIDs) { self.list = list }
 
         /// The next id; nil after the last.
-        public mutating func next() -> RecordID? {
+        package mutating func next() -> RecordID? {
             guard position < list.count else { return nil }
             if cursor == nil { cursor = Cursor(restart: 0, in: list) } else { cursor!.advance(in: list.bytes) }
             position += 1
@@ -58,10 +58,10 @@ public struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
     }
 
     /// An iterator that decodes each id once.
-    public func makeIterator() -> Iterator { Iterator(self) }
+    package func makeIterator() -> Iterator { Iterator(self) }
 
     /// Appends `id`.
-    public mutating func append(_ id: RecordID) {
+    package mutating func append(_ id: RecordID) {
         var raw = id.rawValue
         raw.withUTF8 { append(bytes: $0) }
     }
@@ -83,7 +83,7 @@ public struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
     }
 
     /// Makes room for `count` more ids of about `bytesEach` coded bytes.
-    public mutating func reserveCapacity(_ count: Int, bytesEach: Int = 4) {
+    package mutating func reserveCapacity(_ count: Int, bytesEach: Int = 4) {
         bytes.reserveCapacity(bytes.count + count * bytesEach)
         restarts.reserveCapacity(restarts.count + count / Self.restartInterval + 1)
     }
@@ -94,7 +94,7 @@ public struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
     ///   else the permutation applied: the new position `i` holds the id that
     ///   was at `result[i]`, so lists kept alongside can follow.
     @discardableResult
-    public mutating func sort() -> [UInt32]? {
+    package mutating func sort() -> [UInt32]? {
         // The ids whole, back to back, for the comparisons (freed when sorted).
         var flat: [UInt8] = []
         var ends: [UInt32] = []
@@ -132,7 +132,7 @@ public struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
     }
 
     /// The position of `id` in a list sorted by `sort()`; nil when absent.
-    public func sortedIndex(of id: RecordID) -> Int? {
+    package func sortedIndex(of id: RecordID) -> Int? {
         var raw = id.rawValue
         return raw.withUTF8 { key -> Int? in
             // The last restart whose id is not after `key`, then a walk of its block.

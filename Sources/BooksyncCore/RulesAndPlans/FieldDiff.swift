@@ -39,7 +39,7 @@ public struct FieldDifference: Sendable, Equatable {
 }
 
 /// The fields that differ between the three versions of a record, for `diff`.
-public enum FieldDiff {
+package enum FieldDiff {
     /// Every field whose value is not the same in all three versions, sorted by
     /// path. Where the local and the remote record both hold a map, its keys
     /// are compared one by one (as `FieldMerge` merges them), so a difference
@@ -47,7 +47,7 @@ public enum FieldDiff {
     /// anything else is one value. Without a base (a record new on both
     /// sides), a field present on one side only counts as that side's change
     /// and a differing value present on both sides as a conflict.
-    public static func compare(base: Fields?, local: Fields?, remote: Fields?) -> [FieldDifference] {
+    package static func compare(base: Fields?, local: Fields?, remote: Fields?) -> [FieldDifference] {
         var differences: [FieldDifference] = []
         compare(base: base, local: local, remote: remote, at: nil, into: &differences)
         return differences

@@ -1,4 +1,4 @@
-/// Field-level three-way merge of records (README, "The three-way table").
+/// Field-level three-way merge of records (<doc:ThreeWaySync>).
 ///
 /// A field changed on one side only takes that side's value; the same value on
 /// both sides is fine; different values for the same field conflict. A field
@@ -10,9 +10,9 @@
 /// references, geopoints) are single values and compared whole, and so is a
 /// map on one side against anything else (or nothing) on the other: a key
 /// deleted on one side and changed on the other conflicts at that key.
-public enum FieldMerge {
+package enum FieldMerge {
     /// A clean merge, or the fields that stop one.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         /// The merged record (equal to both sides when nothing conflicts).
         case merged(Fields)
         /// Paths changed differently on both sides, in `FieldPath.utf8Less` order.
@@ -23,14 +23,14 @@ public enum FieldMerge {
     /// (its copy is missing, or the record is new on both sides) nothing is known
     /// to be one-sided, so every path that differs between the sides conflicts
     /// (at the deepest level where both sides still hold maps).
-    public static func merge(base: Fields?, local: Fields, remote: Fields) -> Outcome {
+    package static func merge(base: Fields?, local: Fields, remote: Fields) -> Outcome {
         let (merged, conflicts) = mergeKeepingLocal(base: base, local: local, remote: remote)
         return conflicts.isEmpty ? .merged(merged) : .conflicts(conflicts)
     }
 
     /// The merge with every conflicting path set to the local value, and the
     /// conflicting paths (sorted): what a git merge driver writes.
-    public static func mergeKeepingLocal(base: Fields?, local: Fields, remote: Fields) -> (merged: Fields, conflicts: [FieldPath]) {
+    package static func mergeKeepingLocal(base: Fields?, local: Fields, remote: Fields) -> (merged: Fields, conflicts: [FieldPath]) {
         var conflicts: [FieldPath] = []
         let merged = mergeMaps(base: base ?? [:], local: local, remote: remote, baseKnown: base != nil,
                                at: nil, conflicts: &conflicts)

@@ -1,11 +1,11 @@
 /// Recognizes a file that an unfinished git merge left with conflict markers,
 /// so that a state file in that condition gets advice about the merge instead
 /// of a bare JSON syntax error.
-public enum GitConflictMarkers {
+package enum GitConflictMarkers {
     /// True when some line starts with `<<<<<<< ` (or is exactly `<<<<<<<`)
     /// and a later one with `>>>>>>>`: the shape git's line merge writes.
     /// JSON booksync writes never has a line starting with `<` or `>`.
-    public static func found(in bytes: [UInt8]) -> Bool {
+    package static func found(in bytes: [UInt8]) -> Bool {
         var sawOpening = false
         var lineStart = 0
         while lineStart < bytes.count {

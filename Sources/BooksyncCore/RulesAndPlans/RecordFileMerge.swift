@@ -7,29 +7,29 @@
 /// Firestore limit. Such a merge is a conflict, never a clean result: the
 /// fields that broke the rules keep our value (like conflicting fields), and
 /// if that is not enough the whole record stays ours.
-public enum RecordFileMerge {
+package enum RecordFileMerge {
     /// The merged record file and what the user must look at.
-    public struct Outcome: Sendable, Equatable {
+    package struct Outcome: Sendable, Equatable {
         /// What to write: valid whenever ours was.
-        public let fields: Fields
+        package let fields: Fields
         /// Paths changed differently on both sides (kept ours), sorted.
-        public let conflicts: [FieldPath]
+        package let conflicts: [FieldPath]
         /// Fields that kept our value because their change broke the rules, sorted.
-        public let keptForValidity: [String]
+        package let keptForValidity: [String]
         /// Why the plain field merge was invalid; empty when it was valid.
-        public let problems: [RecordDiagnostic]
+        package let problems: [RecordDiagnostic]
         /// Even keeping our value of those fields was invalid: `fields` is ours.
-        public let keptOursWhole: Bool
+        package let keptOursWhole: Bool
 
         /// Nothing for the user to settle.
-        public var isClean: Bool { conflicts.isEmpty && problems.isEmpty }
+        package var isClean: Bool { conflicts.isEmpty && problems.isEmpty }
     }
 
     /// Merges `ours` and `theirs` against `base` (nil: added on both sides) and
     /// validates the result as the record `id` (from the path git merges).
     /// - Parameter rules: The collection's rules (schema, id field, limits)
     ///   the result must meet.
-    public static func merge(base: Fields?, ours: Fields, theirs: Fields, id: RecordID, rules: RecordRules) -> Outcome {
+    package static func merge(base: Fields?, ours: Fields, theirs: Fields, id: RecordID, rules: RecordRules) -> Outcome {
         let (merged, conflicts) = FieldMerge.mergeKeepingLocal(base: base, local: ours, remote: theirs)
         let problems = rules.problems(in: merged, id: id)
         if problems.isEmpty {

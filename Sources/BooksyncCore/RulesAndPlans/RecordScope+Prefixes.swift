@@ -8,7 +8,7 @@ extension RecordScope {
     /// superset; the scope narrows it after). nil when some pattern has no
     /// literal start (`*.json`, `**/r1.json`, `%C3*`), so only a listing of
     /// every name covers it. A prefix that a shorter one covers is dropped.
-    public var listingPrefixes: [String]? {
+    package var listingPrefixes: [String]? {
         guard !patterns.isEmpty else { return nil }
         var prefixes: [String] = []
         for pattern in patterns {

@@ -1,5 +1,5 @@
 /// Which records a command works on: git-style pathspecs, or the whole
-/// collection (README, "Pathspecs"). Records outside the scope are not read,
+/// collection (<doc:Scopes>). Records outside the scope are not read,
 /// written, deleted, recorded or reported, and keep their base entries.
 ///
 /// Patterns are matched against a record's file path relative to the
@@ -83,7 +83,7 @@ public struct RecordScope: Sendable, Equatable {
     }
 
     /// The patterns no record of `known` matches (for "matches no record").
-    public func unmatched(_ known: some Sequence<RecordID>) -> [Pattern] {
+    package func unmatched(_ known: some Sequence<RecordID>) -> [Pattern] {
         var left = patterns
         for id in known where !left.isEmpty {
             left.removeAll { $0.matches(id) }

@@ -65,31 +65,31 @@ public struct SyncEvents: RandomAccessCollection, Sendable, Equatable, Expressib
     }
 
     /// Appends `event`.
-    public mutating func append(_ event: SyncEvent) {
+    package mutating func append(_ event: SyncEvent) {
         codes.append(0)
         ids.append(event.id)
         replaceKind(at: codes.count - 1, with: event.kind)
     }
 
     /// Replaces the kind of the event at `index` (a push's planned write by what the server answered).
-    public mutating func replaceKind(at index: Int, with kind: SyncEventKind) {
+    package mutating func replaceKind(at index: Int, with kind: SyncEventKind) {
         let plain = Self.plainKinds.firstIndex(of: kind)
         codes[index] = plain.map { UInt8($0 + 1) } ?? 0
         payloads[index] = plain == nil ? kind : nil
     }
 
     /// Appends `events`, in order.
-    public mutating func append(contentsOf events: some Sequence<SyncEvent>) {
+    package mutating func append(contentsOf events: some Sequence<SyncEvent>) {
         for event in events { append(event) }
     }
 
     /// Appends `events`, in order.
-    public static func += (lhs: inout SyncEvents, rhs: some Sequence<SyncEvent>) {
+    package static func += (lhs: inout SyncEvents, rhs: some Sequence<SyncEvent>) {
         lhs.append(contentsOf: rhs)
     }
 
     /// Sorts the events by record id; events of the same record keep their order.
-    public mutating func sortByID() {
+    package mutating func sortByID() {
         guard let order = ids.sort() else { return }
         codes = order.map { codes[Int($0)] }
         var moved: [Int: SyncEventKind] = [:]

@@ -42,7 +42,7 @@ public enum PushAction: Sendable, Equatable {
 }
 
 /// A pull or push action, as far as the mass-delete guard cares.
-public protocol PlanAction: Sendable, Equatable {
+package protocol PlanAction: Sendable, Equatable {
     /// True for an action that deletes the record (a local file for pull, a
     /// remote document for push).
     var isDelete: Bool { get }
@@ -50,26 +50,26 @@ public protocol PlanAction: Sendable, Equatable {
 
 extension PullAction: PlanAction {
     /// Removing the local file (deleted remotely, or `--theirs`).
-    public var isDelete: Bool { self == .delete }
+    package var isDelete: Bool { self == .delete }
 }
 
 extension PushAction: PlanAction {
     /// Deleting the remote document.
-    public var isDelete: Bool {
+    package var isDelete: Bool {
         if case .delete = self { return true }
         return false
     }
 }
 
 /// One record's step in a plan: the record and what is done with it.
-public struct PlanStep<Action: PlanAction>: Sendable, Equatable {
+package struct PlanStep<Action: PlanAction>: Sendable, Equatable {
     /// The record the step is for.
-    public let id: RecordID
+    package let id: RecordID
     /// What the command does with the record.
-    public let action: Action
+    package let action: Action
 
     /// The step `action` for the record `id`.
-    public init(id: RecordID, action: Action) {
+    package init(id: RecordID, action: Action) {
         self.id = id
         self.action = action
     }
@@ -78,32 +78,32 @@ public struct PlanStep<Action: PlanAction>: Sendable, Equatable {
 /// Everything a pull or push will do, decided before anything is written or
 /// sent: the steps, in id order, and the events of the records that get none
 /// (invalid ones).
-public struct SyncPlan<Action: PlanAction>: Sendable, Equatable {
+package struct SyncPlan<Action: PlanAction>: Sendable, Equatable {
     /// One per record the command changes, in id order.
-    public var steps: [PlanStep<Action>] = []
+    package var steps: [PlanStep<Action>] = []
     /// Reported as they are; nothing is done for these records.
-    public var events: [SyncEvent] = []
+    package var events: [SyncEvent] = []
 
     /// An empty plan.
-    public init() {}
+    package init() {}
 
     /// How many steps delete a record: what the mass-delete guard counts.
-    public var deletes: Int { steps.count { $0.action.isDelete } }
+    package var deletes: Int { steps.count { $0.action.isDelete } }
 }
 
 /// A step of a pull plan.
-public typealias PullStep = PlanStep<PullAction>
+package typealias PullStep = PlanStep<PullAction>
 /// A step of a push plan.
-public typealias PushStep = PlanStep<PushAction>
+package typealias PushStep = PlanStep<PushAction>
 /// What a pull will do.
-public typealias PullPlan = SyncPlan<PullAction>
+package typealias PullPlan = SyncPlan<PullAction>
 /// What a push will do.
-public typealias PushPlan = SyncPlan<PushAction>
+package typealias PushPlan = SyncPlan<PushAction>
 
 extension PlanStep where Action == PullAction {
     /// What a dry run reports for this step: a conflict as a conflict, the
     /// rest as pulled.
-    public var dryRunEvent: SyncEvent {
+    package var dryRunEvent: SyncEvent {
         if case .conflict(let kind) = action { return SyncEvent(id: id, kind: .conflict(kind)) }
         return SyncEvent(id: id, kind: .pulled(action))
     }
@@ -111,16 +111,16 @@ extension PlanStep where Action == PullAction {
 
 extension PlanStep where Action == PushAction {
     /// What a dry run reports for this step.
-    public var dryRunEvent: SyncEvent { SyncEvent(id: id, kind: .pushed(action)) }
+    package var dryRunEvent: SyncEvent { SyncEvent(id: id, kind: .pushed(action)) }
 }
 
-/// The mass-delete safety rail (README, "Safety and reliability").
+/// The mass-delete safety rail (<doc:Safety>).
 public struct DeleteGuard: Sendable, Equatable {
     /// Percentage of the base records one command may delete (`--max-delete`, default 50).
     public var maximumPercent: Double
     /// Deleting this many records is never refused, so one delete in a two-record
     /// collection goes through.
-    public static let alwaysAllowed = 3
+    package static let alwaysAllowed = 3
 
     /// A guard that refuses deleting more than `maximumPercent` of the base.
     public init(maximumPercent: Double = 50) {
@@ -128,13 +128,13 @@ public struct DeleteGuard: Sendable, Equatable {
     }
 
     /// True when `deletes` of `baseCount` records is too many without `--force`.
-    public func refuses(deletes: Int, baseCount: Int) -> Bool {
+    package func refuses(deletes: Int, baseCount: Int) -> Bool {
         guard deletes > Self.alwaysAllowed else { return false }
         return Double(deletes) > Double(baseCount) * maximumPercent / 100
     }
 
     /// Parses `--max-delete N%` (the `%` is optional).
-    public static func parsePercent(_ text: String) -> Double? {
+    package static func parsePercent(_ text: String) -> Double? {
         let number = text.hasSuffix("%") ? String(text.dropLast()) : text
         guard let value = Double(number), value >= 0, value <= 100 else { return nil }
         return value

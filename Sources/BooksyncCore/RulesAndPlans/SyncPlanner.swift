@@ -1,21 +1,21 @@
 /// A record as the gather step classified it, with everything the planner
 /// needs: nothing is read or merged a second time to plan it.
-public struct ClassifiedRecord: Sendable, Equatable {
+package struct ClassifiedRecord: Sendable, Equatable {
     /// The record classified.
-    public let id: RecordID
-    /// The record's class (README, "The three-way table").
-    public let state: SyncState
+    package let id: RecordID
+    /// The record's class (<doc:ThreeWaySync>).
+    package let state: SyncState
     /// The base entry the record was classified against (nil: not in the base).
-    public let base: BaseEntry?
+    package let base: BaseEntry?
     /// The remote revision the classification saw; nil when the document is
     /// absent (deleted meanwhile counts as absent) or the remote was not asked.
-    public let remoteRevision: String?
+    package let remoteRevision: String?
     /// The field-level merge, when both sides modified the record and both
     /// were readable: `--ours` / `--theirs` take their merge from it.
-    public let merge: RecordMerge?
+    package let merge: RecordMerge?
 
     /// A classified record; see the properties.
-    public init(id: RecordID, state: SyncState, base: BaseEntry?, remoteRevision: String?, merge: RecordMerge? = nil) {
+    package init(id: RecordID, state: SyncState, base: BaseEntry?, remoteRevision: String?, merge: RecordMerge? = nil) {
         self.id = id
         self.state = state
         self.base = base
@@ -27,49 +27,49 @@ public struct ClassifiedRecord: Sendable, Equatable {
 /// The field-level three-way merge of one record, done once while
 /// classifying; every preferred merge (`--ours`, `--theirs`, `resolve`) is
 /// derived from it without merging again.
-public struct RecordMerge: Sendable, Equatable {
+package struct RecordMerge: Sendable, Equatable {
     /// The remote side's fields.
-    public let remote: Fields
+    package let remote: Fields
     /// The merge with every conflicting field at its local value.
-    public let keepingLocal: Fields
+    package let keepingLocal: Fields
     /// Paths changed differently on both sides, sorted (empty: a clean merge).
-    public let conflicts: [FieldPath]
+    package let conflicts: [FieldPath]
 
     /// Merges `local` and `remote` against `base` (see `FieldMerge`).
-    public init(base: Fields?, local: Fields, remote: Fields) {
+    package init(base: Fields?, local: Fields, remote: Fields) {
         (keepingLocal, conflicts) = FieldMerge.mergeKeepingLocal(base: base, local: local, remote: remote)
         self.remote = remote
     }
 
     /// What `SyncRules.classify` needs: the merged record, or the conflicts.
-    public var outcome: FieldMerge.Outcome {
+    package var outcome: FieldMerge.Outcome {
         conflicts.isEmpty ? .merged(keepingLocal) : .conflicts(conflicts)
     }
 
     /// The merge with every conflicting path at its remote value (removed
     /// where the remote removed it); every one-sided change is kept. The same
     /// as merging with the sides swapped: only the conflicting paths differ.
-    public var keepingRemote: Fields {
+    package var keepingRemote: Fields {
         var fields = keepingLocal
         for path in conflicts { path.set(path.value(in: remote), in: &fields) }
         return fields
     }
 
     /// The merge that takes `preferLocal`'s side for each conflicting field.
-    public func preferring(local preferLocal: Bool) -> Fields {
+    package func preferring(local preferLocal: Bool) -> Fields {
         preferLocal ? keepingLocal : keepingRemote
     }
 }
 
-/// Turns classified records into the plan of a pull or a push (README, "The three-way table",
+/// Turns classified records into the plan of a pull or a push (<doc:ThreeWaySync>,
 /// the table's last two columns). Pure: the engine executes the plan, after
 /// the mass-delete guard has seen its deletes, and records the outcomes.
-public enum SyncPlanner {
+package enum SyncPlanner {
     /// The pull plan: a step per record that pull changes, an event per record
     /// that it cannot touch. An invalid local file is reported only when the
     /// remote changed it (otherwise `status` covers it); an invalid remote
     /// document always.
-    public static func pull(_ records: [ClassifiedRecord], choice: ConflictChoice) -> PullPlan {
+    package static func pull(_ records: [ClassifiedRecord], choice: ConflictChoice) -> PullPlan {
         var plan = PullPlan()
         for record in records {
             switch record.state {
@@ -87,7 +87,7 @@ public enum SyncPlanner {
     }
 
     /// The push plan: a step per local change, an event per invalid local file.
-    public static func push(_ records: [ClassifiedRecord]) -> PushPlan {
+    package static func push(_ records: [ClassifiedRecord]) -> PushPlan {
         var plan = PushPlan()
         for record in records { push(record, into: &plan) }
         return plan
@@ -95,7 +95,7 @@ public enum SyncPlanner {
 
     /// Adds one record's step or event to a push plan: how a push too large
     /// to hold as one plan is planned record by record, with the same rules.
-    public static func push(_ record: ClassifiedRecord, into plan: inout PushPlan) {
+    package static func push(_ record: ClassifiedRecord, into plan: inout PushPlan) {
         if case .invalidLocal(let diagnostics) = record.state {
             plan.events.append(SyncEvent(id: record.id, kind: .invalidLocal(diagnostics)))
         } else if let action = pushAction(for: record.state, base: record.base) {

@@ -1,5 +1,5 @@
 /// What a scan found in one record file.
-public enum LocalFileState: Sendable, Equatable {
+package enum LocalFileState: Sendable, Equatable {
     /// A valid record with this content hash.
     case valid(hash: String)
     /// A file that cannot be used as a record, with every reason.
@@ -7,7 +7,7 @@ public enum LocalFileState: Sendable, Equatable {
 }
 
 /// The local file of a record, as far as the sync rules care.
-public enum LocalVersion: Sendable, Equatable {
+package enum LocalVersion: Sendable, Equatable {
     /// No record file.
     case absent
     /// A file that cannot be used as a record, with every reason.
@@ -17,7 +17,7 @@ public enum LocalVersion: Sendable, Equatable {
 }
 
 /// The remote document of a record, as far as the sync rules care.
-public enum RemoteVersion: Sendable, Equatable {
+package enum RemoteVersion: Sendable, Equatable {
     /// `--offline`: the remote was not asked, so it counts as unchanged.
     case notChecked
     /// No document with this id.
@@ -51,7 +51,7 @@ public enum ConflictKind: Sendable, Equatable {
     case remoteContentUnknown
 }
 
-/// The class of a record in the three-way comparison (README, "The three-way table").
+/// The class of a record in the three-way comparison (<doc:ThreeWaySync>).
 public enum SyncState: Sendable, Equatable {
     /// Neither side changed since the base.
     case clean
@@ -71,13 +71,13 @@ public enum SyncState: Sendable, Equatable {
     case invalidRemote([RecordDiagnostic])
 }
 
-/// The three-way sync rules: one exhaustive switch that mirrors README, "The three-way table".
-public enum SyncRules {
+/// The three-way sync rules: one exhaustive switch that mirrors <doc:ThreeWaySync>.
+package enum SyncRules {
     /// Classifies a record from its base entry and both sides. `merge` computes
     /// the field-level merge on demand (it needs the base, local and remote
     /// fields, which only the caller can load); it is only called when both
     /// sides modified the record to different content.
-    public static func classify(
+    package static func classify(
         base: BaseEntry?, local: LocalVersion, remote: RemoteVersion,
         merge: () -> FieldMerge.Outcome?
     ) -> SyncState {

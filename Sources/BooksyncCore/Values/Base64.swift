@@ -1,6 +1,6 @@
 /// Standard base64 (RFC 4648 §4, with padding), the form `$bytes` values and
 /// Firestore's `bytesValue` use. Kept here so the core needs no Foundation.
-public enum Base64 {
+package enum Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     private static let decodeTable: [Int8] = {
@@ -13,7 +13,7 @@ public enum Base64 {
     }()
 
     /// The padded base64 text of `bytes`.
-    public static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         var out = [UInt8]()
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var i = 0
@@ -35,7 +35,7 @@ public enum Base64 {
 
     /// Decodes padded or unpadded base64; nil if any character is outside the alphabet
     /// or the length is impossible.
-    public static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         var chars = Array(text.utf8)
         while chars.last == UInt8(ascii: "=") { chars.removeLast() }
         guard text.utf8.count - chars.count <= 2, chars.count % 4 != 1 else { return nil }

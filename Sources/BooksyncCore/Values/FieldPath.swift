@@ -1,12 +1,12 @@
 /// The path of a field inside a record: the top-level field name, then one map
 /// key per level of nesting (`stats` → `rating`). Conflicts and diffs name
-/// fields by path because maps merge key by key at any depth (README, "The three-way table").
+/// fields by path because maps merge key by key at any depth (<doc:ThreeWaySync>).
 ///
 /// Shown in Firestore's field path notation (`description`), so users meet the
 /// same spelling as in an update mask or a query: segments joined by `.`, a
 /// segment that is not a simple name quoted with backticks. Quoting keeps
 /// `stats.rating` (two levels) apart from a single field named `stats.rating`
-/// (shown `` `stats.rating` ``).
+/// (shown with backticks around it).
 public struct FieldPath: Sendable, Hashable, CustomStringConvertible {
     /// The field name and the map keys below it, outermost first; never empty.
     public let segments: [String]
@@ -24,7 +24,7 @@ public struct FieldPath: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// This path with one more map key below it.
-    public func appending(_ key: String) -> FieldPath {
+    package func appending(_ key: String) -> FieldPath {
         FieldPath(segments + [key])
     }
 
@@ -63,7 +63,7 @@ public struct FieldPath: Sendable, Hashable, CustomStringConvertible {
 
     /// Orders paths segment by segment, each by its UTF-8 bytes (a path sorts
     /// before the paths below it): the order conflicts and diffs are listed in.
-    public static func utf8Less(_ a: FieldPath, _ b: FieldPath) -> Bool {
+    package static func utf8Less(_ a: FieldPath, _ b: FieldPath) -> Bool {
         for (x, y) in zip(a.segments, b.segments) where !x.utf8.elementsEqual(y.utf8) {
             return CanonicalJSON.utf8Less(x, y)
         }
@@ -72,7 +72,7 @@ public struct FieldPath: Sendable, Hashable, CustomStringConvertible {
 
     /// The value at this path in `fields`; nil when some level is absent or
     /// is not a map.
-    public func value(in fields: Fields) -> Value? {
+    package func value(in fields: Fields) -> Value? {
         var current: Value? = fields[segments[0]]
         for key in segments.dropFirst() {
             guard case .map(let map)? = current else { return nil }
@@ -83,7 +83,7 @@ public struct FieldPath: Sendable, Hashable, CustomStringConvertible {
 
     /// Sets (or with nil removes) the value at this path in `fields`. A level
     /// above it that is absent or not a map becomes a map.
-    public func set(_ value: Value?, in fields: inout Fields) {
+    package func set(_ value: Value?, in fields: inout Fields) {
         Self.set(value, at: segments[...], in: &fields)
     }
 

@@ -5,16 +5,16 @@
 ///
 /// Arithmetic rather than a table: no lazily initialised global and no
 /// bounds check on the hot paths (canonical JSON, manifest parsing).
-public enum Hex {
+package enum Hex {
     /// The letters `a`–`f` of a format: JSON escapes and hashes are written in
     /// lowercase, `%XX` and `\uXXXX` in messages in uppercase.
-    public enum LetterCase: Sendable {
+    package enum LetterCase: Sendable {
         case lower, upper
     }
 
     /// The ASCII digit for the low four bits of `nibble`.
     @inlinable
-    public static func digit(_ nibble: UInt8, _ letters: LetterCase) -> UInt8 {
+    package static func digit(_ nibble: UInt8, _ letters: LetterCase) -> UInt8 {
         let n = nibble & 0xF
         if n < 10 { return 0x30 &+ n }
         switch letters {
@@ -25,13 +25,13 @@ public enum Hex {
 
     /// Appends the two digits of `byte`.
     @inlinable
-    public static func append(_ byte: UInt8, _ letters: LetterCase, to out: inout [UInt8]) {
+    package static func append(_ byte: UInt8, _ letters: LetterCase, to out: inout [UInt8]) {
         out.append(digit(byte >> 4, letters))
         out.append(digit(byte, letters))
     }
 
     /// Two digits for each byte (a digest as text).
-    public static func string(_ bytes: [UInt8], _ letters: LetterCase) -> String {
+    package static func string(_ bytes: [UInt8], _ letters: LetterCase) -> String {
         var out = [UInt8]()
         out.reserveCapacity(bytes.count * 2)
         for b in bytes { append(b, letters, to: &out) }
@@ -40,7 +40,7 @@ public enum Hex {
 
     /// `value` in hex, left-padded with zeros to at least `minimumDigits`
     /// (`\u00e9`, `\x1b`, `\u{1f600}`).
-    public static func string(_ value: UInt32, minimumDigits: Int, _ letters: LetterCase) -> String {
+    package static func string(_ value: UInt32, minimumDigits: Int, _ letters: LetterCase) -> String {
         var out = [UInt8]()
         var v = value
         repeat {
@@ -54,7 +54,7 @@ public enum Hex {
     /// The value of one hex digit; nil for anything else, or for a letter in
     /// the other case when `only` names the case a canonical form requires.
     @inlinable
-    public static func value(_ c: UInt8, only letters: LetterCase? = nil) -> UInt8? {
+    package static func value(_ c: UInt8, only letters: LetterCase? = nil) -> UInt8? {
         switch c {
         case 0x30...0x39: return c &- 0x30
         case 0x41...0x46 where letters != .lower: return c &- 0x37

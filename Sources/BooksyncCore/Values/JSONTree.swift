@@ -1,20 +1,20 @@
 /// A JSON value whose objects keep every member in document order, with keys
 /// compared by their UTF-8 bytes, never by Unicode canonical equivalence.
 /// Scalars are `Value`s; objects of one key starting with `$` stay objects.
-public indirect enum JSONTree: Sendable, Equatable {
+package indirect enum JSONTree: Sendable, Equatable {
     case object([Member])
     case array([JSONTree])
     case scalar(Value)
 
     /// One member of an object. The keys of one object differ byte for byte
     /// (a repeated key is a syntax error), yet two may be equal as Swift strings.
-    public struct Member: Sendable, Equatable {
+    package struct Member: Sendable, Equatable {
         /// The member's name, compared byte for byte.
-        public let key: String
+        package let key: String
         /// The member's value.
-        public let value: JSONTree
+        package let value: JSONTree
 
-        public static func == (a: Member, b: Member) -> Bool { a.key.utf8.elementsEqual(b.key.utf8) && a.value == b.value }
+        package static func == (a: Member, b: Member) -> Bool { a.key.utf8.elementsEqual(b.key.utf8) && a.value == b.value }
     }
 
     /// A string that is equal to another only when their UTF-8 bytes are.
@@ -29,7 +29,7 @@ public indirect enum JSONTree: Sendable, Equatable {
     }
 
     /// The value of the first member named exactly `key` (byte for byte).
-    public subscript(key: String) -> JSONTree? {
+    package subscript(key: String) -> JSONTree? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.key.utf8.elementsEqual(key.utf8) }?.value
     }
@@ -46,14 +46,14 @@ public indirect enum JSONTree: Sendable, Equatable {
 /// the rest of the answer is still read. The marker is a `.bytes` value,
 /// which a wire parse cannot otherwise produce (only tags make bytes), so
 /// no server text can forge it.
-public struct EquivalentKeys: Sendable, Equatable {
+package struct EquivalentKeys: Sendable, Equatable {
     /// The key that came first in the object.
-    public let first: String
+    package let first: String
     /// The later key, equal to `first` as a Swift string but not in bytes.
-    public let second: String
+    package let second: String
 
     /// The pair as found, in object order.
-    public init(first: String, second: String) {
+    package init(first: String, second: String) {
         self.first = first
         self.second = second
     }
@@ -62,7 +62,7 @@ public struct EquivalentKeys: Sendable, Equatable {
     var marker: Value { .bytes(Array(first.utf8) + [0xFF] + Array(second.utf8)) }
 
     /// The keys a wire parse's marker stands for; nil for any other value.
-    public init?(marker: Value) {
+    package init?(marker: Value) {
         guard case .bytes(let bytes) = marker, let separator = bytes.firstIndex(of: 0xFF) else { return nil }
         self.first = String(decoding: bytes[..<separator], as: UTF8.self)
         self.second = String(decoding: bytes[(separator + 1)...], as: UTF8.self)
@@ -70,5 +70,5 @@ public struct EquivalentKeys: Sendable, Equatable {
 
     /// `"caf\u00E9" and "cafe\u0301"`: both names, ASCII-escaped, so the
     /// difference shows and no control character reaches a terminal.
-    public var description: String { CanonicalJSON.asciiQuoted(first) + " and " + CanonicalJSON.asciiQuoted(second) }
+    package var description: String { CanonicalJSON.asciiQuoted(first) + " and " + CanonicalJSON.asciiQuoted(second) }
 }

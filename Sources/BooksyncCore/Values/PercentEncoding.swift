@@ -1,14 +1,14 @@
 /// `%XX` escapes (uppercase hex of the bytes), the one encoder behind record
 /// file names (`RecordID`) and URL paths and query values (`URLPath`); they
 /// differ only in which bytes they keep as they are.
-public enum PercentEncoding {
+package enum PercentEncoding {
     /// `bytes` as text, each byte `keep` refuses written as `%XX`.
     /// - Parameters:
     ///   - bytes: UTF-8 (or any bytes: every byte `keep` refuses is escaped).
     ///   - keep: whether the byte at this offset stays as it is; must refuse
     ///     `%` so the result can be decoded, and every non-ASCII byte so the
     ///     result is ASCII.
-    public static func encode(_ bytes: some Sequence<UInt8>, keep: (_ byte: UInt8, _ offset: Int) -> Bool) -> String {
+    package static func encode(_ bytes: some Sequence<UInt8>, keep: (_ byte: UInt8, _ offset: Int) -> Bool) -> String {
         var out = [UInt8]()
         out.reserveCapacity(bytes.underestimatedCount)
         for (offset, b) in bytes.enumerated() {
@@ -28,7 +28,7 @@ public enum PercentEncoding {
     /// kept is the caller's rule to check (re-encode and compare).
     /// `anyCase`: lowercase hex is read too, only to name the canonical
     /// spelling of a misspelled file name, never to accept it.
-    public static func decode(_ text: String, anyCase: Bool = false) -> String? {
+    package static func decode(_ text: String, anyCase: Bool = false) -> String? {
         let bytes = Array(text.utf8)
         var out = [UInt8]()
         out.reserveCapacity(bytes.count)

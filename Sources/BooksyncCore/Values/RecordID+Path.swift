@@ -1,6 +1,6 @@
 /// Record ids of subcollection documents: the document's path relative to
 /// the collection, `dune/reviews/r1` for `books/dune/reviews/r1`, and its
-/// file `dune/reviews/r1.json` (README, "A collection directory").
+/// file `dune/reviews/r1.json` (<doc:CollectionFormat>).
 ///
 /// `RecordID(_:)` keeps rejecting every `/`; only `init(path:subcollections:)`
 /// takes paths, and only into the subcollections the config names. Each
@@ -16,7 +16,7 @@ extension RecordID {
     ///     segments of `raw` (`reviews`) must be one of them.
     /// - Throws: `RecordIDError` for a bad segment, a path of the wrong shape,
     ///   or one into an unconfigured subcollection.
-    public init(path raw: String, subcollections: Subcollections) throws(RecordIDError) {
+    package init(path raw: String, subcollections: Subcollections) throws(RecordIDError) {
         // Without subcollections, a '/' is the error it always was.
         guard !subcollections.isEmpty, raw.utf8.contains(UInt8(ascii: "/")) else {
             self = try RecordID(raw)
@@ -46,7 +46,7 @@ extension RecordID {
     /// directory's own path still fits Linux's 4,096. Firestore allows
     /// document names of 6 KiB, deeper than any file system: a document
     /// beyond this is invalid, named, like an id too long for a file name.
-    public static let maximumPathBytes = 1_024
+    package static let maximumPathBytes = 1_024
 
     /// The file-name encoding of a path id's segments: each segment encoded
     /// as a top-level id is, the folders on the way as folder names
@@ -68,7 +68,7 @@ extension RecordID {
     /// So no folder name ends in `.json` and every file name does: the
     /// folder of the document `cfg.json` (`cfg%2Ejson/`) can never be taken
     /// for, or collide with, the record file `cfg.json` of the document `cfg`.
-    public static func documentFolderName(stem: String) -> String {
+    package static func documentFolderName(stem: String) -> String {
         stem.hasSuffix(".json") ? String(stem.utf8.dropLast(5))! + "%2Ejson" : stem
     }
 
@@ -81,7 +81,7 @@ extension RecordID {
 
     /// The folder that holds this document's subcollections, relative to the
     /// collection directory (`dune`, `dune/reviews/r1`, `cfg%2Ejson`).
-    public var folderPath: String {
+    package var folderPath: String {
         guard let slash = encodedName.utf8.lastIndex(of: UInt8(ascii: "/")) else { return Self.documentFolderName(stem: encodedName) }
         let next = encodedName.utf8.index(after: slash)
         return String(encodedName[..<next]) + Self.documentFolderName(stem: String(encodedName[next...]))
@@ -103,16 +103,16 @@ extension RecordID {
 
     /// The document id: the last segment (`r1` of `dune/reviews/r1`), what the
     /// record's `id` field must hold.
-    public var documentID: String {
+    package var documentID: String {
         guard let slash = rawValue.utf8.lastIndex(of: UInt8(ascii: "/")) else { return rawValue }
         return String(rawValue[rawValue.utf8.index(after: slash)...])
     }
 
     /// True for a document of the collection itself, false for a subcollection document.
-    public var isTopLevel: Bool { !rawValue.utf8.contains(UInt8(ascii: "/")) }
+    package var isTopLevel: Bool { !rawValue.utf8.contains(UInt8(ascii: "/")) }
 
     /// The subcollection path (`reviews`, `reviews/likes`) of a path id; nil for a top-level id.
-    public var subcollectionPath: String? {
+    package var subcollectionPath: String? {
         guard !isTopLevel else { return nil }
         let segments = rawValue.split(separator: "/", omittingEmptySubsequences: false)
         return stride(from: 1, to: segments.count, by: 2).map { String(segments[$0]) }.joined(separator: "/")
@@ -120,7 +120,7 @@ extension RecordID {
 
     /// The document this one's subcollection hangs under (`dune` for
     /// `dune/reviews/r1`); nil for a top-level id.
-    public var parent: RecordID? {
+    package var parent: RecordID? {
         guard !isTopLevel else { return nil }
         var raw = rawValue.split(separator: "/", omittingEmptySubsequences: false)
         var encoded = encodedName.split(separator: "/", omittingEmptySubsequences: false)
@@ -134,7 +134,7 @@ extension RecordID {
     /// The document `document` of this document's subcollection `collection`
     /// (`dune` + `reviews` + `r1`). The caller has checked `collection` as a
     /// configured collection id, which is a valid id.
-    public func child(collection: String, document: RecordID) -> RecordID {
+    package func child(collection: String, document: RecordID) -> RecordID {
         let folder = RecordID.folderName(ofCollection: collection)
         return RecordID(checkedRaw: rawValue + "/" + collection + "/" + document.rawValue,
                         encodedName: folderPath + "/" + folder + "/" + document.encodedName)
@@ -143,7 +143,7 @@ extension RecordID {
     /// The folder name of a configured collection id (`reviews`): its
     /// file-name encoding, as for any id segment, and like a document's
     /// folder never ending in `.json` (`documentFolderName(stem:)`).
-    public static func folderName(ofCollection collection: String) -> String {
+    package static func folderName(ofCollection collection: String) -> String {
         documentFolderName(stem: encodedSegment(collection))
     }
 
@@ -156,7 +156,7 @@ extension RecordID {
     /// The id a folder name stands for (a document's folder, `dune`,
     /// `cfg%2Ejson`): the decoding of `documentFolderName(stem:)`.
     /// - Throws: `RecordIDError` when the name is not the canonical folder name of a valid id.
-    public static func fromFolderName(_ name: String) throws(RecordIDError) -> RecordID {
+    package static func fromFolderName(_ name: String) throws(RecordIDError) -> RecordID {
         guard !name.hasPrefix("."), !name.hasSuffix(".json"), let id = try fromFileName(stem(ofDocumentFolder: Substring(name)) + ".json") else {
             throw .badFileName(name)
         }
@@ -169,7 +169,7 @@ extension RecordID {
     /// any well-formed path whatever the config names; nil when `name` is not
     /// the canonical encoding of one. For names booksync wrote itself (a base
     /// copy's line), which must round-trip whatever subcollections are configured.
-    public static func fromEncodedName(_ name: String) -> RecordID? {
+    package static func fromEncodedName(_ name: String) -> RecordID? {
         guard name.utf8.contains(UInt8(ascii: "/")) else { return try? fromFileName(name + ".json") }
         var segments = name.split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count >= 3, segments.count % 2 == 1,
@@ -189,7 +189,7 @@ extension RecordID {
     /// record file name at all.
     /// - Throws: `RecordIDError` for a segment that does not decode, or a path
     ///   into an unconfigured subcollection.
-    public static func fromRelativePath(_ path: String, subcollections: Subcollections) throws(RecordIDError) -> RecordID? {
+    package static func fromRelativePath(_ path: String, subcollections: Subcollections) throws(RecordIDError) -> RecordID? {
         var segments = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         let last = segments.removeLast()
         guard let document = try fromFileName(last) else { return nil }

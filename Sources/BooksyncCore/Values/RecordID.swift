@@ -9,9 +9,9 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
     public let rawValue: String
 
     /// Firestore's limit on a document id.
-    public static let maximumBytes = 1_500
+    package static let maximumBytes = 1_500
     /// Longest encoded id that still fits a file name (255 bytes) with `.json`.
-    public static let maximumEncodedBytes = 250
+    package static let maximumEncodedBytes = 250
 
     /// Validates an id from either side (a file name or a remote document).
     public init(_ rawValue: String) throws(RecordIDError) {
@@ -30,7 +30,7 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
     }
 
     /// The id as it appears in the file name, without `.json`.
-    public let encodedName: String
+    package let encodedName: String
 
     /// The record file's name in the collection directory: `encodedName` + `.json`.
     public var fileName: String { encodedName + ".json" }
@@ -73,14 +73,14 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
     /// True for the directory entries that stand for records (`*.json`, not
     /// hidden), valid or not: the one rule for what the scan, the stat cache's
     /// clean proof and the file checks count as a record file.
-    public static func isRecordFileName(_ name: String) -> Bool {
+    package static func isRecordFileName(_ name: String) -> Bool {
         name.hasSuffix(".json") && !name.hasPrefix(".")
     }
 
     /// The id a record file name stands for; nil for names that are not record
     /// files at all (no `.json`, hidden files), an error for names that look like
     /// records but do not decode to a valid id.
-    public static func fromFileName(_ name: String) throws(RecordIDError) -> RecordID? {
+    package static func fromFileName(_ name: String) throws(RecordIDError) -> RecordID? {
         guard isRecordFileName(name) else { return nil }
         let stem = String(name.utf8.dropLast(5))!
         if let plain = RecordID(plain: stem) { return plain }
@@ -97,7 +97,7 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
     }
 
     /// True for the bytes a file name keeps as they are (`[A-Za-z0-9_.-]`).
-    public static func isPlainByte(_ b: UInt8) -> Bool { isPlain(b) }
+    package static func isPlainByte(_ b: UInt8) -> Bool { isPlain(b) }
 
     static func isPlain(_ b: UInt8) -> Bool {
         (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x30 && b <= 0x39)

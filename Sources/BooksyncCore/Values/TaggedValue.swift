@@ -3,14 +3,14 @@
 /// An object with exactly one key that starts with `$` must be one of these;
 /// anything else is an error, so a typo like `$timestmap` is caught instead of
 /// being stored as a map.
-public enum TaggedValue {
+package enum TaggedValue {
     /// Every tag a record file may use, as named in error messages.
-    public static let tags = ["$timestamp", "$bytes", "$reference", "$geopoint", "$double"]
+    package static let tags = ["$timestamp", "$bytes", "$reference", "$geopoint", "$double"]
 
     /// Why a tagged object could not be decoded; the message names the tag.
-    public struct DecodeError: Error, Sendable {
+    package struct DecodeError: Error, Sendable {
         /// The reason, as a sentence naming the tag.
-        public let message: String
+        package let message: String
     }
 
     static func decode(tag: String, payload: Value) throws(DecodeError) -> Value {
@@ -69,18 +69,18 @@ public enum TaggedValue {
 }
 
 /// Firestore document references as written in record files.
-public enum ReferencePath {
+package enum ReferencePath {
     /// True if `text` names a document, either below the documents root
     /// (`authors/frank-herbert`: an even, non-zero number of non-empty segments)
     /// or as a full resource name (`projects/p/databases/d/documents/authors/x`).
-    public static func isDocumentPath(_ text: String) -> Bool {
+    package static func isDocumentPath(_ text: String) -> Bool {
         var segments = text.split(separator: "/", omittingEmptySubsequences: false)
         if isFullName(text) { segments.removeFirst(5) }
         return !segments.isEmpty && segments.count % 2 == 0 && segments.allSatisfy { !$0.isEmpty }
     }
 
     /// `projects/P/databases/D/documents/…`
-    public static func isFullName(_ text: String) -> Bool {
+    package static func isFullName(_ text: String) -> Bool {
         let segments = text.split(separator: "/", maxSplits: 5, omittingEmptySubsequences: false)
         return segments.count > 5 && segments[0] == "projects" && segments[2] == "databases" && segments[4] == "documents"
     }
@@ -88,7 +88,7 @@ public enum ReferencePath {
     /// Shortens a full resource name under `documentsRoot`
     /// (`projects/P/databases/D/documents`); other references are kept as they are,
     /// because shortening a reference to another database would change its meaning.
-    public static func shorten(_ path: String, documentsRoot: String) -> String {
+    package static func shorten(_ path: String, documentsRoot: String) -> String {
         let prefix = documentsRoot + "/"
         return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
     }

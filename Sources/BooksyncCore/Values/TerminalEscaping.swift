@@ -1,5 +1,5 @@
 /// Text from outside (record ids, field names, file names, server messages)
-/// made safe to show on a terminal (README, "Safety and reliability").
+/// made safe to show on a terminal (<doc:Safety>).
 ///
 /// A cloned collection or a shared Firestore project is written by others: a
 /// document id like `x\u{1B}]0;PWNED\u{07}\u{1B}[2J` would retitle and clear
@@ -29,7 +29,7 @@
 /// contains none of the scalars above.
 public enum TerminalEscaping {
     /// Whether a terminal may act on `scalar` instead of showing it.
-    public static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+    package static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F: true
         case 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
@@ -38,7 +38,7 @@ public enum TerminalEscaping {
     }
 
     /// Whether `text` would be changed by `escapeMessage`.
-    public static func needsEscaping(_ text: String) -> Bool {
+    package static func needsEscaping(_ text: String) -> Bool {
         text.unicodeScalars.contains(where: isUnsafe)
     }
 
@@ -88,7 +88,7 @@ public enum TerminalEscaping {
     ///
     /// A Firestore id may be 1,500 bytes; printed whole, twice in one line, it
     /// buries the message it belongs to.
-    public static func abbreviate(_ text: String, limit: Int = 100, keep: Int = 80) -> String {
+    package static func abbreviate(_ text: String, limit: Int = 100, keep: Int = 80) -> String {
         let count = text.utf8.count
         guard count > limit else { return text }
         var kept = ""
@@ -110,7 +110,7 @@ public enum TerminalEscaping {
     /// and whitespace, so every such scalar is inside a string. C0 controls
     /// are already escaped by `CanonicalJSON`; raw ones (the whitespace between
     /// tokens) are left as they are.
-    public static func terminalSafeJSON(_ json: String) -> String {
+    package static func terminalSafeJSON(_ json: String) -> String {
         guard json.unicodeScalars.contains(where: { isUnsafe($0) && $0.value >= 0x7F }) else { return json }
         var out = ""
         out.reserveCapacity(json.utf8.count)

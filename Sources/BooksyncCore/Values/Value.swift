@@ -68,7 +68,7 @@ extension Value: Equatable {
 
 extension Value {
     /// The name of the value's kind as users see it in messages and in config.json.
-    public var kindName: String {
+    package var kindName: String {
         switch self {
         case .null: "null"
         case .bool: "boolean"

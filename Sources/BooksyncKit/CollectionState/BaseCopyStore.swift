@@ -16,7 +16,7 @@ import Darwin
 /// bytes per line (the first eight bytes of the line's content hash and the
 /// line's offset), built by streaming the pack once and kept while the file is
 /// unchanged, and reads the one line it needs. Compaction streams the pack.
-public final class BaseCopyStore: Sendable {
+package final class BaseCopyStore: Sendable {
     let paths: CollectionPaths
     let rules: RecordRules
     private let loaded = Mutex<PackIndex?>(nil)
@@ -68,7 +68,7 @@ public final class BaseCopyStore: Sendable {
     /// The fields of the base copy with content hash `hash`; nil if there is none.
     /// Safe from any thread; the pack is indexed again only when it changed on disk.
     /// - Parameter hash: The manifest's hash for `id`; nil (no base) gives nil.
-    public func fields(_ id: RecordID, hash: String?) -> Fields? {
+    package func fields(_ id: RecordID, hash: String?) -> Fields? {
         guard let hash else { return nil }
         if let fields = packedFields(id, hash: hash) { return fields }
         // Earlier versions kept no subcollection records, so path ids have no per-record file.

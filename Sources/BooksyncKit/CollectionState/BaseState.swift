@@ -10,7 +10,7 @@ import BooksyncCore
 /// changed to the same content" and records it (converged) instead of redoing
 /// or losing anything. Record files are not fsynced, so this
 /// holds for crashes of booksync, not for a power loss of the machine (see
-/// README, "Writes and durability").
+/// <doc:Safety>).
 ///
 /// A record whose conflict pull stored (`ConflictStore`) is settled once a
 /// new base is recorded for it: its stored conflict is cleared only after
@@ -50,7 +50,7 @@ struct BaseState {
     }
 
     /// Records `record` at `revision` as what both sides now hold.
-    mutating func record(_ record: Record, revision: String) {
+    mutating func record(_ record: CanonicalRecord, revision: String) {
         note(Self.copy(record, revision: revision))
     }
 
@@ -152,7 +152,7 @@ struct BaseState {
 
     /// The change that records `record` at `revision`: a manifest entry and the
     /// base copy's pack line. Pure, so it can be prepared on any thread.
-    static func copy(_ record: Record, revision: String) -> BaseChange {
+    static func copy(_ record: CanonicalRecord, revision: String) -> BaseChange {
         .recorded(BaseEntry(hash: record.hash, revision: revision), record.id, packLine: BasePack.line(for: record))
     }
 

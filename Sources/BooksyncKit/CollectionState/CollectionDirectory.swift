@@ -12,19 +12,19 @@ import Darwin
 ///     let status = try await collection.status(remote: nil)   // or a FirestoreRemote
 public struct CollectionDirectory: Sendable {
     /// Where the collection's files are.
-    public let paths: CollectionPaths
+    package let paths: CollectionPaths
     /// config.json as read when the collection was opened.
     public let config: CollectionConfig
     /// SHA-256 of config.json: hashes in the stat cache are only valid under the same rules.
     let configFingerprint: String
     /// The base copies, for three-way merges.
-    public let baseCopies: BaseCopyStore
+    package let baseCopies: BaseCopyStore
     /// The remote whose target `config.remote` is and whose sync state
     /// `paths` point at: origin unless `selectingRemote` chose another.
-    public let remote: SelectedRemote
+    package let remote: SelectedRemote
 
     /// How records look in this collection (id field, schema), from config.json.
-    public var rules: RecordRules { config.rules }
+    package var rules: RecordRules { config.rules }
 
     init(paths: CollectionPaths, config: CollectionConfig, configFingerprint: String, remote: SelectedRemote? = nil) {
         self.paths = paths
@@ -105,7 +105,7 @@ public struct CollectionDirectory: Sendable {
     /// A manifest as booksync writes it is read block by block into the
     /// compact entries, never held whole (a million records are ~140 MB of
     /// text); anything else is read whole and fully parsed, which explains errors.
-    public func loadManifest() throws(BooksyncError) -> Manifest {
+    package func loadManifest() throws(BooksyncError) -> Manifest {
         if let reader = LineBlockReader(path: paths.manifest) {
             var decoder = CanonicalManifestDecoder(expectedBytes: reader.fileSize, subcollections: rules.subcollections, otherPathIDs: .forgotten)
             var canonical = true
@@ -152,7 +152,7 @@ public struct CollectionDirectory: Sendable {
     /// With the base (and the stamp of its manifest, taken before it was read),
     /// the index also remembers which records were clean. `keepHashes` false
     /// keeps changed and added files without their hash (see `LocalFiles`).
-    public func scanLocal(base: Manifest? = nil, baseStamp: String = "-", keepHashes: Bool = true,
+    package func scanLocal(base: Manifest? = nil, baseStamp: String = "-", keepHashes: Bool = true,
                           scope: RecordScope = .everything) async throws(BooksyncError) -> LocalScan {
         var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
         scanner.scope = scope
@@ -171,14 +171,14 @@ public struct CollectionDirectory: Sendable {
     /// Takes the collection lock for a writing command, removes temporary files
     /// left by a booksync that was killed mid-write, and makes sure `base/` exists.
     /// For synchronous callers: it may sleep (see `CollectionLock.acquire`).
-    public func lock(onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> CollectionLock {
+    package func lock(onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> CollectionLock {
         var stalePID: Int32?
         let lock = try CollectionLock.acquire(at: paths.lock, onStaleLock: { stalePID = $0 })
         return try prepare(lock, stalePID: stalePID, onStaleLock: onStaleLock)
     }
 
     /// The same for async callers: it waits without holding a thread.
-    public func lock(onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> CollectionLock {
+    package func lock(onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> CollectionLock {
         var stalePID: Int32?
         let lock = try await CollectionLock.acquire(at: paths.lock, onStaleLock: { stalePID = $0 })
         return try prepare(lock, stalePID: stalePID, onStaleLock: onStaleLock)

@@ -11,9 +11,9 @@ import Darwin
 /// so a lock left by a killed booksync is simply taken over (the PID still in
 /// the file tells whose it was, for the notice). The file itself is never
 /// removed: removing it would let two processes lock two different files.
-public final class CollectionLock: Sendable {
+package final class CollectionLock: Sendable {
     /// The lock file, `.booksync/lock`.
-    public let path: String
+    package let path: String
     private let descriptor: Int32
 
     private init(path: String, descriptor: Int32) {
@@ -33,7 +33,7 @@ public final class CollectionLock: Sendable {
     /// - Throws: `BooksyncError.lockHeld` (no PID when the file names no
     ///   positive one), or `.io` when the
     ///   file cannot be opened, is a link, is hard-linked or is not a regular file.
-    public static func acquire(at path: String, onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> CollectionLock {
+    package static func acquire(at path: String, onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> CollectionLock {
         let attempt = try Attempt(path: path, patience: releasedLockPatience)
         while try !attempt.take() { usleep(retryMicroseconds) }
         return attempt.locked(onStaleLock: onStaleLock)
@@ -45,7 +45,7 @@ public final class CollectionLock: Sendable {
     /// calls, many at once).
     /// - Throws: as the synchronous one, and `.interrupted` when the task is
     ///   cancelled while it waits.
-    public static func acquire(at path: String, onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> CollectionLock {
+    package static func acquire(at path: String, onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> CollectionLock {
         try await acquire(at: path, patience: releasedLockPatience, onStaleLock: onStaleLock)
     }
 
@@ -77,7 +77,7 @@ public final class CollectionLock: Sendable {
     static let releasedLockPatience = Duration.seconds(2)
 
     /// Empties the file (a clean release) and drops the lock.
-    public func release() {
+    package func release() {
         _ = ftruncate(descriptor, 0)
         close(descriptor)
     }

@@ -1,22 +1,22 @@
-/// Where everything of one collection directory lives (README, "A collection directory").
-public struct CollectionPaths: Sendable, Equatable {
+/// Where everything of one collection directory lives (<doc:CollectionFormat>).
+package struct CollectionPaths: Sendable, Equatable {
     /// The collection directory: record files live directly in it.
-    public let root: String
+    package let root: String
     /// The directory of the sync state of the remote in use (its manifest,
     /// base copies and stored conflicts): `.booksync` for origin,
     /// `.booksync/remotes/NAME` for a shared remote, `.booksync/local/NAME`
-    /// for a local-only one (README, "Remotes and environments").
-    public let syncState: String
+    /// for a local-only one (<doc:RemotesAndTargets>).
+    package let syncState: String
 
     /// The paths of the collection at `root` (absolute, as `locate` gives it),
     /// with origin's sync state; nothing is checked or created.
-    public init(root: String) {
+    package init(root: String) {
         self.root = root
         self.syncState = root + "/.booksync"
     }
 
     /// The same collection with the sync state of another remote.
-    public func withSyncState(_ directory: String) -> CollectionPaths {
+    package func withSyncState(_ directory: String) -> CollectionPaths {
         CollectionPaths(root: root, syncState: directory)
     }
 
@@ -26,42 +26,42 @@ public struct CollectionPaths: Sendable, Equatable {
     }
 
     /// `.booksync/`: booksync's own files; committed except the local-only ones.
-    public var state: String { root + "/.booksync" }
+    package var state: String { root + "/.booksync" }
     /// The remote and record rules (committed).
-    public var config: String { state + "/config.json" }
+    package var config: String { state + "/config.json" }
     /// The remotes besides origin (committed; `RemoteList`).
-    public var remotes: String { state + "/remotes.json" }
+    package var remotes: String { state + "/remotes.json" }
     /// The shared remotes' sync states, one folder each (committed).
-    public var sharedRemoteStates: String { state + "/remotes" }
+    package var sharedRemoteStates: String { state + "/remotes" }
     /// The local-only remotes' sync states, one folder each (ignored by git).
-    public var localRemoteStates: String { state + "/local" }
+    package var localRemoteStates: String { state + "/local" }
     /// The base state: each record's hash and remote revision (committed).
-    public var manifest: String { syncState + "/manifest.json" }
+    package var manifest: String { syncState + "/manifest.json" }
     /// Base copy of every synced record, for three-way merges.
-    public var base: String { syncState + "/base" }
+    package var base: String { syncState + "/base" }
     /// Written by `init`: keeps the local-only files out of git.
-    public var gitignore: String { state + "/.gitignore" }
+    package var gitignore: String { state + "/.gitignore" }
     /// The stat cache (`StatCache`), local only: lets scans skip unchanged files.
-    public var index: String { state + "/index" }
+    package var index: String { state + "/index" }
     /// The `flock` file of `CollectionLock`, holding the holder's PID; local only.
-    public var lock: String { state + "/lock" }
+    package var lock: String { state + "/lock" }
     /// The remote side of unresolved conflicts (`ConflictStore`), local only.
-    public var conflicts: String { syncState + "/conflicts" }
+    package var conflicts: String { syncState + "/conflicts" }
     /// Files a killed pull or resolve had swapped out of place (see `FileSystem.replace`), kept for the user.
-    public var recovered: String { state + "/recovered" }
+    package var recovered: String { state + "/recovered" }
 
     /// The record file named `fileName` (`RecordID.fileName`, with `.json`).
-    public func recordFile(_ fileName: String) -> String { root + "/" + fileName }
+    package func recordFile(_ fileName: String) -> String { root + "/" + fileName }
     /// A per-record base copy as earlier versions wrote it (`base/<file name>`);
     /// still read, but new copies go into `base/pack`.
-    public func baseFile(_ fileName: String) -> String { base + "/" + fileName }
+    package func baseFile(_ fileName: String) -> String { base + "/" + fileName }
     /// The remote side of an unresolved conflict.
-    public func conflictFile(_ fileName: String) -> String { conflicts + "/" + fileName }
+    package func conflictFile(_ fileName: String) -> String { conflicts + "/" + fileName }
 
     /// The nearest directory at or above `start` that has `.booksync`, like git.
     /// A `.booksync` that is a link or a file counts as found, so that opening
     /// it is refused (see `verifyStateKinds`) instead of searching further up.
-    public static func locate(from start: String) -> CollectionPaths? {
+    package static func locate(from start: String) -> CollectionPaths? {
         var directory = FileSystem.absolute(start)
         while true {
             if FileSystem.exists(directory + "/.booksync") { return CollectionPaths(root: directory) }
@@ -71,11 +71,11 @@ public struct CollectionPaths: Sendable, Equatable {
     }
 
     /// Refuses a state directory or file that is a symbolic link, FIFO, device
-    /// or the wrong kind (README, "Safety and reliability"): a cloned repository can commit
+    /// or the wrong kind (<doc:Safety>): a cloned repository can commit
     /// `.booksync/lock -> ~/.bashrc`, and booksync must never write through it.
     /// Every file is also opened with O_NOFOLLOW; this check names the problem
     /// up front, before any command has done anything.
-    public func verifyStateKinds() throws(FileSystemError) {
+    package func verifyStateKinds() throws(FileSystemError) {
         try FileSystem.requireDirectoryOrAbsent(state)
         for directory in [sharedRemoteStates, localRemoteStates, syncState, base, conflicts, conflicts + "/revisions", recovered] {
             try FileSystem.requireDirectoryOrAbsent(directory)

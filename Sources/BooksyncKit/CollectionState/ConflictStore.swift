@@ -18,7 +18,7 @@ struct ConflictStore {
     /// What pull saw of the remote side of a conflict.
     struct RemoteSide: Sendable, Equatable {
         /// nil when the remote deleted the record.
-        let record: Record?
+        let record: CanonicalRecord?
         /// The document's revision, nil when it was deleted.
         let revision: String?
     }
@@ -45,7 +45,7 @@ struct ConflictStore {
 
     /// Stores the remote side of `id`'s conflict, found against `baseRevision`
     /// (the manifest entry's revision then, nil when it had none).
-    func save(_ id: RecordID, record: Record?, revision: String?, baseRevision: String?) throws(FileSystemError) {
+    func save(_ id: RecordID, record: CanonicalRecord?, revision: String?, baseRevision: String?) throws(FileSystemError) {
         try FileSystem.createDirectory(paths.conflicts)
         try FileSystem.createDirectory(paths.conflicts + "/revisions")
         for step in writes(id, record: record, revision: revision, baseRevision: baseRevision) {
@@ -76,7 +76,7 @@ struct ConflictStore {
     /// revision file goes first: it alone makes the side a deletion, so the
     /// content left behind is ignored until removed. Removing first, a kill
     /// left a revision without content, which reads as no conflict at all.
-    func writes(_ id: RecordID, record: Record?, revision: String?, baseRevision: String?) -> [Write] {
+    func writes(_ id: RecordID, record: CanonicalRecord?, revision: String?, baseRevision: String?) -> [Write] {
         let content = paths.conflictFile(paths.stateFileName(id))
         let revisions = Write.write(Self.encode(Revisions(remote: revision, base: baseRevision.map(StoredBase.revision) ?? .absent)),
                                     to: revisionFile(id))

@@ -1,28 +1,28 @@
 import BooksyncCore
 
 /// The remote a command works with, and where its sync state lives.
-public struct SelectedRemote: Sendable, Equatable {
+package struct SelectedRemote: Sendable, Equatable {
     /// `origin`, a name from remotes.json, or `emulator` for the emulator's
     /// own state that `FIRESTORE_EMULATOR_HOST` selects (see `CollectionDirectory.selectingRemote`).
-    public let name: String
+    package let name: String
     /// Its project, database and collection.
-    public let target: FirestoreTarget
+    package let target: FirestoreTarget
     /// Nil for origin, whose endpoint the environment decides as it always has.
-    public let endpoint: RemoteEndpoint?
+    package let endpoint: RemoteEndpoint?
     /// Whether the state is committed.
-    public let sharesState: Bool
+    package let sharesState: Bool
     /// Why booksync chose this remote when the command named none; nil when
     /// it was named, or is origin as usual. Shown in the status header.
-    public let reason: String?
+    package let reason: String?
 
     /// True for config.json's remote, whose state is `.booksync` itself.
-    public var isOrigin: Bool { name == RemoteList.origin }
+    package var isOrigin: Bool { name == RemoteList.origin }
 
     /// The environment to resolve this remote's `FirestoreEndpoint` from:
     /// an emulator remote's host as `FIRESTORE_EMULATOR_HOST`; a production
     /// remote refuses a set `FIRESTORE_EMULATOR_HOST` rather than quietly
     /// ignoring what the user set for every Firebase tool.
-    public func endpointEnvironment(_ environment: [String: String]) throws(BooksyncError) -> [String: String] {
+    package func endpointEnvironment(_ environment: [String: String]) throws(BooksyncError) -> [String: String] {
         var result = environment
         let emulatorHost = environment["FIRESTORE_EMULATOR_HOST"].flatMap { $0.isEmpty ? nil : $0 }
         switch endpoint {
@@ -46,7 +46,7 @@ public struct SelectedRemote: Sendable, Equatable {
 
 extension CollectionDirectory {
     /// The remotes of `.booksync/remotes.json` (none when it is absent).
-    public func loadRemotes() throws(BooksyncError) -> RemoteList {
+    package func loadRemotes() throws(BooksyncError) -> RemoteList {
         let bytes: [UInt8]
         do {
             bytes = try FileSystem.readFile(paths.remotes)
@@ -63,7 +63,7 @@ extension CollectionDirectory {
     }
 
     /// Writes remotes.json (atomically: it is committed and read by every command).
-    public func saveRemotes(_ list: RemoteList) throws(BooksyncError) {
+    package func saveRemotes(_ list: RemoteList) throws(BooksyncError) {
         try BooksyncError.io { () throws(FileSystemError) in
             try FileSystem.writeAtomically(list.encoded(), to: paths.remotes, durable: true)
         }
@@ -92,7 +92,7 @@ extension CollectionDirectory {
     /// The other remotes (origin, each defined one, the emulator's own state)
     /// whose state holds an unresolved conflict of `id`: where `resolve`
     /// points when this remote has none. A state folder that is a link is skipped.
-    public func otherRemotesWithConflict(_ id: RecordID) -> [String] {
+    package func otherRemotesWithConflict(_ id: RecordID) -> [String] {
         let defined = (try? loadRemotes())?.remotes ?? []
         var candidates = [origin] + defined.map { SelectedRemote($0, reason: nil) }
         if !defined.contains(where: { $0.name == Self.implicitEmulator }) { candidates.append(implicitEmulatorRemote(reason: nil)) }
@@ -121,7 +121,7 @@ extension CollectionDirectory {
     /// `emulator` names that emulator state when no remote is called so.
     ///
     /// Nothing is created; the state folder is made by the first save.
-    public func selectingRemote(_ name: String?, environment: [String: String]) throws(BooksyncError) -> CollectionDirectory {
+    package func selectingRemote(_ name: String?, environment: [String: String]) throws(BooksyncError) -> CollectionDirectory {
         let remotes = try loadRemotes()
         let selected: SelectedRemote
         if name == Self.implicitEmulator, remotes[Self.implicitEmulator] == nil {
@@ -239,7 +239,7 @@ extension CollectionDirectory {
     /// mark and the recorded target. The files stay; the next pull compares
     /// each with the remote by content (equal: recorded; different: a
     /// conflict), so nothing is deleted or overwritten because of the old base.
-    public func forgetWholeBase(onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> Int {
+    package func forgetWholeBase(onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> Int {
         let lock = try self.lock(onStaleLock: onStaleLock)
         defer { lock.release() }
         var manifest = try loadManifest()

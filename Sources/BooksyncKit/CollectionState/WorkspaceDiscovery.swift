@@ -2,21 +2,21 @@ import BooksyncCore
 
 /// The collections below a folder that is not itself inside one (a data
 /// repository holding `books/`, `authors/`, …), for workspace commands
-/// (README, "Workspaces").
+/// (<doc:Scopes>).
 ///
 /// The folder may be a stranger's clone, so the search is bounded and never
 /// follows a link: dot folders (`.git`, `.booksync` of nothing) are skipped,
 /// a collection is not searched further (its folders are its subcollections),
 /// at most `maximumDepth` levels and `maximumEntries` names are looked at.
-public enum WorkspaceDiscovery {
+package enum WorkspaceDiscovery {
     /// Levels below the workspace folder that may hold a collection.
-    public static let maximumDepth = 6
+    package static let maximumDepth = 6
     /// Names looked at in all, so a huge tree costs bounded time.
-    public static let maximumEntries = 200_000
+    package static let maximumEntries = 200_000
 
     /// The collections' paths relative to `root`, in path (byte) order.
     /// - Throws: `.invalidArgument` when the search passes `maximumEntries`.
-    public static func collections(below root: String) throws(BooksyncError) -> [String] {
+    package static func collections(below root: String) throws(BooksyncError) -> [String] {
         var found: [String] = []
         var level = [""]
         var seen = 0

@@ -4,7 +4,7 @@
 public actor AccessTokens {
     /// Where tokens come from; `FirestoreEndpoint.resolve` picks one from the
     /// environment and user config.
-    public enum Source: Sendable {
+    package enum Source: Sendable {
         /// A token that cannot be refreshed (the emulator's `owner`, `BOOKSYNC_ACCESS_TOKEN`).
         case fixed(String)
         /// A program that prints a token (`gcloud auth print-access-token`), run
@@ -18,7 +18,7 @@ public actor AccessTokens {
     }
 
     /// A token from an exchange is used until this many seconds before it expires.
-    public static let expiryMargin = 60.0
+    package static let expiryMargin = 60.0
 
     /// The longest a token command may run by default, in seconds.
     public static let defaultCommandTimeout = 30.0
@@ -40,7 +40,7 @@ public actor AccessTokens {
     /// not worth garbling every message that happens to contain the word.
     /// - Parameter commandTimeout: Seconds a token command may run before it
     ///   is stopped and the request fails.
-    public init(source: Source, isSecret: Bool = true, commandTimeout: Double = AccessTokens.defaultCommandTimeout) {
+    package init(source: Source, isSecret: Bool = true, commandTimeout: Double = AccessTokens.defaultCommandTimeout) {
         self.source = source
         self.isSecret = isSecret
         self.commandTimeout = commandTimeout
@@ -55,7 +55,7 @@ public actor AccessTokens {
     /// `commandTimeout` seconds, and a failure is remembered until a refresh.
     /// - Throws: `RemoteError.authentication` naming the source, the cause
     ///   (also an unreachable token endpoint) and what to do; never a token.
-    public func token(refresh: Bool = false) async throws(RemoteError) -> String? {
+    package func token(refresh: Bool = false) async throws(RemoteError) -> String? {
         switch source {
         case .fixed(let token):
             return refresh ? nil : token
@@ -104,7 +104,7 @@ public actor AccessTokens {
     }
 
     /// What scrubs this source's tokens (and any `Bearer …`) from a text.
-    public func redaction() -> SecretRedaction {
+    package func redaction() -> SecretRedaction {
         SecretRedaction(secrets: issued)
     }
 }
@@ -113,7 +113,7 @@ public actor AccessTokens {
 /// fails (gcloud says there what to do, "run gcloud auth login"; it never
 /// holds the token). Its lines are joined into the one-line message; control
 /// characters in it are escaped where every message is, at the CLI's console
-/// gate (`TerminalText`, README, "Safety and reliability"), so they are not escaped twice.
+/// gate (`TerminalText`, <doc:Safety>), so they are not escaped twice.
 enum TokenCommand {
     /// Characters of a failing command's standard error shown in the message.
     static let shownErrorCharacters = 2_000
@@ -164,11 +164,11 @@ enum TokenCommand {
 ///
 /// Bytes are compared, not Characters: a combining mark after a token must not
 /// make it a different "character" and slip through.
-public struct SecretRedaction: Sendable {
+package struct SecretRedaction: Sendable {
     /// What each secret is replaced with.
-    public static let replacement = "[redacted]"
+    package static let replacement = "[redacted]"
     /// The exact texts to scrub (for `AccessTokens`, every token handed out); never empty strings.
-    public let secrets: [String]
+    package let secrets: [String]
     /// `secrets` as bytes, without repeats, longest first.
     private let needles: [[UInt8]]
     /// Bytes a match can start with: each secret's first, `%` and `+`.
@@ -176,7 +176,7 @@ public struct SecretRedaction: Sendable {
 
     /// A redaction of `secrets` (empty ones are dropped) and of every `Bearer …`
     /// credential; with no secrets it still scrubs `Bearer …`.
-    public init(secrets: [String]) {
+    package init(secrets: [String]) {
         self.secrets = secrets.filter { !$0.isEmpty }
         var seen = Set<String>()
         needles = self.secrets.filter { seen.insert($0).inserted }.map { Array($0.utf8) }.sorted { $0.count > $1.count }
@@ -184,7 +184,7 @@ public struct SecretRedaction: Sendable {
     }
 
     /// `text` with every secret and `Bearer` credential replaced by `replacement`.
-    public func callAsFunction(_ text: String) -> String {
+    package func callAsFunction(_ text: String) -> String {
         let bytes = Array(text.utf8)
         let marker = Array(Self.replacement.utf8)
         var out: [UInt8] = []
@@ -212,7 +212,7 @@ public struct SecretRedaction: Sendable {
     /// `text` scrubbed, then cut to `limit` characters (" …" marks a cut). In
     /// that order: a secret that straddles the cut is still whole when it is
     /// looked for, so no piece of it is shown.
-    public func excerpt(_ text: String, limit: Int) -> String {
+    package func excerpt(_ text: String, limit: Int) -> String {
         let scrubbed = self(text)
         return scrubbed.count <= limit ? scrubbed : String(scrubbed.prefix(limit)) + " …"
     }

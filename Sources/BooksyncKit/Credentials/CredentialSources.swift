@@ -1,6 +1,6 @@
 import BooksyncCore
 
-/// Credential sources 3–5 of README, "Firestore", tried after the ready token and
+/// Credential sources 3–5 of <doc:Firestore>, tried after the ready token and
 /// the token command, in the order Google's own client libraries use
 /// (Application Default Credentials): the file named by
 /// `GOOGLE_APPLICATION_CREDENTIALS`, gcloud's ADC file, the metadata server.
@@ -8,13 +8,13 @@ import BooksyncCore
 /// Files are the user's (a key they downloaded, gcloud's login), never the
 /// collection's; their `token_uri` must be HTTPS unless loopback, so a
 /// refresh token or signed assertion is never sent in the clear.
-public enum CredentialSources {
+package enum CredentialSources {
     /// A usable credential and the project its file bills quota to.
-    public struct Found: Sendable {
+    package struct Found: Sendable {
         /// Fetches tokens for the credential; give it to `AccessTokens.Source.exchange`.
-        public let exchange: TokenExchange
+        package let exchange: TokenExchange
         /// The file's `quota_project_id`, if any.
-        public let quotaProject: String?
+        package let quotaProject: String?
     }
 
     /// The first source that applies; the metadata server is the last resort
@@ -29,7 +29,7 @@ public enum CredentialSources {
     /// - Returns: nil when no source applies (only with `NO_GCE_CHECK` set).
     /// - Throws: `RemoteError.configuration` for a named file that is missing,
     ///   unreadable or not a usable credentials file, or a bad `GCE_METADATA_HOST`.
-    public static func find(environment: [String: String], transport: @escaping HTTPTransport, timeout: Double) throws(RemoteError) -> Found? {
+    package static func find(environment: [String: String], transport: @escaping HTTPTransport, timeout: Double) throws(RemoteError) -> Found? {
         if let path = environment["GOOGLE_APPLICATION_CREDENTIALS"], !path.isEmpty {
             let origin = "the credentials file \(path) (GOOGLE_APPLICATION_CREDENTIALS)"
             guard let bytes = try UserConfig.contents(of: path, holding: "credentials") else {
@@ -53,7 +53,7 @@ public enum CredentialSources {
     /// A relative `CLOUDSDK_CONFIG` is taken from the current directory, as
     /// gcloud and Google's libraries open it (it was ignored).
     /// - Parameter currentDirectory: where booksync was started (`-C` changes no directory).
-    public static func adcPath(environment: [String: String], currentDirectory: String = FileSystem.currentDirectory()) -> String? {
+    package static func adcPath(environment: [String: String], currentDirectory: String = FileSystem.currentDirectory()) -> String? {
         if let config = environment["CLOUDSDK_CONFIG"], !config.isEmpty {
             let absolute = config.hasPrefix("/") ? config : currentDirectory + "/" + config
             return absolute + "/application_default_credentials.json"

@@ -14,7 +14,7 @@ public struct FirestoreEndpoint: Sendable {
     public let isEmulator: Bool
     /// Supplies the bearer token of every request; it caches the token, so a
     /// token command runs once, not once per request.
-    public let tokens: AccessTokens
+    package let tokens: AccessTokens
     /// Sent as `x-goog-user-project` (`GOOGLE_CLOUD_QUOTA_PROJECT`, else the credentials file's `quota_project_id`).
     public let quotaProject: String?
     /// Which credentials are used, for `--verbose` (never the token itself).
@@ -22,7 +22,7 @@ public struct FirestoreEndpoint: Sendable {
 
     /// An endpoint as given, unchecked; `resolve` or `custom` are the checked
     /// ways to make one (`custom` refuses plain HTTP to a non-loopback host).
-    public init(baseURL: String, isEmulator: Bool, tokens: AccessTokens, quotaProject: String? = nil, credentialSource: String = "") {
+    package init(baseURL: String, isEmulator: Bool, tokens: AccessTokens, quotaProject: String? = nil, credentialSource: String = "") {
         self.baseURL = baseURL
         self.isEmulator = isEmulator
         self.tokens = tokens
@@ -36,7 +36,7 @@ public struct FirestoreEndpoint: Sendable {
     /// The endpoint the environment asks for: the emulator when
     /// `FIRESTORE_EMULATOR_HOST=host:port` is set (plain HTTP, `Bearer owner`),
     /// else production over HTTPS with credentials found in this order
-    /// (README, "Firestore"): `BOOKSYNC_ACCESS_TOKEN`; a token command from
+    /// (<doc:Firestore>): `BOOKSYNC_ACCESS_TOKEN`; a token command from
     /// `BOOKSYNC_TOKEN_COMMAND`; `tokenCommand` in the user's config file
     /// (`UserConfig`); then, given a `transport` to exchange credentials over,
     /// `CredentialSources` (GOOGLE_APPLICATION_CREDENTIALS, gcloud's ADC file,
@@ -96,7 +96,7 @@ public struct FirestoreEndpoint: Sendable {
 
     /// An explicit base URL (tests, other deployments). Plain HTTP is accepted only
     /// for loopback hosts, so a token is never sent in the clear over a network.
-    public static func custom(baseURL: String, tokens: AccessTokens, quotaProject: String? = nil, credentialSource: String = "") throws(RemoteError) -> FirestoreEndpoint {
+    package static func custom(baseURL: String, tokens: AccessTokens, quotaProject: String? = nil, credentialSource: String = "") throws(RemoteError) -> FirestoreEndpoint {
         guard let (scheme, host) = schemeAndHost(baseURL) else {
             throw .configuration("'\(baseURL)' is not a URL")
         }
@@ -159,17 +159,17 @@ public struct FirestoreEndpoint: Sendable {
 /// environment that may name a program to run (`{"tokenCommand": "…"}`).
 /// It is the user's, so a symlink to it is followed; it must be a regular
 /// file (a FIFO would hang every command).
-public enum UserConfig {
+package enum UserConfig {
     /// `$XDG_CONFIG_HOME/booksync/config.json`, else `$HOME/.config/booksync/config.json`;
     /// only absolute variables count. Nil when neither is set; nothing is read.
-    public static func path(environment: [String: String]) -> String? {
+    package static func path(environment: [String: String]) -> String? {
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/booksync/config.json" }
         if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.config/booksync/config.json" }
         return nil
     }
 
     /// The `tokenCommand` the file names; nil when the file or the key is absent.
-    public static func tokenCommand(at path: String) throws(RemoteError) -> String? {
+    package static func tokenCommand(at path: String) throws(RemoteError) -> String? {
         let bytes = try contents(of: path)
         guard let bytes else { return nil }
         let top: Fields

@@ -1,15 +1,15 @@
 import BooksyncCore
 
 /// The Firestore project `init` uses when `--firestore` names none, found the
-/// way Google's and Firebase's own tools find it (README, "Commands"):
+/// way Google's and Firebase's own tools find it (<doc:Commands>):
 /// `$GOOGLE_CLOUD_PROJECT`, then `$GCLOUD_PROJECT`, then the default project
 /// in the nearest `.firebaserc` (the file `firebase use` writes) from the
 /// directory up to `/`. An empty variable counts as unset, as shells treat it.
-public enum ProjectDetection {
+package enum ProjectDetection {
     /// A project and where it came from, so `init` can say which source won.
-    public struct Found: Sendable, Equatable {
+    package struct Found: Sendable, Equatable {
         /// Which source named the project.
-        public enum Source: Sendable, Equatable {
+        package enum Source: Sendable, Equatable {
             /// The environment variable, without `$`.
             case environment(String)
             /// The `.firebaserc` file's absolute path.
@@ -17,18 +17,18 @@ public enum ProjectDetection {
         }
 
         /// The project id, already checked with `FirestoreTarget.problem(withProject:)`.
-        public let project: String
+        package let project: String
         /// Where the project id was found.
-        public let source: Source
+        package let source: Source
 
         /// A result as found; for tests and callers that detect otherwise.
-        public init(project: String, source: Source) {
+        package init(project: String, source: Source) {
             self.project = project
             self.source = source
         }
 
         /// `$GOOGLE_CLOUD_PROJECT` or `/path/.firebaserc`, for init's output.
-        public var sourceDescription: String {
+        package var sourceDescription: String {
             switch source {
             case .environment(let variable): "$" + variable
             case .firebaserc(let path): path
@@ -37,7 +37,7 @@ public enum ProjectDetection {
     }
 
     /// The variables consulted, in order.
-    public static let variables = ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"]
+    package static let variables = ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"]
 
     /// The first project the sources name, or nil when none does. A source
     /// that names a project that cannot be one, and a `.firebaserc` that
@@ -48,7 +48,7 @@ public enum ProjectDetection {
     ///   - directory: Where the search for `.firebaserc` starts (made absolute).
     /// - Throws: `BooksyncError.invalidArgument` naming the variable or file,
     ///   or `.io` when a `.firebaserc` cannot be read.
-    public static func detect(environment: [String: String], searchingFrom directory: String) throws(BooksyncError) -> Found? {
+    package static func detect(environment: [String: String], searchingFrom directory: String) throws(BooksyncError) -> Found? {
         for variable in variables {
             guard let value = environment[variable], !value.isEmpty else { continue }
             if let problem = FirestoreTarget.problem(withProject: value) {
@@ -95,7 +95,7 @@ public enum ProjectDetection {
     /// none; malformed JSON or a default that is not a usable project id is an error.
     /// - Throws: `StateFileError` with the reason (and position for bad JSON);
     ///   the caller adds the file's path.
-    public static func defaultProject(firebaserc bytes: [UInt8]) throws(StateFileError) -> String? {
+    package static func defaultProject(firebaserc bytes: [UInt8]) throws(StateFileError) -> String? {
         let top: Fields
         do {
             top = try JSONParser.parseObject(bytes)

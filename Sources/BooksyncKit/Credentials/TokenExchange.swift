@@ -7,17 +7,17 @@ import Darwin
 #endif
 
 /// A credential that is exchanged over HTTP for short-lived access tokens
-/// (README, "Firestore", sources 3–5): a service account's signed JWT or a user's
+/// (<doc:Firestore>, sources 3–5): a service account's signed JWT or a user's
 /// refresh token POSTed to a `token_uri`, or a GET to the metadata server.
 ///
 /// The request goes through the same `HTTPTransport` as Firestore's, so it is
 /// bounded in time, never follows a redirect, and tests can replay it. Every
 /// message names where the credential came from (`origin`) and the cause;
 /// text from the token endpoint is scrubbed of the credential's secrets.
-public struct TokenExchange: Sendable {
+package struct TokenExchange: Sendable {
     /// What is exchanged, read from a credentials file or the environment by
     /// `CredentialSources`. Holds secrets: never print one.
-    public enum Grant: Sendable {
+    package enum Grant: Sendable {
         /// A `service_account` key file: a JWT signed with `key` is POSTed to `tokenURI`.
         case serviceAccount(clientEmail: String, key: RSAPrivateKey, keyID: String?, tokenURI: String)
         /// An `authorized_user` file (gcloud's login): the refresh token is POSTed to `tokenURI`.
@@ -27,23 +27,23 @@ public struct TokenExchange: Sendable {
     }
 
     /// The scope Firestore's REST API accepts.
-    public static let scope = "https://www.googleapis.com/auth/datastore"
+    package static let scope = "https://www.googleapis.com/auth/datastore"
     /// Google's own token endpoint, for files that name none.
-    public static let defaultTokenURI = "https://oauth2.googleapis.com/token"
+    package static let defaultTokenURI = "https://oauth2.googleapis.com/token"
     /// The metadata server's host unless `GCE_METADATA_HOST` names another.
-    public static let defaultMetadataHost = "metadata.google.internal"
+    package static let defaultMetadataHost = "metadata.google.internal"
     /// The metadata server answers within milliseconds where it exists; off
     /// Google Cloud nothing answers, and the user should hear so quickly: the
     /// first request to it is a probe with this timeout and no retries (as
     /// Google's auth libraries ping it), and its outcome holds for the process.
-    public static let metadataTimeout = 3.0
+    package static let metadataTimeout = 3.0
     /// Characters of an endpoint's error text shown.
     static let shownErrorCharacters = 500
 
     /// The credential to exchange.
-    public let grant: Grant
+    package let grant: Grant
     /// Where the credential came from, e.g. "the credentials file /k.json (GOOGLE_APPLICATION_CREDENTIALS)".
-    public let origin: String
+    package let origin: String
     let transport: HTTPTransport
     let timeout: Double
 
@@ -53,7 +53,7 @@ public struct TokenExchange: Sendable {
     ///   - transport: Carries the token request (normally Firestore's own).
     ///   - timeout: Seconds one token request may take (at most
     ///     `metadataTimeout` for the metadata server).
-    public init(grant: Grant, origin: String, transport: @escaping HTTPTransport, timeout: Double) {
+    package init(grant: Grant, origin: String, transport: @escaping HTTPTransport, timeout: Double) {
         self.grant = grant
         self.origin = origin
         self.transport = transport
@@ -91,7 +91,7 @@ public struct TokenExchange: Sendable {
     static let metadataHosts = Mutex<[String: MetadataPresence]>([:])
 
     /// Tries of one token request: a 429, 5xx or network error is retried
-    /// (README, "Firestore"), a refusal is not.
+    /// (<doc:Firestore>), a refusal is not.
     static let attempts = 3
     /// Bounds of a token's lifetime as the endpoint states it (`expires_in`):
     /// a tiny one would mean an exchange per request, a huge one an overflow;

@@ -32,7 +32,7 @@ extension CollectionDirectory {
     /// with subcollections), or a file name (`dune.json`,
     /// `books/%C3%BCber.json`, `books/dune/reviews/r1.json`) whose encoded
     /// name decodes to one.
-    public func recordIDs(_ arguments: [String]) throws(BooksyncError) -> [RecordID] {
+    package func recordIDs(_ arguments: [String]) throws(BooksyncError) -> [RecordID] {
         var ids: [RecordID] = []
         for argument in arguments {
             if argument.hasSuffix(".json") {
@@ -55,7 +55,7 @@ extension CollectionDirectory {
     /// the user back to pull would only report the same conflict again. The
     /// kind comes from the two sides (field names are not known here).
     /// With `base`, a stored conflict the base has moved past is none (`ConflictStore.load`).
-    public func unresolvedConflict(_ id: RecordID, base: Manifest? = nil) -> ConflictKind? {
+    package func unresolvedConflict(_ id: RecordID, base: Manifest? = nil) -> ConflictKind? {
         guard let remote = ConflictStore(paths: paths).load(id, rules: rules, base: base) else { return nil }
         switch ((try? paths.recordFile(id)).map(FileSystem.exists) ?? true, remote.record != nil) {
         case (true, true): return .bothModified(fields: [])
@@ -129,7 +129,7 @@ extension CollectionDirectory {
                     outcomes.append((id, .tookRemote))
                 case .ours, .edited:
                     if let bytes = current {
-                        let local: Record
+                        let local: CanonicalRecord
                         switch rules.load(bytes, id: id) {
                         case .failure(let problems):
                             outcomes.append((id, .invalidLocal(problems.diagnostics)))

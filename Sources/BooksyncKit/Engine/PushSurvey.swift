@@ -24,7 +24,7 @@ struct PushSurvey {
 }
 
 extension CollectionDirectory {
-    /// Plans the push of `candidates` record by record (README, "The three-way table", `push`
+    /// Plans the push of `candidates` record by record (<doc:ThreeWaySync>, `push`
     /// column), cutting the writes into chunks of `chunkSize`.
     func surveyPush(_ candidates: DifferingRecords, scan: LocalScan, manifest: Manifest, chunkSize: Int) -> PushSurvey {
         var survey = PushSurvey()

@@ -1,6 +1,6 @@
 import BooksyncCore
 
-/// Pull: applying remote changes locally (README, "The three-way table", `pull` column).
+/// Pull: applying remote changes locally (<doc:ThreeWaySync>, `pull` column).
 /// gather (scan, remote snapshot, classify) → plan (pure) → guard → execute → record.
 extension CollectionDirectory {
     /// The base and a scan of the files, as pull and push start. A dry run
@@ -30,7 +30,7 @@ extension CollectionDirectory {
         return (whole, manifest, scan)
     }
 
-    /// Applies remote changes locally (README, "The three-way table", `pull` column).
+    /// Applies remote changes locally (<doc:ThreeWaySync>, `pull` column).
     /// - Parameters:
     ///   - remote: The remote collection to pull from.
     ///   - options: `--dry-run`, `--ours`/`--theirs`, the mass-delete guard.

@@ -1,9 +1,9 @@
 import Synchronization
 import BooksyncCore
 
-/// Push: publishing local changes, every write guarded (README, "The three-way table", `push` column).
+/// Push: publishing local changes, every write guarded (<doc:ThreeWaySync>, `push` column).
 extension CollectionDirectory {
-    /// Publishes local changes (README, "The three-way table", `push` column). Sends only what
+    /// Publishes local changes (<doc:ThreeWaySync>, `push` column). Sends only what
     /// changed, every write guarded by a precondition; a failed precondition is
     /// settled by fetching that document: same content → recorded, else reported.
     /// gather (scan, classify) → plan (pure) → guard → execute → record.
@@ -76,12 +76,12 @@ extension CollectionDirectory {
     /// flight, not of the whole collection. Records parsed by the scan are
     /// sent as scanned; the others (the scan keeps only a few, and the stat
     /// cache proves changes without parsing) are read now, on several threads.
-    private func loadChunk(_ planned: [PushStep], scanned: [RecordID: Record]) -> LoadedChunk {
+    private func loadChunk(_ planned: [PushStep], scanned: [RecordID: CanonicalRecord]) -> LoadedChunk {
         let rules = self.rules
         let paths = self.paths
         let loaded = ParallelMap.map(planned, chunkSize: 64) { step -> PushLoad in
             let id = step.id
-            let record: Record
+            let record: CanonicalRecord
             switch step.action {
             case .delete(let revision):
                 return .write(.delete(id, baseRevision: revision))
@@ -124,7 +124,7 @@ extension CollectionDirectory {
     /// flight, and records in the base what the server accepted as each answer
     /// arrives. On a failure or cancellation no new chunk starts, the ones in
     /// flight are still recorded, and the first failure is returned.
-    private func sendPipelined(_ survey: PushSurvey, scanned: [RecordID: Record], options: SyncOptions,
+    private func sendPipelined(_ survey: PushSurvey, scanned: [RecordID: CanonicalRecord], options: SyncOptions,
                                remote: any RemoteCollection, base: inout BaseState,
                                progress: @escaping @Sendable (SyncProgress) -> Void) async -> PushOutcome {
         let counter = ProgressCounter(phase: "uploading", total: survey.writes, report: progress)
@@ -187,7 +187,7 @@ extension CollectionDirectory {
     /// After a refused `--atomic` commit every write is reported stale, though
     /// only some conflicted: those whose precondition still holds were simply
     /// not applied, and are reported as such.
-    private func settleStaleWrites(_ ids: [RecordID], sent: [RecordID: Record], writes: [RecordID: RemoteWrite], atomic: Bool,
+    private func settleStaleWrites(_ ids: [RecordID], sent: [RecordID: CanonicalRecord], writes: [RecordID: RemoteWrite], atomic: Bool,
                                    remote: any RemoteCollection, base: inout BaseState,
                                    progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> [SyncEvent] {
         let documents = try await fetchRemoteBodies(remote, ids: ids, progress: progress)
@@ -240,7 +240,7 @@ private enum PushLoad: Sendable {
 /// send, and the steps that could not be loaded.
 private struct LoadedChunk: Sendable {
     var writes: [RemoteWrite] = []
-    var records: [RecordID: Record] = [:]
+    var records: [RecordID: CanonicalRecord] = [:]
     var events: [SyncEvent] = []
 }
 
@@ -264,7 +264,7 @@ extension PushStep {
 private struct SentChunk: Sendable {
     let chunk: [RemoteWrite]
     /// The records the chunk sent, by id (to settle stale writes).
-    let sent: [RecordID: Record]
+    let sent: [RecordID: CanonicalRecord]
     var accepted: [BaseChange] = []
     var stale: [RecordID] = []
     var events: [SyncEvent]

@@ -1,23 +1,22 @@
 import BooksyncCore
 
 /// Options of `seed`.
-public struct SeedOptions: Sendable {
+package struct SeedOptions: Sendable {
     /// Print what would be written; write nothing.
-    public var dryRun = false
+    package var dryRun = false
     /// Also delete the documents no record file has (`--delete`), within the mass-delete guard.
-    public var deleteOthers = false
+    package var deleteOthers = false
     /// The mass-delete guard, counted against the remote's documents.
-    public var deleteGuard = DeleteGuard()
+    package var deleteGuard = DeleteGuard()
     /// `--force`: skip the mass-delete guard.
-    public var force = false
+    package var force = false
 
     /// The defaults: write, keep documents without a file, guard deletes.
-    public init() {}
+    package init() {}
 }
 
 /// Seed: one-way publishing of the files to a target without a three-way
-/// base, for loading the emulator or a fresh staging project (README,
-/// "Remotes and environments").
+/// base, for loading the emulator or a fresh staging project (<doc:RemotesAndTargets>).
 extension CollectionDirectory {
     /// Writes every valid record file to the selected remote, overwriting what
     /// is there (no preconditions: nothing of the remote is compared), and,
@@ -28,7 +27,7 @@ extension CollectionDirectory {
     /// Base entries of records that were not written (no file) are forgotten,
     /// never turned into deletions: the next pull shows those documents as
     /// added remotely instead of push deleting them.
-    public func seed(remote: any RemoteCollection, options: SeedOptions = SeedOptions(),
+    package func seed(remote: any RemoteCollection, options: SeedOptions = SeedOptions(),
                      progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
         let lock = options.dryRun ? nil : try await self.lock(onStaleLock: onStaleLock)

@@ -16,13 +16,13 @@ public struct SyncOptions: Sendable {
     /// `--full`: list every remote name even when a change field and mark
     /// would let pull read only the changes.
     public var fullListing = false
-    /// The pathspecs: only these records are synced (README, "Pathspecs").
-    public var scope = RecordScope.everything
+    /// The pathspecs: only these records are synced (<doc:Scopes>).
+    package var scope = RecordScope.everything
 
     /// The defaults: report conflicts, write, refuse mass deletes, no `--atomic`.
     public init() {}
 
-    /// The one mass-delete check (README, "Safety and reliability"), for the plan of either
+    /// The one mass-delete check (<doc:Safety>), for the plan of either
     /// command: refuses a plan that deletes too much of the `baseCount` base
     /// records, unless `--force`.
     /// - Throws: `BooksyncError.massDelete` naming the command and the numbers.
@@ -51,7 +51,7 @@ public struct SyncProgress: Sendable {
 public struct RecordStatus: Sendable, Equatable {
     /// The record.
     public let id: RecordID
-    /// How base, record file and document relate (README, "The three-way table").
+    /// How base, record file and document relate (<doc:ThreeWaySync>).
     public let state: SyncState
 }
 

@@ -7,33 +7,33 @@ import Darwin
 
 /// The stat fields the stat cache compares to decide whether a file changed.
 /// Links are never followed: a symbolic link's stat describes the link itself.
-public struct FileStat: Sendable, Equatable {
+package struct FileStat: Sendable, Equatable {
     /// Size in bytes.
-    public let size: Int64
+    package let size: Int64
     /// Last modification, in nanoseconds since 1970 (as fine as the file system keeps it).
-    public let mtimeNanoseconds: Int64
+    package let mtimeNanoseconds: Int64
     /// Last status change (any write, rename or chmod), in nanoseconds since 1970.
-    public let ctimeNanoseconds: Int64
+    package let ctimeNanoseconds: Int64
     /// The inode number: a file replaced by rename gets a new one.
-    public let inode: UInt64
+    package let inode: UInt64
     /// What the entry is, from the mode bits alone (never `.hardLinked`; see `linkCount`).
-    public let kind: FileKind
+    package let kind: FileKind
     /// Permission bits.
-    public let mode: UInt32
+    package let mode: UInt32
     /// How many names the file has (hard links).
-    public let linkCount: UInt64
+    package let linkCount: UInt64
     /// The owner's user id.
-    public let owner: UInt32
+    package let owner: UInt32
 
     /// A regular file (not a link, FIFO, device or directory).
-    public var isRegularFile: Bool { kind == .regular }
+    package var isRegularFile: Bool { kind == .regular }
     /// A real directory (a symbolic link to one is `.symbolicLink`).
-    public var isDirectory: Bool { kind == .directory }
+    package var isDirectory: Bool { kind == .directory }
 }
 
 /// What a directory entry is. Only regular files can be records or state
 /// files: a cloned collection may hold links, and a local one FIFOs or
-/// devices, and booksync reads and writes none of them (README, "Safety and reliability").
+/// devices, and booksync reads and writes none of them (<doc:Safety>).
 public enum FileKind: Sendable, Equatable {
     case regular, directory, symbolicLink, fifo, device, socket, other
     /// A regular file with more than one name: written in place (the lock, the
@@ -41,7 +41,7 @@ public enum FileKind: Sendable, Equatable {
     case hardLinked
 
     /// The kind as a noun for messages: "a symbolic link".
-    public var noun: String {
+    package var noun: String {
         switch self {
         case .regular: "a regular file"
         case .directory: "a directory"

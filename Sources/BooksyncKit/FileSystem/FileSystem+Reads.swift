@@ -10,14 +10,14 @@ import Darwin
 extension FileSystem {
     /// `lstat(2)` of `path`: a symbolic link is reported as one, never followed.
     /// - Throws: `FileSystemError` (`isNotFound` when nothing is there).
-    public static func stat(_ path: String) throws(FileSystemError) -> FileStat {
+    package static func stat(_ path: String) throws(FileSystemError) -> FileStat {
         var s = CStat()
         guard lstat(path, &s) == 0 else { throw FileSystemError(path: path, operation: "read file status", code: errno) }
         return FileStat(s)
     }
 
     /// `lstat` of `name` inside an open directory: no path walk per file.
-    public static func stat(directory: Int32, name: String) throws(FileSystemError) -> FileStat {
+    package static func stat(directory: Int32, name: String) throws(FileSystemError) -> FileStat {
         var s = CStat()
         guard fstatat(directory, name, &s, AT_SYMLINK_NOFOLLOW) == 0 else {
             throw FileSystemError(path: name, operation: "read file status", code: errno)
@@ -33,7 +33,7 @@ extension FileSystem {
     }
 
     /// `fstat` of an open descriptor: the directory itself, even when its path is a symlink.
-    public static func stat(descriptor: Int32) throws(FileSystemError) -> FileStat {
+    package static func stat(descriptor: Int32) throws(FileSystemError) -> FileStat {
         var s = CStat()
         guard fstat(descriptor, &s) == 0 else { throw FileSystemError(path: "descriptor \(descriptor)", operation: "read file status", code: errno) }
         return FileStat(s)
@@ -103,38 +103,38 @@ extension FileSystem {
     }
 
     /// Opens a directory for `stat(directory:name:)`; close it with `closeDirectory`.
-    public static func openDirectory(_ path: String) throws(FileSystemError) -> Int32 {
+    package static func openDirectory(_ path: String) throws(FileSystemError) -> Int32 {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw FileSystemError(path: path, operation: "open directory", code: errno) }
         return fd
     }
 
     /// Closes a descriptor from `openDirectory`; once per descriptor.
-    public static func closeDirectory(_ fd: Int32) {
+    package static func closeDirectory(_ fd: Int32) {
         close(fd)
     }
 
     /// Whether anything is at `path`, without following a link (a dangling
     /// symbolic link exists). Errors other than absence also give false.
-    public static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         var s = CStat()
         return lstat(path, &s) == 0
     }
 
     /// Whether `path` is a directory, following a symbolic link (for paths the user chose).
-    public static func isDirectory(_ path: String) -> Bool {
+    package static func isDirectory(_ path: String) -> Bool {
         var s = CStat()
         return fstatat(AT_FDCWD, path, &s, 0) == 0 && (s.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// Names in a directory (without `.` and `..`), unsorted.
-    public static func listDirectory(_ path: String) throws(FileSystemError) -> [String] {
+    package static func listDirectory(_ path: String) throws(FileSystemError) -> [String] {
         try DirectoryLister(path).all()
     }
 
     /// The contents of the regular file at `path`. A symbolic link (as the
     /// last component), FIFO, device or directory is refused, never read.
-    public static func readFile(_ path: String) throws(FileSystemError) -> [UInt8] {
+    package static func readFile(_ path: String) throws(FileSystemError) -> [UInt8] {
         let fd = open(path, readFlags)
         guard fd >= 0 else {
             let code = errno
@@ -146,7 +146,7 @@ extension FileSystem {
 
     /// The first `count` bytes (or fewer) of the regular file at `path`,
     /// refused like `readFile` when it is a link or not a regular file.
-    public static func readFilePrefix(_ path: String, count: Int) throws(FileSystemError) -> [UInt8] {
+    package static func readFilePrefix(_ path: String, count: Int) throws(FileSystemError) -> [UInt8] {
         let fd = open(path, readFlags)
         guard fd >= 0 else {
             let code = errno
@@ -175,7 +175,7 @@ extension FileSystem {
     /// could be planted by a clone (`readFile`). Anything but a regular file
     /// is refused without blocking (a FIFO opens non-blocking), and a file
     /// over `limit` bytes fails with `EFBIG`.
-    public static func readUserFile(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
+    package static func readUserFile(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
         let fd = open(path, readFlags & ~O_NOFOLLOW)
         guard fd >= 0 else { throw FileSystemError(path: path, operation: "open", code: errno) }
         defer { close(fd) }
@@ -199,7 +199,7 @@ extension FileSystem {
     }
 
     /// Throws the refusal when something other than a regular file is at `path`.
-    public static func requireRegularOrAbsent(_ path: String, operation: String) throws(FileSystemError) {
+    package static func requireRegularOrAbsent(_ path: String, operation: String) throws(FileSystemError) {
         var s = CStat()
         guard lstat(path, &s) == 0 else {
             if errno == ENOENT { return }

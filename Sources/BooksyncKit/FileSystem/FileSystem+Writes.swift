@@ -11,7 +11,7 @@ extension FileSystem {
     /// Replaces `path` atomically: readers see the old or the new content, never a mix.
     /// Whatever is at `path` must be a regular file: a symbolic link or other
     /// entry is refused, never replaced or written through.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = false) throws(FileSystemError) {
+    package static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = false) throws(FileSystemError) {
         let temporary = try writeTemporary(bytes, beside: path, durable: durable)
         if rename(temporary, path) != 0 {
             let code = errno
@@ -90,7 +90,7 @@ extension FileSystem {
     /// swapped out just before the process was killed: they are moved into
     /// `recoverInto`, never deleted.
     @discardableResult
-    public static func removeStaleTemporaries(in directory: String, recoverInto: String? = nil) -> Int {
+    package static func removeStaleTemporaries(in directory: String, recoverInto: String? = nil) -> Int {
         // Listed in batches, keeping only the marked names: the top of a
         // collection holds every record file, and a million names held at once
         // were 90 MB, the peak of a whole push.
@@ -118,11 +118,11 @@ extension FileSystem {
     }
 
     /// Temporary files of a guarded replace (see `replace(_:with:ifCurrent:)`).
-    public static let swapMarker = ".booksync-swap-"
+    package static let swapMarker = ".booksync-swap-"
 
     /// Creates a directory unless one is there. A link or file in its place is
     /// refused: state directories are never created or used through a link.
-    public static func createDirectory(_ path: String) throws(FileSystemError) {
+    package static func createDirectory(_ path: String) throws(FileSystemError) {
         if mkdir(path, 0o755) != 0 {
             let code = errno
             guard code == EEXIST else { throw FileSystemError(path: path, operation: "create directory", code: code) }
@@ -133,14 +133,14 @@ extension FileSystem {
 
     /// Creates a directory and its missing parents, as `mkdir -p` does (a
     /// folder the user names for `clone`, never one inside a collection).
-    public static func createDirectories(_ path: String) throws(FileSystemError) {
+    package static func createDirectories(_ path: String) throws(FileSystemError) {
         let parent = split(path).directory
         if parent != path, parent != ".", !exists(parent) { try createDirectories(parent) }
         try createDirectory(path)
     }
 
     /// Throws the refusal when `path` exists and is not a real directory (a link to one included).
-    public static func requireDirectoryOrAbsent(_ path: String) throws(FileSystemError) {
+    package static func requireDirectoryOrAbsent(_ path: String) throws(FileSystemError) {
         var s = CStat()
         guard lstat(path, &s) == 0 else {
             if errno == ENOENT { return }
@@ -153,7 +153,7 @@ extension FileSystem {
     /// Unlinks the file (or link) at `path`; one already gone is not an error.
     /// Directories are not removed.
     /// - Throws: `FileSystemError` for any failure but absence.
-    public static func remove(_ path: String) throws(FileSystemError) {
+    package static func remove(_ path: String) throws(FileSystemError) {
         if unlink(path) != 0, errno != ENOENT {
             throw FileSystemError(path: path, operation: "remove", code: errno)
         }

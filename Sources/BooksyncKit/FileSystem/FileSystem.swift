@@ -16,20 +16,20 @@ import Darwin
 /// state files that describe what happened remotely are (`durable: true`).
 /// Reads are in `FileSystem+Reads`, writes in `FileSystem+Writes`; this file
 /// holds the path helpers.
-public enum FileSystem {
+package enum FileSystem {
     /// Temporary files are named `.booksync-tmp-PID-N`, so stale ones left by a
     /// killed process can be recognised (hidden, so never taken for records) and removed.
-    public static let temporaryMarker = ".booksync-tmp-"
+    package static let temporaryMarker = ".booksync-tmp-"
 
     /// The current directory, absolute.
-    public static func currentDirectory() -> String {
+    package static func currentDirectory() -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard getcwd(&buffer, buffer.count) != nil else { return "." }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Makes `path` absolute against the current directory and drops `.`/`..` segments.
-    public static func absolute(_ path: String) -> String {
+    package static func absolute(_ path: String) -> String {
         let joined = path.hasPrefix("/") ? path : currentDirectory() + "/" + path
         var parts: [Substring] = []
         for part in joined.split(separator: "/") {
@@ -41,14 +41,14 @@ public enum FileSystem {
     }
 
     /// `path` with every link resolved, as the kernel sees it; nil if it does not exist.
-    public static func realPath(_ path: String) -> String? {
+    package static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)
     }
 
     /// The directory and the last component of a path.
-    public static func split(_ path: String) -> (directory: String, name: String) {
+    package static func split(_ path: String) -> (directory: String, name: String) {
         guard let slash = path.lastIndex(of: "/") else { return (".", path) }
         let directory = String(path[..<slash])
         return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))

@@ -17,7 +17,7 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
     public let unsafeKind: FileKind?
 
     /// An error; `code` is an `errno` value, `operation` a verb phrase.
-    public init(path: String, operation: String, code: Int32, unsafeKind: FileKind? = nil) {
+    package init(path: String, operation: String, code: Int32, unsafeKind: FileKind? = nil) {
         self.path = path
         self.operation = operation
         self.code = code
@@ -25,7 +25,7 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     /// `path` is a link, FIFO, device or directory where booksync expected a regular file.
-    public static func notRegular(_ path: String, _ kind: FileKind, operation: String) -> FileSystemError {
+    package static func notRegular(_ path: String, _ kind: FileKind, operation: String) -> FileSystemError {
         FileSystemError(path: path, operation: operation, code: EINVAL, unsafeKind: kind)
     }
 
@@ -35,7 +35,7 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     /// The one sentence every command uses for an entry it will not touch.
-    public static func refusal(_ kind: FileKind) -> String {
+    package static func refusal(_ kind: FileKind) -> String {
         switch kind {
         case .symbolicLink: "is a symbolic link; booksync never follows links inside a collection (replace it with a plain file)"
         case .directory: "is a directory where a file belongs; booksync leaves it alone"
@@ -46,7 +46,7 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     /// The problem as a diagnostic of the file it concerns (without repeating its path).
-    public var diagnostic: RecordDiagnostic {
+    package var diagnostic: RecordDiagnostic {
         RecordDiagnostic(message: unsafeKind.map(Self.refusal) ?? "cannot \(operation): \(String(cString: strerror(code)))")
     }
 

@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// Replacing or removing a record file only if it still holds what the scan
-/// read, checked at the moment of replacement (README, "Safety and reliability").
+/// read, checked at the moment of replacement (<doc:Safety>).
 ///
 /// Checking the file and then renaming over it leaves a window in which an
 /// editor's save is lost: the editor renames its new file into place after
@@ -27,7 +27,7 @@ import Darwin
 extension FileSystem {
     /// Puts `bytes` at `path` if its current content (nil: absent) passes
     /// `isExpected`. Returns false, with nothing changed, when it did not.
-    public static func replace(_ path: String, with bytes: [UInt8], ifCurrent isExpected: ([UInt8]?) -> Bool) throws(FileSystemError) -> Bool {
+    package static func replace(_ path: String, with bytes: [UInt8], ifCurrent isExpected: ([UInt8]?) -> Bool) throws(FileSystemError) -> Bool {
         let temporary = try writeTemporary(bytes, beside: path, marker: swapMarker)
         defer { unlink(temporary) }
         guard exists(path) else {
@@ -61,7 +61,7 @@ extension FileSystem {
 
     /// Removes `path` if its current content passes `isExpected`. Returns false,
     /// with the file left in place, when it did not (or was already gone).
-    public static func remove(_ path: String, ifCurrent isExpected: ([UInt8]?) -> Bool) throws(FileSystemError) -> Bool {
+    package static func remove(_ path: String, ifCurrent isExpected: ([UInt8]?) -> Bool) throws(FileSystemError) -> Bool {
         let aside = temporaryPath(beside: path, marker: swapMarker)
         if rename(path, aside) != 0 {
             let code = errno

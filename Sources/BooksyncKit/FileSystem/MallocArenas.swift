@@ -12,17 +12,17 @@ import Glibc
 /// largest batch it ever saw: a first pull of 100,000 documents peaked at
 /// 184–247 MB of RSS with a live heap under 80 MB, and 107 MB with one arena,
 /// not slower in those runs. Elsewhere (macOS) there is nothing to do.
-public enum MallocArenas {
+package enum MallocArenas {
     /// Makes every thread allocate from one arena. Call first thing in
     /// `main`, before threads exist.
     /// - Returns: Whether the allocator took the setting (false where there is none to take).
     @discardableResult
-    public static func useOne() -> Bool {
+    package static func useOne() -> Bool {
         setOption(-8, to: 1)  // M_ARENA_MAX in <malloc.h>
     }
 
     /// The size from which a block gets a mapping of its own (`mapBlocks`).
-    public static let largeBlock: Int32 = 1 << 20
+    package static let largeBlock: Int32 = 1 << 20
 
     /// Gives every block of `bytes` or more a mapping of its own, which goes
     /// back to the system when it is freed.
@@ -35,7 +35,7 @@ public enum MallocArenas {
     /// command; the ones that do not must not stay.
     /// - Returns: Whether the allocator took the setting.
     @discardableResult
-    public static func mapBlocks(atLeast bytes: Int32 = largeBlock) -> Bool {
+    package static func mapBlocks(atLeast bytes: Int32 = largeBlock) -> Bool {
         setOption(-3, to: bytes)  // M_MMAP_THRESHOLD in <malloc.h>
     }
 

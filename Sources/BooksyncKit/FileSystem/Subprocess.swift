@@ -7,12 +7,12 @@ import Darwin
 /// Runs other programs (git, a token command) with `posix_spawn`, found on
 /// `PATH`, with the environment of this process. Foundation's `Process` would
 /// do the same, but linking Foundation costs every command milliseconds of
-/// start-up (see `BooksyncCommand` and the README's "Two executables").
-public enum Subprocess {
+/// start-up (see `BooksyncCommand` and <doc:Architecture>).
+package enum Subprocess {
     /// The exit status of `arguments` (127 if it could not be started), and
     /// what it printed on standard output if `captureOutput`. Standard error
     /// and input are /dev/null.
-    public static func run(_ arguments: [String], captureOutput: Bool = false) -> (status: Int32, output: [UInt8]) {
+    package static func run(_ arguments: [String], captureOutput: Bool = false) -> (status: Int32, output: [UInt8]) {
         guard !arguments.isEmpty else { return (127, []) }
         var output: Pipe?
         if captureOutput {
@@ -45,16 +45,16 @@ public enum Subprocess {
 
     /// What a bounded run produced: exit status (nil when it was killed for
     /// running out of time), standard output and standard error.
-    public struct Captured: Sendable, Equatable {
+    package struct Captured: Sendable, Equatable {
         /// The exit status; 128 + the signal number when a signal ended it, 127
         /// when it could not be started, nil when it was killed for running out of time.
-        public var status: Int32?
+        package var status: Int32?
         /// Standard output, at most the `limit` given to `capture`.
-        public var output: [UInt8]
+        package var output: [UInt8]
         /// Standard error, at most the `limit` given to `capture`.
-        public var error: [UInt8]
+        package var error: [UInt8]
         /// Whether the program was killed for running out of time.
-        public var timedOut: Bool { status == nil }
+        package var timedOut: Bool { status == nil }
     }
 
     /// Runs `arguments` with standard input from /dev/null, capturing standard
@@ -63,7 +63,7 @@ public enum Subprocess {
     /// process group of its own, and the whole group is killed when time runs
     /// out, so a shell's children (`sh -c 'sleep 30'`) go too and cannot hold
     /// the pipes open. Status 127 if it could not be started.
-    public static func capture(_ arguments: [String], timeout: Double, limit: Int = 1 << 20) -> Captured {
+    package static func capture(_ arguments: [String], timeout: Double, limit: Int = 1 << 20) -> Captured {
         guard !arguments.isEmpty, let outPipe = Pipe() else { return Captured(status: 127, output: [], error: []) }
         guard let errPipe = Pipe() else {
             close(outPipe.read)
@@ -208,7 +208,7 @@ public enum Subprocess {
     }
 
     /// This process's environment block (`environ`, which Darwin does not declare).
-    public static var currentEnvironment: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?> {
+    package static var currentEnvironment: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?> {
         #if canImport(Darwin)
         return _NSGetEnviron()!.pointee!
         #else

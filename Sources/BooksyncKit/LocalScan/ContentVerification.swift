@@ -8,19 +8,19 @@ import BooksyncCore
 /// edit together with a manifest entry whose hash matches it, and status then
 /// says nothing changed although the file differs from the remote. Only a
 /// comparison of contents finds such a record.
-public struct ContentVerification: Sendable, Equatable {
+package struct ContentVerification: Sendable, Equatable {
     /// Documents compared with a file (both sides valid records).
-    public var compared = 0
+    package var compared = 0
     /// Records the base calls in sync with both sides (the file's hash and
     /// the remote revision are the base's) whose file differs from the
     /// remote's content: the base does not describe the remote.
-    public var baseDisagrees: [RecordID] = []
+    package var baseDisagrees: [RecordID] = []
     /// Records whose file differs from the remote and whose difference
     /// `status` shows (a change on one side or both since the base).
-    public var differing = 0
+    package var differing = 0
 
     /// True when the base was found describing a remote it does not match.
-    public var needsAttention: Bool { !baseDisagrees.isEmpty }
+    package var needsAttention: Bool { !baseDisagrees.isEmpty }
 }
 
 extension CollectionDirectory {
@@ -29,7 +29,7 @@ extension CollectionDirectory {
     /// documents only on one side, and invalid ones, are what `status` shows.
     /// - Throws: `BooksyncError` when the base cannot be read, the files
     ///   cannot be scanned, or the remote fails.
-    public func verify(remote: any RemoteCollection, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> ContentVerification {
+    package func verify(remote: any RemoteCollection, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> ContentVerification {
         let manifest = try loadManifest(for: remote)
         var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
         scanner.trustsIndex = false
@@ -65,7 +65,7 @@ extension CollectionDirectory {
     /// it found): each is then a record on both sides with no base, so status
     /// shows it as added on both sides, and pull merges it or stores the
     /// conflict for `resolve`, as for any record of unknown history.
-    public func forgetBase(of ids: [RecordID], onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) {
+    package func forgetBase(of ids: [RecordID], onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) {
         guard !ids.isEmpty else { return }
         let lock = try self.lock(onStaleLock: onStaleLock)
         defer { lock.release() }

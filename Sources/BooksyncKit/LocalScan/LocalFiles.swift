@@ -15,7 +15,7 @@ import BooksyncCore
 /// (`PackedRecordIDs`, sorted when the scan ends): a few bytes where a hashed
 /// entry takes about 130 (a first push of a million records held 134 MB
 /// here). Their state reads `.valid(hash: hashNotKept)`.
-public struct LocalFiles: Sendable {
+package struct LocalFiles: Sendable {
     /// The base the clean bits refer to (shared storage, not a copy).
     private let base: ManifestEntries
     private var clean: [UInt64]
@@ -38,7 +38,7 @@ public struct LocalFiles: Sendable {
     /// The hash of a valid file that a scan without hashes did not keep: it
     /// equals no content hash, so the rules see the file as differing from its
     /// base, which the scan established.
-    public static let hashNotKept = ""
+    package static let hashNotKept = ""
 
     /// No files; `base` is the manifest the scan compares with.
     init(base: ManifestEntries, keepsHashes: Bool = true) {
@@ -54,10 +54,10 @@ public struct LocalFiles: Sendable {
     var knownCleanCount: Int { cleanCount }
 
     /// How many record files there are.
-    public var count: Int { cleanCount + notCleanCount }
+    package var count: Int { cleanCount + notCleanCount }
 
     /// The state of the file of `id`; nil when there is none.
-    public subscript(id: RecordID) -> LocalFileState? {
+    package subscript(id: RecordID) -> LocalFileState? {
         if let digest = digests[id] { return .valid(hash: digest.contentHash) }
         if let state = others[id] { return state }
         // An id with a base slot is never among the added ones: settled here,
@@ -72,7 +72,7 @@ public struct LocalFiles: Sendable {
     }
 
     /// The ids of every file, in no particular order.
-    public var keys: some Sequence<RecordID> {
+    package var keys: some Sequence<RecordID> {
         cleanIDs.lazy.map { $0 }.joined(with: added).joined(with: notCleanKeptByID)
     }
 

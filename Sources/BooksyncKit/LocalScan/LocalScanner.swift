@@ -16,17 +16,17 @@ public struct UnusableFile: Sendable, Equatable {
 }
 
 /// What a scan of the collection directory found.
-public struct LocalScan: Sendable {
+package struct LocalScan: Sendable {
     /// Every record file, valid or not, by id.
-    public var files: LocalFiles
+    package var files: LocalFiles
     /// Files that cannot be records, sorted by name; reported, never synced.
-    public var unusableFiles: [UnusableFile]
+    package var unusableFiles: [UnusableFile]
     /// How many record files had to be read (the rest were proven unchanged by the stat cache).
-    public var filesRead: Int
+    package var filesRead: Int
     /// Records parsed during the scan whose content differs from
     /// `LocalScanner.keepRecordsChangedFrom` (the first `maximumKeptRecords`):
     /// what push sends without a second read.
-    var changedRecords: [RecordID: Record] = [:]
+    var changedRecords: [RecordID: CanonicalRecord] = [:]
     /// Subcollection folders holding booksync's temporary files (`SubcollectionWalker.foldersWithTemporaries`).
     var foldersWithTemporaries: [String] = []
 }
@@ -71,7 +71,7 @@ struct LocalScanner: Sendable {
     static let batchSize = 8192
 
     private enum Outcome: Sendable {
-        case valid(hash: String, entry: StatCache.Entry?, read: Bool, record: Record?)
+        case valid(hash: String, entry: StatCache.Entry?, read: Bool, record: CanonicalRecord?)
         case invalid([RecordDiagnostic], read: Bool)
         case vanished
     }
@@ -139,7 +139,7 @@ struct LocalScanner: Sendable {
 
         var files = LocalFiles(base: baseEntries, keepsHashes: keepsHashes)
         var unusable: [UnusableFile] = []
-        var changedRecords: [RecordID: Record] = [:]
+        var changedRecords: [RecordID: CanonicalRecord] = [:]
         var tally = Tally()
         var line: [UInt8] = []
         let root = paths.root

@@ -1,17 +1,17 @@
 import BooksyncCore
 
 /// What `validate` found in one file.
-public struct ValidationReport: Sendable, Equatable {
+package struct ValidationReport: Sendable, Equatable {
     /// Absolute path of the file.
-    public let path: String
+    package let path: String
     /// Empty when the file is a valid record.
-    public let diagnostics: [RecordDiagnostic]
+    package let diagnostics: [RecordDiagnostic]
 }
 
 /// What `fmt` did, or would do, to one file.
-public struct FormatReport: Sendable, Equatable {
+package struct FormatReport: Sendable, Equatable {
     /// What happened to the file.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         /// The file was already in canonical form; nothing was written.
         case alreadyCanonical
         /// The file was rewritten in canonical form (same values, canonical bytes).
@@ -26,9 +26,9 @@ public struct FormatReport: Sendable, Equatable {
     }
 
     /// Absolute path of the file.
-    public let path: String
+    package let path: String
     /// What `fmt` did or would do.
-    public let outcome: Outcome
+    package let outcome: Outcome
 }
 
 extension CollectionDirectory {
@@ -42,7 +42,7 @@ extension CollectionDirectory {
     ///   file directly in the collection, `.io` if the directory cannot be listed.
     /// - Parameter rootOnly: Relative paths are from the collection only, not
     ///   the current directory (a workspace hands each collection its operands).
-    public func recordFilePaths(_ arguments: [String], rootOnly: Bool = false) throws(BooksyncError) -> [String] {
+    package func recordFilePaths(_ arguments: [String], rootOnly: Bool = false) throws(BooksyncError) -> [String] {
         if !arguments.isEmpty {
             return try arguments.map { (argument: String) throws(BooksyncError) -> String in
                 let relative = try relativePath(ofFileArgument: argument, rootOnly: rootOnly)
@@ -66,7 +66,7 @@ extension CollectionDirectory {
     /// - Returns: One report per file, in the order of `recordFilePaths(_:)`;
     ///   an unreadable file is a report with its error, not a thrown one.
     /// - Throws: `BooksyncError` from `recordFilePaths(_:)` only.
-    public func validate(_ arguments: [String]) async throws(BooksyncError) -> [ValidationReport] {
+    package func validate(_ arguments: [String]) async throws(BooksyncError) -> [ValidationReport] {
         var reports: [ValidationReport] = []
         _ = try await validate(arguments) { reports.append($0) }
         return reports
@@ -78,7 +78,7 @@ extension CollectionDirectory {
     /// - Parameter willCheck: Called once with the number of files, before the first report.
     /// - Returns: How many files were checked.
     /// - Throws: `BooksyncError` from `recordFilePaths(_:)` only.
-    public func validate(_ arguments: [String], operandsFromRoot: Bool = false, willCheck: (Int) -> Void = { _ in },
+    package func validate(_ arguments: [String], operandsFromRoot: Bool = false, willCheck: (Int) -> Void = { _ in },
                          each: (ValidationReport) -> Void) async throws(BooksyncError) -> Int {
         let rules = self.rules
         let paths = self.paths
@@ -148,7 +148,7 @@ extension CollectionDirectory {
     ///   - checkOnly: Report `.needsFormatting` instead of rewriting.
     /// - Returns: One report per file, in the order of `recordFilePaths(_:)`.
     /// - Throws: `BooksyncError` from `recordFilePaths(_:)` only.
-    public func format(_ arguments: [String], checkOnly: Bool) async throws(BooksyncError) -> [FormatReport] {
+    package func format(_ arguments: [String], checkOnly: Bool) async throws(BooksyncError) -> [FormatReport] {
         var reports: [FormatReport] = []
         _ = try await format(arguments, checkOnly: checkOnly) { reports.append($0) }
         return reports
@@ -157,7 +157,7 @@ extension CollectionDirectory {
     /// `format(_:checkOnly:)` handing each report to `each` as soon as its
     /// batch is done, in the same order (as `validate(_:willCheck:each:)`).
     /// - Returns: How many files were checked.
-    public func format(_ arguments: [String], checkOnly: Bool, operandsFromRoot: Bool = false,
+    package func format(_ arguments: [String], checkOnly: Bool, operandsFromRoot: Bool = false,
                        each: (FormatReport) -> Void) async throws(BooksyncError) -> Int {
         let rules = self.rules
         let paths = self.paths

@@ -1,7 +1,7 @@
 import BooksyncCore
 
 extension CollectionDirectory {
-    /// The scope of command-line pathspecs (README, "Pathspecs"): an id
+    /// The scope of command-line pathspecs (<doc:Scopes>): an id
     /// (`dune`, `dune/reviews/r1`), a file (`dune.json`, `./-Nq1.json`), a
     /// folder (`dune/reviews/`, `dune/`, `.`), or a glob (`'sci-*'`, `'**/r1.json'`). Paths
     /// and globs are relative to the current directory when it is inside the
@@ -12,7 +12,7 @@ extension CollectionDirectory {
     /// A pathspec naming the whole collection (`.`) is no narrowing at all:
     /// the command runs, and guards, as without one.
     /// - Throws: `.invalidArgument` naming the pathspec.
-    public func scope(_ arguments: [String], fromRoot: Bool = false) throws(BooksyncError) -> RecordScope {
+    package func scope(_ arguments: [String], fromRoot: Bool = false) throws(BooksyncError) -> RecordScope {
         var patterns: [RecordScope.Pattern] = []
         for argument in arguments {
             let found = try pattern(argument, fromRoot: fromRoot)

@@ -6,7 +6,7 @@ import Darwin
 #endif
 
 /// The folders that hold subcollection records (`dune/reviews/r1.json`):
-/// reached without ever following a symbolic link (README, "Safety and reliability").
+/// reached without ever following a symbolic link (<doc:Safety>).
 ///
 /// `O_NOFOLLOW` only protects the last component of a path, so a record file
 /// of a path id is only touched after every folder on its way (`dune`,
@@ -19,7 +19,7 @@ extension CollectionPaths {
     /// The path of the record file of `id`, after checking that each folder
     /// on the way is a real folder (or absent, then the file is absent too).
     /// - Throws: `FileSystemError` naming the first folder that is a link or a file.
-    public func recordFile(_ id: RecordID) throws(FileSystemError) -> String {
+    package func recordFile(_ id: RecordID) throws(FileSystemError) -> String {
         if !id.isTopLevel { try requireRealFolders(id, create: false) }
         return root + "/" + id.fileName
     }
@@ -27,7 +27,7 @@ extension CollectionPaths {
     /// Like `recordFile(_:)`, creating the missing folders (mode 0755) for a write.
     /// - Throws: `FileSystemError` naming the folder that is a link, a file,
     ///   or cannot be created.
-    public func recordFileCreatingFolders(_ id: RecordID) throws(FileSystemError) -> String {
+    package func recordFileCreatingFolders(_ id: RecordID) throws(FileSystemError) -> String {
         if !id.isTopLevel { try requireRealFolders(id, create: true) }
         return root + "/" + id.fileName
     }
@@ -35,7 +35,7 @@ extension CollectionPaths {
     /// A flat file name for a record's own state file (`.booksync/conflicts/`):
     /// the whole id encoded as one name, its `/` as `%2F`, so state
     /// directories stay flat and cannot hold folders to plant links in.
-    public func stateFileName(_ id: RecordID) -> String { id.stateFileName }
+    package func stateFileName(_ id: RecordID) -> String { id.stateFileName }
 
     private func requireRealFolders(_ id: RecordID, create: Bool) throws(FileSystemError) {
         var path = root
@@ -58,7 +58,7 @@ extension CollectionPaths {
 extension RecordID {
     /// The name of this record's own state files (`.booksync/conflicts/`):
     /// its file name, or for a path id the whole id as one flat name.
-    public var stateFileName: String { isTopLevel ? fileName : RecordID.flatFileName(self) }
+    package var stateFileName: String { isTopLevel ? fileName : RecordID.flatFileName(self) }
 
     /// The whole id as one file name (`dune%2Freviews%2Fr1.json`). An id
     /// whose name would pass 255 bytes is named by its SHA-256 instead
@@ -76,7 +76,7 @@ extension RecordID {
 extension FileSystemError {
     /// The operation of refusals of a subcollection folder (a link or a file
     /// where `dune/` or `dune/reviews/` belongs), which get their own sentence.
-    public static let folderOperation = "use subcollection folder"
+    package static let folderOperation = "use subcollection folder"
 
     /// The sentence for an entry that is not a real folder where a
     /// subcollection folder belongs.

@@ -12,18 +12,18 @@ import Synchronization
 ///
 /// Thread-safe: requests run in parallel and every attempt of a retried
 /// request is counted (an attempt that got documents back was billed).
-public final class FirestoreUsage: Sendable {
+package final class FirestoreUsage: Sendable {
     /// Running totals of one remote's requests.
-    public struct Totals: Sendable, Equatable {
+    package struct Totals: Sendable, Equatable {
         /// HTTP requests sent, retries included (answered or not).
-        public var requests = 0
+        package var requests = 0
         /// Documents the answers carried (found documents, listed names).
-        public var documents = 0
+        package var documents = 0
         /// Estimated billed document reads (see `FirestoreUsage.cost(method:url:answer:)`).
-        public var billedReads = 0
+        package var billedReads = 0
 
         /// Totals (zero by default).
-        public init(requests: Int = 0, documents: Int = 0, billedReads: Int = 0) {
+        package init(requests: Int = 0, documents: Int = 0, billedReads: Int = 0) {
             self.requests = requests
             self.documents = documents
             self.billedReads = billedReads
@@ -33,10 +33,10 @@ public final class FirestoreUsage: Sendable {
     private let state = Mutex(Totals())
 
     /// An empty tally.
-    public init() {}
+    package init() {}
 
     /// The totals so far.
-    public var totals: Totals { state.withLock { $0 } }
+    package var totals: Totals { state.withLock { $0 } }
 
     /// Counts one attempt about to be sent.
     func requestSent() {
@@ -71,7 +71,7 @@ public final class FirestoreUsage: Sendable {
     ///   - method: the HTTP method.
     ///   - url: the request URL (a query string is ignored).
     ///   - answer: the parsed JSON body of a 2xx answer.
-    public static func cost(method: String, url: String, answer: Value) -> (documents: Int, billedReads: Int) {
+    package static func cost(method: String, url: String, answer: Value) -> (documents: Int, billedReads: Int) {
         let path = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? url
         if path.hasSuffix(":runQuery") {
             let found = entries(answer).count { $0["document"] != nil }

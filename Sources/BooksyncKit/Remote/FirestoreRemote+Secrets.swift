@@ -1,4 +1,4 @@
-/// How FirestoreRemote keeps tokens out of what it reports (README, "Firestore"):
+/// How FirestoreRemote keeps tokens out of what it reports (<doc:Firestore>):
 /// every text that came from the server (error messages and status names,
 /// write statuses, names of unusable documents, a redirect's Location) is
 /// scrubbed by `SecretRedaction` before it leaves `FirestoreRemote` in an

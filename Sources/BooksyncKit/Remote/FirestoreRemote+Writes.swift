@@ -95,7 +95,7 @@ extension FirestoreRemote {
         }
     }
 
-    private func setting(_ record: Record, precondition: [String: Value]?) -> Value {
+    private func setting(_ record: CanonicalRecord, precondition: [String: Value]?) -> Value {
         var write: [String: Value] = [
             "update": .map(["name": .string(documentName(record.id)), "fields": FirestoreValueCodec.encodeFields(rules.documentFields(of: record), documentsRoot: documentsRoot)]),
         ]

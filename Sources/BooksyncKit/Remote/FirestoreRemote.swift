@@ -7,7 +7,7 @@ import BooksyncCore
 /// - Listing is a `:runQuery` ordered by name, in batches continued after the
 ///   last name seen; it selects only names and revisions (`select __name__`)
 ///   unless bodies are wanted. On the emulator this is 4× faster than paging
-///   through `GET …/books` with bodies and 7× faster without (BENCHMARKS.md),
+///   through `GET …/books` with bodies and 7× faster without (the Benchmarks article),
 ///   and it needs a request per up to 5,000 documents (10,000 without
 ///   bodies) instead of per 300.
 /// - Bodies come from `:batchGet` (answers in any order: keyed by name).
@@ -64,11 +64,11 @@ public struct FirestoreRemote: RemoteCollection {
     }
 
     /// Where requests go and the token they carry.
-    public var endpoint: FirestoreEndpoint { client.endpoint }
+    package var endpoint: FirestoreEndpoint { client.endpoint }
 
     /// Requests sent so far and the estimated billed reads of their answers,
     /// for `--verbose`'s closing line (shared by copies of this remote).
-    public var usage: FirestoreUsage { client.usage }
+    package var usage: FirestoreUsage { client.usage }
 
     /// `firestore project/database collection`, with ` (emulator)` when the
     /// endpoint is the emulator, so a user sees which server a message is about.
@@ -124,7 +124,7 @@ public struct FirestoreRemote: RemoteCollection {
 
     /// The whole collection, by `:runQuery`; a server that does not offer it
     /// (a gateway answering 404 or 501 UNIMPLEMENTED) is paged through
-    /// `documents.list` instead, as README, "Firestore" first described.
+    /// `documents.list` instead, as <doc:Firestore> first described.
     /// Each answer's documents go to `each` as it arrives.
     private func list(withBodies: Bool, progress: @escaping @Sendable (Int) -> Void,
                       each: (RemoteListing, [RecordID: RemoteDocument]) -> Void) async throws(RemoteError) {

@@ -15,12 +15,12 @@ import BooksyncCore
 /// IPv4-mapped IPv6 (`::ffff:127.0.0.1`) is refused: it does reach loopback,
 /// but nobody needs to write it, and every extra spelling accepted is one more
 /// for a resolver or URL parser elsewhere to read differently.
-public enum HostAddress {
+package enum HostAddress {
     /// True only for a loopback spelling listed above, e.g. before sending a
     /// credential over plain HTTP.
     /// - Parameter host: A URL's host without port; an IPv6 address with or
     ///   without its brackets.
-    public static func isLoopback(_ host: String) -> Bool {
+    package static func isLoopback(_ host: String) -> Bool {
         var text = Substring(host)
         if text.hasPrefix("[") {
             guard text.hasSuffix("]"), text.count > 2 else { return false }

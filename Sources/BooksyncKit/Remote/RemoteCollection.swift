@@ -6,7 +6,7 @@ public struct RemoteDocument: Sendable, Equatable {
     /// classified (shown as invalid, never pulled), not dropped.
     public enum Content: Sendable, Equatable {
         /// The body as a record, ready to be written as a record file.
-        case record(Record)
+        case record(CanonicalRecord)
         /// The document cannot become a record file (schema, unrepresentable values).
         case invalid([RecordDiagnostic])
     }
@@ -30,7 +30,7 @@ public struct RemoteDocument: Sendable, Equatable {
     }
 
     /// The record, or nil when the document is invalid.
-    public var record: Record? {
+    public var record: CanonicalRecord? {
         if case .record(let record) = content { return record }
         return nil
     }
@@ -91,13 +91,13 @@ public struct RemoteChanges: Sendable, Equatable {
 /// on the server is never overwritten.
 public enum RemoteWrite: Sendable, Equatable {
     /// Precondition: the document does not exist.
-    case create(Record)
+    case create(CanonicalRecord)
     /// Precondition: the document's revision is `baseRevision`.
-    case update(Record, baseRevision: String)
+    case update(CanonicalRecord, baseRevision: String)
     /// Precondition: the document's revision is `baseRevision`.
     case delete(RecordID, baseRevision: String)
     /// No precondition: the document becomes the record (`seed`).
-    case overwrite(Record)
+    case overwrite(CanonicalRecord)
     /// No precondition: the document is deleted if it exists (`seed --delete`).
     case remove(RecordID)
 

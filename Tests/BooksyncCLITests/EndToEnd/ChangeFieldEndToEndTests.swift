@@ -5,7 +5,7 @@ import BooksyncTestSupport
 @testable import BooksyncKit
 
 /// The change-field path against the emulator, with count_proxy.py counting
-/// the billed reads on the wire (README, "Firestore" ("What a command costs")): an app that
+/// the billed reads on the wire (<doc:Firestore> ("What a command costs")): an app that
 /// follows the convention stamps `updatedAt` with the server time on every
 /// write; booksync's own writes do the same.
 @Suite(.serialized) struct ChangeFieldEndToEndTests {
@@ -82,7 +82,7 @@ import BooksyncTestSupport
         #expect(try ws.run("pull").status == 0)
 
         // A write without the change field is what the convention cannot see:
-        // status misses it (the README says so); --full finds it.
+        // status misses it (<doc:Firestore> says so); --full finds it.
         try await app.rest.put([("b00002", bookFields("b00002", title: "Written without updatedAt"))])
         #expect(try ws.run("status", "--short").stdout == "")
         #expect(try ws.run("status", "--short", "--full").stdout == " M b00002\n")

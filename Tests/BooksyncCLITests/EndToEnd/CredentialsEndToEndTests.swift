@@ -33,7 +33,7 @@ final class TokenServer {
     }
 }
 
-/// Credential sources 3–5 (README, "Firestore") end to end: the built booksync pulls
+/// Credential sources 3–5 (<doc:Firestore>) end to end: the built booksync pulls
 /// and pushes real records through the token-checking proxy with a
 /// service-account key file, an authorized-user file and the metadata server,
 /// and fails with a sentence naming the file and the cause otherwise.

@@ -15,7 +15,7 @@ extension RESTClient {
     }
 }
 
-/// README, "The three-way table", nested maps, end to end: an app updates nested fields through
+/// <doc:ThreeWaySync>, nested maps, end to end: an app updates nested fields through
 /// update masks while an editor changes other keys of the same map in the
 /// file; status, diff, pull, resolve and push name nested fields by path.
 @Suite(.serialized) struct NestedMergeEndToEndTests {

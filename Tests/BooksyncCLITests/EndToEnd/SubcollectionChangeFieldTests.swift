@@ -4,7 +4,7 @@ import BooksyncTestSupport
 @testable import BooksyncCore
 @testable import BooksyncKit
 
-/// The change-field path with subcollections (README, "Firestore"): one change query
+/// The change-field path with subcollections (<doc:Firestore>): one change query
 /// and one count per scope (the collection, each subcollection group), so
 /// a changed review is found without listing every name, and a deleted one
 /// through the count, which then falls back to the full listing.

@@ -4,7 +4,7 @@ import BooksyncTestSupport
 @testable import BooksyncCore
 @testable import BooksyncKit
 
-/// Subcollections as folders against the emulator (README, "A collection directory" and "Firestore"): reviews
+/// Subcollections as folders against the emulator (<doc:CollectionFormat> and <doc:Firestore>): reviews
 /// written by an app at `books/dune/reviews/r1` are pulled into
 /// `dune/reviews/r1.json`, edited and pushed back by path id; listing costs
 /// one query per subcollection group, not one per parent; a deleted parent

@@ -9,7 +9,9 @@ import BooksyncTestSupport
     static func workspace(host: String) throws -> (scratch: ScratchDirectory, project: String, run: ([String]) throws -> BinaryTests.Output) {
         let scratch = try ScratchDirectory()
         let project = Emulator.uniqueProject("workspace")
-        let environment = ["FIRESTORE_EMULATOR_HOST": host, "NO_COLOR": "1"]
+        // A long request timeout: under the full suite's load a create's answer once came
+        // late, the retry found the document there and said "record", not "create".
+        let environment = ["FIRESTORE_EMULATOR_HOST": host, "NO_COLOR": "1", "BOOKSYNC_REQUEST_TIMEOUT": "120"]
         func run(_ arguments: [String]) throws -> BinaryTests.Output {
             try BinaryTests.run(arguments, in: scratch.path, environment: environment)
         }

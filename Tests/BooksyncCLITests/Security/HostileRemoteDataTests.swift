@@ -4,7 +4,7 @@ import BooksyncTestSupport
 @testable import BooksyncCore
 @testable import BooksyncKit
 
-/// A collection written by others (README, "Safety and reliability"): ids and field names that
+/// A collection written by others (<doc:Safety>): ids and field names that
 /// differ only by Unicode normalization, ids that need escapes, documents that
 /// cannot be records, and doubles at the edges, seeded into the real emulator
 /// by REST and read by the built binary.

@@ -4,7 +4,7 @@ import Testing
 @testable import BooksyncKit
 
 /// A remote written by someone else, and a cloned directory, attack the
-/// terminal of whoever runs booksync (README, "Safety and reliability"): ids, field names, values
+/// terminal of whoever runs booksync (<doc:Safety>): ids, field names, values
 /// and file names full of escape sequences, carriage returns, newlines, C1
 /// controls and bidi overrides. Every command, in every output mode, with and
 /// without colour, must print none of them raw; colour may add only

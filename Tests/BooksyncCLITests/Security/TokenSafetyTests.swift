@@ -177,7 +177,7 @@ final class HostileServer {
         #expect(server.requests().contains { $0["authorization"] == "Bearer \(Self.secret)-cmd" })
     }
 
-    /// README, "Safety and reliability": no program named inside a collection is ever run.
+    /// <doc:Safety>: no program named inside a collection is ever run.
     @Test func committedTokenCommandIsNeverRun() throws {
         let server = try HostileServer()
         let collection = try Collection()

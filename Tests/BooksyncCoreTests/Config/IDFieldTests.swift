@@ -185,7 +185,7 @@ import Testing
         #"{"version": 1, "remote": {"type": "firestore", "collection": "books", "#  + remote + "}" + extra + "}"
     }
 
-    /// A committed config.json is untrusted (README, "Safety and reliability"): what it says
+    /// A committed config.json is untrusted (<doc:Safety>): what it says
     /// becomes request paths, so values that could leave their path segment
     /// are refused when it is read.
     static let invalid: [(String, String)] = [

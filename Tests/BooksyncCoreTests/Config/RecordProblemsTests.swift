@@ -1,7 +1,7 @@
 import Testing
 @testable import BooksyncCore
 
-/// `validate` promises every problem of a file (README): the record parser
+/// `validate` promises every problem of a file (<doc:Commands>): the record parser
 /// goes on after an error in a value the grammar accepts, and the schema and
 /// Firestore's limits are checked on the rest; a syntax error still stops it.
 @Suite struct RecordProblemsTests {

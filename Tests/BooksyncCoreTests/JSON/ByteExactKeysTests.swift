@@ -1,7 +1,7 @@
 import Testing
 @testable import BooksyncCore
 
-/// Keys booksync stores are compared byte by byte (README, "Safety and reliability"): two ids that
+/// Keys booksync stores are compared byte by byte (<doc:Safety>): two ids that
 /// differ only by Unicode normalization are two records, and ids that need
 /// escapes survive every path of the manifest.
 @Suite struct ByteExactKeysTests {
@@ -59,7 +59,7 @@ import Testing
         var names: Set<[UInt8]> = []
         for raw in ids {
             let id = try RecordID(raw)
-            let record = Record(id: id, fields: ["id": .string(raw), "title": .string("T " + raw), "author": .string("A"), "genre": .string("g")],
+            let record = CanonicalRecord(id: id, fields: ["id": .string(raw), "title": .string("T " + raw), "author": .string("A"), "genre": .string("g")],
                                 leadingKeys: rules.schema.leadingKeys)
             var line = BasePack.line(for: record)
             #expect(line.removeLast() == BasePack.newline)

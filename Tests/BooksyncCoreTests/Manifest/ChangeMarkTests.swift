@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import BooksyncCore
 
-/// The change mark (README, "Firestore" ("What a command costs")): where it is put, how it is
+/// The change mark (<doc:Firestore> ("What a command costs")): where it is put, how it is
 /// kept in the manifest, how a git merge treats it, and the config that turns it on.
 @Suite struct ChangeMarkTests {
     static func time(_ text: String) -> Timestamp { try! Timestamp(rfc3339: text) }

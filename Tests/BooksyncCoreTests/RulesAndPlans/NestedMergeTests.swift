@@ -1,7 +1,7 @@
 import Testing
 @testable import BooksyncCore
 
-/// README, "The three-way table" for nested maps: maps merge key by key at any depth, conflicts
+/// <doc:ThreeWaySync> for nested maps: maps merge key by key at any depth, conflicts
 /// are named by dotted path, arrays and tagged values are whole values. One row
 /// per rule; every row is checked through `FieldMerge`, the `RecordMerge` that
 /// pull and resolve use (both preferred sides), and `FieldDiff`.

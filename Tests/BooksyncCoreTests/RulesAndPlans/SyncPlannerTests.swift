@@ -2,7 +2,7 @@ import Testing
 @testable import BooksyncCore
 
 /// The planner at the core level, without I/O: one row per class × conflict
-/// choice, with the step or event pull and push plan for it (README, "The three-way table",
+/// choice, with the step or event pull and push plan for it (<doc:ThreeWaySync>,
 /// the table's last two columns).
 @Suite struct SyncPlannerTests {
     static let base = BaseEntry(hash: "sha256:base", revision: "r1")

@@ -1,7 +1,7 @@
 import Testing
 @testable import BooksyncCore
 
-/// One row per line of README, "The three-way table", plus the merge cases: the rules at the
+/// One row per line of <doc:ThreeWaySync>, plus the merge cases: the rules at the
 /// core level, without I/O.
 @Suite struct SyncRulesTests {
     static let base = BaseEntry(hash: "sha256:base", revision: "r1")

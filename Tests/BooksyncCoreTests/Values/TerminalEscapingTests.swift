@@ -2,7 +2,7 @@ import Testing
 @testable import BooksyncCore
 
 /// Outside text (ids, field names, server messages) on its way to a terminal
-/// (README, "Safety and reliability"): every scalar a terminal acts on is written visibly.
+/// (<doc:Safety>): every scalar a terminal acts on is written visibly.
 @Suite struct TerminalEscapingTests {
     /// (raw name, as `escapeName` writes it)
     static let names: [(String, String)] = [

@@ -8,7 +8,7 @@ import BooksyncTestSupport
 /// manifest names is believed, and a pack cut short by a crash loses nothing else.
 @Suite struct BaseCopyStoreTests {
     /// Every demo book: all value types, non-ASCII ids and text.
-    static func demoRecords(rules: RecordRules) throws -> [Record] {
+    static func demoRecords(rules: RecordRules) throws -> [CanonicalRecord] {
         let directory = Fixtures.root + "/demo/books"
         return try FileManager.default.contentsOfDirectory(atPath: directory).sorted().compactMap { name in
             guard let id = try RecordID.fromFileName(name) else { return nil }
@@ -37,7 +37,7 @@ import BooksyncTestSupport
         let collection = try Self.store(in: scratch)
         let rules = collection.rules
         let id = try RecordID("dune")
-        func record(_ title: String) throws -> Record {
+        func record(_ title: String) throws -> CanonicalRecord {
             try rules.load(Array(#"{"id": "dune", "title": "\#(title)", "author": "Herbert", "genre": "sf"}"#.utf8), id: id).get()
         }
         let old = try record("Dune")
@@ -116,7 +116,7 @@ import BooksyncTestSupport
         let collection = try CollectionDirectory.initialize(at: scratch.path, config: CollectionConfig(
             remote: FirestoreTarget(project: "p", collectionPath: "books"), subcollections: subcollections))
         let rules = collection.rules
-        var records: [Record] = []
+        var records: [CanonicalRecord] = []
         for raw in ["dune", "dune/reviews/r1", "cfg.json/reviews/r.json", "a b/reviews/%2F", "dune/reviews/r1/likes/l1"] {
             let id = try RecordID(path: raw, subcollections: subcollections)
             let fields: Fields = ["id": .string(id.documentID), "title": .string("T " + raw), "author": .string("A"), "genre": .string("g")]
@@ -145,9 +145,9 @@ import BooksyncTestSupport
         let scratch = try ScratchDirectory()
         let collection = try Self.store(in: scratch)
         let rules = collection.rules
-        var records: [Record] = []
+        var records: [CanonicalRecord] = []
         for raw in ids {
-            let record = Record(id: try RecordID(raw), fields: ["id": .string(raw), "title": .string("T " + raw), "author": .string("A"), "genre": .string("g")],
+            let record = CanonicalRecord(id: try RecordID(raw), fields: ["id": .string(raw), "title": .string("T " + raw), "author": .string("A"), "genre": .string("g")],
                                 leadingKeys: rules.schema.leadingKeys)
             records.append(record)
             try collection.baseCopies.append(BasePack.line(for: record))

@@ -8,7 +8,7 @@ import BooksyncTestSupport
 /// shrink the pack.
 @Suite struct BaseStateTests {
     /// A record of about 1 kB whose content depends on `version`.
-    static func record(_ number: Int, version: Int, rules: RecordRules) throws -> Record {
+    static func record(_ number: Int, version: Int, rules: RecordRules) throws -> CanonicalRecord {
         let id = "book-\(number)"
         let text = #"{"id": "\#(id)", "title": "v\#(version) \#(String(repeating: "x", count: 1_000))", "author": "A", "genre": "g"}"#
         return try rules.load(Array(text.utf8), id: try RecordID(id)).get()

@@ -11,12 +11,12 @@ import BooksyncTestSupport
         try CollectionDirectory.initialize(at: scratch.path, config: CollectionConfig(remote: FirestoreTarget(project: "p", collectionPath: "books")))
     }
 
-    static func record(_ title: String, rules: RecordRules) throws -> Record {
+    static func record(_ title: String, rules: RecordRules) throws -> CanonicalRecord {
         try rules.load(Array(#"{"id": "dune", "title": "\#(title)", "author": "Herbert", "genre": "sf"}"#.utf8), id: RecordID("dune")).get()
     }
 
     /// Writes a stored side as a booksync before the stored base wrote it: one line.
-    static func saveInOldFormat(_ store: ConflictStore, _ id: RecordID, record: Record?, revision: String?) throws {
+    static func saveInOldFormat(_ store: ConflictStore, _ id: RecordID, record: CanonicalRecord?, revision: String?) throws {
         try store.save(id, record: record, revision: revision, baseRevision: nil)
         try FileSystem.writeAtomically(Array((revision ?? ConflictStore.deletedMarker).utf8),
                                        to: store.paths.conflicts + "/revisions/" + store.paths.stateFileName(id))
@@ -46,7 +46,7 @@ import BooksyncTestSupport
 
     /// Loads the stored side of `id` against a manifest holding `entry`, and
     /// checks that it is settled (and then cleared) or live as expected.
-    static func expectLoad(_ store: ConflictStore, _ id: RecordID, remote: Record?, revision: String?, entry: BaseEntry?, settled: Bool,
+    static func expectLoad(_ store: ConflictStore, _ id: RecordID, remote: CanonicalRecord?, revision: String?, entry: BaseEntry?, settled: Bool,
                            rules: RecordRules, sourceLocation: SourceLocation = #_sourceLocation) throws {
         var manifest = Manifest()
         manifest.entries[id] = entry

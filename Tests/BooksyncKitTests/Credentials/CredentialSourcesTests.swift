@@ -5,7 +5,7 @@ import BooksyncTestSupport
 @testable import BooksyncCore
 @testable import BooksyncKit
 
-/// Credential sources 3–5 (README, "Firestore") through the HTTP seam: what is sent
+/// Credential sources 3–5 (<doc:Firestore>) through the HTTP seam: what is sent
 /// to the token endpoint, what is cached, and what a user reads when it fails.
 /// CredentialsEndToEndTests does the same over real HTTP with a checking server.
 @Suite struct CredentialSourcesTests {

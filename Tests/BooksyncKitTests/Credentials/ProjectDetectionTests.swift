@@ -5,7 +5,7 @@ import BooksyncTestSupport
 @testable import BooksyncKit
 
 /// `init` without a project: `$GOOGLE_CLOUD_PROJECT`, then `$GCLOUD_PROJECT`,
-/// then the nearest `.firebaserc` (README, "Commands").
+/// then the nearest `.firebaserc` (<doc:Commands>).
 @Suite struct ProjectDetectionTests {
     /// A tree `top/.firebaserc` (when given) and `top/app/books`, searched from `books`.
     final class Tree {

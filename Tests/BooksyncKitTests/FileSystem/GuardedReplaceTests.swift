@@ -6,7 +6,7 @@ import BooksyncTestSupport
 @testable import BooksyncKit
 
 /// Pull replaces a record file only if it still holds what the scan read, at
-/// the moment of replacement (README, "Safety and reliability"): an editor's save is never lost.
+/// the moment of replacement (<doc:Safety>): an editor's save is never lost.
 @Suite(.hangGuard) struct GuardedReplaceTests {
     static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 

@@ -4,7 +4,7 @@ import BooksyncTestSupport
 @testable import BooksyncCore
 @testable import BooksyncKit
 
-/// Subcollection records on disk (README, "A collection directory"): `dune/reviews/r1.json` is
+/// Subcollection records on disk (<doc:CollectionFormat>): `dune/reviews/r1.json` is
 /// the record `dune/reviews/r1` when `reviews` is configured, found by every
 /// local command, with the subcollection's own schema; nothing changes for a
 /// collection that did not opt in.

@@ -39,7 +39,7 @@ import BooksyncTestSupport
     }
 
     @Test func everyCreateAndUpdateSetsTheChangeFieldToTheServerTime() throws {
-        let record = Record(id: Self.id("dune"), fields: ["id": .string("dune"), "title": .string("Dune"), "author": .string("H"), "genre": .string("sf")], leadingKeys: [])
+        let record = CanonicalRecord(id: Self.id("dune"), fields: ["id": .string("dune"), "title": .string("Dune"), "author": .string("H"), "genre": .string("sf")], leadingKeys: [])
         let stamped = Self.remote(changeField: "updated-at")
         let transform = #""updateTransforms": [{"fieldPath": "`updated-at`", "setToServerValue": "REQUEST_TIME"}]"#
         for write in [RemoteWrite.create(record), .update(record, baseRevision: "r1")] {

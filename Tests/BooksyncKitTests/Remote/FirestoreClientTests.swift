@@ -110,7 +110,7 @@ import Testing
             let id = "r\(i)"
             var fields: Fields = ["id": .string(id)]
             if padding > 0 { fields["text"] = .string(String(repeating: "x", count: padding)) }
-            return .create(Record(id: try! RecordID(id), fields: fields, leadingKeys: ["id"]))
+            return .create(CanonicalRecord(id: try! RecordID(id), fields: fields, leadingKeys: ["id"]))
         }
     }
 

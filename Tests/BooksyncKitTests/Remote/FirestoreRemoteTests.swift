@@ -165,7 +165,7 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
 
     @Test func batchWriteReportsPreconditionsPerWrite() async throws {
         let script = ScriptedTransport([.response(200, try recorded("batchwrite-mixed.json"))])
-        let record = { (id: String) in Record(id: Self.id(id), fields: ["id": .string(id)], leadingKeys: ["id"]) }
+        let record = { (id: String) in CanonicalRecord(id: Self.id(id), fields: ["id": .string(id)], leadingKeys: ["id"]) }
         let outcomes = try await remote(script).write([
             .create(record("dune")), .update(record("solaris"), baseRevision: "2020-01-01T00:00:00Z"),
             .create(record("new")), .delete(Self.id("nothere"), baseRevision: "2020-01-01T00:00:00Z"),
@@ -185,7 +185,7 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
     func atomicCommitPreconditionFailure(answer: String) async throws {
         let status = answer.contains("already") ? 409 : 400
         let script = ScriptedTransport([.response(status, try recorded(answer))])
-        let record = Record(id: Self.id("dune"), fields: ["id": .string("dune")], leadingKeys: ["id"])
+        let record = CanonicalRecord(id: Self.id("dune"), fields: ["id": .string("dune")], leadingKeys: ["id"])
         let outcomes = try await remote(script).write([.create(record)], atomic: true) { _ in }
         #expect(outcomes == [Self.id("dune"): .preconditionFailed])
         #expect(script.requests.withLock { $0.count } == 1, "a failed precondition is never retried blindly")
@@ -193,7 +193,7 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
 
     @Test func notFoundOnAGuardedWriteIsAPreconditionFailure() async throws {
         let script = ScriptedTransport([.response(404, errorBody(404, "NOT_FOUND", "no entity to update"))])
-        let record = Record(id: Self.id("dune"), fields: ["id": .string("dune")], leadingKeys: ["id"])
+        let record = CanonicalRecord(id: Self.id("dune"), fields: ["id": .string("dune")], leadingKeys: ["id"])
         let outcomes = try await remote(script).write([.update(record, baseRevision: "r")], atomic: true) { _ in }
         #expect(outcomes == [Self.id("dune"): .preconditionFailed])
     }

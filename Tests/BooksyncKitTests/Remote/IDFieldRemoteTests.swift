@@ -16,7 +16,7 @@ import Testing
 
     static let ada = try! RecordID("ada")
 
-    static func record(_ remote: FirestoreRemote) throws -> Record {
+    static func record(_ remote: FirestoreRemote) throws -> CanonicalRecord {
         try remote.rules.load(Array("{\"id\": \"ada\", \"name\": \"Ada\"}".utf8), id: ada).get()
     }
 

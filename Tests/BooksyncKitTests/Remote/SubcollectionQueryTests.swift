@@ -4,7 +4,7 @@ import BooksyncTestSupport
 @testable import BooksyncCore
 @testable import BooksyncKit
 
-/// The wire side of subcollection listing (README, "Firestore"): one collection-group
+/// The wire side of subcollection listing (<doc:Firestore>): one collection-group
 /// query per configured subcollection id, scoped to the collection by a
 /// `__name__` range, and its answers filtered to the configured paths.
 @Suite struct SubcollectionQueryTests {

@@ -117,7 +117,7 @@ import BooksyncTestSupport
             _ = try await remote(query).listRevisions { _ in }
         }
         let write = ScriptedTransport([.response(200, Array(#"{"writeResults": [{}], "status": [{"code": 7, "message": "denied for \#(Self.token)"}]}"#.utf8))])
-        let record = Record(id: try RecordID("dune"), fields: ["id": .string("dune"), "title": .string("T"), "author": .string("A"), "genre": .string("g")],
+        let record = CanonicalRecord(id: try RecordID("dune"), fields: ["id": .string("dune"), "title": .string("T"), "author": .string("A"), "genre": .string("g")],
                             leadingKeys: RecordSchema.books.leadingKeys)
         let outcomes = try await remote(write).write([RemoteWrite.create(record)], atomic: false) { _ in }
         #expect(outcomes[try RecordID("dune")] == .rejected("denied for [redacted]"))

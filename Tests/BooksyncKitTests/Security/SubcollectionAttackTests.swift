@@ -4,8 +4,7 @@ import BooksyncTestSupport
 @testable import BooksyncCore
 @testable import BooksyncKit
 
-/// Subcollection folders in a cloned collection are untrusted input (README.md
-/// §6): a link planted where `dune/` or `dune/reviews/` belongs is never
+/// Subcollection folders in a cloned collection are untrusted input (<doc:Safety>): a link planted where `dune/` or `dune/reviews/` belongs is never
 /// followed, by a scan, a pull writing reviews, `fmt`, `validate` or
 /// `resolve`. Each test plants the link, runs the command and checks that
 /// the directory outside is byte for byte what it was.

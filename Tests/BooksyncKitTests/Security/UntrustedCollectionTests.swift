@@ -4,7 +4,7 @@ import BooksyncTestSupport
 @testable import BooksyncCore
 @testable import BooksyncKit
 
-/// A cloned collection is untrusted input (README, "Safety and reliability"): links, FIFOs and
+/// A cloned collection is untrusted input (<doc:Safety>): links, FIFOs and
 /// other non-regular files planted in it are refused, never followed, read,
 /// written through or created through. Each test plants the attack and checks
 /// that what lies outside the collection is unchanged.

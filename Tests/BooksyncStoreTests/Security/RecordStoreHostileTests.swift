@@ -5,7 +5,7 @@ import BooksyncKit
 import BooksyncStore
 import BooksyncTestSupport
 
-/// A cloned collection attacks the store (README, "Safety and reliability"): nothing from its file
+/// A cloned collection attacks the store (<doc:Safety>): nothing from its file
 /// names, ids, keys or values reaches a terminal raw through an error's
 /// sentence, a half-done hand edit is never overwritten, and a link is never
 /// removed in place of a record. Found by a hostile review of the store.

@@ -3,9 +3,9 @@ import BooksyncCore
 import Foundation
 import Testing
 
-/// The README's "DTOs" example, run: a DTO to its record file and back, and
+/// The <doc:SwiftLibrary> example, run: a DTO to its record file and back, and
 /// the error a hand-edited file gives.
-@Suite struct ReadmeExampleTests {
+@Suite struct SwiftLibraryArticleTests {
     struct BookDTO: Codable, Equatable {
         var id: String
         var title: String
@@ -21,7 +21,7 @@ import Testing
                            published: Date(timeIntervalSince1970: -139_449_600),
                            authorRef: DocumentReference(path: "authors/frank-herbert"), tags: ["desert"])
         let fields = try RecordEncoder().encode(dune)
-        let record = Record(id: try RecordID(dune.id), fields: fields, leadingKeys: RecordSchema.books.leadingKeys)
+        let record = CanonicalRecord(id: try RecordID(dune.id), fields: fields, leadingKeys: RecordSchema.books.leadingKeys)
         #expect(String(decoding: record.canonicalBytes, as: UTF8.self) == """
             {
               "id": "dune",
@@ -38,7 +38,7 @@ import Testing
             """)
         #expect(try RecordDecoder().decode(BookDTO.self, from: record, file: "books/dune.json") == dune)
 
-        let edited = Record(id: record.id, fields: fields.merging(["published": .string("1965")]) { $1 }, leadingKeys: ["id"])
+        let edited = CanonicalRecord(id: record.id, fields: fields.merging(["published": .string("1965")]) { $1 }, leadingKeys: ["id"])
         #expect(throws: RecordDecodingError.self) { try RecordDecoder().decode(BookDTO.self, from: edited, file: "books/dune.json") }
         do {
             _ = try RecordDecoder().decode(BookDTO.self, from: edited, file: "books/dune.json")

@@ -1,5 +1,5 @@
 /// A valid record: its id, its fields, and the canonical bytes its hash covers.
-public struct Record: Sendable, Equatable {
+public struct CanonicalRecord: Sendable, Equatable {
     /// The record's id: its file name without `.json` and its Firestore document id.
     public let id: RecordID
     /// All top-level fields, `id` included.
@@ -13,7 +13,7 @@ public struct Record: Sendable, Equatable {
     /// `RecordRules.load(_:id:)` for untrusted bytes).
     /// - Parameter leadingKeys: Keys written first in canonical order, normally
     ///   `RecordSchema.leadingKeys`; they change the bytes and therefore the hash.
-    public init(id: RecordID, fields: Fields, leadingKeys: [String]) {
+    package init(id: RecordID, fields: Fields, leadingKeys: [String]) {
         self.id = id
         self.fields = fields
         self.canonicalBytes = CanonicalJSON.encode(fields, leadingKeys: leadingKeys)
@@ -30,7 +30,7 @@ public struct RecordDiagnostic: Error, Sendable, Equatable, CustomStringConverti
     public let message: String
 
     /// A diagnostic; pass a position when the problem has a place in the file.
-    public init(position: SourcePosition? = nil, message: String) {
+    package init(position: SourcePosition? = nil, message: String) {
         self.position = position
         self.message = message
     }
@@ -42,28 +42,28 @@ public struct RecordDiagnostic: Error, Sendable, Equatable, CustomStringConverti
     }
 }
 
-/// The rules that turn the bytes of one record file into a `Record`.
+/// The rules that turn the bytes of one record file into a `CanonicalRecord`.
 public struct RecordRules: Sendable, Equatable {
     /// The fields every record must have.
-    public let schema: RecordSchema
+    package let schema: RecordSchema
     /// The remote collection path, for Firestore's document-size rule.
-    public let collectionPath: String
+    package let collectionPath: String
     /// `projects/P/databases/D/documents`: references written as full names under
     /// it are shortened to the canonical relative form.
-    public let documentsRoot: String?
+    package let documentsRoot: String?
     /// Where documents keep the record id (config `"idField"`).
-    public let idField: IDField
+    package let idField: IDField
     /// The field the server sets on every write (config `"changeField"`):
     /// metadata like the revision, so documents' values are left out of
     /// records and a record file may not have it.
-    public let changeField: String?
+    package let changeField: String?
     /// The subcollections synced besides the collection's own documents,
     /// each with its own required fields (config `"subcollections"`).
-    public let subcollections: Subcollections
+    package let subcollections: Subcollections
 
     /// Rules for one collection; an app normally takes `CollectionConfig.rules`
     /// instead. The defaults are the Book schema without reference shortening.
-    public init(schema: RecordSchema = .books, collectionPath: String = "books", documentsRoot: String? = nil, idField: IDField = .standard,
+    package init(schema: RecordSchema = .books, collectionPath: String = "books", documentsRoot: String? = nil, idField: IDField = .standard,
                 changeField: String? = nil, subcollections: Subcollections = .none) {
         self.schema = schema
         self.subcollections = subcollections
@@ -75,19 +75,19 @@ public struct RecordRules: Sendable, Equatable {
 
     /// The schema of the record `id`: the collection's for a top-level id, its
     /// subcollection's for a path id (nothing but `id` when none is configured).
-    public func schema(for id: RecordID) -> RecordSchema {
+    package func schema(for id: RecordID) -> RecordSchema {
         guard let path = id.subcollectionPath else { return schema }
         return subcollections.entry(forPath: path)?.schema ?? RecordSchema(requiredFields: [])
     }
 
     /// The id a record file or document name stands for, subcollection paths included.
     /// - Throws: `RecordIDError` as `RecordID(path:subcollections:)`.
-    public func recordID(_ raw: String) throws(RecordIDError) -> RecordID {
+    package func recordID(_ raw: String) throws(RecordIDError) -> RecordID {
         try RecordID(path: raw, subcollections: subcollections)
     }
 
     /// Parses a file; syntax errors stop at the first problem.
-    public func parse(_ bytes: [UInt8]) -> Result<Fields, RecordDiagnostic> {
+    package func parse(_ bytes: [UInt8]) -> Result<Fields, RecordDiagnostic> {
         do {
             let fields = try JSONParser.parseObject(bytes)
             guard let documentsRoot else { return .success(fields) }
@@ -100,7 +100,7 @@ public struct RecordRules: Sendable, Equatable {
     /// Schema, id-field and Firestore-limit problems of parsed fields; empty
     /// when valid. The limits apply to the document the record becomes
     /// (without `id` under `"idField": null`), which is what Firestore stores.
-    public func problems(in fields: Fields, id: RecordID) -> [RecordDiagnostic] {
+    package func problems(in fields: Fields, id: RecordID) -> [RecordDiagnostic] {
         problems(in: fields, id: id, unreadable: [])
     }
 
@@ -113,7 +113,7 @@ public struct RecordRules: Sendable, Equatable {
     }
 
     /// The document fields that store `record` remotely.
-    public func documentFields(of record: Record) -> Fields {
+    package func documentFields(of record: CanonicalRecord) -> Fields {
         idField.document(from: record.fields, id: record.id)
     }
 
@@ -122,7 +122,7 @@ public struct RecordRules: Sendable, Equatable {
     /// The change field's value is not part of the record: it changes with
     /// every write, as the revision does, and a file holding it would be
     /// stale after each push.
-    public func record(fromDocument documentFields: Fields, id: RecordID) -> Result<Record, RecordFileProblems> {
+    package func record(fromDocument documentFields: Fields, id: RecordID) -> Result<CanonicalRecord, RecordFileProblems> {
         var documentFields = documentFields
         if let changeField { documentFields[changeField] = nil }
         switch idField.record(from: documentFields, id: id) {
@@ -131,14 +131,14 @@ public struct RecordRules: Sendable, Equatable {
         case .success(let fields):
             let problems = problems(in: fields, id: id)
             if !problems.isEmpty { return .failure(RecordFileProblems(diagnostics: problems)) }
-            return .success(Record(id: id, fields: fields, leadingKeys: schema(for: id).leadingKeys))
+            return .success(CanonicalRecord(id: id, fields: fields, leadingKeys: schema(for: id).leadingKeys))
         }
     }
 
     /// The record in a file, or everything wrong with it: a syntax error
     /// alone (nothing after it can be trusted), else every value error, then
     /// every schema and Firestore-limit problem.
-    public func load(_ bytes: [UInt8], id: RecordID) -> Result<Record, RecordFileProblems> {
+    package func load(_ bytes: [UInt8], id: RecordID) -> Result<CanonicalRecord, RecordFileProblems> {
         let parsed: JSONParser.ParsedRecord
         do {
             parsed = try JSONParser.parseRecord(bytes)
@@ -153,7 +153,7 @@ public struct RecordRules: Sendable, Equatable {
         }
         let problems = problems(in: fields, id: id)
         if !problems.isEmpty { return .failure(RecordFileProblems(diagnostics: problems)) }
-        return .success(Record(id: id, fields: fields, leadingKeys: schema(for: id).leadingKeys))
+        return .success(CanonicalRecord(id: id, fields: fields, leadingKeys: schema(for: id).leadingKeys))
     }
 
     /// The problems of fields some of whose top-level values could not be
@@ -180,7 +180,7 @@ public struct RecordRules: Sendable, Equatable {
     /// - Parameter id: the record the fields belong to, which decides the
     ///   leading keys (a subcollection has its own required fields); nil for
     ///   the collection's own records.
-    public func canonicalBytes(_ fields: Fields, id: RecordID? = nil) -> [UInt8] {
+    package func canonicalBytes(_ fields: Fields, id: RecordID? = nil) -> [UInt8] {
         CanonicalJSON.encode(fields, leadingKeys: (id.map { schema(for: $0) } ?? schema).leadingKeys)
     }
 }
@@ -205,14 +205,14 @@ extension FieldType {
 }
 
 /// The diagnostics of an invalid record file.
-public struct RecordFileProblems: Error, Sendable, Equatable {
+package struct RecordFileProblems: Error, Sendable, Equatable {
     /// Every problem found; never empty.
-    public let diagnostics: [RecordDiagnostic]
+    package let diagnostics: [RecordDiagnostic]
 }
 
 extension Value {
     /// The value with full reference names under `documentsRoot` shortened.
-    public func shorteningReferences(under documentsRoot: String) -> Value {
+    package func shorteningReferences(under documentsRoot: String) -> Value {
         switch self {
         case .reference(let path): .reference(ReferencePath.shorten(path, documentsRoot: documentsRoot))
         case .array(let items): .array(items.map { $0.shorteningReferences(under: documentsRoot) })
