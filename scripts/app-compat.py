@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`init --id-field none` proved with Google's own client (README, "Firestore" ("The `id` field")).
+"""`init --id-field none` proved with Google's own client (<doc:Firestore> ("The `id` field")).
 
 Usage: app-compat.py --bin BOOKSYNC [--example BOOKSHELF_EXAMPLE] [--host 127.0.0.1:PORT]
        (the host defaults to $FIRESTORE_EMULATOR_HOST, the example to the
@@ -20,24 +20,24 @@ a new one added, booksync pushes; then the client reads every document back:
   - no document has an `id` field;
   - pull, push and status afterwards have nothing to do.
 
-Then the change-field convention (README, "Firestore" ("What a command costs")): the client
+Then the change-field convention (<doc:Firestore> ("What a command costs")): the client
 stamps every write with SERVER_TIMESTAMP, as an app does with
 FieldValue.serverTimestamp(); booksync (`init --change-field updatedAt`) pulls
 without the field in the files, finds the app's update-mask change by the change
 query, and its push stamps the edited document with a server time the client
 reads as a datetime.
 
-Then nested maps (README, "The three-way table"; scripts/app_compat_nested.py): the client's
+Then nested maps (<doc:ThreeWaySync>; scripts/app_compat_nested.py): the client's
 update masks on nested fields merge with an editor's edits of the same map,
 and a nested conflict is named by field path and resolved path by path.
 
-Then subcollections (README, "A collection directory"; scripts/app_compat_subcollections.py): the
+Then subcollections (<doc:CollectionFormat>; scripts/app_compat_subcollections.py): the
 client writes reviews (`books/dune/reviews/r1`, one under a missing book) and
 updates them with nested masks while an editor edits the review files; pull,
 push and a collection-group query in the app agree, and deleting a book leaves
 its reviews with a warning.
 
-Then a Swift app's DTO (README, "Use it from a Swift app"): the demo catalogue is pushed,
+Then a Swift app's DTO (<doc:SwiftLibrary>): the demo catalogue is pushed,
 Sources/bookshelf-example runs its two-device flow, and the client reads back
 the book the app added through RecordStore (a `BookDTO` encoded by
 RecordEncoder) with the same values and types: `Date` as a datetime with its

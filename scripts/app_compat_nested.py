@@ -1,4 +1,4 @@
-"""Nested maps with Google's client (README, "The three-way table"), for scripts/app-compat.py.
+"""Nested maps with Google's client (<doc:ThreeWaySync>), for scripts/app-compat.py.
 
 An app updates nested fields through update masks (`stats.views`, and a key
 with a dot in it, `stats.`x.y``) while an editor changes other keys of the same

@@ -1,4 +1,4 @@
-"""Subcollections with Google's client (README, "A collection directory"), for scripts/app-compat.py.
+"""Subcollections with Google's client (<doc:CollectionFormat>), for scripts/app-compat.py.
 
 An app writes books and their reviews (`books/dune/reviews/r1`), including a
 review under a book document that does not exist, and updates reviews with

@@ -5,7 +5,7 @@ The Bench class here is the list of scenarios, put together from mixins that sha
 its state (sizes, runs, the emulator host): bench_local.py (status --offline),
 bench_remote.py (pull and push, the latency scenario), bench_status.py (status,
 pull of 10 changes, the change field, the emulator's own listing cost),
-bench_report.py (BENCHMARKS.md), all on bench_common.py (running, measuring,
+bench_report.py (the Benchmarks article), all on bench_common.py (running, measuring,
 formatting). bench_reference.py holds the reference clients, count_proxy.py the
 counting proxy.
 
@@ -59,9 +59,9 @@ come from one separate pass of each remote command through scripts/count_proxy.p
 in that pass (remote) or in one extra run (local): os.wait4's own ru_maxrss cannot
 be used, as Linux charges the child the RSS of this Python process it was forked from.
 
-Results go to stdout and to BENCHMARKS.md (--output), which also gets the machine
+Results go to stdout and to the Benchmarks article (--output), which also gets the machine
 description. The section between `<!-- analysis -->` and `<!-- /analysis -->` of an
-existing BENCHMARKS.md is kept, so hand-written analysis survives a re-run.
+existing article is kept, so hand-written analysis survives a re-run.
 
 Nothing is deleted while measuring (ext4 allocates inodes slowly for a while after
 mass deletion, which would skew whichever client runs next); directories of finished
@@ -128,10 +128,10 @@ def main():
     parser.add_argument("--memory-records", type=int,
                         help="local records in the memory scenario: peak RSS of every command (default 0: skipped; "
                              "--scale: 1000000)")
-    parser.add_argument("--output", default=os.path.join(REPO, "BENCHMARKS.md"),
-                        help="markdown file to write (default BENCHMARKS.md in the repository)")
+    parser.add_argument("--output", default=os.path.join(REPO, "Sources", "BooksyncStore", "BooksyncStore.docc", "Benchmarks.md"),
+                        help="markdown file to write (default: the Benchmarks article, Sources/BooksyncStore/BooksyncStore.docc/Benchmarks.md)")
     parser.add_argument("--bin", help="booksync binary (scripts/bench builds and passes it)")
-    parser.add_argument("--bin-note", help="how the binary was built, for BENCHMARKS.md (scripts/bench passes the commit it built; default: the binary's path)")
+    parser.add_argument("--bin-note", help="how the binary was built, for the Benchmarks article (scripts/bench passes the commit it built; default: the binary's path)")
     parser.add_argument("--emulator-host", help="Firestore emulator host:port (scripts/bench starts one)")
     parser.add_argument("--workdir", help="directory for the generated data (scripts/bench passes a temporary one)")
     args = parser.parse_args()

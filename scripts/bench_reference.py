@@ -193,7 +193,7 @@ def is_tagged(v):
 
 
 def write_value(v, indent, out, top=False):
-    """Appends booksync's canonical form of v (see README: Canonical form) to the list out."""
+    """Appends booksync's canonical form of v (see <doc:CollectionFormat>) to the list out."""
     if isinstance(v, bool) or v is None:
         out.append(json.dumps(v))
     elif isinstance(v, int):

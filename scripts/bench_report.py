@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The report of scripts/bench: the machine description, the per-document table, the
-targets, and BENCHMARKS.md (its hand-written analysis section kept; see bench.py)."""
+targets, and the Benchmarks article (its hand-written analysis section kept; see bench.py)."""
 import os
 import platform
 import re

@@ -23,7 +23,7 @@ LISTING_FIRST, LISTING_MAX, LISTING_BYTES = 300, 5_000, 8 << 20
 
 def supports_change_field(binary):
     """True if `booksync init --help` mentions --change-field (the change-field path
-    of README, "Firestore"): the change-field scenarios run only then."""
+    of <doc:Firestore>): the change-field scenarios run only then."""
     try:
         out = subprocess.run([binary, "init", "--help"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):

@@ -1,5 +1,5 @@
 """The subcollection scenario of scripts/bench: N books with 3 reviews each as
-folders (`init --subcollection reviews`, README, "A collection directory"): first pull, status of
+folders (`init --subcollection reviews`, <doc:CollectionFormat>): first pull, status of
 the unchanged collection, and push of 10 changed reviews, each counted by the
 proxy (requests, billed reads). Listing takes one names query per page of the
 books and one per page of the `reviews` collection group, however many

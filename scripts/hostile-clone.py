@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A cloned collection is untrusted input (README, "Safety and reliability"): the attack, end to end.
+"""A cloned collection is untrusted input (<doc:Safety>): the attack, end to end.
 
 Usage: hostile-clone.py --bin BOOKSYNC --host 127.0.0.1:PORT
 
