@@ -21,8 +21,8 @@ let package = Package(
         .target(name: "BooksyncURLSession", dependencies: ["BooksyncKit"]),
         .target(name: "BooksyncCLI", dependencies: ["BooksyncKit", "BooksyncCore"]),
         // booksync starts without Foundation; remote commands re-run in booksync-network.
-        // The Swift runtime is linked in statically on Linux: 11 fewer shared libraries
-        // to load makes every start ~1 ms faster (status of 10,000 records takes ~13 ms).
+        // The Swift runtime is linked in statically on Linux: fewer shared libraries
+        // to load make every start faster (the Benchmarks article has the numbers).
         .executableTarget(name: "booksync", dependencies: ["BooksyncCLI"],
                           linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux]))]),
         .executableTarget(name: "booksync-network", dependencies: ["BooksyncCLI", "BooksyncKit", "BooksyncURLSession"]),

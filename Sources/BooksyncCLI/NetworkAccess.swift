@@ -8,9 +8,9 @@ import Darwin
 /// How this executable reaches Firestore.
 ///
 /// `booksync` itself does not link URLSession: on Linux, FoundationNetworking
-/// and the libcurl, TLS and ICU libraries it loads add about 10 ms to every
-/// start, as much as a whole `status --offline` of 10,000 records takes
-/// otherwise. A command that needs the network re-runs the same command line
+/// and the libcurl, TLS and ICU libraries it loads add to every start as
+/// much as a whole `status --offline` of a mid-sized collection takes
+/// otherwise (<doc:Benchmarks>). A command that needs the network re-runs the same command line
 /// in `booksync-network`, installed beside it: the same program with URLSession
 /// linked in (git keeps libcurl out of git the same way, in git-remote-https).
 package enum NetworkAccess: Sendable {

@@ -70,10 +70,10 @@ extension RetryPolicy {
     static func fromEnvironment(_ environment: [String: String]) -> RetryPolicy {
         var policy = RetryPolicy()
         // Finite and at most a day: `inf` or 1e300 would overflow every conversion to milliseconds.
-        if let timeout = environment["BOOKSYNC_REQUEST_TIMEOUT"].flatMap(Double.init), timeout > 0, timeout.isFinite {
+        if let timeout = environment[EnvironmentVariable.requestTimeout].flatMap(Double.init), timeout > 0, timeout.isFinite {
             policy.requestTimeout = min(timeout, Self.longestWait)
         }
-        if let deadline = environment["BOOKSYNC_RETRY_DEADLINE"].flatMap(Double.init), deadline > 0, deadline.isFinite {
+        if let deadline = environment[EnvironmentVariable.retryDeadline].flatMap(Double.init), deadline > 0, deadline.isFinite {
             policy.totalDeadline = min(deadline, Self.longestWait)
         }
         return policy

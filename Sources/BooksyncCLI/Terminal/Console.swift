@@ -1,4 +1,5 @@
 import Synchronization
+import BooksyncKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -97,11 +98,11 @@ package enum ColorChoice: String, Sendable, CaseIterable {
 
     /// Colour on a terminal only, and never when NO_COLOR is set (no-color.org) or TERM is dumb.
     func enabled(isTerminal: Bool, environment: [String: String]) -> Bool {
-        if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return false }
+        if let noColor = environment[EnvironmentVariable.noColor], !noColor.isEmpty { return false }
         switch self {
         case .never: return false
         case .always: return true
-        case .auto: return isTerminal && environment["TERM"] != "dumb"
+        case .auto: return isTerminal && environment[EnvironmentVariable.terminal] != "dumb"
         }
     }
 }

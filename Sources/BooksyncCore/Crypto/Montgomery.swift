@@ -10,8 +10,7 @@
 /// The inner loops use raw pointers, `while` loops and carries found by
 /// comparison, which measured faster than arrays, `for` over a range and
 /// `addingReportingOverflow`, most of all in a debug build, where nothing is
-/// inlined: a 4096-bit signature takes about 0.4 s there (18 ms in a release
-/// build), so the tests can sign with real keys.
+/// inlined, and the tests sign with real keys there (<doc:Benchmarks>).
 ///
 /// Not constant-time (it skips zero windows and ends with a conditional
 /// subtraction): see `RSAPrivateKey` for why that is acceptable here.

@@ -72,21 +72,6 @@ package struct ContentDigest: Sendable, Hashable {
             return i
         }
     }
-
-    /// Appends `sha256:<hex>` as bytes.
-    package func appendContentHash(to out: inout [UInt8]) {
-        out.append(contentsOf: "sha256:".utf8)
-        for word in [a, b, c, d] { Self.appendHex(word, to: &out) }
-    }
-
-    private static func appendHex(_ word: UInt64, to out: inout [UInt8]) {
-        var shift: UInt64 = 64
-        while shift > 0 {
-            shift -= 4
-            let nibble = UInt8(truncatingIfNeeded: word >> shift) & 0xF
-            out.append(nibble < 10 ? 0x30 + nibble : 0x57 + nibble)
-        }
-    }
 }
 
 /// A Firestore revision (`2024-01-01T00:00:00.123456Z`) packed four bits a

@@ -195,9 +195,6 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
         return find(id)
     }
 
-    /// True when `slot` holds an entry.
-    package func isLive(slot: Int) -> Bool { live[slot] }
-
     /// The id in a live slot.
     package func id(atSlot slot: Int) -> RecordID { id(at: slot) }
 

@@ -132,8 +132,8 @@ struct BaseState {
 
     /// Pack bytes held at most between saves: beyond this they are appended
     /// early (a copy the manifest does not name yet is harmless), so a first
-    /// pull of 100,000 documents does not hold 40 MB of copies while saves
-    /// grow rarer.
+    /// pull of a large collection does not hold every copy while saves grow
+    /// rarer (<doc:Benchmarks>).
     static let pendingCopiesLimit = 4 << 20
 
     /// Appends the copies recorded since the last append (and syncs them).

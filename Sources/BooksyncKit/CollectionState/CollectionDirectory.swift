@@ -103,8 +103,8 @@ public struct CollectionDirectory: Sendable {
     /// The base state recorded by the last sync.
     ///
     /// A manifest as booksync writes it is read block by block into the
-    /// compact entries, never held whole (a million records are ~140 MB of
-    /// text); anything else is read whole and fully parsed, which explains errors.
+    /// compact entries, never held whole (the text is many times larger than
+    /// the entries, <doc:Benchmarks>); anything else is read whole and fully parsed, which explains errors.
     package func loadManifest() throws(BooksyncError) -> Manifest {
         if let reader = LineBlockReader(path: paths.manifest) {
             var decoder = CanonicalManifestDecoder(expectedBytes: reader.fileSize, subcollections: rules.subcollections, otherPathIDs: .forgotten)

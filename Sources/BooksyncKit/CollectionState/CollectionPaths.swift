@@ -92,7 +92,6 @@ package struct CollectionPaths: Sendable, Equatable {
         /lock
         /conflicts/
         /remotes/*/conflicts/
-        /journal
         /recovered/
         /local/
         .booksync-tmp-*

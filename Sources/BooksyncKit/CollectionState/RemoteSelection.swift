@@ -24,7 +24,7 @@ package struct SelectedRemote: Sendable, Equatable {
     /// ignoring what the user set for every Firebase tool.
     package func endpointEnvironment(_ environment: [String: String]) throws(BooksyncError) -> [String: String] {
         var result = environment
-        let emulatorHost = environment["FIRESTORE_EMULATOR_HOST"].flatMap { $0.isEmpty ? nil : $0 }
+        let emulatorHost = environment[EnvironmentVariable.emulatorHost].flatMap { $0.isEmpty ? nil : $0 }
         switch endpoint {
         case nil:
             break
@@ -38,7 +38,7 @@ package struct SelectedRemote: Sendable, Equatable {
                 throw .invalidArgument("remote '\(name)' is the emulator but names no host, and FIRESTORE_EMULATOR_HOST is not set; "
                     + "set it, or run 'booksync remote add \(name) --emulator-host 127.0.0.1:PORT'")
             }
-            result["FIRESTORE_EMULATOR_HOST"] = host
+            result[EnvironmentVariable.emulatorHost] = host
         }
         return result
     }
@@ -132,7 +132,7 @@ extension CollectionDirectory {
                 throw .invalidArgument("no remote named '\(name)' (this collection has: \(known)); 'booksync remote add \(name) …' adds one")
             }
             selected = SelectedRemote(definition, reason: nil)
-        } else if name == nil, let host = environment["FIRESTORE_EMULATOR_HOST"], !host.isEmpty {
+        } else if name == nil, let host = environment[EnvironmentVariable.emulatorHost], !host.isEmpty {
             selected = try emulatorRemote(remotes, host: host)
         } else {
             selected = origin

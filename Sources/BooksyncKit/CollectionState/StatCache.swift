@@ -60,12 +60,6 @@ struct StatCache: Sendable {
     var directoryStamp = "-"
     var entries: [String: Entry]
 
-    /// The cached hash for a file, if its stat proves it unchanged since it was hashed.
-    func trustedHash(fileName: String, stat: FileStat) -> String? {
-        guard let entry = entries[fileName], trusts(entry, stat) else { return nil }
-        return entry.hash
-    }
-
     /// True if the file's stat proves it unchanged since the entry was written.
     func trusts(_ entry: Entry, _ stat: FileStat) -> Bool {
         Self.trusts(entry, stat, scanStartedAt: scanStartedAt)

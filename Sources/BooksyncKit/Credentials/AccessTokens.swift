@@ -11,7 +11,7 @@ public actor AccessTokens {
         /// through `/bin/sh -c`. `origin` says where the user named it
         /// (`BOOKSYNC_TOKEN_COMMAND`, the user config file), for error messages.
         /// Never a command from inside a collection: see `FirestoreEndpoint.resolve`.
-        case command(String, origin: String = "BOOKSYNC_TOKEN_COMMAND")
+        case command(String, origin: String = EnvironmentVariable.tokenCommand)
         /// A credentials file or the metadata server (`CredentialSources`):
         /// tokens that expire, fetched over HTTP.
         case exchange(TokenExchange)

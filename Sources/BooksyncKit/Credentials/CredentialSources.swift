@@ -30,7 +30,7 @@ package enum CredentialSources {
     /// - Throws: `RemoteError.configuration` for a named file that is missing,
     ///   unreadable or not a usable credentials file, or a bad `GCE_METADATA_HOST`.
     package static func find(environment: [String: String], transport: @escaping HTTPTransport, timeout: Double) throws(RemoteError) -> Found? {
-        if let path = environment["GOOGLE_APPLICATION_CREDENTIALS"], !path.isEmpty {
+        if let path = environment[EnvironmentVariable.applicationCredentials], !path.isEmpty {
             let origin = "the credentials file \(path) (GOOGLE_APPLICATION_CREDENTIALS)"
             guard let bytes = try UserConfig.contents(of: path, holding: "credentials") else {
                 throw .configuration("\(origin) does not exist; point GOOGLE_APPLICATION_CREDENTIALS at a service-account key file, or unset it")
@@ -54,11 +54,11 @@ package enum CredentialSources {
     /// gcloud and Google's libraries open it (it was ignored).
     /// - Parameter currentDirectory: where booksync was started (`-C` changes no directory).
     package static func adcPath(environment: [String: String], currentDirectory: String = FileSystem.currentDirectory()) -> String? {
-        if let config = environment["CLOUDSDK_CONFIG"], !config.isEmpty {
+        if let config = environment[EnvironmentVariable.gcloudConfig], !config.isEmpty {
             let absolute = config.hasPrefix("/") ? config : currentDirectory + "/" + config
             return absolute + "/application_default_credentials.json"
         }
-        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.config/gcloud/application_default_credentials.json" }
+        if let home = environment[EnvironmentVariable.home], home.hasPrefix("/") { return home + "/.config/gcloud/application_default_credentials.json" }
         return nil
     }
 

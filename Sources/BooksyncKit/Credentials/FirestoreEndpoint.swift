@@ -50,7 +50,7 @@ public struct FirestoreEndpoint: Sendable {
     /// file and the metadata server, and an app must say so, never get it silently.
     public static func resolve(environment: [String: String], commandTimeout: Double = AccessTokens.defaultCommandTimeout,
                                transport: HTTPTransport?) throws(RemoteError) -> FirestoreEndpoint {
-        if let host = environment["FIRESTORE_EMULATOR_HOST"], !host.isEmpty {
+        if let host = environment[EnvironmentVariable.emulatorHost], !host.isEmpty {
             guard isHostPort(host) else {
                 throw .configuration("FIRESTORE_EMULATOR_HOST must be host:port (e.g. 127.0.0.1:8080), not '\(host)'")
             }
@@ -60,11 +60,11 @@ public struct FirestoreEndpoint: Sendable {
         var source: AccessTokens.Source?
         var described = ""
         var quotaProject: String?
-        if let token = environment["BOOKSYNC_ACCESS_TOKEN"], !token.isEmpty {
+        if let token = environment[EnvironmentVariable.accessToken], !token.isEmpty {
             source = .fixed(token)
             described = "the access token in BOOKSYNC_ACCESS_TOKEN"
-        } else if let command = environment["BOOKSYNC_TOKEN_COMMAND"], !command.trimmingWhitespace.isEmpty {
-            source = .command(command, origin: "BOOKSYNC_TOKEN_COMMAND")
+        } else if let command = environment[EnvironmentVariable.tokenCommand], !command.trimmingWhitespace.isEmpty {
+            source = .command(command, origin: EnvironmentVariable.tokenCommand)
             described = "the token command in BOOKSYNC_TOKEN_COMMAND"
         } else if let path = UserConfig.path(environment: environment), let command = try UserConfig.tokenCommand(at: path) {
             source = .command(command, origin: path)
@@ -74,12 +74,12 @@ public struct FirestoreEndpoint: Sendable {
             described = found.exchange.origin
             quotaProject = found.quotaProject
         }
-        if let quota = environment["GOOGLE_CLOUD_QUOTA_PROJECT"], !quota.isEmpty { quotaProject = quota }
+        if let quota = environment[EnvironmentVariable.quotaProject], !quota.isEmpty { quotaProject = quota }
         if let source {
             let tokens = AccessTokens(source: source, commandTimeout: commandTimeout)
             // BOOKSYNC_FIRESTORE_URL points at another deployment of the REST API
             // (a gateway, a test server); plain HTTP only to loopback.
-            if let url = environment["BOOKSYNC_FIRESTORE_URL"], !url.isEmpty {
+            if let url = environment[EnvironmentVariable.firestoreURL], !url.isEmpty {
                 return try custom(baseURL: url, tokens: tokens, quotaProject: quotaProject, credentialSource: described)
             }
             return FirestoreEndpoint(baseURL: productionURL, isEmulator: false, tokens: tokens, quotaProject: quotaProject, credentialSource: described)
@@ -163,8 +163,8 @@ package enum UserConfig {
     /// `$XDG_CONFIG_HOME/booksync/config.json`, else `$HOME/.config/booksync/config.json`;
     /// only absolute variables count. Nil when neither is set; nothing is read.
     package static func path(environment: [String: String]) -> String? {
-        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/booksync/config.json" }
-        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.config/booksync/config.json" }
+        if let xdg = environment[EnvironmentVariable.configHome], xdg.hasPrefix("/") { return xdg + "/booksync/config.json" }
+        if let home = environment[EnvironmentVariable.home], home.hasPrefix("/") { return home + "/.config/booksync/config.json" }
         return nil
     }
 

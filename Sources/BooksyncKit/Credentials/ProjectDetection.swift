@@ -37,7 +37,7 @@ package enum ProjectDetection {
     }
 
     /// The variables consulted, in order.
-    package static let variables = ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"]
+    package static let variables = EnvironmentVariable.projects
 
     /// The first project the sources name, or nil when none does. A source
     /// that names a project that cannot be one, and a `.firebaserc` that

@@ -55,12 +55,6 @@ public enum FileKind: Sendable, Equatable {
     }
 }
 
-#if canImport(Glibc)
-typealias CStat = Glibc.stat
-#elseif canImport(Darwin)
-typealias CStat = Darwin.stat
-#endif
-
 extension FileStat {
     init(_ s: CStat) {
         #if canImport(Darwin)

@@ -232,12 +232,7 @@ extension FileSystem {
 /// Lists a directory: the one `readdir` loop of booksync. In batches of
 /// names (`next(_:)`), so a million entries are never one array, or whole.
 final class DirectoryLister {
-    #if canImport(Glibc)
-    private typealias Handle = OpaquePointer
-    #else
-    private typealias Handle = UnsafeMutablePointer<DIR>
-    #endif
-    private let dir: Handle
+    private let dir: DirectoryHandle
     private let path: String
 
     /// Opens the directory at `path`.

@@ -93,7 +93,7 @@ extension FileSystem {
     package static func removeStaleTemporaries(in directory: String, recoverInto: String? = nil) -> Int {
         // Listed in batches, keeping only the marked names: the top of a
         // collection holds every record file, and a million names held at once
-        // were 90 MB, the peak of a whole push.
+        // were the peak of a whole push (<doc:Benchmarks>).
         guard let lister = try? DirectoryLister(directory) else { return 0 }
         var names: [String] = []
         while true {

@@ -12,7 +12,7 @@ import Darwin
 ///
 /// Durability choice: record files are replaced atomically (write a temporary
 /// file in the same directory, then `rename(2)`), so a killed booksync never
-/// leaves a half-written record. Record files are not fsynced (3–4× slower);
+/// leaves a half-written record. Record files are not fsynced (several times slower, <doc:Benchmarks>);
 /// state files that describe what happened remotely are (`durable: true`).
 /// Reads are in `FileSystem+Reads`, writes in `FileSystem+Writes`; this file
 /// holds the path helpers.

@@ -134,17 +134,8 @@ enum RenameCall {
     }
 
     #if canImport(Glibc)
-    private typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
-
-    /// glibc has had `renameat2` since 2.28, but Swift's Glibc module does not
-    /// import it (it is declared only under _GNU_SOURCE): look it up at run time.
-    private static let renameat2: RenameAt2? = {
-        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "renameat2") else { return nil }
-        return unsafeBitCast(symbol, to: RenameAt2.self)
-    }()
-
     private static func call(_ a: String, _ b: String, flags: UInt32) -> Result {
-        guard let renameat2 else { return .unsupported }
+        guard let renameat2 = LibcShims.renameat2 else { return .unsupported }
         return result(renameat2(AT_FDCWD, a, AT_FDCWD, b, flags))
     }
     #endif

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// How the network helper's malloc is set up: how many arenas its threads
 /// share, and from what size a block is mapped on its own (`mapBlocks`).
 ///
@@ -9,9 +5,9 @@ import Glibc
 /// eight per core) and keeps what each arena once held. A remote command
 /// allocates a listing answer's values on one thread, frees them on another,
 /// and records the base on a third, so every arena grows to the size of the
-/// largest batch it ever saw: a first pull of 100,000 documents peaked at
-/// 184–247 MB of RSS with a live heap under 80 MB, and 107 MB with one arena,
-/// not slower in those runs. Elsewhere (macOS) there is nothing to do.
+/// largest batch it ever saw: RSS grows to several times the live heap, and
+/// one arena is not slower (<doc:Benchmarks>). Elsewhere (macOS) there is
+/// nothing to do.
 package enum MallocArenas {
     /// Makes every thread allocate from one arena. Call first thing in
     /// `main`, before threads exist.
@@ -41,13 +37,7 @@ package enum MallocArenas {
 
     /// glibc's `mallopt(option, value)`; false where there is none, or it refused.
     private static func setOption(_ option: Int32, to value: Int32) -> Bool {
-        #if canImport(Glibc)
-        // mallopt is in <malloc.h>, which the Glibc module leaves out: found by name.
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return false }
-        let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
+        guard let mallopt = LibcShims.mallopt else { return false }
         return mallopt(option, value) == 1
-        #else
-        return false
-        #endif
     }
 }

@@ -7,14 +7,13 @@ import BooksyncCore
 /// hash is its base entry's. Those are kept as one bit per manifest slot
 /// (`ManifestEntries.slot(of:)`), their hash read back from the manifest; only
 /// the others (changed, added, invalid, or scanned without a base) are kept
-/// by id. A million clean records cost 125 KB here instead of ~150 MB.
+/// by id: a bit per clean record instead of an entry (<doc:Benchmarks>).
 ///
 /// A scan that keeps no hashes (`keepsHashes` false: push, which compares a
 /// file only with its base entry, and the scan already did) keeps a changed
 /// file as a second bit per slot and an added one as a packed id
 /// (`PackedRecordIDs`, sorted when the scan ends): a few bytes where a hashed
-/// entry takes about 130 (a first push of a million records held 134 MB
-/// here). Their state reads `.valid(hash: hashNotKept)`.
+/// entry takes more than a hundred (<doc:Benchmarks>). Their state reads `.valid(hash: hashNotKept)`.
 package struct LocalFiles: Sendable {
     /// The base the clean bits refer to (shared storage, not a copy).
     private let base: ManifestEntries

@@ -6,9 +6,8 @@ import BooksyncCore
 ///
 /// - Listing is a `:runQuery` ordered by name, in batches continued after the
 ///   last name seen; it selects only names and revisions (`select __name__`)
-///   unless bodies are wanted. On the emulator this is 4× faster than paging
-///   through `GET …/books` with bodies and 7× faster without (the Benchmarks article),
-///   and it needs a request per up to 5,000 documents (10,000 without
+///   unless bodies are wanted. On the emulator this is several times faster
+///   than paging through `GET …/books` (<doc:Benchmarks>), and it needs a request per up to 5,000 documents (10,000 without
 ///   bodies) instead of per 300.
 /// - Bodies come from `:batchGet` (answers in any order: keyed by name).
 /// - Writes go through `:batchWrite` (or `:commit` when atomic), preconditions
