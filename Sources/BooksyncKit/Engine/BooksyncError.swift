@@ -33,6 +33,8 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case emptiedTarget(remote: String, target: String, baseCount: Int, deletes: Int)
     /// `push --atomic` has more writes than one Firestore commit takes (a dry run says so too).
     case atomicTooLarge(writes: Int, limit: Int)
+    /// `push --atomic` of writes whose one request would exceed the remote's size limit (bytes).
+    case atomicTooManyBytes(bytes: Int, limit: Int)
 
     public var description: String {
         switch self {
@@ -74,6 +76,10 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "or run 'booksync remote forget \(remote)' to drop that base (the files stay; the next pull compares them by content)"
         case .atomicTooLarge(let writes, let limit):
             "push --atomic would send \(writes) writes in one commit, and Firestore takes at most \(limit); nothing was sent. "
+                + "Push without --atomic (every write is still guarded), or fewer records at once with pathspecs"
+        case .atomicTooManyBytes(let bytes, let limit):
+            "push --atomic would send \(bytes / 1024) KiB in one commit, and one request to this target may carry at most \(limit / 1024) KiB; "
+                + "nothing was sent. "
                 + "Push without --atomic (every write is still guarded), or fewer records at once with pathspecs"
         case .emptiedTarget(let remote, let target, let baseCount, let deletes):
             "\(target) has no documents, but the base of remote '\(remote)' records \(baseCount) synced record\(baseCount == 1 ? "" : "s"); "

@@ -35,9 +35,7 @@ extension CollectionDirectory {
         var report = SyncReport(command: .push, dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: [])
         try options.checkDeletes(survey.deletes, command: .push, baseCount: manifest.entries.count)
         // Refused before anything is sent, and by a dry run as by the real one.
-        if options.atomic, survey.writes > FirestoreLimits.maximumWritesPerRequest {
-            throw .atomicTooLarge(writes: survey.writes, limit: FirestoreLimits.maximumWritesPerRequest)
-        }
+        if options.atomic { try checkAtomicSize(survey, scanned: scan.changedRecords, remote: remote) }
         if options.dryRun {
             report.events = survey.events
             report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(whole.entries.keys), AnySequence(scan.files.keys)],
@@ -62,6 +60,20 @@ extension CollectionDirectory {
         report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(base.manifest.entries.keys), AnySequence(scan.files.keys)],
                                                            subcollections: rules.subcollections)
         return report
+    }
+
+    /// Refuses an atomic push that one commit cannot take, by count and then by
+    /// bytes as the remote encodes them (its one chunk loaded to measure it).
+    private func checkAtomicSize(_ survey: PushSurvey, scanned: [RecordID: CanonicalRecord],
+                                 remote: any RemoteCollection) throws(BooksyncError) {
+        guard survey.writes <= FirestoreLimits.maximumWritesPerRequest else {
+            throw .atomicTooLarge(writes: survey.writes, limit: FirestoreLimits.maximumWritesPerRequest)
+        }
+        guard let chunk = survey.chunks.first else { return }
+        let writes = loadChunk(chunk.compactMap { survey.write(at: $0) }, scanned: scanned).writes
+        if let size = remote.atomicRequestSize(writes), size.bytes > size.limit {
+            throw .atomicTooManyBytes(bytes: size.bytes, limit: size.limit)
+        }
     }
 
     /// Writes per request: push owns the chunking (the remote sends each

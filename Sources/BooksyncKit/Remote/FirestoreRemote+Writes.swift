@@ -6,7 +6,7 @@ extension FirestoreRemote {
     ///
     /// Chunking belongs to the caller: the push pipeline hands over at most
     /// `FirestoreLimits.maximumWritesPerRequest` writes at a time, and writes
-    /// within Firestore's limits (that count, `maximumWriteRequestBytes` of
+    /// within Firestore's limits (that count, `requestByteLimit` bytes of
     /// JSON) go out as one request. More than that — an app passing a whole
     /// collection, or a chunk of large records over the byte limit — is split
     /// here into requests within the limits, up to `parallelRequests` in
@@ -30,19 +30,36 @@ extension FirestoreRemote {
         }
     }
 
+    /// The bytes of `writes` as one `:commit`, against the request limit booksync keeps under Firestore's.
+    public func atomicRequestSize(_ writes: [RemoteWrite]) -> (bytes: Int, limit: Int)? {
+        (encoded(writes).reduce(0) { $0 + $1.bytes }, requestByteLimit)
+    }
+
+    /// Bytes of writes in one request to this target: less for the emulator,
+    /// whose message limit is lower than production's.
+    var requestByteLimit: Int {
+        endpoint.isEmulator ? FirestoreLimits.emulatorWriteRequestBytes : FirestoreLimits.maximumWriteRequestBytes
+    }
+
+    private func encoded(_ writes: [RemoteWrite]) -> [EncodedWrite] {
+        writes.map { EncodedWrite(write: $0, json: CanonicalJSON.encodeInline(encode($0))) }
+    }
+
     private func writeUnredacted(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome] {
-        let encoded = writes.map { EncodedWrite(write: $0, json: CanonicalJSON.encodeInline(encode($0))) }
+        let encoded = encoded(writes)
         if atomic {
+            // The engine refuses an oversized atomic push before it gets here
+            // (BooksyncError.atomicTooLarge); this guards any other caller.
             let bytes = encoded.reduce(0) { $0 + $1.bytes }
-            let (most, mostBytes) = (FirestoreLimits.maximumWritesPerRequest, FirestoreLimits.maximumWriteRequestBytes)
+            let (most, mostBytes) = (FirestoreLimits.maximumWritesPerRequest, requestByteLimit)
             guard encoded.count <= most, bytes <= mostBytes else {
-                throw .configuration("--atomic can send at most \(most) writes and 9 MiB in one commit; this push has \(encoded.count) writes of \(bytes / 1024) KiB")
+                throw .configuration("--atomic can send at most \(most) writes and \(mostBytes / 1024) KiB in one commit; this push has \(encoded.count) writes of \(bytes / 1024) KiB")
             }
             let outcomes = try await commit(encoded)
             progress(writes.count)
             return outcomes
         }
-        let requests = Self.withinRequestLimits(encoded)
+        let requests = Self.withinRequestLimits(encoded, byteLimit: requestByteLimit)
         if requests.count == 1 {
             let outcomes = try await batchWrite(requests[0])
             progress(writes.count)
@@ -58,14 +75,14 @@ extension FirestoreRemote {
 
     /// The writes in order, cut into requests of at most
     /// `FirestoreLimits.maximumWritesPerRequest` writes and
-    /// `maximumWriteRequestBytes` of JSON (a single larger write goes alone).
-    static func withinRequestLimits(_ encoded: [EncodedWrite]) -> [[EncodedWrite]] {
+    /// `byteLimit` bytes of JSON (a single larger write goes alone).
+    static func withinRequestLimits(_ encoded: [EncodedWrite], byteLimit: Int) -> [[EncodedWrite]] {
         var requests: [[EncodedWrite]] = []
         var current: [EncodedWrite] = []
         var currentBytes = 0
         for item in encoded {
             if current.count >= FirestoreLimits.maximumWritesPerRequest
-                || (currentBytes + item.bytes > FirestoreLimits.maximumWriteRequestBytes && !current.isEmpty) {
+                || (currentBytes + item.bytes > byteLimit && !current.isEmpty) {
                 requests.append(current)
                 current = []
                 currentBytes = 0

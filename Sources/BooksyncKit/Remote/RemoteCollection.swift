@@ -179,6 +179,10 @@ public protocol RemoteCollection: Sendable {
     /// when this remote has no change field (the engine lists every name).
     /// Writes to a remote that answers must set the change field.
     func changes(since mark: ChangeMark, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges?
+    /// The bytes `writes` take in one atomic request, and the most one may
+    /// take; nil when this remote sets no such limit. `push --atomic` asks
+    /// before anything is sent (its dry run too) and refuses what would not fit.
+    func atomicRequestSize(_ writes: [RemoteWrite]) -> (bytes: Int, limit: Int)?
 }
 
 extension RemoteCollection {
@@ -192,6 +196,9 @@ extension RemoteCollection {
         let listing = try await listRevisions(progress: { _ in })
         return listing.revisions.isEmpty && listing.unusable.isEmpty
     }
+
+    /// No limit on the bytes of one atomic request.
+    public func atomicRequestSize(_ writes: [RemoteWrite]) -> (bytes: Int, limit: Int)? { nil }
 
     /// No change field: status and pull list every name.
     public func changes(since mark: ChangeMark, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges? { nil }

@@ -84,6 +84,31 @@ import Testing
         #expect(try ws.run("push", "--atomic").stdout.hasSuffix("pushed 500\n"))
     }
 
+    /// More bytes than one commit takes (12 documents of about 900 KB): refused
+    /// before anything is sent, by the dry run as by the real run, with the
+    /// safety-rail exit code, not as a remote failure.
+    @Test func anAtomicPushOverTheRequestSizeIsRefusedAndSoIsItsDryRun() async throws {
+        let ws = try workspace("atomicbytes")
+        try ws.initialize()
+        let blurb = String(repeating: "x", count: 900_000)
+        for n in 0..<12 {
+            try ws.write("b\(n).json", """
+                {"id": "b\(n)", "title": "T", "author": "A", "genre": "g", "blurb": "\(blurb)"}
+
+                """)
+        }
+        for arguments in [["push", "--atomic", "--dry-run"], ["push", "--atomic"]] {
+            let push = try ws.run(arguments)
+            #expect(push.status == 4, "\(arguments): \(push.stdout.suffix(200)) \(push.stderr)")
+            #expect(push.stderr.contains("push --atomic would send 10") && push.stderr.contains("KiB in one commit"),
+                    "\(push.stderr)")
+            #expect(push.stderr.contains("nothing was sent"), "\(push.stderr)")
+            #expect(!push.stdout.contains("pushed"))
+        }
+        #expect(try await ws.rest.all().isEmpty)
+        #expect(try ws.run("push").stdout.hasSuffix("pushed 12\n"))
+    }
+
     @Test func secondCommandIsRefusedWhileTheLockIsHeld() throws {
         let ws = try workspace("lock")
         try ws.initialize()

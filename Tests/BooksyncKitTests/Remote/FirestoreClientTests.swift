@@ -9,8 +9,8 @@ import Testing
 @Suite struct FirestoreClientTests {
     static let target = FirestoreTarget(project: "rec", collectionPath: "books")
 
-    static func remote(_ transport: @escaping HTTPTransport, attempts: Int = 3) -> FirestoreRemote {
-        let endpoint = FirestoreEndpoint(baseURL: "http://127.0.0.1:9/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("secret-token-123")))
+    static func remote(_ transport: @escaping HTTPTransport, attempts: Int = 3, emulator: Bool = true) -> FirestoreRemote {
+        let endpoint = FirestoreEndpoint(baseURL: "http://127.0.0.1:9/v1/", isEmulator: emulator, tokens: AccessTokens(source: .fixed("secret-token-123")))
         let retry = RetryPolicy(maximumAttempts: attempts, initialDelay: 0.01, maximumDelay: 0.02, sleep: { _ in }, random: { 0.5 })
         return FirestoreRemote(target: target, endpoint: endpoint, rules: CollectionConfig(remote: target).rules, transport: transport, retry: retry)
     }
@@ -116,29 +116,38 @@ import Testing
 
     /// The push pipeline chunks (500 writes); the remote sends a chunk as one
     /// request. A library caller passing more, or writes over the byte limit,
-    /// gets them split into requests within Firestore's limits, none lost.
+    /// gets them split into requests within Firestore's limits, none lost:
+    /// 9 MiB of writes a request to production, 3.5 MiB to the emulator
+    /// (which refuses messages over 4 MiB).
     @Test(arguments: [
-        (writes: 1, padding: 0, requests: [1]),
-        (writes: 500, padding: 0, requests: [500]),
-        (writes: 501, padding: 0, requests: [1, 500]),
-        (writes: 1_250, padding: 0, requests: [250, 500, 500]),
-        (writes: 3, padding: 4 << 20, requests: [1, 2]),
+        (writes: 1, padding: 0, emulator: true, requests: [1]),
+        (writes: 500, padding: 0, emulator: true, requests: [500]),
+        (writes: 501, padding: 0, emulator: true, requests: [1, 500]),
+        (writes: 1_250, padding: 0, emulator: true, requests: [250, 500, 500]),
+        (writes: 3, padding: 4 << 20, emulator: false, requests: [1, 2]),
+        (writes: 3, padding: 4 << 20, emulator: true, requests: [1, 1, 1]),
+        (writes: 3, padding: 3 << 19, emulator: true, requests: [1, 2]),
+        (writes: 3, padding: 3 << 19, emulator: false, requests: [3]),
     ])
-    func whatFitsInARequestIsOneRequest(writes count: Int, padding: Int, requests: [Int]) async throws {
+    func whatFitsInARequestIsOneRequest(writes count: Int, padding: Int, emulator: Bool, requests: [Int]) async throws {
         let server = WriteServer()
         let progress = Mutex(0)
-        let outcomes = try await Self.remote(server.transport).write(Self.creates(count, padding: padding), atomic: false) { n in progress.withLock { $0 += n } }
+        let outcomes = try await Self.remote(server.transport, emulator: emulator).write(Self.creates(count, padding: padding), atomic: false) { n in progress.withLock { $0 += n } }
         #expect(server.writesPerRequest.withLock { $0.sorted() } == requests)
         #expect(outcomes.count == count)
         #expect(outcomes.values.allSatisfy { $0 == .written(revision: "2026-01-01T00:00:00.000001Z") })
         #expect(progress.withLock { $0 } == count)
     }
 
-    @Test func anAtomicPushOverTheLimitsIsRefusedBeforeSending() async {
+    @Test(arguments: [(emulator: false, limit: 9216), (emulator: true, limit: 3584)])
+    func anAtomicPushOverTheLimitsIsRefusedBeforeSending(emulator: Bool, limit: Int) async {
         let server = WriteServer()
-        await #expect(throws: RemoteError.configuration("--atomic can send at most 500 writes and 9 MiB in one commit; this push has 501 writes of 77 KiB")) {
-            _ = try await Self.remote(server.transport).write(Self.creates(501), atomic: true) { _ in }
+        await #expect(throws: RemoteError.configuration("--atomic can send at most 500 writes and \(limit) KiB in one commit; this push has 501 writes of 77 KiB")) {
+            _ = try await Self.remote(server.transport, emulator: emulator).write(Self.creates(501), atomic: true) { _ in }
         }
         #expect(server.writesPerRequest.withLock { $0 }.isEmpty)
+        let fourMiB = Self.creates(4, padding: 1 << 20)
+        #expect(Self.remote(server.transport, emulator: emulator).atomicRequestSize(fourMiB)?.limit == limit * 1024)
+        #expect((Self.remote(server.transport, emulator: emulator).atomicRequestSize(fourMiB)?.bytes ?? 0) > 4 << 20)
     }
 }
