@@ -1,35 +1,6 @@
 import BooksyncCore
 
-/// Pull: applying remote changes locally (<doc:ThreeWaySync>, `pull` column).
-/// gather (scan, remote snapshot, classify) → plan (pure) → guard → execute → record.
 extension CollectionDirectory {
-    /// The base and a scan of the files, as pull and push start. A dry run
-    /// does not even update the stat cache. `keepChangedRecords` keeps the
-    /// records that differ from the base, parsed, for push to send.
-    /// With pathspecs (`options.scope`) the scan and the returned manifest
-    /// hold the records in scope only; `whole` is the base to record into.
-    func startSync(_ options: SyncOptions, remote: any RemoteCollection, keepChangedRecords: Bool = false,
-                   keepHashes: Bool = true) throws(BooksyncError) -> (whole: Manifest, Manifest, LocalScan) {
-        let whole = try loadManifest(for: remote)
-        let manifest = whole.scoped(to: options.scope)
-        var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
-        scanner.writeIndex = !options.dryRun
-        scanner.scope = options.scope
-        scanner.keepsHashes = keepHashes
-        // Clean files are then one bit per record in the scan (`LocalFiles`).
-        scanner.base = manifest
-        if keepChangedRecords { scanner.keepRecordsChangedFrom = manifest }
-        let scan = try scanner.scan()
-        // `lock` cleans the state directories and the collection's top; what a
-        // killed command left in a subcollection folder the scan has just seen.
-        if !options.dryRun {
-            for folder in scan.foldersWithTemporaries {
-                FileSystem.removeStaleTemporaries(in: paths.root + "/" + folder, recoverInto: paths.recovered)
-            }
-        }
-        return (whole, manifest, scan)
-    }
-
     /// Applies remote changes locally (<doc:ThreeWaySync>, `pull` column).
     /// - Parameters:
     ///   - remote: The remote collection to pull from.
@@ -47,34 +18,37 @@ extension CollectionDirectory {
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
         let lock = options.dryRun ? nil : try await self.lock(onStaleLock: onStaleLock)
         defer { lock?.release() }
-        let (whole, manifest, scan) = try startSync(options, remote: remote)
-        var report = SyncReport(command: .pull, dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: [])
-        var base = BaseState(copies: baseCopies, manifest: whole, configFingerprint: configFingerprint, target: remote.identity)
-        let applying = PullApplication(scan: scan,
-                                       counter: ProgressCounter(phase: "applying", total: nil, report: progress))
-        if whole.entries.isEmpty, options.scope.isEverything {
-            try await firstPull(remote, scan: scan, manifest: manifest, options: options, applying: applying,
-                                base: &base, report: &report, progress: progress)
+        var engine = try SyncEngine(self, command: .pull, remote: remote, options: options, progress: progress)
+        return try await engine.pull()
+    }
+}
+
+/// Pull: applying remote changes locally (<doc:ThreeWaySync>, `pull` column).
+/// gather (scan, remote snapshot, classify) → plan (pure) → guard → execute → record.
+extension SyncEngine {
+    /// Runs the pull; see `CollectionDirectory.pull`.
+    mutating func pull() async throws(BooksyncError) -> SyncReport {
+        let applied = ProgressCounter(phase: "applying", total: nil, report: progress)
+        if base.manifest.entries.isEmpty, options.scope.isEverything {
+            try await firstPull(applied: applied)
         } else {
-            let snapshot = try await readRemote(remote, manifest: manifest, needing: scan.needsRemoteBody, fullListing: options.fullListing,
-                                                scope: options.scope, progress: progress)
-            try requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: snapshot)
+            let snapshot = try await collection.readRemote(remote, manifest: manifest, needing: scan.needsRemoteBody,
+                                                           fullListing: options.fullListing, scope: options.scope, progress: progress)
+            try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: snapshot)
             report.unusableRemote = snapshot.listing.unusable
             report.remoteRead = snapshot.read
             // Clean records plan nothing: leaving them out spares building and sorting the whole collection.
-            let classified = classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false)
+            let classified = collection.classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false)
             let plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice)
             report.events += plan.events
-            try checkNotEmptied(snapshot, manifest: manifest, deletes: plan.deletes, remote: remote, options: options)
+            try checkNotEmptied(snapshot, deletes: plan.deletes)
             try options.checkDeletes(plan, command: .pull, baseCount: manifest.entries.count)
             if options.dryRun {
                 report.events += plan.steps.map(\.dryRunEvent)
-                report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(whole.entries.keys), AnySequence(scan.files.keys)],
-                                                                   subcollections: rules.subcollections)
-                return report
+                return finishedReport()
             }
-            try applyPullSteps(plan.steps, snapshot: snapshot, localReads: classified.localReads, applying: applying,
-                               base: &base, report: &report)
+            releasePlanningBase()
+            try applyPullSteps(plan.steps, snapshot: snapshot, localReads: classified.localReads, applied: applied)
             // A change query that found nothing leaves the mark where it is: the
             // manifest is not rewritten by a pull that changed nothing.
             // Only a pull that saw the whole collection moves the mark.
@@ -83,9 +57,7 @@ extension CollectionDirectory {
             }
         }
         if !options.dryRun { try base.finish() }
-        report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(base.manifest.entries.keys), AnySequence(scan.files.keys)],
-                                                           subcollections: rules.subcollections)
-        return report
+        return finishedReport()
     }
 
     /// Refuses a pull that would delete files because the whole target is
@@ -93,14 +65,13 @@ extension CollectionDirectory {
     /// to three deletes through): an emulator restarted, a wrong project or a
     /// wiped database looks exactly like "every document deleted", and
     /// mirroring it would empty the directory. `--force` lets it through.
-    private func checkNotEmptied(_ snapshot: RemoteSnapshot, manifest: Manifest, deletes: Int, remote: any RemoteCollection,
-                                 options: SyncOptions) throws(BooksyncError) {
+    private func checkNotEmptied(_ snapshot: RemoteSnapshot, deletes: Int) throws(BooksyncError) {
         var emptied = snapshot.wholeTargetEmpty
         if options.scope.isEverything, case .everyName = snapshot.read {
             emptied = snapshot.listing.revisions.isEmpty && snapshot.listing.unusable.isEmpty
         }
         guard !options.force, deletes > 0, !manifest.entries.isEmpty, emptied else { return }
-        throw .emptiedTarget(remote: self.remote.name, target: remote.identity?.description ?? remote.displayName,
+        throw .emptiedTarget(remote: collection.remote.name, target: remote.identity?.description ?? remote.displayName,
                              baseCount: manifest.entries.count, deletes: deletes)
     }
 
@@ -108,11 +79,10 @@ extension CollectionDirectory {
     /// and each answer's documents are planned and written while the next
     /// answer is on its way. Nothing can be deleted (there is no base), so no
     /// mass-delete guard, and nothing is merged (nothing both sides modified).
-    private func firstPull(_ remote: any RemoteCollection, scan: LocalScan, manifest: Manifest, options: SyncOptions,
-                           applying: PullApplication, base: inout BaseState, report: inout SyncReport,
-                           progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) {
+    private mutating func firstPull(applied: ProgressCounter) async throws(BooksyncError) {
         let (batches, continuation) = AsyncStream.makeStream(of: RemoteSnapshot.self)
         let downloaded = ProgressCounter(phase: "downloading", total: nil, report: progress)
+        let remote = self.remote
         let lister = Task { () async -> RemoteError? in
             defer { continuation.finish() }
             do throws(RemoteError) {
@@ -129,7 +99,7 @@ extension CollectionDirectory {
         await withTaskCancellationHandler {
             for await batch in batches where failure == nil {
                 report.unusableRemote += batch.listing.unusable
-                let classified = classify(scan: scan, manifest: manifest, remote: batch, only: Array(batch.listing.revisions.keys))
+                let classified = collection.classify(scan: scan, manifest: manifest, remote: batch, only: Array(batch.listing.revisions.keys))
                 let plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice)
                 report.events += plan.events
                 if options.dryRun {
@@ -137,8 +107,7 @@ extension CollectionDirectory {
                     continue
                 }
                 do throws(BooksyncError) {
-                    try applyPullSteps(plan.steps, snapshot: batch, localReads: classified.localReads, applying: applying,
-                                       base: &base, report: &report)
+                    try applyPullSteps(plan.steps, snapshot: batch, localReads: classified.localReads, applied: applied)
                     marking.add(batch, base: base.manifest)
                 } catch {
                     failure = error
@@ -165,8 +134,8 @@ extension CollectionDirectory {
     /// Carries out pull steps: file work on several threads (each record touches
     /// only its own files), then the base, in order. Stops at the first failure
     /// or on cancellation, with what was done before recorded in `base`.
-    private func applyPullSteps(_ steps: [PullStep], snapshot: RemoteSnapshot, localReads: [RecordID: LocalRead],
-                                applying: PullApplication, base: inout BaseState, report: inout SyncReport) throws(BooksyncError) {
+    private mutating func applyPullSteps(_ steps: [PullStep], snapshot: RemoteSnapshot, localReads: [RecordID: LocalRead],
+                                         applied: ProgressCounter) throws(BooksyncError) {
         // Records whose file names could be one file on a case-insensitive or
         // normalizing file system (macOS) go in a batch of their own, one by
         // one: the second then finds the file "changed" and is left alone.
@@ -174,15 +143,15 @@ extension CollectionDirectory {
         let colliding = Set(sharedNames.values.flatMap { $0.map(\.id) })
         let batches = steps.filter { !colliding.contains($0.id) }.chunked(into: 500).map { ($0, 32) }
             + steps.filter { colliding.contains($0.id) }.chunked(into: 1).map { ($0, 1) }
-        let scan = applying.scan
+        let (collection, files) = (self.collection, scan.files)
         for (batch, parallelChunk) in batches {
             if Task.isCancelled { try base.saveAndThrow(.interrupted) }
             let manifest = base.manifest
             let outcomes = ParallelMap.map(Array(batch), chunkSize: parallelChunk) { step in
                 let document = snapshot.bodies[step.id]
-                return applyPull(step, scanned: scan.files[step.id], read: localReads[step.id], document: document,
-                                 revision: document?.revision ?? snapshot.listing.revisions[step.id],
-                                 baseRevision: manifest.entries[step.id]?.revision)
+                return collection.applyPull(step, scanned: files[step.id], read: localReads[step.id], document: document,
+                                            revision: document?.revision ?? snapshot.listing.revisions[step.id],
+                                            baseRevision: manifest.entries[step.id]?.revision)
             }
             var failure: BooksyncError?
             for (step, outcome) in zip(batch, outcomes) {
@@ -196,14 +165,16 @@ extension CollectionDirectory {
             }
             if let failure { try base.saveAndThrow(failure) }
             try base.saveIfDue()
-            applying.counter.add(batch.count)
+            applied.add(batch.count)
         }
     }
+}
 
+extension CollectionDirectory {
     /// Carries out one pull step on the files; returns what happened and what
     /// the manifest must now say. Safe to run for different records at once.
     /// `baseRevision`: the base's revision of the record, stored with a conflict.
-    private func applyPull(_ step: PullStep, scanned: LocalFileState?, read: LocalRead?, document: RemoteDocument?, revision: String?,
+    fileprivate func applyPull(_ step: PullStep, scanned: LocalFileState?, read: LocalRead?, document: RemoteDocument?, revision: String?,
                            baseRevision: String?) -> Result<(SyncEventKind, BaseChange), BooksyncError> {
         let id = step.id
         // Folders on the way to a subcollection record are checked (never a
@@ -290,12 +261,6 @@ extension CollectionDirectory {
             return SHA256.contentHash(rules.canonicalBytes(fields, id: id)) == hash
         }
     }
-}
-
-/// What every batch of one pull's steps shares.
-private struct PullApplication: Sendable {
-    let scan: LocalScan
-    let counter: ProgressCounter
 }
 
 /// The change mark of a first pull, gathered batch by batch (see

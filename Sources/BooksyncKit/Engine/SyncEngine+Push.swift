@@ -25,57 +25,10 @@ extension CollectionDirectory {
         defer { lock?.release() }
         // No remote content is compared with the files, so the scan keeps no hashes
         // of changed ones, and the push is planned record by record, never whole.
-        var (whole, manifest, scan) = try startSync(options, remote: remote, keepChangedRecords: !options.dryRun, keepHashes: false)
-        try requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: nil)
-        var survey = surveyPush(DifferingRecords(scan: scan, manifest: manifest), scan: scan, manifest: manifest,
-                                chunkSize: options.atomic ? Int.max : Self.pushChunk)
-        // The added files' ids are in the survey's events now; the scan needs them
-        // again only to count the records left below a deleted document.
-        if rules.subcollections.isEmpty || survey.deletes == 0 { scan.files.forgetAdded() }
-        var report = SyncReport(command: .push, dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: [])
-        try options.checkDeletes(survey.deletes, command: .push, baseCount: manifest.entries.count)
-        // Refused before anything is sent, and by a dry run as by the real one.
-        if options.atomic { try checkAtomicSize(survey, scanned: scan.changedRecords, remote: remote) }
-        if options.dryRun {
-            report.events = survey.events
-            report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(whole.entries.keys), AnySequence(scan.files.keys)],
-                                                               subcollections: rules.subcollections)
-            return report
-        }
-
-        var base = BaseState(copies: baseCopies, manifest: whole, configFingerprint: configFingerprint, target: remote.identity)
-        // At most one base entry per write: room for them now, not by doubling;
-        // only when the writes outnumber an eighth of the base: a copy changed
-        // that much takes arrays of its own anyway, and a few writes to a large
-        // base must not copy it.
-        if survey.writes > manifest.entries.count / 8 { base.manifest.entries.reserveCapacity(manifest.entries.count + survey.writes) }
-        let outcome = await sendPipelined(survey, scanned: scan.changedRecords, options: options, remote: remote, base: &base, progress: progress)
-        if let failure = outcome.failure { try base.saveAndThrow(failure) }
-        try base.finish()
-        // The planned events, in id order, with what differed from the plan
-        // (moved out of the survey, so they change in place, not in a copy).
-        report.events = survey.events
-        survey.events = SyncEvents()
-        for (index, kind) in outcome.changedEvents { report.events.replaceKind(at: index, with: kind) }
-        report.deletedParents = SyncReport.parentDeletions(events: report.events, known: [AnySequence(base.manifest.entries.keys), AnySequence(scan.files.keys)],
-                                                           subcollections: rules.subcollections)
-        return report
+        var engine = try SyncEngine(self, command: .push, remote: remote, options: options, progress: progress,
+                                    keepChangedRecords: !options.dryRun, keepHashes: false)
+        return try await engine.push()
     }
-
-    /// Refuses an atomic push that one commit cannot take, by count and then by
-    /// bytes as the remote encodes them (its one chunk loaded to measure it).
-    private func checkAtomicSize(_ survey: PushSurvey, scanned: [RecordID: CanonicalRecord],
-                                 remote: any RemoteCollection) throws(BooksyncError) {
-        guard survey.writes <= FirestoreLimits.maximumWritesPerRequest else {
-            throw .atomicTooLarge(writes: survey.writes, limit: FirestoreLimits.maximumWritesPerRequest)
-        }
-        guard let chunk = survey.chunks.first else { return }
-        let writes = loadChunk(chunk.compactMap { survey.write(at: $0) }, scanned: scanned).writes
-        if let size = remote.atomicRequestSize(writes), size.bytes > size.limit {
-            throw .atomicTooManyBytes(bytes: size.bytes, limit: size.limit)
-        }
-    }
-
     /// Writes per request: push owns the chunking (the remote sends each
     /// chunk as one request), at Firestore's limit for `:batchWrite` and `:commit`.
     static let pushChunk = FirestoreLimits.maximumWritesPerRequest
@@ -88,7 +41,7 @@ extension CollectionDirectory {
     /// flight, not of the whole collection. Records parsed by the scan are
     /// sent as scanned; the others (the scan keeps only a few, and the stat
     /// cache proves changes without parsing) are read now, on several threads.
-    private func loadChunk(_ planned: [PushStep], scanned: [RecordID: CanonicalRecord]) -> LoadedChunk {
+    fileprivate func loadChunk(_ planned: [PushStep], scanned: [RecordID: CanonicalRecord]) -> LoadedChunk {
         let rules = self.rules
         let paths = self.paths
         let loaded = ParallelMap.map(planned, chunkSize: 64) { step -> PushLoad in
@@ -132,18 +85,65 @@ extension CollectionDirectory {
         return chunk
     }
 
+}
+
+extension SyncEngine {
+    /// Runs the push; see `CollectionDirectory.push`.
+    mutating func push() async throws(BooksyncError) -> SyncReport {
+        try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: nil)
+        var survey = collection.surveyPush(DifferingRecords(scan: scan, manifest: manifest), scan: scan, manifest: manifest,
+                                           chunkSize: options.atomic ? Int.max : CollectionDirectory.pushChunk)
+        // The added files' ids are in the survey's events now; the scan needs them
+        // again only to count the records left below a deleted document.
+        if rules.subcollections.isEmpty || survey.deletes == 0 { scan.files.forgetAdded() }
+        try options.checkDeletes(survey.deletes, command: .push, baseCount: manifest.entries.count)
+        // Refused before anything is sent, and by a dry run as by the real one.
+        if options.atomic { try checkAtomicSize(survey) }
+        if options.dryRun {
+            report.events = survey.events
+            return finishedReport()
+        }
+        releasePlanningBase()
+        // At most one base entry per write: room for them now, not by doubling;
+        // only when the writes outnumber an eighth of the base: a copy changed
+        // that much takes arrays of its own anyway, and a few writes to a large
+        // base must not copy it.
+        let baseCount = base.manifest.entries.count
+        if survey.writes > baseCount / 8 { base.manifest.entries.reserveCapacity(baseCount + survey.writes) }
+        let outcome = await sendPipelined(survey)
+        if let failure = outcome.failure { try base.saveAndThrow(failure) }
+        try base.finish()
+        // The planned events, in id order, with what differed from the plan
+        // (moved out of the survey, so they change in place, not in a copy).
+        report.events = survey.events
+        survey.events = SyncEvents()
+        for (index, kind) in outcome.changedEvents { report.events.replaceKind(at: index, with: kind) }
+        return finishedReport()
+    }
+
+    /// Refuses an atomic push that one commit cannot take, by count and then by
+    /// bytes as the remote encodes them (its one chunk loaded to measure it).
+    private func checkAtomicSize(_ survey: PushSurvey) throws(BooksyncError) {
+        guard survey.writes <= FirestoreLimits.maximumWritesPerRequest else {
+            throw .atomicTooLarge(writes: survey.writes, limit: FirestoreLimits.maximumWritesPerRequest)
+        }
+        guard let chunk = survey.chunks.first else { return }
+        let writes = collection.loadChunk(chunk.compactMap { survey.write(at: $0) }, scanned: scan.changedRecords).writes
+        if let size = remote.atomicRequestSize(writes), size.bytes > size.limit {
+            throw .atomicTooManyBytes(bytes: size.bytes, limit: size.limit)
+        }
+    }
+
     /// Loads and sends the writes of the survey's chunks, a few requests in
     /// flight, and records in the base what the server accepted as each answer
     /// arrives. On a failure or cancellation no new chunk starts, the ones in
     /// flight are still recorded, and the first failure is returned.
-    private func sendPipelined(_ survey: PushSurvey, scanned: [RecordID: CanonicalRecord], options: SyncOptions,
-                               remote: any RemoteCollection, base: inout BaseState,
-                               progress: @escaping @Sendable (SyncProgress) -> Void) async -> PushOutcome {
+    private mutating func sendPipelined(_ survey: PushSurvey) async -> PushOutcome {
         let counter = ProgressCounter(phase: "uploading", total: survey.writes, report: progress)
-        let atomic = options.atomic
+        let (atomic, collection, remote, scanned) = (options.atomic, self.collection, self.remote, scan.changedRecords)
         var outcome = PushOutcome()
-        let started = await BoundedTaskGroup.run(survey.chunks, limit: Self.pushRequestsInFlight) { range -> Result<SentChunk, FailedChunk> in
-            let loaded = loadChunk(range.compactMap(survey.write(at:)), scanned: scanned)
+        let started = await BoundedTaskGroup.run(survey.chunks, limit: CollectionDirectory.pushRequestsInFlight) { range -> Result<SentChunk, FailedChunk> in
+            let loaded = collection.loadChunk(range.compactMap(survey.write(at:)), scanned: scanned)
             guard !loaded.writes.isEmpty else { return .success(SentChunk(loaded, outcomes: [:])) }
             do throws(RemoteError) {
                 let outcomes = try await remote.write(loaded.writes, atomic: atomic) { counter.add($0) }
@@ -172,8 +172,7 @@ extension CollectionDirectory {
                 if !done.stale.isEmpty {
                     let preconditions = Dictionary(uniqueKeysWithValues: done.chunk.map { ($0.id, $0) })
                     do throws(BooksyncError) {
-                        changeEvents(try await settleStaleWrites(done.stale, sent: done.sent, writes: preconditions, atomic: atomic,
-                                                                 remote: remote, base: &base, progress: progress))
+                        changeEvents(try await settleStaleWrites(done.stale, sent: done.sent, writes: preconditions))
                     } catch {
                         if outcome.failure == nil { outcome.failure = error }
                     }
@@ -199,10 +198,9 @@ extension CollectionDirectory {
     /// After a refused `--atomic` commit every write is reported stale, though
     /// only some conflicted: those whose precondition still holds were simply
     /// not applied, and are reported as such.
-    private func settleStaleWrites(_ ids: [RecordID], sent: [RecordID: CanonicalRecord], writes: [RecordID: RemoteWrite], atomic: Bool,
-                                   remote: any RemoteCollection, base: inout BaseState,
-                                   progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> [SyncEvent] {
-        let documents = try await fetchRemoteBodies(remote, ids: ids, progress: progress)
+    private mutating func settleStaleWrites(_ ids: [RecordID], sent: [RecordID: CanonicalRecord],
+                                            writes: [RecordID: RemoteWrite]) async throws(BooksyncError) -> [SyncEvent] {
+        let documents = try await collection.fetchRemoteBodies(remote, ids: ids, progress: progress)
         var events: [SyncEvent] = []
         for id in ids {
             let ours = sent[id]
@@ -214,7 +212,7 @@ extension CollectionDirectory {
                 base.forget(id)
                 events.append(SyncEvent(id: id, kind: .pushed(.forget)))
             default:
-                if atomic, let write = writes[id], Self.preconditionHolds(write, document: documents[id]) {
+                if options.atomic, let write = writes[id], Self.preconditionHolds(write, document: documents[id]) {
                     events.append(SyncEvent(id: id, kind: .rejected("not written: the --atomic commit was refused because another record in it changed remotely")))
                 } else {
                     events.append(SyncEvent(id: id, kind: .remoteChangedSincePull))

@@ -1,0 +1,86 @@
+import BooksyncCore
+
+/// One pull or push from start to finish: what each of its stages reads and
+/// records, held once instead of handed from stage to stage.
+///
+/// `CollectionDirectory.pull` and `.push` are its facades: they take the lock,
+/// make an engine (which loads the base and scans the files) and run it.
+/// The stages — gather, plan, guard, execute and record (<doc:Architecture>)
+/// — are its methods in `SyncEngine+Pull.swift` and `SyncEngine+Push.swift`;
+/// per-record work that runs on several threads at once (applying a pull
+/// step, loading a push chunk) stays on `CollectionDirectory`, which is
+/// `Sendable` and holds no command state.
+struct SyncEngine {
+    /// The collection directory the command runs in.
+    let collection: CollectionDirectory
+    /// The remote collection it syncs with.
+    let remote: any RemoteCollection
+    /// The command's options: dry run, conflict choice, guards, pathspecs.
+    let options: SyncOptions
+    /// Receives progress, from any thread.
+    let progress: @Sendable (SyncProgress) -> Void
+    /// The base narrowed to the pathspecs (the whole base without them): what
+    /// the plan is made against. Released (`releasePlanningBase`) before the
+    /// base is written to, so `base` holds the only reference to the entries
+    /// and a few changes to a large base do not copy it.
+    private(set) var manifest: Manifest
+    /// The files, scanned against `manifest`.
+    var scan: LocalScan
+    /// The base being recorded, change by change, saved as the command goes.
+    var base: BaseState
+    /// What the command did (or, in a dry run, would do), record by record.
+    var report: SyncReport
+
+    /// Loads the base and scans the files, as pull and push start. A dry run
+    /// does not even update the stat cache.
+    /// - Parameters:
+    ///   - keepChangedRecords: Keep the records that differ from the base,
+    ///     parsed, for push to send.
+    ///   - keepHashes: Keep the hashes of changed files (pull compares them
+    ///     with remote content; push does not).
+    init(_ collection: CollectionDirectory, command: SyncPhase, remote: any RemoteCollection, options: SyncOptions,
+         progress: @escaping @Sendable (SyncProgress) -> Void,
+         keepChangedRecords: Bool = false, keepHashes: Bool = true) throws(BooksyncError) {
+        self.collection = collection
+        self.remote = remote
+        self.options = options
+        self.progress = progress
+        let whole = try collection.loadManifest(for: remote)
+        manifest = whole.scoped(to: options.scope)
+        var scanner = LocalScanner(paths: collection.paths, rules: collection.rules, fingerprint: collection.configFingerprint)
+        scanner.writeIndex = !options.dryRun
+        scanner.scope = options.scope
+        scanner.keepsHashes = keepHashes
+        // Clean files are then one bit per record in the scan (`LocalFiles`).
+        scanner.base = manifest
+        if keepChangedRecords { scanner.keepRecordsChangedFrom = manifest }
+        scan = try scanner.scan()
+        // `lock` cleans the state directories and the collection's top; what a
+        // killed command left in a subcollection folder the scan has just seen.
+        if !options.dryRun {
+            for folder in scan.foldersWithTemporaries {
+                FileSystem.removeStaleTemporaries(in: collection.paths.root + "/" + folder, recoverInto: collection.paths.recovered)
+            }
+        }
+        base = BaseState(copies: collection.baseCopies, manifest: whole, configFingerprint: collection.configFingerprint,
+                         target: remote.identity)
+        report = SyncReport(command: command, dryRun: options.dryRun, events: [], unusableFiles: scan.unusableFiles, unusableRemote: [])
+    }
+
+    /// How records look in this collection (id field, schema).
+    var rules: RecordRules { collection.rules }
+
+    /// Drops the planning copy of the base once the plan is made (see `manifest`).
+    mutating func releasePlanningBase() {
+        manifest = Manifest()
+    }
+
+    /// The report as it ends: the documents a delete left with subcollection
+    /// records below them, named against the base and the files.
+    mutating func finishedReport() -> SyncReport {
+        report.deletedParents = SyncReport.parentDeletions(
+            events: report.events, known: [AnySequence(base.manifest.entries.keys), AnySequence(scan.files.keys)],
+            subcollections: rules.subcollections)
+        return report
+    }
+}
