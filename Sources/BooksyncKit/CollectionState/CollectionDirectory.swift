@@ -152,7 +152,7 @@ public struct CollectionDirectory: Sendable {
     /// With the base (and the stamp of its manifest, taken before it was read),
     /// the index also remembers which records were clean. `keepHashes` false
     /// keeps changed and added files without their hash (see `LocalFiles`).
-    package func scanLocal(base: Manifest? = nil, baseStamp: String = "-", keepHashes: Bool = true,
+    package func scanLocal(base: Manifest? = nil, baseStamp: FileStamp = .unknown, keepHashes: Bool = true,
                           scope: RecordScope = .everything) async throws(BooksyncError) -> LocalScan {
         var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
         scanner.scope = scope
@@ -163,8 +163,8 @@ public struct CollectionDirectory: Sendable {
     }
 
     /// The manifest's stamp for the stat cache (see `StatCache`).
-    func manifestStamp() -> String {
-        guard let stat = try? FileSystem.stat(paths.manifest) else { return "-" }
+    func manifestStamp() -> FileStamp {
+        guard let stat = try? FileSystem.stat(paths.manifest) else { return .unknown }
         return StatCache.stamp(of: stat, scanStartedAt: WallClock.nowNanoseconds())
     }
 

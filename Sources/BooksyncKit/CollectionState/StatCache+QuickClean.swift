@@ -44,7 +44,7 @@ extension StatCache {
     /// with the same 64-bit hash: a collision only gives up the proof), so
     /// equal counts mean equal sets. `blockSize` is the index reader's (tests
     /// make it small to cross blocks).
-    static func verifiesClean(indexAt indexPath: String, fingerprint: String, baseStamp: String, directoryStamp: String?,
+    static func verifiesClean(indexAt indexPath: String, fingerprint: String, baseStamp: FileStamp, directoryStamp: FileStamp?,
                               directory: Int32, scanStartedAt: Int64, blockSize: Int = 1 << 22) -> CleanProof? {
         guard let reader = LineBlockReader(path: indexPath, blockSize: blockSize) else { return nil }
         var expected = -1
@@ -60,8 +60,8 @@ extension StatCache {
             var first = 0
             if reader.offset == 0 {
                 guard let head = parseHeader(block), head.fingerprint(block, is: fingerprint),
-                      baseStamp.utf8.elementsEqual(UnsafeBufferPointer(rebasing: block[head.baseStamp])),
-                      directoryStamp.map({ $0.utf8.elementsEqual(UnsafeBufferPointer(rebasing: block[head.directoryStamp])) }) ?? true,
+                      baseStamp.isSpelled(by: UnsafeBufferPointer(rebasing: block[head.baseStamp])),
+                      directoryStamp.map({ $0.isSpelled(by: UnsafeBufferPointer(rebasing: block[head.directoryStamp])) }) ?? true,
                       head.baseCount >= 0
                 else { return false }
                 expected = head.baseCount > Int64(Int32.max) ? -2 : Int(head.baseCount)
@@ -241,14 +241,14 @@ extension CollectionDirectory {
         // scan decides (still from the stat cache, file by file).
         guard rules.subcollections.isEmpty else { return nil }
         let stamp = manifestStamp()
-        guard stamp != "-", let header = StatCache.header(ofIndexAt: paths.index),
+        guard stamp.isKnown, let header = StatCache.header(ofIndexAt: paths.index),
               let directory = try? FileSystem.openDirectory(paths.root)
         else { return nil }
         defer { FileSystem.closeDirectory(directory) }
         let now = WallClock.nowNanoseconds()
         if let rootStat = try? FileSystem.stat(descriptor: directory) {
             let directoryStamp = StatCache.stamp(of: rootStat, scanStartedAt: now)
-            if directoryStamp != "-", header.directoryStamp == directoryStamp {
+            if directoryStamp.isKnown, header.directoryStamp == directoryStamp {
                 // Same directory: the index alone decides, and a listing could not do better.
                 guard let proof = StatCache.verifiesClean(
                     indexAt: paths.index, fingerprint: configFingerprint, baseStamp: stamp, directoryStamp: directoryStamp,

@@ -14,9 +14,9 @@ extension StatCache {
     /// their files hashed again. Only cost, never correctness, depends on the order.
     final class Stream {
         let scanStartedAt: Int64
-        let baseStamp: String
+        let baseStamp: FileStamp
         let baseCount: Int64
-        let directoryStamp: String
+        let directoryStamp: FileStamp
         private let reader: LineBlockReader
         private var block: [UInt8]
         private var position: Int
@@ -31,10 +31,10 @@ extension StatCache {
         /// The index at `path` when its header is intact and names `fingerprint`.
         init?(path: String, fingerprint: String) {
             guard let reader = LineBlockReader(path: path), let first = reader.next({ Array($0) }) else { return nil }
-            let header = first.withUnsafeBufferPointer { b -> (Header, String, String)? in
+            let header = first.withUnsafeBufferPointer { b -> (Header, FileStamp, FileStamp)? in
                 guard let head = parseHeader(b), head.fingerprint(b, is: fingerprint) else { return nil }
-                return (head, String(decoding: UnsafeBufferPointer(rebasing: b[head.baseStamp]), as: UTF8.self),
-                        String(decoding: UnsafeBufferPointer(rebasing: b[head.directoryStamp]), as: UTF8.self))
+                return (head, FileStamp(text: String(decoding: UnsafeBufferPointer(rebasing: b[head.baseStamp]), as: UTF8.self)),
+                        FileStamp(text: String(decoding: UnsafeBufferPointer(rebasing: b[head.directoryStamp]), as: UTF8.self)))
             }
             guard let (head, baseStamp, directoryStamp) = header else { return nil }
             self.reader = reader

@@ -50,14 +50,13 @@ struct StatCache: Sendable {
     /// Identifies the rules the hashes were computed under (config.json's hash),
     /// so changing the schema invalidates the cache.
     var fingerprint: String
-    /// `size:mtime:ctime:inode` of the manifest the clean flags were computed
-    /// against; "-" when unknown (or too recent to be trusted).
-    var baseStamp = "-"
+    /// Stamp of the manifest the clean flags were computed against.
+    var baseStamp = FileStamp.unknown
     /// How many records that manifest has.
     var baseCount = 0
-    /// Stamp of the collection directory when the scan listed it, or "-" when
+    /// Stamp of the collection directory when the scan listed it; unknown when
     /// the scan saw files that are not clean cached records.
-    var directoryStamp = "-"
+    var directoryStamp = FileStamp.unknown
     var entries: [String: Entry]
 
     /// True if the file's stat proves it unchanged since the entry was written.
@@ -72,11 +71,11 @@ struct StatCache: Sendable {
             && entry.inode == stat.inode && !isRacy(mtime: entry.mtime, ctime: entry.ctime, scanStartedAt: scanStartedAt)
     }
 
-    /// The stamp of a state file, or "-" if it changed too recently to be told
-    /// apart from a later change in the same clock tick.
-    static func stamp(of stat: FileStat, scanStartedAt: Int64) -> String {
-        if isRacy(mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, scanStartedAt: scanStartedAt) { return "-" }
-        return "\(stat.size):\(stat.mtimeNanoseconds):\(stat.ctimeNanoseconds):\(stat.inode)"
+    /// The stamp of a state file, unknown if it changed too recently to be
+    /// told apart from a later change in the same clock tick.
+    static func stamp(of stat: FileStat, scanStartedAt: Int64) -> FileStamp {
+        if isRacy(mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, scanStartedAt: scanStartedAt) { return .unknown }
+        return FileStamp(stat)
     }
 
     func isRacy(_ entry: Entry) -> Bool {
@@ -121,15 +120,15 @@ struct StatCache: Sendable {
                                                  hash: text(line.hash), clean: line.clean)
                 i = line.end
             }
-            return StatCache(scanStartedAt: head.scanStartedAt, fingerprint: fingerprint, baseStamp: text(head.baseStamp),
-                             baseCount: Int(head.baseCount), directoryStamp: text(head.directoryStamp), entries: entries)
+            return StatCache(scanStartedAt: head.scanStartedAt, fingerprint: fingerprint, baseStamp: FileStamp(text: text(head.baseStamp)),
+                             baseCount: Int(head.baseCount), directoryStamp: FileStamp(text: text(head.directoryStamp)), entries: entries)
         }
     }
 
     /// The directory stamp in an index's header, without decoding the rest.
-    static func directoryStamp(of bytes: [UInt8]) -> String? {
+    static func directoryStamp(of bytes: [UInt8]) -> FileStamp? {
         bytes.withUnsafeBufferPointer { b in
-            parseHeader(b).map { String(decoding: UnsafeBufferPointer(rebasing: b[$0.directoryStamp]), as: UTF8.self) }
+            parseHeader(b).map { FileStamp(text: String(decoding: UnsafeBufferPointer(rebasing: b[$0.directoryStamp]), as: UTF8.self)) }
         }
     }
 }

@@ -89,8 +89,8 @@ extension StatCache {
     }
 
     /// Writes the header line (see `StatCache` for the fields).
-    static func appendHeader(scanStartedAt: Int64, fingerprint: String, baseStamp: String, baseCount: Int,
-                             directoryStamp: String, to out: inout [UInt8]) {
+    static func appendHeader(scanStartedAt: Int64, fingerprint: String, baseStamp: FileStamp, baseCount: Int,
+                             directoryStamp: FileStamp, to out: inout [UInt8]) {
         out.append(contentsOf: header.utf8)
         out.append(tab)
         out.append(contentsOf: version.utf8)
@@ -99,11 +99,11 @@ extension StatCache {
         out.append(tab)
         out.append(contentsOf: fingerprint.utf8)
         out.append(tab)
-        out.append(contentsOf: baseStamp.utf8)
+        out.append(contentsOf: baseStamp.text.utf8)
         out.append(tab)
         appendDecimal(Int64(baseCount), to: &out)
         out.append(tab)
-        out.append(contentsOf: directoryStamp.utf8)
+        out.append(contentsOf: directoryStamp.text.utf8)
         out.append(newline)
     }
 
@@ -191,8 +191,8 @@ extension StatCache {
 extension StatCache {
     /// The text fields of an index file's header that decide which proof applies.
     struct HeaderStamps: Equatable {
-        var baseStamp: String
-        var directoryStamp: String
+        var baseStamp: FileStamp
+        var directoryStamp: FileStamp
     }
 
     /// The stamps in the header of the index at `path`, reading only its first
@@ -201,8 +201,8 @@ extension StatCache {
         guard let reader = LineBlockReader(path: path, blockSize: 1 << 12, maximumLine: 1 << 16) else { return nil }
         return reader.next { b -> HeaderStamps? in
             guard let end = b.firstIndex(of: newline), let head = parseHeader(UnsafeBufferPointer(rebasing: b[...end])) else { return nil }
-            return HeaderStamps(baseStamp: String(decoding: UnsafeBufferPointer(rebasing: b[head.baseStamp]), as: UTF8.self),
-                                directoryStamp: String(decoding: UnsafeBufferPointer(rebasing: b[head.directoryStamp]), as: UTF8.self))
+            return HeaderStamps(baseStamp: FileStamp(text: String(decoding: UnsafeBufferPointer(rebasing: b[head.baseStamp]), as: UTF8.self)),
+                                directoryStamp: FileStamp(text: String(decoding: UnsafeBufferPointer(rebasing: b[head.directoryStamp]), as: UTF8.self)))
         } ?? nil
     }
 

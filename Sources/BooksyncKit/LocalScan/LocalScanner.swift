@@ -59,7 +59,7 @@ struct LocalScanner: Sendable {
     /// The base the scan is compared with, and the stamp of its manifest file,
     /// so index entries can remember which records were clean.
     var base: Manifest?
-    var baseStamp = "-"
+    var baseStamp = FileStamp.unknown
     /// When set, records parsed in the scan whose hash differs from this
     /// manifest's are kept in `LocalScan.changedRecords` (push sends them),
     /// up to `maximumKeptRecords`.
@@ -112,7 +112,7 @@ struct LocalScanner: Sendable {
         defer { FileSystem.closeDirectory(directory) }
         // Stamp the directory (through the descriptor, so a symlinked root stamps the
         // real directory) before listing it: a change after this is seen next time.
-        let directoryStamp = (try? FileSystem.stat(descriptor: directory)).map { StatCache.stamp(of: $0, scanStartedAt: scanStartedAt) } ?? "-"
+        let directoryStamp = (try? FileSystem.stat(descriptor: directory)).map { StatCache.stamp(of: $0, scanStartedAt: scanStartedAt) } ?? .unknown
         let lister: DirectoryLister
         do {
             lister = try DirectoryLister(paths.root)
@@ -121,7 +121,7 @@ struct LocalScanner: Sendable {
         }
         let previous = trustsIndex ? StatCache.Stream(path: paths.index, fingerprint: fingerprint) : nil
         let baseEntries = base?.entries ?? ManifestEntries()
-        let stamp = base == nil ? "-" : baseStamp
+        let stamp = base == nil ? FileStamp.unknown : baseStamp
         let baseCount = base?.entries.count ?? 0
         // Hashes known to belong to valid records under this config: the index's
         // (written under the same fingerprint), or the manifest's when it was
@@ -239,7 +239,7 @@ struct LocalScanner: Sendable {
         }
         // The directory stamp only vouches for a directory of clean, cached records.
         let onlyCleanRecords = unusable.isEmpty && tally.cacheEntries == tally.candidates && tally.allClean
-        let finalDirectoryStamp = onlyCleanRecords ? directoryStamp : "-"
+        let finalDirectoryStamp = onlyCleanRecords ? directoryStamp : FileStamp.unknown
         // Rewrite when anything was hashed, even to the same result: the new scan
         // start time is what lets a formerly racy entry be trusted next time.
         // Every trusted entry was reused unchanged; anything else (a file hashed,
@@ -256,7 +256,7 @@ struct LocalScanner: Sendable {
                 writer = nil
                 Self.rewrite(lines, header: header.count, as: paths.index, headedBy: { out in
                     StatCache.appendHeader(scanStartedAt: scanStartedAt, fingerprint: fingerprint, baseStamp: stamp,
-                                           baseCount: baseCount, directoryStamp: "-", to: &out)
+                                           baseCount: baseCount, directoryStamp: .unknown, to: &out)
                 })
             }
         }

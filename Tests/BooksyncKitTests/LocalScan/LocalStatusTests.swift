@@ -311,7 +311,7 @@ import Glibc
             let directoryStamp = StatCache.stamp(of: try FileSystem.stat(root), scanStartedAt: now)
             let indexPath = root + "/.booksync/index"
             let index = try FileSystem.readFile(indexPath)
-            let verify = { (stamp: String?) in
+            let verify = { (stamp: FileStamp?) in
                 StatCache.verifiesClean(indexAt: indexPath, fingerprint: collection.configFingerprint, baseStamp: collection.manifestStamp(),
                                         directoryStamp: stamp, directory: directory, scanStartedAt: now)
             }
