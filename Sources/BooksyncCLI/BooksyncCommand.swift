@@ -66,6 +66,10 @@ protocol Subcommand {
     static var discussion: String { get }
     /// The options it accepts besides the global ones, in the order its help lists them.
     static var options: [Option] { get }
+    /// Pairs of its options that cannot be given together: the parser refuses
+    /// them, so every usage error is found before anything is opened, handed
+    /// to the network helper, or run in each collection of a workspace.
+    static var exclusiveOptions: [(Option, Option)] { get }
     /// What follows the options, for shell completion (default: nothing to offer).
     static var operands: Operands { get }
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode
@@ -78,6 +82,9 @@ protocol Subcommand {
 extension Subcommand {
     /// Local commands by default.
     static func reachesRemote(_ arguments: ParsedArguments) -> Bool { false }
+
+    /// No exclusive options by default.
+    static var exclusiveOptions: [(Option, Option)] { [] }
 }
 
 /// The `booksync` command line: global options, dispatch, error reporting.
@@ -131,7 +138,8 @@ package enum BooksyncCommand {
         }
         let parsed: ParsedArguments
         do {
-            parsed = try ArgumentParser.parse(rest, options: globalOptions + (command?.options ?? []), command: command?.name)
+            parsed = try ArgumentParser.parse(rest, options: globalOptions + (command?.options ?? []), command: command?.name,
+                                              exclusive: command?.exclusiveOptions ?? [])
         } catch {
             return report(error, console)
         }

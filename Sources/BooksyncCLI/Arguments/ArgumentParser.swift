@@ -1,3 +1,5 @@
+import BooksyncCore
+
 /// A command line read against its declared options (`Option`): the flags
 /// given, every value of each option in order, and the operands.
 struct ParsedArguments: Sendable {
@@ -17,6 +19,8 @@ struct ParsedArguments: Sendable {
 
     /// The value of `option`: the last one given, so a later `--color` overrides an earlier one.
     func value(_ option: Option) -> String? { values[option.name]?.last }
+    /// The percentage of a `.percentage` option (the parser checked it).
+    func percentage(_ option: Option) -> Double? { value(option).flatMap { DeleteGuard.parsePercent($0) } }
 
     /// Every value of a repeatable option (`--require`), in command-line order.
     func values(_ option: Option) -> [String] { values[option.name] ?? [] }
@@ -121,9 +125,13 @@ enum ArgumentParser {
     }
 
     /// `arguments` as flags, values and operands of `options`.
+    /// - Parameter exclusive: Pairs of options the command cannot take together.
     /// - Throws: `UsageError` against `command` for the first unknown option
-    ///   (with a suggestion), option without its value, or flag given a value.
-    static func parse(_ arguments: [String], options: [Option], command: String?) throws(UsageError) -> ParsedArguments {
+    ///   (with a suggestion), option without its value, or flag given a value;
+    ///   then for a value its option's kind refuses (`--max-delete 200`) and
+    ///   for two options given together that `exclusive` pairs.
+    static func parse(_ arguments: [String], options: [Option], command: String?,
+                      exclusive: [(Option, Option)] = []) throws(UsageError) -> ParsedArguments {
         var result = ParsedArguments(command: command)
         for word in words(arguments, options: options) {
             switch word {
@@ -145,6 +153,11 @@ enum ArgumentParser {
                 }
             }
         }
+        for option in options {
+            guard let kind = option.value, let text = result.value(option), let problem = kind.problem(with: text) else { continue }
+            throw result.usageError("\(option.name) \(problem)")
+        }
+        for (one, other) in exclusive { try result.rejectCombined(one, other) }
         return result
     }
 

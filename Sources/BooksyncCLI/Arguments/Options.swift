@@ -1,3 +1,5 @@
+import BooksyncCore
+
 /// One option of booksync's command line, declared once in the table below:
 /// how it is written, the value it takes and its help.
 ///
@@ -25,11 +27,21 @@ struct Option: Sendable {
         case choice(String, [String])
         /// Free text the shell cannot guess: nothing is offered.
         case text(String)
+        /// A percentage from 0 to 100 (`25%`, the `%` optional), checked by the parser.
+        case percentage(String)
 
         /// The value's name in help: `DIR`, `WHEN`, `N%`.
         var name: String {
             switch self {
-            case .directory(let name), .choice(let name, _), .text(let name): name
+            case .directory(let name), .choice(let name, _), .text(let name), .percentage(let name): name
+            }
+        }
+
+        /// Why `text` is not a value of this kind; nil when it is (or the kind takes any text).
+        func problem(with text: String) -> String? {
+            switch self {
+            case .percentage: DeleteGuard.parsePercent(text) == nil ? "takes a percentage from 0 to 100, like 25%" : nil
+            case .directory, .choice, .text: nil
             }
         }
     }
@@ -90,7 +102,7 @@ extension Option {
     static let ours = Option("--ours", help: "settle conflicts with our value of each conflicting field (push publishes it)")
     static let theirs = Option("--theirs", help: "settle conflicts with their value of each conflicting field")
     static let atomic = Option("--atomic", help: "push all changes in one transaction, or none (at most 500)")
-    static let maxDelete = Option("--max-delete", value: .text("N%"), help: "refuse to delete more than N% of the synced records (default 50%)")
+    static let maxDelete = Option("--max-delete", value: .percentage("N%"), help: "refuse to delete more than N% of the synced records (default 50%)")
     static let force = Option("--force", help: "skip the mass-delete guard")
 
     // seed

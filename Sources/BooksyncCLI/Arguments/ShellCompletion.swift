@@ -110,7 +110,7 @@ enum ShellCompletion {
             return indent + "\(pattern)) type compopt >/dev/null 2>&1 && compopt -o filenames 2>/dev/null; _booksync_reply < <(compgen -d -- \"$cur\"); return ;;"
         case .choice(_, let words):
             return indent + "\(pattern)) _booksync_reply < <(compgen -W \"\(words.joined(separator: " "))\" -- \"$cur\"); return ;;"
-        case .text, nil:
+        case .text, .percentage, nil:
             return indent + "\(pattern)) COMPREPLY=(); return ;;"
         }
     }
@@ -179,7 +179,7 @@ enum ShellCompletion {
         case nil: argument = ""
         case .directory: argument = ":directory:_files -/"
         case .choice(_, let words): argument = ":value:(\(words.joined(separator: " ")))"
-        case .text(let name): argument = ":" + zshMessage(name) + ": "
+        case .text(let name), .percentage(let name): argument = ":" + zshMessage(name) + ": "
         }
         return option.spellings.map { spelling in
             // `--name=` takes the value after `=` or as the next word, as the parser does.
@@ -261,7 +261,7 @@ enum ShellCompletion {
         case nil: break
         case .directory: parts.append("-x -a '(__fish_complete_directories)'")
         case .choice(_, let words): parts.append("-x -a " + fishQuote(words.joined(separator: " ")))
-        case .text: parts.append("-x")
+        case .text, .percentage: parts.append("-x")
         }
         parts.append("-d " + fishQuote(option.help))
         return parts.joined(separator: " ")

@@ -169,12 +169,12 @@ enum ResolveCommand: Subcommand {
         .ours.explained("our value for each conflicting field"), .theirs.explained("their value for each conflicting field"), .remote,
         .dryRun.explained("print what would be resolved; write nothing"),
     ]
+    static let exclusiveOptions: [(Option, Option)] = [(.ours, .theirs)]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         guard !arguments.positionals.isEmpty else {
             throw arguments.usageError("name the records to resolve (booksync status lists conflicts)")
         }
-        try arguments.rejectCombined(.ours, .theirs)
         let choice: ResolveChoice = arguments.has(.ours) ? .ours : (arguments.has(.theirs) ? .theirs : .edited)
         let collection = try context.openCollection(arguments)
         let ids = try collection.recordIDs(arguments.positionals)

@@ -16,9 +16,9 @@ enum FormatCommand: Subcommand {
         replaced atomically.
         """
     static let options: [Option] = [.check, .dryRun.explained("print the files that would be rewritten; write nothing")]
+    static let exclusiveOptions: [(Option, Option)] = [(.check, .dryRun)]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        try arguments.rejectCombined(.check, .dryRun)
         let collection = try context.openCollection()
         let dryRun = arguments.has(.dryRun)
         let checkOnly = arguments.has(.check) || dryRun

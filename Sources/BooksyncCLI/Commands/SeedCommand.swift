@@ -28,12 +28,7 @@ enum SeedCommand: Subcommand {
         options.dryRun = arguments.has(.dryRun)
         options.deleteOthers = arguments.has(.deleteOthers)
         options.force = arguments.has(.force)
-        if let text = arguments.value(.maxDelete) {
-            guard let percent = DeleteGuard.parsePercent(text) else {
-                throw arguments.usageError("\(Option.maxDelete.name) takes a percentage from 0 to 100, like 25%")
-            }
-            options.deleteGuard.maximumPercent = percent
-        }
+        if let percent = arguments.percentage(.maxDelete) { options.deleteGuard.maximumPercent = percent }
         let collection = try context.openCollection(arguments)
         let remote = try context.makeRemote(collection)
         // Overwriting production without a precondition undoes everyone's

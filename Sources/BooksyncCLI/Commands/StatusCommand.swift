@@ -33,11 +33,11 @@ enum StatusCommand: Subcommand {
         """
     static let options: [Option] = [.remote, .offline, .full, .short, .json, .exitCode]
 
+    static let exclusiveOptions: [(Option, Option)] = [(.short, .json), (.offline, .full)]
+
     static func reachesRemote(_ arguments: ParsedArguments) -> Bool { !arguments.has(.offline) }
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        try arguments.rejectCombined(.short, .json)
-        try arguments.rejectCombined(.offline, .full)
         let collection = try context.openCollection(arguments)
         let scope = try collection.scope(arguments.positionals, fromRoot: context.operandsFromCollection)
         GitDriverCheck.warnIfOutdated(collectionRoot: collection.paths.root, context: context)

@@ -38,6 +38,7 @@ enum PullCommand: SyncPhasesCommand {
         only those records; the others, and their base, are left as they are.
         """
     static let options: [Option] = [.remote, .dryRun, .ours, .theirs, .maxDelete, .force, .full, SyncCommandSupport.json]
+    static let exclusiveOptions: [(Option, Option)] = [(.ours, .theirs)]
     static let phases = (pull: true, push: false)
 }
 
@@ -72,6 +73,7 @@ enum SyncCommand: SyncPhasesCommand {
     static let usage = "booksync sync [PATHSPEC...] [--remote NAME] [--dry-run] [--ours|--theirs] [--atomic] [--max-delete N%] [--force] [--full] [--json]"
     static let discussion = "Runs pull and then push with the same options; see their help."
     static let options: [Option] = [.remote, .dryRun, .ours, .theirs, .maxDelete, .force, .atomic, .full, SyncCommandSupport.json]
+    static let exclusiveOptions: [(Option, Option)] = [(.ours, .theirs)]
     static let phases = (pull: true, push: true)
 }
 
@@ -86,15 +88,9 @@ enum SyncCommandSupport {
         options.force = arguments.has(.force)
         options.atomic = arguments.has(.atomic)
         options.fullListing = arguments.has(.full)
-        try arguments.rejectCombined(.ours, .theirs)
         if arguments.has(.ours) { options.conflictChoice = .ours }
         if arguments.has(.theirs) { options.conflictChoice = .theirs }
-        if let text = arguments.value(.maxDelete) {
-            guard let percent = DeleteGuard.parsePercent(text) else {
-                throw arguments.usageError("\(Option.maxDelete.name) takes a percentage from 0 to 100, like 25%")
-            }
-            options.deleteGuard.maximumPercent = percent
-        }
+        if let percent = arguments.percentage(.maxDelete) { options.deleteGuard.maximumPercent = percent }
         return options
     }
 

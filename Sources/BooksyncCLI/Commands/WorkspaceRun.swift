@@ -24,7 +24,6 @@ enum WorkspaceRun {
     }
 
     private static func runChecked(_ command: any Subcommand.Type, _ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        try await rejectUsageErrors(command, arguments, context: context)
         let collections = try WorkspaceDiscovery.collections(below: context.directory)
         guard !collections.isEmpty else { throw BooksyncError.notACollection(context.directory) }
         let selected = try operands(arguments.positionals, collections: collections, arguments: arguments)
@@ -72,20 +71,6 @@ enum WorkspaceRun {
             context.console.out(TerminalText(json: out))
         }
         return worst
-    }
-
-    /// The command's own usage errors (`--short and --json cannot be
-    /// combined`), before any search: the command runs once here, outside
-    /// every collection, where it checks its options and then stops at
-    /// opening the collection, with nothing read or written.
-    private static func rejectUsageErrors(_ command: any Subcommand.Type, _ arguments: ParsedArguments, context: CommandContext) async throws {
-        do {
-            _ = try await command.run(arguments, context: context.working(in: context.directory, console: context.console.discarding()))
-        } catch let error as UsageError {
-            throw error
-        } catch {
-            // Not a collection, as expected: the options are fine.
-        }
     }
 
     /// ` (firestore p/(default) books)`, or nothing when the config cannot be read (the command says why).

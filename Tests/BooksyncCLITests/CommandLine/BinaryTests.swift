@@ -104,6 +104,9 @@ import BooksyncTestSupport
         }
         let usage = try Self.run(["pull", "--bogus"], in: scratch.path, environment: ["PATH": "/usr/bin:/bin"], program: alone, cleanEnvironment: true)
         #expect(usage.status == 2 && usage.stderr.contains("unknown option '--bogus'"), "\(usage.stderr)")
+        // A value its option's kind refuses is a usage error of the parser, found before the hand-off too.
+        let value = try Self.run(["push", "--max-delete", "200%"], in: scratch.path, environment: ["PATH": "/usr/bin:/bin"], program: alone, cleanEnvironment: true)
+        #expect(value.status == 2 && value.stderr.contains("--max-delete takes a percentage from 0 to 100"), "\(value.stderr)")
         #expect(!FileManager.default.fileExists(atPath: scratch.path + "/books"), "clone created nothing before the hand-off")
     }
 }

@@ -109,6 +109,13 @@ import BooksyncTestSupport
         let scratch = try ScratchDirectory()
         let status = try BinaryTests.run(["status", "-s", "--json"], in: scratch.path)
         #expect(status.status == 2 && status.stderr.hasPrefix("booksync status: --short and --json cannot be combined"), "\(status.stderr)")
+        // Declared with the options, found by the parser: no command runs to find them.
+        for (arguments, message) in [(["pull", "--max-delete", "200"], "booksync pull: --max-delete takes a percentage from 0 to 100, like 25%"),
+                                     (["sync", "--ours", "--theirs"], "booksync sync: --ours and --theirs cannot be combined"),
+                                     (["fmt", "--check", "--dry-run"], "booksync fmt: --check and --dry-run cannot be combined")] {
+            let refused = try BinaryTests.run(arguments, in: scratch.path)
+            #expect(refused.status == 2 && refused.stderr.hasPrefix(message), "\(arguments): \(refused.stderr)")
+        }
         let plain = try BinaryTests.run(["status"], in: scratch.path)
         #expect(plain.stderr.contains("not a booksync collection"), "without a usage error, the search's own answer: \(plain.stderr)")
     }
