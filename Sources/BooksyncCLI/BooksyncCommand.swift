@@ -159,9 +159,8 @@ package enum BooksyncCommand {
         // the same command line from the start, so nothing here has begun.
         if command.reachesRemote(parsed), case .helper(let helper) = network {
             console.flush()
-            let error = NetworkAccess.execute(helper: helper, arguments: commandLine, environment: environment)
-            console.err("booksync: error: \(error.description)")
-            return error.exitCode.rawValue
+            return reportFailure(NetworkAccess.execute(helper: helper, arguments: commandLine, environment: environment),
+                                 command: command.name, console: console).rawValue
         }
         let directory = parsed.value(.directory).map { PathDisplay.resolve($0, against: currentDirectory) } ?? currentDirectory
         let context = CommandContext(
@@ -174,14 +173,25 @@ package enum BooksyncCommand {
         do {
             defer { if context.verbose { context.remoteUsage.report(to: console) } }
             return try await command.run(parsed, context: context).rawValue
-        } catch let error as UsageError {
-            return report(error, console)
-        } catch let error as BooksyncError {
-            console.err("booksync: error: \(error.description)")
-            return error.exitCode.rawValue
         } catch {
-            console.err("booksync: error: \(command.name) failed: \(String(describing: error))")
-            return ExitCode.failure.rawValue
+            return reportFailure(error, command: command.name, console: console).rawValue
+        }
+    }
+
+    /// Prints why a command failed and gives its exit code, the same way
+    /// wherever it failed: a usage error with the pointer to `--help`, a
+    /// `BooksyncError` as its sentence (after `place`, a collection's path in
+    /// a workspace), anything else, a bug, without its raw text.
+    static func reportFailure(_ error: any Error, command: String, place: String? = nil, console: Console) -> ExitCode {
+        switch error {
+        case let error as UsageError:
+            return ExitCode(rawValue: report(error, console)) ?? .usage
+        case let error as BooksyncError:
+            console.err("booksync: error: \(place.map { "\($0): " } ?? "")\(error.description)")
+            return error.exitCode
+        default:
+            console.err("booksync: error: \(command) failed unexpectedly (\(String(describing: type(of: error)))); this is a bug in booksync")
+            return .failure
         }
     }
 

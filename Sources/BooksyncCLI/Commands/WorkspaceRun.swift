@@ -12,14 +12,8 @@ enum WorkspaceRun {
     static func run(_ command: any Subcommand.Type, _ arguments: ParsedArguments, context: CommandContext) async -> ExitCode {
         do {
             return try await runChecked(command, arguments, context: context)
-        } catch let error as UsageError {
-            return ExitCode(rawValue: BooksyncCommand.report(error, context.console)) ?? .usage
-        } catch let error as BooksyncError {
-            context.console.err("booksync: error: \(error.description)")
-            return error.exitCode
         } catch {
-            context.console.err("booksync: error: \(command.name) failed")
-            return .failure
+            return BooksyncCommand.reportFailure(error, command: command.name, console: context.console)
         }
     }
 
@@ -49,8 +43,7 @@ enum WorkspaceRun {
                 throw error
             } catch let error as BooksyncError {
                 failure = error.description
-                context.console.err("booksync: error: \(path): \(error.description)")
-                code = error.exitCode
+                code = BooksyncCommand.reportFailure(error, command: command.name, place: path, console: context.console)
             }
             inner.console.flush()
             if json { documents.append(entry(path: path, code: code, document: captured.text, failure: failure)) }
