@@ -53,7 +53,7 @@ enum CloneCommand: Subcommand {
             throw error
         }
         SyncCommandSupport.render([report], context: inside, root: opened.paths.root, conflicts: opened.relativeConflictsFolder,
-                                  unresolvedConflict: { opened.unresolvedConflict($0) })
+                                  unresolvedConflict: opened.unresolvedConflicts())
         return report.needsAttention ? .attention : .success
     }
 }

@@ -114,12 +114,13 @@ enum SyncCommandSupport {
         } else if push {
             reports.append(try await self.push(collection, remote: remote, options: options, context: context))
         }
+        let unresolvedConflict = collection.unresolvedConflicts()
         if arguments.has(.json) {
             context.console.out(JSONDocuments.syncReports(reports, command: command, root: collection.paths.root, dryRun: options.dryRun,
-                                                          unresolvedConflict: { collection.unresolvedConflict($0) }))
+                                                          unresolvedConflict: unresolvedConflict))
         } else {
             render(reports, context: context, root: collection.paths.root, conflicts: collection.relativeConflictsFolder,
-                   unresolvedConflict: { collection.unresolvedConflict($0) })
+                   unresolvedConflict: unresolvedConflict)
         }
         return reports.contains { $0.needsAttention } ? .attention : .success
     }

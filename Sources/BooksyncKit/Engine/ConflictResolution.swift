@@ -65,6 +65,13 @@ extension CollectionDirectory {
         }
     }
 
+    /// `unresolvedConflict` for the records of one report, against the base
+    /// as the command left it: read once, and only when a record asks.
+    package func unresolvedConflicts() -> (RecordID) -> ConflictKind? {
+        let base = LazyBase(self)
+        return { self.unresolvedConflict($0, base: base.manifest) }
+    }
+
     /// Settles conflicts that pull stored, without contacting the remote: the
     /// base becomes the remote version pull saw, so the next push is guarded by
     /// that revision and a remote that moved again is never overwritten.
@@ -166,5 +173,20 @@ extension CollectionDirectory {
     /// The merge of a stored conflict with the file as resolve read it.
     private func merge(_ id: RecordID, base: BaseState, local: Fields, remote: Fields) -> RecordMerge {
         RecordMerge(base: baseCopies.fields(id, hash: base.manifest.entries[id]?.hash), local: local, remote: remote)
+    }
+}
+
+/// A collection's base, loaded on first use (nil when it cannot be read).
+private final class LazyBase {
+    private let collection: CollectionDirectory
+    private var loaded: Manifest??
+
+    init(_ collection: CollectionDirectory) { self.collection = collection }
+
+    var manifest: Manifest? {
+        if let loaded { return loaded }
+        let manifest = try? collection.loadManifest()
+        loaded = .some(manifest)
+        return manifest
     }
 }

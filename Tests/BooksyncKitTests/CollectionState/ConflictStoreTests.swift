@@ -131,6 +131,9 @@ import BooksyncTestSupport
         var moved = try collection.loadManifest()
         moved.entries[id] = BaseEntry(hash: try #require(moved.entries[id]).hash, revision: "r3")
         try CollectionDirectory.writeManifest(moved, to: collection.paths.manifest)
+        // The advice after a push asks against the base: a conflict it moved past is none.
+        #expect(collection.unresolvedConflict(id) != nil, "without the base, the stored side looks live")
+        #expect(collection.unresolvedConflicts()(id) == nil, "against the base it is stale")
         #expect(try collection.resolve([id], choice: .theirs).map(\.1) == [.noConflict])
         #expect(store.load(id, rules: collection.rules) == nil, "the stale conflict is cleared")
         #expect(try collection.loadManifest().entries[id]?.revision == "r3", "the base is not moved back")
