@@ -41,16 +41,36 @@ public enum PushAction: Sendable, Equatable {
     case forget
 }
 
-/// A pull or push action, as far as the mass-delete guard cares.
+/// A pull or push action: what the mass-delete guard counts, and how a plan
+/// holds it packed as the event a dry run reports for it.
 package protocol PlanAction: Sendable, Equatable {
     /// True for an action that deletes the record (a local file for pull, a
     /// remote document for push).
     var isDelete: Bool { get }
+    /// The event a dry run reports for the step, which is also how a plan keeps it.
+    var plannedKind: SyncEventKind { get }
+    /// The action a plan keeps as `kind`; nil for an event that is no step of this command.
+    init?(plannedKind kind: SyncEventKind)
 }
 
 extension PullAction: PlanAction {
     /// Removing the local file (deleted remotely, or `--theirs`).
     package var isDelete: Bool { self == .delete }
+
+    /// A conflict as a conflict, the rest as pulled.
+    package var plannedKind: SyncEventKind {
+        if case .conflict(let kind) = self { return .conflict(kind) }
+        return .pulled(self)
+    }
+
+    /// From `.pulled(action)` or `.conflict(kind)`.
+    package init?(plannedKind kind: SyncEventKind) {
+        switch kind {
+        case .pulled(let action): self = action
+        case .conflict(let conflict): self = .conflict(conflict)
+        default: return nil
+        }
+    }
 }
 
 extension PushAction: PlanAction {
@@ -58,6 +78,15 @@ extension PushAction: PlanAction {
     package var isDelete: Bool {
         if case .delete = self { return true }
         return false
+    }
+
+    /// Pushed.
+    package var plannedKind: SyncEventKind { .pushed(self) }
+
+    /// From `.pushed(action)`.
+    package init?(plannedKind kind: SyncEventKind) {
+        guard case .pushed(let action) = kind else { return nil }
+        self = action
     }
 }
 
@@ -73,22 +102,92 @@ package struct PlanStep<Action: PlanAction>: Sendable, Equatable {
         self.id = id
         self.action = action
     }
+
+    /// What a dry run reports for this step.
+    package var dryRunEvent: SyncEvent { SyncEvent(id: id, kind: action.plannedKind) }
 }
 
-/// Everything a pull or push will do, decided before anything is written or
-/// sent: the steps, in id order, and the events of the records that get none
-/// (invalid ones).
-package struct SyncPlan<Action: PlanAction>: Sendable, Equatable {
-    /// One per record the command changes, in id order.
-    package var steps: [PlanStep<Action>] = []
-    /// Reported as they are; nothing is done for these records.
-    package var events: [SyncEvent] = []
+/// What the planner makes of one record: a step, an event to report, or nothing.
+package enum PlannedRecord<Action: PlanAction>: Sendable, Equatable {
+    /// The command changes the record.
+    case step(PlanStep<Action>)
+    /// The command only reports the record (an invalid file or document).
+    case reported(SyncEvent)
+    /// Nothing to do or say.
+    case nothing
+}
 
-    /// An empty plan.
-    package init() {}
-
+/// Everything a pull or push will do, decided record by record in id order
+/// before anything is written or sent, and held packed: one event per record
+/// the command acts on or reports (`SyncEvents`, a few bytes each), so a plan
+/// of a million records is not a million steps. A step is kept as the event
+/// a dry run reports for it (`PlanAction.plannedKind`); a record that is only
+/// reported, as its event. Steps are cut into chunks as they are added: the
+/// engine applies or sends one chunk at a time, and the report is these
+/// events with the kinds of the outcomes that differ from the plan.
+package struct SyncPlan<Action: PlanAction>: Sendable {
+    /// One per record acted on or reported, in the order planned.
+    package private(set) var events = SyncEvents()
+    /// The steps in groups of at most `chunkSize`, as index ranges of `events`
+    /// (a range may also hold reported events between its steps).
+    package private(set) var chunks: [Range<Int>] = []
+    /// How many steps the plan holds.
+    package private(set) var steps = 0
     /// How many steps delete a record: what the mass-delete guard counts.
-    package var deletes: Int { steps.count { $0.action.isDelete } }
+    package private(set) var deletes = 0
+    private let chunkSize: Int
+    private var chunkStart = 0
+    private var inChunk = 0
+
+    /// An empty plan whose steps are chunked `chunkSize` at a time.
+    package init(chunkSize: Int = .max) {
+        self.chunkSize = max(1, chunkSize)
+    }
+
+    /// Adds what the planner made of one record (in id order).
+    package mutating func add(_ planned: PlannedRecord<Action>) {
+        switch planned {
+        case .step(let step):
+            events.append(step.dryRunEvent)
+            steps += 1
+            if step.action.isDelete { deletes += 1 }
+            inChunk += 1
+            if inChunk == chunkSize { closeChunk() }
+        case .reported(let event):
+            events.append(event)
+        case .nothing:
+            break
+        }
+    }
+
+    /// The step kept at `index` of `events`; nil for a reported record.
+    package func step(at index: Int) -> PlanStep<Action>? {
+        let event = events[index]
+        return Action(plannedKind: event.kind).map { PlanStep(id: event.id, action: $0) }
+    }
+
+    /// The steps of `chunk`, in order.
+    package func steps(in chunk: Range<Int>) -> [PlanStep<Action>] {
+        chunk.compactMap { step(at: $0) }
+    }
+
+    /// Ends the plan: the last, shorter chunk is closed.
+    package mutating func finish() {
+        if inChunk > 0 { closeChunk() }
+    }
+
+    /// The events, moved out (the plan keeps none): the report changes them
+    /// in place instead of in a copy.
+    package mutating func takeEvents() -> SyncEvents {
+        defer { events = SyncEvents() }
+        return events
+    }
+
+    private mutating func closeChunk() {
+        chunks.append(chunkStart..<events.count)
+        chunkStart = events.count
+        inChunk = 0
+    }
 }
 
 /// A step of a pull plan.
@@ -99,20 +198,6 @@ package typealias PushStep = PlanStep<PushAction>
 package typealias PullPlan = SyncPlan<PullAction>
 /// What a push will do.
 package typealias PushPlan = SyncPlan<PushAction>
-
-extension PlanStep where Action == PullAction {
-    /// What a dry run reports for this step: a conflict as a conflict, the
-    /// rest as pulled.
-    package var dryRunEvent: SyncEvent {
-        if case .conflict(let kind) = action { return SyncEvent(id: id, kind: .conflict(kind)) }
-        return SyncEvent(id: id, kind: .pulled(action))
-    }
-}
-
-extension PlanStep where Action == PushAction {
-    /// What a dry run reports for this step.
-    package var dryRunEvent: SyncEvent { SyncEvent(id: id, kind: .pushed(action)) }
-}
 
 /// The mass-delete safety rail (<doc:Safety>).
 public struct DeleteGuard: Sendable, Equatable {

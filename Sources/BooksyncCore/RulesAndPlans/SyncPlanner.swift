@@ -65,42 +65,29 @@ package struct RecordMerge: Sendable, Equatable {
 /// the table's last two columns). Pure: the engine executes the plan, after
 /// the mass-delete guard has seen its deletes, and records the outcomes.
 package enum SyncPlanner {
-    /// The pull plan: a step per record that pull changes, an event per record
-    /// that it cannot touch. An invalid local file is reported only when the
-    /// remote changed it (otherwise `status` covers it); an invalid remote
-    /// document always.
-    package static func pull(_ records: [ClassifiedRecord], choice: ConflictChoice) -> PullPlan {
-        var plan = PullPlan()
-        for record in records {
-            switch record.state {
-            case .invalidLocal(let diagnostics):
-                if record.remoteRevision != record.base?.revision {
-                    plan.events.append(SyncEvent(id: record.id, kind: .invalidLocal(diagnostics)))
-                }
-            case .invalidRemote(let diagnostics):
-                plan.events.append(SyncEvent(id: record.id, kind: .invalidRemote(diagnostics)))
-            default:
-                if let action = pullAction(for: record, choice: choice) { plan.steps.append(PullStep(id: record.id, action: action)) }
-            }
+    /// What pull makes of one record: a step when it changes the record, an
+    /// event when it cannot touch it. An invalid local file is reported only
+    /// when the remote changed it (otherwise `status` covers it); an invalid
+    /// remote document always.
+    package static func pull(_ record: ClassifiedRecord, choice: ConflictChoice) -> PlannedRecord<PullAction> {
+        switch record.state {
+        case .invalidLocal(let diagnostics):
+            guard record.remoteRevision != record.base?.revision else { return .nothing }
+            return .reported(SyncEvent(id: record.id, kind: .invalidLocal(diagnostics)))
+        case .invalidRemote(let diagnostics):
+            return .reported(SyncEvent(id: record.id, kind: .invalidRemote(diagnostics)))
+        default:
+            return pullAction(for: record, choice: choice).map { .step(PullStep(id: record.id, action: $0)) } ?? .nothing
         }
-        return plan
     }
 
-    /// The push plan: a step per local change, an event per invalid local file.
-    package static func push(_ records: [ClassifiedRecord]) -> PushPlan {
-        var plan = PushPlan()
-        for record in records { push(record, into: &plan) }
-        return plan
-    }
-
-    /// Adds one record's step or event to a push plan: how a push too large
-    /// to hold as one plan is planned record by record, with the same rules.
-    package static func push(_ record: ClassifiedRecord, into plan: inout PushPlan) {
+    /// What push makes of one record: a step per local change, an event per
+    /// invalid local file.
+    package static func push(_ record: ClassifiedRecord) -> PlannedRecord<PushAction> {
         if case .invalidLocal(let diagnostics) = record.state {
-            plan.events.append(SyncEvent(id: record.id, kind: .invalidLocal(diagnostics)))
-        } else if let action = pushAction(for: record.state, base: record.base) {
-            plan.steps.append(PushStep(id: record.id, action: action))
+            return .reported(SyncEvent(id: record.id, kind: .invalidLocal(diagnostics)))
         }
+        return pushAction(for: record.state, base: record.base).map { .step(PushStep(id: record.id, action: $0)) } ?? .nothing
     }
 
     /// The pull step for one record; nil when pull leaves it alone.

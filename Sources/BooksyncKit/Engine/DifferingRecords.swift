@@ -7,7 +7,7 @@ import BooksyncCore
 /// most of the collection). Clean records are not among them: they plan and
 /// show nothing.
 ///
-/// Push (`PushSurvey`) and `status --offline` classify these record by record
+/// Push (`planPush`) and `status --offline` classify these record by record
 /// instead of classifying the whole collection at once: a first push of a
 /// million records held 120 bytes a record for the classification and 56 for
 /// the plan.

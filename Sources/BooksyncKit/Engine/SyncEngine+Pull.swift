@@ -8,7 +8,7 @@ extension CollectionDirectory {
     ///   - progress: Called from any thread while downloading and applying.
     ///   - onStaleLock: Called with the process id of a booksync that died
     ///     holding the lock (the lock is taken over).
-    /// - Returns: What was done (or would be) per record.
+    /// - Returns: What was done (or would be) per record, in id order (as push).
     /// - Throws: `BooksyncError`: the collection is locked, a file cannot be
     ///   written, the remote fails, the plan deletes too much (`.massDelete`),
     ///   or the command was cancelled (`.interrupted`); work done before a
@@ -38,17 +38,17 @@ extension SyncEngine {
             report.unusableRemote = snapshot.listing.unusable
             report.remoteRead = snapshot.read
             // Clean records plan nothing: leaving them out spares building and sorting the whole collection.
-            let classified = collection.classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false)
-            let plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice)
-            report.events += plan.events
+            var classified = collection.classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false)
+            var plan = CollectionDirectory.planPull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
+            classified.records = []
             try checkNotEmptied(snapshot, deletes: plan.deletes)
             try options.checkDeletes(plan, command: .pull, baseCount: manifest.entries.count)
             if options.dryRun {
-                report.events += plan.steps.map(\.dryRunEvent)
+                report.events = plan.takeEvents()
                 return finishedReport()
             }
             releasePlanningBase()
-            try applyPullSteps(plan.steps, snapshot: snapshot, localReads: classified.localReads, applied: applied)
+            report.events = try applyPullPlan(&plan, snapshot: snapshot, localReads: classified.localReads, applied: applied)
             // A change query that found nothing leaves the mark where it is: the
             // manifest is not rewritten by a pull that changed nothing.
             // Only a pull that saw the whole collection moves the mark.
@@ -100,14 +100,13 @@ extension SyncEngine {
             for await batch in batches where failure == nil {
                 report.unusableRemote += batch.listing.unusable
                 let classified = collection.classify(scan: scan, manifest: manifest, remote: batch, only: Array(batch.listing.revisions.keys))
-                let plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice)
-                report.events += plan.events
+                var plan = CollectionDirectory.planPull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
                 if options.dryRun {
-                    report.events += plan.steps.map(\.dryRunEvent)
+                    report.events += plan.takeEvents()
                     continue
                 }
                 do throws(BooksyncError) {
-                    try applyPullSteps(plan.steps, snapshot: batch, localReads: classified.localReads, applied: applied)
+                    report.events += try applyPullPlan(&plan, snapshot: batch, localReads: classified.localReads, applied: applied)
                     marking.add(batch, base: base.manifest)
                 } catch {
                     failure = error
@@ -131,42 +130,58 @@ extension SyncEngine {
         }
     }
 
-    /// Carries out pull steps: file work on several threads (each record touches
-    /// only its own files), then the base, in order. Stops at the first failure
-    /// or on cancellation, with what was done before recorded in `base`.
-    private mutating func applyPullSteps(_ steps: [PullStep], snapshot: RemoteSnapshot, localReads: [RecordID: LocalRead],
-                                         applied: ProgressCounter) throws(BooksyncError) {
+    /// Steps applied at a time: file work on several threads, then the base.
+    static let pullChunk = 500
+
+    /// Carries out a pull plan chunk by chunk: file work on several threads
+    /// (each record touches only its own files), then the base, in order.
+    /// Stops at the first failure or on cancellation, with what was done
+    /// before recorded in `base`.
+    /// - Returns: The plan's events with the outcomes that differ from it.
+    private mutating func applyPullPlan(_ plan: inout PullPlan, snapshot: RemoteSnapshot, localReads: [RecordID: LocalRead],
+                                        applied: ProgressCounter) throws(BooksyncError) -> SyncEvents {
         // Records whose file names could be one file on a case-insensitive or
-        // normalizing file system (macOS) go in a batch of their own, one by
-        // one: the second then finds the file "changed" and is left alone.
-        let sharedNames = Dictionary(grouping: steps, by: { $0.id.fileName.lowercased() }).filter { $0.value.count > 1 }
-        let colliding = Set(sharedNames.values.flatMap { $0.map(\.id) })
-        let batches = steps.filter { !colliding.contains($0.id) }.chunked(into: 500).map { ($0, 32) }
-            + steps.filter { colliding.contains($0.id) }.chunked(into: 1).map { ($0, 1) }
+        // normalizing file system (macOS) are applied one by one after the
+        // rest of their chunk: the second then finds the file "changed" and is
+        // left alone.
+        var names: [String: Int] = [:]
+        for chunk in plan.chunks { for step in plan.steps(in: chunk) { names[step.id.fileName.lowercased(), default: 0] += 1 } }
+        let colliding = Set(names.compactMap { $0.value > 1 ? $0.key : nil })
+        names = [:]
+        var changed: [(index: Int, kind: SyncEventKind)] = []
         let (collection, files) = (self.collection, scan.files)
-        for (batch, parallelChunk) in batches {
-            if Task.isCancelled { try base.saveAndThrow(.interrupted) }
-            let manifest = base.manifest
-            let outcomes = ParallelMap.map(Array(batch), chunkSize: parallelChunk) { step in
-                let document = snapshot.bodies[step.id]
-                return collection.applyPull(step, scanned: files[step.id], read: localReads[step.id], document: document,
-                                            revision: document?.revision ?? snapshot.listing.revisions[step.id],
-                                            baseRevision: manifest.entries[step.id]?.revision)
-            }
-            var failure: BooksyncError?
-            for (step, outcome) in zip(batch, outcomes) {
-                switch outcome {
-                case .success(let (kind, change)):
-                    base.note(change)
-                    report.events.append(SyncEvent(id: step.id, kind: kind))
-                case .failure(let error):
-                    failure = failure ?? error
+        for chunk in plan.chunks {
+            let indexed = chunk.compactMap { index in plan.step(at: index).map { (index: index, step: $0) } }
+            let together = indexed.filter { !colliding.contains($0.step.id.fileName.lowercased()) }
+            let alone = indexed.filter { colliding.contains($0.step.id.fileName.lowercased()) }
+            for (batch, parallelChunk) in [(together, 32)] + alone.map({ ([$0], 1) }) where !batch.isEmpty {
+                if Task.isCancelled { try base.saveAndThrow(.interrupted) }
+                let manifest = base.manifest
+                let outcomes = ParallelMap.map(batch, chunkSize: parallelChunk) { planned in
+                    let step = planned.step
+                    let document = snapshot.bodies[step.id]
+                    return collection.applyPull(step, scanned: files[step.id], read: localReads[step.id], document: document,
+                                                revision: document?.revision ?? snapshot.listing.revisions[step.id],
+                                                baseRevision: manifest.entries[step.id]?.revision)
                 }
+                var failure: BooksyncError?
+                for (planned, outcome) in zip(batch, outcomes) {
+                    switch outcome {
+                    case .success(let (kind, change)):
+                        base.note(change)
+                        if kind != planned.step.action.plannedKind { changed.append((planned.index, kind)) }
+                    case .failure(let error):
+                        failure = failure ?? error
+                    }
+                }
+                if let failure { try base.saveAndThrow(failure) }
+                try base.saveIfDue()
+                applied.add(batch.count)
             }
-            if let failure { try base.saveAndThrow(failure) }
-            try base.saveIfDue()
-            applied.add(batch.count)
         }
+        var events = plan.takeEvents()
+        for (index, kind) in changed { events.replaceKind(at: index, with: kind) }
+        return events
     }
 }
 

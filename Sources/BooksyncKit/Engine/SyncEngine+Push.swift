@@ -91,16 +91,16 @@ extension SyncEngine {
     /// Runs the push; see `CollectionDirectory.push`.
     mutating func push() async throws(BooksyncError) -> SyncReport {
         try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: nil)
-        var survey = collection.surveyPush(DifferingRecords(scan: scan, manifest: manifest), scan: scan, manifest: manifest,
-                                           chunkSize: options.atomic ? Int.max : CollectionDirectory.pushChunk)
-        // The added files' ids are in the survey's events now; the scan needs them
+        var plan = collection.planPush(DifferingRecords(scan: scan, manifest: manifest), scan: scan, manifest: manifest,
+                                       chunkSize: options.atomic ? Int.max : CollectionDirectory.pushChunk)
+        // The added files' ids are in the plan's events now; the scan needs them
         // again only to count the records left below a deleted document.
-        if rules.subcollections.isEmpty || survey.deletes == 0 { scan.files.forgetAdded() }
-        try options.checkDeletes(survey.deletes, command: .push, baseCount: manifest.entries.count)
+        if rules.subcollections.isEmpty || plan.deletes == 0 { scan.files.forgetAdded() }
+        try options.checkDeletes(plan.deletes, command: .push, baseCount: manifest.entries.count)
         // Refused before anything is sent, and by a dry run as by the real one.
-        if options.atomic { try checkAtomicSize(survey) }
+        if options.atomic { try checkAtomicSize(plan) }
         if options.dryRun {
-            report.events = survey.events
+            report.events = plan.takeEvents()
             return finishedReport()
         }
         releasePlanningBase()
@@ -109,41 +109,40 @@ extension SyncEngine {
         // that much takes arrays of its own anyway, and a few writes to a large
         // base must not copy it.
         let baseCount = base.manifest.entries.count
-        if survey.writes > baseCount / 8 { base.manifest.entries.reserveCapacity(baseCount + survey.writes) }
-        let outcome = await sendPipelined(survey)
+        if plan.steps > baseCount / 8 { base.manifest.entries.reserveCapacity(baseCount + plan.steps) }
+        let outcome = await sendPipelined(plan)
         if let failure = outcome.failure { try base.saveAndThrow(failure) }
         try base.finish()
         // The planned events, in id order, with what differed from the plan
-        // (moved out of the survey, so they change in place, not in a copy).
-        report.events = survey.events
-        survey.events = SyncEvents()
+        // (moved out of the plan, so they change in place, not in a copy).
+        report.events = plan.takeEvents()
         for (index, kind) in outcome.changedEvents { report.events.replaceKind(at: index, with: kind) }
         return finishedReport()
     }
 
     /// Refuses an atomic push that one commit cannot take, by count and then by
     /// bytes as the remote encodes them (its one chunk loaded to measure it).
-    private func checkAtomicSize(_ survey: PushSurvey) throws(BooksyncError) {
-        guard survey.writes <= FirestoreLimits.maximumWritesPerRequest else {
-            throw .atomicTooLarge(writes: survey.writes, limit: FirestoreLimits.maximumWritesPerRequest)
+    private func checkAtomicSize(_ plan: PushPlan) throws(BooksyncError) {
+        guard plan.steps <= FirestoreLimits.maximumWritesPerRequest else {
+            throw .atomicTooLarge(writes: plan.steps, limit: FirestoreLimits.maximumWritesPerRequest)
         }
-        guard let chunk = survey.chunks.first else { return }
-        let writes = collection.loadChunk(chunk.compactMap { survey.write(at: $0) }, scanned: scan.changedRecords).writes
+        guard let chunk = plan.chunks.first else { return }
+        let writes = collection.loadChunk(plan.steps(in: chunk), scanned: scan.changedRecords).writes
         if let size = remote.atomicRequestSize(writes), size.bytes > size.limit {
             throw .atomicTooManyBytes(bytes: size.bytes, limit: size.limit)
         }
     }
 
-    /// Loads and sends the writes of the survey's chunks, a few requests in
+    /// Loads and sends the writes of the plan's chunks, a few requests in
     /// flight, and records in the base what the server accepted as each answer
     /// arrives. On a failure or cancellation no new chunk starts, the ones in
     /// flight are still recorded, and the first failure is returned.
-    private mutating func sendPipelined(_ survey: PushSurvey) async -> PushOutcome {
-        let counter = ProgressCounter(phase: "uploading", total: survey.writes, report: progress)
+    private mutating func sendPipelined(_ plan: PushPlan) async -> PushOutcome {
+        let counter = ProgressCounter(phase: "uploading", total: plan.steps, report: progress)
         let (atomic, collection, remote, scanned) = (options.atomic, self.collection, self.remote, scan.changedRecords)
         var outcome = PushOutcome()
-        let started = await BoundedTaskGroup.run(survey.chunks, limit: CollectionDirectory.pushRequestsInFlight) { range -> Result<SentChunk, FailedChunk> in
-            let loaded = collection.loadChunk(range.compactMap(survey.write(at:)), scanned: scanned)
+        let started = await BoundedTaskGroup.run(plan.chunks, limit: CollectionDirectory.pushRequestsInFlight) { range -> Result<SentChunk, FailedChunk> in
+            let loaded = collection.loadChunk(plan.steps(in: range), scanned: scanned)
             guard !loaded.writes.isEmpty else { return .success(SentChunk(loaded, outcomes: [:])) }
             do throws(RemoteError) {
                 let outcomes = try await remote.write(loaded.writes, atomic: atomic) { counter.add($0) }
@@ -156,7 +155,7 @@ extension SyncEngine {
             var eventIndex: [RecordID: Int] = [:]
             func changeEvents(_ events: [SyncEvent]) {
                 if eventIndex.isEmpty {
-                    for index in survey.chunks[chunk] { eventIndex[survey.events[index].id] = index }
+                    for index in plan.chunks[chunk] { eventIndex[plan.events[index].id] = index }
                 }
                 for event in events {
                     if let index = eventIndex[event.id] { outcome.changedEvents.append((index, event.kind)) }
@@ -187,7 +186,7 @@ extension SyncEngine {
             return outcome.failure == nil ? .proceed : .drain
         }
         // Chunks left unsent without a failure: the command was cancelled (Ctrl-C).
-        if outcome.failure == nil, started < survey.chunks.count { outcome.failure = .interrupted }
+        if outcome.failure == nil, started < plan.chunks.count { outcome.failure = .interrupted }
         return outcome
     }
 
@@ -257,16 +256,6 @@ private struct LoadedChunk: Sendable {
 /// A chunk the server did not answer, and why.
 struct FailedChunk: Error {
     let error: RemoteError
-}
-
-extension PushStep {
-    /// True for the steps that send a write (adopting and forgetting are settled without one).
-    var sendsWrite: Bool {
-        switch action {
-        case .create, .update, .delete: true
-        case .adopt, .forget: false
-        }
-    }
 }
 
 /// One chunk of push writes after the server answered: the base changes for

@@ -41,9 +41,8 @@ extension CollectionDirectory {
     private func offlineStatuses(scan: LocalScan, manifest: Manifest) -> [RecordStatus] {
         var statuses: [RecordStatus] = []
         statuses.reserveCapacity(max(scan.files.notCleanCount, manifest.entries.count - scan.files.knownCleanCount))
-        var unused: [RecordID: LocalRead] = [:]
         DifferingRecords(scan: scan, manifest: manifest).walk { id in
-            let state = classifiedRecord(id, scan: scan, manifest: manifest, remote: nil, localReads: &unused).state
+            let state = classifiedRecord(id, scan: scan, manifest: manifest).state
             if state != .clean { statuses.append(RecordStatus(id: id, state: state)) }
             return true
         }

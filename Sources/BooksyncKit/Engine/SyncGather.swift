@@ -77,6 +77,13 @@ extension CollectionDirectory {
         return ClassifiedRecord(id: id, state: state, base: base, remoteRevision: snapshot?.listing.revisions[id], merge: merge)
     }
 
+    /// The class of the record `id` against the base alone (no remote, so
+    /// nothing is merged and nothing read for a merge).
+    func classifiedRecord(_ id: RecordID, scan: LocalScan, manifest: Manifest) -> ClassifiedRecord {
+        var noReads: [RecordID: LocalRead] = [:]
+        return classifiedRecord(id, scan: scan, manifest: manifest, remote: nil, localReads: &noReads)
+    }
+
     /// The local file of `id`, parsed; nil when it cannot be read or parsed.
     func readLocal(_ id: RecordID) -> LocalRead? {
         guard let bytes = try? FileSystem.readFile(paths.recordFile(id)), case .success(let fields) = rules.parse(bytes) else { return nil }

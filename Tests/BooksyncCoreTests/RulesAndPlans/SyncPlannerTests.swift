@@ -76,10 +76,18 @@ import Testing
     func pull(_ row: PullRow) throws {
         let id = try RecordID("x")
         let record = ClassifiedRecord(id: id, state: row.state, base: Self.base, remoteRevision: row.remote, merge: row.merge)
-        let plan = SyncPlanner.pull([record], choice: row.choice)
-        let planned: [Planned<PullAction>] = plan.steps.map { .step($0.action) } + plan.events.map { .event($0.kind) }
-        #expect(planned == (row.expected == .nothing ? [] : [row.expected]))
-        #expect(plan.steps.allSatisfy { $0.id == id } && plan.events.allSatisfy { $0.id == id })
+        let planned: Planned<PullAction>
+        switch SyncPlanner.pull(record, choice: row.choice) {
+        case .step(let step):
+            #expect(step.id == id)
+            planned = .step(step.action)
+        case .reported(let event):
+            #expect(event.id == id)
+            planned = .event(event.kind)
+        case .nothing:
+            planned = .nothing
+        }
+        #expect(planned == row.expected)
     }
 
     struct PushRow: CustomTestStringConvertible, Sendable {
@@ -104,26 +112,65 @@ import Testing
     @Test(arguments: pushRows)
     func push(_ row: PushRow) throws {
         let record = ClassifiedRecord(id: try RecordID("x"), state: row.state, base: row.base, remoteRevision: nil)
-        let plan = SyncPlanner.push([record])
-        let planned: [Planned<PushAction>] = plan.steps.map { .step($0.action) } + plan.events.map { .event($0.kind) }
-        #expect(planned == (row.expected == .nothing ? [] : [row.expected]))
+        let planned: Planned<PushAction>
+        switch SyncPlanner.push(record) {
+        case .step(let step): planned = .step(step.action)
+        case .reported(let event): planned = .event(event.kind)
+        case .nothing: planned = .nothing
+        }
+        #expect(planned == row.expected)
     }
 
-    /// A plan counts its deletes, which the mass-delete guard checks; steps keep the records' order.
+    /// A plan counts its deletes, which the mass-delete guard checks, keeps
+    /// every record's step or event in the order planned, and gives each
+    /// step back from its packed event.
     @Test func plansCountTheirDeletes() throws {
         let ids = try ["a", "b", "c", "d"].map { try RecordID($0) }
-        let pull = SyncPlanner.pull([
+        var pull = PullPlan()
+        for record in [
             ClassifiedRecord(id: ids[0], state: .remoteChange(.deleted), base: Self.base, remoteRevision: nil),
             ClassifiedRecord(id: ids[1], state: .remoteChange(.modified), base: Self.base, remoteRevision: "r2"),
             ClassifiedRecord(id: ids[2], state: .conflict(.modifiedLocallyDeletedRemotely), base: Self.base, remoteRevision: nil),
             ClassifiedRecord(id: ids[3], state: .invalidRemote([Self.problem]), base: Self.base, remoteRevision: "r2"),
-        ], choice: .theirs)
-        #expect(pull.steps.map(\.id) == Array(ids[0...2]))
-        #expect(pull.deletes == 2)
-        #expect(pull.events == [SyncEvent(id: ids[3], kind: .invalidRemote([Self.problem]))])
-        let push = SyncPlanner.push(ids.map { ClassifiedRecord(id: $0, state: .localChange(.deleted), base: Self.base, remoteRevision: nil) })
+        ] { pull.add(SyncPlanner.pull(record, choice: .theirs)) }
+        pull.finish()
+        #expect(pull.steps == 3 && pull.deletes == 2)
+        #expect(pull.events.map(\.id) == ids)
+        #expect((0..<4).map { pull.step(at: $0)?.action } == [.delete, .write, .delete, nil])
+        #expect(pull.events[3] == SyncEvent(id: ids[3], kind: .invalidRemote([Self.problem])))
+        var push = PushPlan()
+        for id in ids { push.add(SyncPlanner.push(ClassifiedRecord(id: id, state: .localChange(.deleted), base: Self.base, remoteRevision: nil))) }
         #expect(push.deletes == 4)
-        #expect(SyncPlanner.push([]).deletes == 0)
+        #expect(PushPlan().deletes == 0)
+    }
+
+    /// Chunks hold `chunkSize` steps each, as consecutive index ranges of the
+    /// events (reported records ride in whichever chunk they fall). Steps come
+    /// back from their events exactly, a conflict and a merge (with its
+    /// fields) included.
+    @Test(arguments: [1, 2, 3, 100])
+    func stepsAreChunkedAndComeBackFromTheirEvents(chunkSize: Int) throws {
+        let conflict = PullAction.conflict(.bothModified(fields: [FieldPath(field: "title")]))
+        let merge = PullAction.merge(["id": .string("m"), "title": .string("T")])
+        let planned: [PlannedRecord<PullAction>] = try [
+            .step(PullStep(id: RecordID("a"), action: .write)),
+            .reported(SyncEvent(id: RecordID("b"), kind: .invalidRemote([Self.problem]))),
+            .step(PullStep(id: RecordID("c"), action: conflict)),
+            .nothing,
+            .step(PullStep(id: RecordID("d"), action: merge)),
+            .reported(SyncEvent(id: RecordID("e"), kind: .invalidRemote([Self.problem]))),
+        ]
+        var plan = PullPlan(chunkSize: chunkSize)
+        for record in planned { plan.add(record) }
+        plan.finish()
+        #expect(plan.events.map(\.id.rawValue) == ["a", "b", "c", "d", "e"])
+        let steps = plan.chunks.map { plan.steps(in: $0).map(\.action) }
+        let all: [PullAction] = [.write, conflict, merge]
+        #expect(steps == stride(from: 0, to: 3, by: chunkSize).map { Array(all[$0..<min($0 + chunkSize, 3)]) })
+        #expect(plan.chunks.first?.lowerBound == 0)
+        #expect(zip(plan.chunks, plan.chunks.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound }, "chunks follow each other")
+        #expect(plan.events[2].kind == .conflict(.bothModified(fields: [FieldPath(field: "title")])), "a conflict step reads as the conflict")
+        #expect(plan.takeEvents().count == 5 && plan.events.isEmpty)
     }
 
     /// `keepingRemote` is the merge with the sides swapped, without merging again.

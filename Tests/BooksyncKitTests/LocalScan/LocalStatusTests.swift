@@ -436,14 +436,14 @@ import Glibc
             return true
         }
         #expect(walked == ["aaa", "broken", "foundation", "g", "hyperion", "nogenre", "solaris", "zzz"])
-        let survey = collection.surveyPush(candidates, scan: scan, manifest: manifest, chunkSize: chunkSize)
+        let plan = collection.planPush(candidates, scan: scan, manifest: manifest, chunkSize: chunkSize)
         let writes = ["aaa", "foundation", "g", "hyperion", "solaris", "zzz"]
-        #expect(survey.writes == writes.count && survey.deletes == 1)
+        #expect(plan.steps == writes.count && plan.deletes == 1)
         // The dry run's report: every record acted on or reported, in id order.
-        #expect(survey.events.map(\.id.rawValue) == walked)
-        #expect(survey.events.filter { if case .invalidLocal = $0.kind { true } else { false } }.map(\.id.rawValue) == ["broken", "nogenre"])
+        #expect(plan.events.map(\.id.rawValue) == walked)
+        #expect(plan.events.filter { if case .invalidLocal = $0.kind { true } else { false } }.map(\.id.rawValue) == ["broken", "nogenre"])
         // Each chunk holds the next `chunkSize` writes.
-        let chunks = survey.chunks.map { $0.compactMap(survey.write(at:)).map(\.id.rawValue) }
+        let chunks = plan.chunks.map { plan.steps(in: $0).map(\.id.rawValue) }
         #expect(chunks == stride(from: 0, to: writes.count, by: chunkSize).map { Array(writes[$0..<min($0 + chunkSize, writes.count)]) })
     }
 

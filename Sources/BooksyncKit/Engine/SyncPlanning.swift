@@ -1,0 +1,41 @@
+import BooksyncCore
+
+extension CollectionDirectory {
+    /// Plans a push record by record (<doc:ThreeWaySync>, `push` column): the
+    /// records that differ from the base, in id order, each classified against
+    /// the base alone and added to a packed plan whose writes are cut into
+    /// chunks of `chunkSize` (one request each).
+    func planPush(_ candidates: DifferingRecords, scan: LocalScan, manifest: Manifest, chunkSize: Int) -> PushPlan {
+        var plan = PushPlan(chunkSize: chunkSize)
+        candidates.walk { id in
+            let planned = SyncPlanner.push(classifiedRecord(id, scan: scan, manifest: manifest))
+            // Adopting and forgetting are settled against a remote; push reads
+            // none before writing, so its plan holds writes only.
+            if case .step(let step) = planned, !step.sendsWrite { return true }
+            plan.add(planned)
+            return true
+        }
+        plan.finish()
+        return plan
+    }
+
+    /// Plans a pull record by record (<doc:ThreeWaySync>, `pull` column): the
+    /// classified records that differ, in id order, into a packed plan whose
+    /// steps are applied `chunkSize` at a time.
+    static func planPull(_ records: [ClassifiedRecord], choice: ConflictChoice, chunkSize: Int) -> PullPlan {
+        var plan = PullPlan(chunkSize: chunkSize)
+        for record in records { plan.add(SyncPlanner.pull(record, choice: choice)) }
+        plan.finish()
+        return plan
+    }
+}
+
+extension PushStep {
+    /// True for the steps that send a write (adopting and forgetting are settled without one).
+    var sendsWrite: Bool {
+        switch action {
+        case .create, .update, .delete: true
+        case .adopt, .forget: false
+        }
+    }
+}
