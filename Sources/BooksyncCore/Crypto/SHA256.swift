@@ -25,7 +25,7 @@ package struct SHA256: Sendable {
     }
 
     /// `sha256:<hex>`, the form manifests and messages use.
-    package static func contentHash(_ bytes: [UInt8]) -> String {
+    package static func contentHash(_ bytes: [UInt8]) -> ContentHash {
         ContentDigest(raw: hash(bytes)).contentHash
     }
 

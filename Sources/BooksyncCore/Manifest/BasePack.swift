@@ -24,7 +24,7 @@ package enum BasePack {
     package static func line(for record: CanonicalRecord) -> [UInt8] {
         var out = Array(record.id.encodedName.utf8)
         out.append(tab)
-        out += record.hash.utf8
+        out += record.hash.text.utf8
         out.append(tab)
         out += CanonicalJSON.encodeInline(.map(record.fields)).utf8
         out.append(newline)
@@ -43,7 +43,7 @@ package enum BasePack {
     /// The fields of a line's JSON if they are the record whose content hash
     /// is `hash`; nil for a copy that was damaged or edited by hand.
     /// - Parameter id: the record, whose schema decides the canonical key order.
-    package static func verifiedFields(json: UnsafeBufferPointer<UInt8>, hash: String, rules: RecordRules, id: RecordID? = nil) -> Fields? {
+    package static func verifiedFields(json: UnsafeBufferPointer<UInt8>, hash: ContentHash, rules: RecordRules, id: RecordID? = nil) -> Fields? {
         guard let fields = try? JSONParser.parseObject(json),
               SHA256.contentHash(rules.canonicalBytes(fields, id: id)) == hash else { return nil }
         return fields

@@ -9,8 +9,8 @@ package struct ContentDigest: Sendable, Hashable {
 
     /// The digest of `sha256:` followed by exactly 64 lowercase hex digits;
     /// nil for any other text, which callers keep as text.
-    package init?(contentHash text: String) {
-        var text = text
+    package init?(contentHash hash: ContentHash) {
+        var text = hash.text
         guard let parsed = text.withUTF8({ Self(contentHashBytes: $0) }) else { return nil }
         self = parsed
     }
@@ -53,8 +53,8 @@ package struct ContentDigest: Sendable, Hashable {
     package var leadingWord: UInt64 { a }
 
     /// `sha256:<hex>`, exactly the text it was parsed from.
-    package var contentHash: String {
-        String(unsafeUninitializedCapacity: 71) { buffer in
+    package var contentHash: ContentHash {
+        ContentHash(text: String(unsafeUninitializedCapacity: 71) { buffer in
             var i = 0
             for c in "sha256:".utf8 {
                 buffer[i] = c
@@ -70,7 +70,7 @@ package struct ContentDigest: Sendable, Hashable {
                 }
             }
             return i
-        }
+        })
     }
 }
 

@@ -2,13 +2,13 @@
 /// and the remote revision (Firestore `updateTime`) it had then.
 package struct BaseEntry: Sendable, Equatable {
     /// `sha256:<hex>` of the record's canonical bytes (`SHA256.contentHash`).
-    package let hash: String
+    package let hash: ContentHash
     /// The remote revision, exactly as the server wrote it: push sends it back
     /// as the write precondition, so it is never reformatted.
     package let revision: String
 
     /// An entry; `hash` in `sha256:<hex>` form.
-    package init(hash: String, revision: String) {
+    package init(hash: ContentHash, revision: String) {
         self.hash = hash
         self.revision = revision
     }
@@ -90,7 +90,7 @@ package struct Manifest: Sendable, Equatable {
             first = false
             CanonicalJSON.writeString(id.rawValue, into: &out)
             out.append(contentsOf: ": {\"hash\": ".utf8)
-            CanonicalJSON.writeString(entry.hash, into: &out)
+            CanonicalJSON.writeString(entry.hash.text, into: &out)
             out.append(contentsOf: ", \"revision\": ".utf8)
             CanonicalJSON.writeString(entry.revision, into: &out)
             out.append(0x7D)
@@ -167,7 +167,7 @@ package struct Manifest: Sendable, Equatable {
             else {
                 throw StateFileError(message: "record '\(raw)' needs {\"hash\": \"sha256:…\", \"revision\": \"…\"}")
             }
-            entries[id] = BaseEntry(hash: hash, revision: revision)
+            entries[id] = BaseEntry(hash: ContentHash(text: hash), revision: revision)
         }
         return Manifest(entries: entries, configFingerprint: configFingerprint, changesSince: changesSince, target: target)
     }

@@ -152,7 +152,7 @@ package struct CanonicalManifestDecoder {
             entries.add(id, digest: digest, revision: packed)
         } else {
             guard let hashText = LineReader.utf8(hash), let revisionText = LineReader.utf8(revision) else { return false }
-            entries[id] = BaseEntry(hash: hashText, revision: revisionText)
+            entries[id] = BaseEntry(hash: ContentHash(text: hashText), revision: revisionText)
         }
         return true
     }

@@ -202,7 +202,7 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
     package func entry(atSlot slot: Int) -> BaseEntry { entry(at: slot) }
 
     /// The content hash in a live slot (without building its revision).
-    package func hash(atSlot slot: Int) -> String { verbatim[Int32(slot)]?.hash ?? digests[slot].contentHash }
+    package func hash(atSlot slot: Int) -> ContentHash { verbatim[Int32(slot)]?.hash ?? digests[slot].contentHash }
 
     /// The content hash in a live slot as a digest; nil when it has no compact form.
     package func digest(atSlot slot: Int) -> ContentDigest? { verbatim[Int32(slot)] == nil ? digests[slot] : nil }

@@ -1,7 +1,7 @@
 /// What a scan found in one record file.
 package enum LocalFileState: Sendable, Equatable {
     /// A valid record with this content hash.
-    case valid(hash: String)
+    case valid(hash: ContentHash)
     /// A file that cannot be used as a record, with every reason.
     case invalid([RecordDiagnostic])
 }
@@ -13,7 +13,7 @@ package enum LocalVersion: Sendable, Equatable {
     /// A file that cannot be used as a record, with every reason.
     case invalid([RecordDiagnostic])
     /// A valid record file with this content hash.
-    case present(hash: String)
+    case present(hash: ContentHash)
 }
 
 /// The remote document of a record, as far as the sync rules care.
@@ -24,7 +24,7 @@ package enum RemoteVersion: Sendable, Equatable {
     case absent
     /// `hash` is the content hash of the document as a record file; nil when
     /// only its revision was listed (enough unless the local side changed too).
-    case present(revision: String, hash: String?)
+    case present(revision: String, hash: ContentHash?)
     /// A document that cannot become a record file (see the diagnostics).
     case invalid(revision: String, [RecordDiagnostic])
 }
@@ -145,7 +145,7 @@ package enum SyncRules {
         case none
         case unchanged
         /// Added (no base) or modified; the content hash when known.
-        case changed(String?)
+        case changed(ContentHash?)
         case deleted
     }
 }

@@ -7,7 +7,7 @@ public struct CanonicalRecord: Sendable, Equatable {
     /// The bytes booksync writes for this record and hashes.
     public let canonicalBytes: [UInt8]
     /// `sha256:<hex>` of `canonicalBytes`; equals `sha256sum` of a canonical file.
-    public let hash: String
+    public let hash: ContentHash
 
     /// Encodes and hashes `fields` at once; does not validate them (use
     /// `RecordRules.load(_:id:)` for untrusted bytes).

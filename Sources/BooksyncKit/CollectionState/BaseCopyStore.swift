@@ -68,7 +68,7 @@ package final class BaseCopyStore: Sendable {
     /// The fields of the base copy with content hash `hash`; nil if there is none.
     /// Safe from any thread; the pack is indexed again only when it changed on disk.
     /// - Parameter hash: The manifest's hash for `id`; nil (no base) gives nil.
-    package func fields(_ id: RecordID, hash: String?) -> Fields? {
+    package func fields(_ id: RecordID, hash: ContentHash?) -> Fields? {
         guard let hash else { return nil }
         if let fields = packedFields(id, hash: hash) { return fields }
         // Earlier versions kept no subcollection records, so path ids have no per-record file.
@@ -81,7 +81,7 @@ package final class BaseCopyStore: Sendable {
     /// The copy from the pack: the last line with `id` and `hash` whose record
     /// hashes to `hash`. Offsets are read through the descriptor the index was
     /// checked against, so a pack replaced meanwhile is never misread.
-    private func packedFields(_ id: RecordID, hash: String) -> Fields? {
+    private func packedFields(_ id: RecordID, hash: ContentHash) -> Fields? {
         guard let digest = ContentDigest(contentHash: hash) else { return nil }
         let fd = open(packPath, FileSystem.readFlags)
         guard fd >= 0 else { return nil }
@@ -94,7 +94,7 @@ package final class BaseCopyStore: Sendable {
             guard let line = Self.line(fd, at: offset) else { continue }
             let fields = line.withUnsafeBufferPointer { line -> Fields? in
                 guard let parts = BasePack.parts(of: line),
-                      line[parts.name].elementsEqual(name.utf8), line[parts.hash].elementsEqual(hash.utf8) else { return nil }
+                      line[parts.name].elementsEqual(name.utf8), line[parts.hash].elementsEqual(hash.text.utf8) else { return nil }
                 return BasePack.verifiedFields(json: UnsafeBufferPointer(rebasing: line[parts.json]), hash: hash, rules: rules, id: id)
             }
             if let fields { return fields }
@@ -209,7 +209,7 @@ package final class BaseCopyStore: Sendable {
                 guard let parts = BasePack.parts(of: line),
                       // A path id's name (`dune/reviews/r1`) is no file name: decode it as the path it is.
                       let id = RecordID.fromEncodedName(String(decoding: line[parts.name], as: UTF8.self)),
-                      let current = entries[id]?.hash, line[parts.hash].elementsEqual(current.utf8) else { return }
+                      let current = entries[id]?.hash, line[parts.hash].elementsEqual(current.text.utf8) else { return }
                 if let slot = entries.slot(of: id) {
                     let bit: UInt64 = 1 << UInt64(slot & 63)
                     guard kept[slot >> 6] & bit == 0 else { return }

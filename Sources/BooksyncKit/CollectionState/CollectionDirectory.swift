@@ -50,7 +50,7 @@ public struct CollectionDirectory: Sendable {
         }
         do {
             let config = try CollectionConfig.decode(bytes)
-            return CollectionDirectory(paths: paths, config: config, configFingerprint: SHA256.contentHash(bytes))
+            return CollectionDirectory(paths: paths, config: config, configFingerprint: SHA256.contentHash(bytes).text)
         } catch {
             if GitConflictMarkers.found(in: bytes) { throw .unfinishedGitMerge(path: paths.config) }
             throw .damagedStateFile(path: paths.config, error)

@@ -75,7 +75,7 @@ extension StatCache {
                 guard let line = parseLine(b, at: position) else { return nil }
                 func text(_ r: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: b[r]), as: UTF8.self) }
                 return (text(line.name), Entry(size: line.size, mtime: line.mtime, ctime: line.ctime, inode: line.inode,
-                                               hash: text(line.hash), clean: line.clean), line.end)
+                                               hash: ContentHash(text: text(line.hash)), clean: line.clean), line.end)
             }
             guard let (name, entry, end) = parsed else {
                 damaged = true

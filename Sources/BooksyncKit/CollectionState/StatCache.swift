@@ -40,7 +40,7 @@ struct StatCache: Sendable {
         let mtime: Int64
         let ctime: Int64
         let inode: UInt64
-        let hash: String
+        let hash: ContentHash
         /// The hash equalled the base hash of the record when the index was written.
         var clean = false
     }
@@ -117,7 +117,7 @@ struct StatCache: Sendable {
             while i < b.count {
                 guard let line = parseLine(b, at: i) else { return nil }
                 entries[text(line.name)] = Entry(size: line.size, mtime: line.mtime, ctime: line.ctime, inode: line.inode,
-                                                 hash: text(line.hash), clean: line.clean)
+                                                 hash: ContentHash(text: text(line.hash)), clean: line.clean)
                 i = line.end
             }
             return StatCache(scanStartedAt: head.scanStartedAt, fingerprint: fingerprint, baseStamp: FileStamp(text: text(head.baseStamp)),
@@ -136,7 +136,7 @@ struct StatCache: Sendable {
 extension StatCache.Entry {
     /// The entry for a file with this stat (taken before it was read: a change
     /// during the read shows as a different stat next time) and content hash.
-    init(_ stat: FileStat, hash: String) {
+    init(_ stat: FileStat, hash: ContentHash) {
         self.init(size: stat.size, mtime: stat.mtimeNanoseconds, ctime: stat.ctimeNanoseconds, inode: stat.inode, hash: hash)
     }
 }

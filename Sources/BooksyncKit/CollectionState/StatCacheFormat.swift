@@ -130,7 +130,7 @@ extension StatCache {
     /// Writes one entry line for a cache entry.
     static func appendLine(name: String, _ entry: Entry, to out: inout [UInt8]) {
         appendLine(name: name.utf8, size: entry.size, mtime: entry.mtime, ctime: entry.ctime, inode: entry.inode,
-                   hash: entry.hash.utf8, clean: entry.clean, to: &out)
+                   hash: entry.hash.text.utf8, clean: entry.clean, to: &out)
     }
 
     // MARK: Numbers

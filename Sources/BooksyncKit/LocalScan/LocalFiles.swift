@@ -37,7 +37,7 @@ package struct LocalFiles: Sendable {
     /// The hash of a valid file that a scan without hashes did not keep: it
     /// equals no content hash, so the rules see the file as differing from its
     /// base, which the scan established.
-    package static let hashNotKept = ""
+    package static let hashNotKept = ContentHash(text: "")
 
     /// No files; `base` is the manifest the scan compares with.
     init(base: ManifestEntries, keepsHashes: Bool = true) {

@@ -71,7 +71,7 @@ struct LocalScanner: Sendable {
     static let batchSize = 8192
 
     private enum Outcome: Sendable {
-        case valid(hash: String, entry: StatCache.Entry?, read: Bool, record: CanonicalRecord?)
+        case valid(hash: ContentHash, entry: StatCache.Entry?, read: Bool, record: CanonicalRecord?)
         case invalid([RecordDiagnostic], read: Bool)
         case vanished
     }
@@ -92,7 +92,7 @@ struct LocalScanner: Sendable {
     private struct Examined: Sendable {
         let outcome: Outcome
         let baseSlot: Int?
-        let baseHash: String?
+        let baseHash: ContentHash?
     }
 
     /// What the scan counts while it goes, to decide whether the index changed.
@@ -278,7 +278,7 @@ struct LocalScanner: Sendable {
     }
 
     private static func examine(root: String, candidate: Candidate, cacheStartedAt: Int64?,
-                                knownHash: String?, rules: RecordRules, keepRecord: (_ hash: String) -> Bool) -> Outcome {
+                                knownHash: ContentHash?, rules: RecordRules, keepRecord: (_ hash: ContentHash) -> Bool) -> Outcome {
         let path = root + "/" + candidate.name
         let stat: FileStat
         do {

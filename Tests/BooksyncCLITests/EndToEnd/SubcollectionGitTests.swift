@@ -47,7 +47,7 @@ import BooksyncTestSupport
         #expect(try BinaryTests.run(["init", "--firestore", "p", "--collection", "books", "--subcollection", "reviews"], in: books).status == 0)
         let rules = try CollectionDirectory.open(searchingFrom: books).rules
         func manifest(_ ids: [String]) throws -> String {
-            let entries = try ids.map { (try rules.recordID($0), BaseEntry(hash: "sha256:" + String(repeating: "a", count: 64), revision: "2026-01-01T00:00:00Z")) }
+            let entries = try ids.map { (try rules.recordID($0), BaseEntry(hash: ContentHash(text: "sha256:" + String(repeating: "a", count: 64)), revision: "2026-01-01T00:00:00Z")) }
             return String(decoding: Manifest(entries: Dictionary(uniqueKeysWithValues: entries)).encoded(), as: UTF8.self)
         }
         for (name, ids) in [("base", ["dune", "dune/reviews/r1"]), ("ours", ["dune", "dune/reviews/r1", "dune/reviews/r2"]),

@@ -32,7 +32,7 @@ import BooksyncTestSupport
         let manifestPath = ws.root + "/.booksync/manifest.json"
         var manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifestPath))) as? [String: Any])
         var records = try #require(manifest["records"] as? [String: [String: String]])
-        records["forged"]?["hash"] = SHA256.contentHash(Array(forged.utf8))
+        records["forged"]?["hash"] = SHA256.contentHash(Array(forged.utf8)).text
         manifest["records"] = records
         try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys]).write(to: URL(fileURLWithPath: manifestPath))
         // An ordinary local edit, which status shows.

@@ -71,7 +71,7 @@ import Testing
     @Test func hashIsTheRecordsUnderEverySetting() throws {
         let schema = RecordSchema(requiredFields: [FieldRequirement(name: "name", type: .string)])
         let fileBytes = Array("{\n  \"id\": \"ada\",\n  \"name\": \"Ada\",\n  \"age\": 36\n}\n".utf8)
-        var hashes: Set<String> = []
+        var hashes: Set<ContentHash> = []
         for setting in [IDField.standard, .none, Self.docId] {
             let rules = RecordRules(schema: schema, collectionPath: "users", idField: setting)
             let local = try rules.load(fileBytes, id: Self.ada).get()

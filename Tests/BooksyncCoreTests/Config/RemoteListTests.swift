@@ -53,7 +53,7 @@ import Testing
 
     /// The target survives both decoders: the line-by-line fast path and the full parser.
     @Test func aManifestKeepsItsTarget() throws {
-        let manifest = Manifest(entries: [RecordID(validated: "dune"): BaseEntry(hash: "sha256:" + String(repeating: "a", count: 64), revision: "2024-01-01T00:00:00.000001Z")],
+        let manifest = Manifest(entries: [RecordID(validated: "dune"): BaseEntry(hash: ContentHash(text: "sha256:" + String(repeating: "a", count: 64)), revision: "2024-01-01T00:00:00.000001Z")],
                                 configFingerprint: "sha256:c", target: Self.production)
         let bytes = manifest.encoded()
         #expect(String(decoding: bytes, as: UTF8.self).contains(#""target": "https://firestore.googleapis.com/v1/ projects/p/databases/(default)/documents/books","#))

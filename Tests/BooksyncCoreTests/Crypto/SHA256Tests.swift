@@ -37,6 +37,6 @@ import Testing
     }
 
     @Test func contentHashForm() {
-        #expect(SHA256.contentHash(Array("abc".utf8)) == "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SHA256.contentHash(Array("abc".utf8)).text == "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 }

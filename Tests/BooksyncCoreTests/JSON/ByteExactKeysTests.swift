@@ -20,7 +20,7 @@ import Testing
     static func manifest(_ ids: [String]) throws -> Manifest {
         var manifest = Manifest(configFingerprint: "sha256:cf")
         for (i, raw) in ids.enumerated() {
-            manifest.entries[try RecordID(raw)] = BaseEntry(hash: "sha256:\(i)", revision: "2024-01-01T00:00:00.00000\(i)Z")
+            manifest.entries[try RecordID(raw)] = BaseEntry(hash: ContentHash(text: "sha256:\(i)"), revision: "2024-01-01T00:00:00.00000\(i)Z")
         }
         return manifest
     }

@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func theManifestKeepsTheMarkAndBothParsersReadIt() throws {
-        let entries = [try RecordID("dune"): BaseEntry(hash: "sha256:" + String(repeating: "a", count: 64), revision: "2026-01-01T00:00:00.1Z")]
+        let entries = [try RecordID("dune"): BaseEntry(hash: ContentHash(text: "sha256:" + String(repeating: "a", count: 64)), revision: "2026-01-01T00:00:00.1Z")]
         for field in ["updatedAt", "updated at", "quote\"d", "ünïcode"] {
             let manifest = Manifest(entries: entries, configFingerprint: "sha256:c", changesSince: ChangeMark(field: field, time: Self.time("2026-12-01T09:59:00.123456Z")))
             let bytes = manifest.encoded()
@@ -81,7 +81,7 @@ import Testing
     func mergeKeepsAMarkOnlyWhereItHolds(base: String?, ours: String?, theirs: String?, oursChanged: Bool, theirsChanged: Bool, merged: String?) throws {
         let times = ["m1": "2026-12-01T01:00:00Z", "m2": "2026-12-01T02:00:00Z", "m3": "2026-12-01T03:00:00Z"]
         func mark(_ name: String?) -> ChangeMark? { name.map { ChangeMark(field: "updatedAt", time: Self.time(times[$0]!)) } }
-        let entry = BaseEntry(hash: "sha256:" + String(repeating: "b", count: 64), revision: "r1")
+        let entry = BaseEntry(hash: ContentHash(text: "sha256:" + String(repeating: "b", count: 64)), revision: "r1")
         let changedEntry = BaseEntry(hash: entry.hash, revision: "r2")
         let baseManifest = Manifest(entries: [try RecordID("a"): entry, try RecordID("b"): entry], changesSince: mark(base))
         let oursManifest = Manifest(entries: [try RecordID("a"): oursChanged ? changedEntry : entry, try RecordID("b"): entry], changesSince: mark(ours))

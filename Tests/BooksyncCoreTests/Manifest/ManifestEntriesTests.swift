@@ -5,8 +5,8 @@ import Testing
 /// encodings of hashes and revisions are exact.
 @Suite struct ManifestEntriesTests {
     static func id(_ s: String) -> RecordID { try! RecordID(s) }
-    static let hashA = "sha256:" + String(repeating: "0123456789abcdef", count: 4)
-    static let hashB = "sha256:" + String(repeating: "f", count: 64)
+    static let hashA = ContentHash(text: "sha256:" + String(repeating: "0123456789abcdef", count: 4))
+    static let hashB = ContentHash(text: "sha256:" + String(repeating: "f", count: 64))
 
     /// Random sets, removals and re-additions against a `Dictionary` model.
     @Test(arguments: [1, 2, 3])
@@ -18,7 +18,7 @@ import Testing
                       BaseEntry(hash: Self.hashB, revision: "2024-01-01T00:00:00Z"),
                       BaseEntry(hash: "sha256:short", revision: "2024-01-01T00:00:00.000000Z"),
                       BaseEntry(hash: Self.hashA, revision: "rev with spaces"),
-                      BaseEntry(hash: Self.hashA.uppercased(), revision: "")]
+                      BaseEntry(hash: ContentHash(text: Self.hashA.text.uppercased()), revision: "")]
         /// Sets or removes (one in `removeOneIn`) random ids below `ids` in both, `rounds` times.
         func mutate(rounds: Int, ids: UInt64, removeOneIn: UInt64, check: (RecordID) -> Void = { _ in }) {
             for _ in 0..<rounds {
@@ -75,7 +75,7 @@ import Testing
         copyModel[Self.id("r1")] = nil
         copyModel[Self.id("r2")] = nil
         for n in 0..<(limit + 10) {
-            let entry = BaseEntry(hash: n % 2 == 0 ? Self.hashB : "verbatim-\(n)", revision: "2024-06-01T00:00:00.000000Z")
+            let entry = BaseEntry(hash: n % 2 == 0 ? Self.hashB : ContentHash(text: "verbatim-\(n)"), revision: "2024-06-01T00:00:00.000000Z")
             copy[Self.id("new\(n)")] = entry
             copyModel[Self.id("new\(n)")] = entry
         }
@@ -92,13 +92,13 @@ import Testing
 
     /// Hashes and revisions without a compact form are kept verbatim; those with one read back identically.
     @Test(arguments: [
-        Self.hashA, Self.hashB, "sha256:", "sha256:" + String(repeating: "0", count: 63), "sha256:" + String(repeating: "g", count: 64),
+        Self.hashA.text, Self.hashB.text, "sha256:", "sha256:" + String(repeating: "0", count: 63), "sha256:" + String(repeating: "g", count: 64),
         "SHA256:" + String(repeating: "0", count: 64), "sha256:" + String(repeating: "A", count: 64), "",
     ])
     func contentDigestIsExact(text: String) {
-        let digest = ContentDigest(contentHash: text)
-        #expect((digest != nil) == (text == Self.hashA || text == Self.hashB))
-        if let digest { #expect(digest.contentHash == text) }
+        let digest = ContentDigest(contentHash: ContentHash(text: text))
+        #expect((digest != nil) == (text == Self.hashA.text || text == Self.hashB.text))
+        if let digest { #expect(digest.contentHash.text == text) }
     }
 
     @Test(arguments: [

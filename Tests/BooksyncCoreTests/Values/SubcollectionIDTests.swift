@@ -213,7 +213,7 @@ import Testing
     @Test func manifestsTakePathIDsOnlyIntoConfiguredSubcollections() throws {
         let subcollections = Subcollections(entries: [Subcollections.Entry(path: "reviews")])
         var manifest = Manifest()
-        manifest.entries[try RecordID(path: "dune/reviews/r1", subcollections: subcollections)] = BaseEntry(hash: "sha256:" + String(repeating: "a", count: 64), revision: "2024-01-01T00:00:00.000001Z")
+        manifest.entries[try RecordID(path: "dune/reviews/r1", subcollections: subcollections)] = BaseEntry(hash: ContentHash(text: "sha256:" + String(repeating: "a", count: 64)), revision: "2024-01-01T00:00:00.000001Z")
         var bytes: [UInt8] = []
         manifest.encode { bytes += $0 }
         let decoded = try Manifest.decode(bytes, subcollections: subcollections)

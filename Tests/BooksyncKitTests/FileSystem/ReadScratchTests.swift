@@ -83,7 +83,7 @@ import Darwin
             var times = [old, old]
             #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
             stats.append(try FileSystem.stat(path))
-            hashes.append(SHA256.contentHash(bytes))
+            hashes.append(SHA256.contentHash(bytes).text)
         }
         func index(startedAt: Int64, stale: Set<Int>) -> [UInt8] {
             var out: [UInt8] = []

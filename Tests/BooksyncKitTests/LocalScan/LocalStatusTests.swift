@@ -451,7 +451,7 @@ import Glibc
     /// sorted: the blocked-folder check asks then) and after: a base id is
     /// settled by its slot, never by searching the added ids.
     @Test func lookupsBeforeAndAfterTheScanEnds() {
-        let hash = "sha256:" + String(repeating: "ab", count: 32)
+        let hash = ContentHash(text: "sha256:" + String(repeating: "ab", count: 32))
         let base = ManifestEntries(Dictionary(uniqueKeysWithValues: (0..<300).map { (Self.id("b\($0)"), BaseEntry(hash: hash, revision: "r")) }))
         var files = LocalFiles(base: base, keepsHashes: false)
         for i in (0..<500).reversed() { files.set(Self.id("n\(i)"), .valid(hash: hash), baseSlot: nil, clean: false) }

@@ -146,7 +146,7 @@ import BooksyncTestSupport
         let long = [d, c, d, c, d].joined(separator: "/")
         try Self.write(scratch, "books/" + long + ".json", #"{"id": "\#(d)"}"#)
         var manifest = try collection.loadManifest()
-        manifest.entries[RecordID(validated: long)] = BaseEntry(hash: "sha256:" + String(repeating: "a", count: 64), revision: "2024-01-01T00:00:00Z")
+        manifest.entries[RecordID(validated: long)] = BaseEntry(hash: ContentHash(text: "sha256:" + String(repeating: "a", count: 64)), revision: "2024-01-01T00:00:00Z")
         try FileSystem.writeAtomically(manifest.encoded(), to: collection.paths.manifest)
         #expect(try collection.loadManifest().entries[RecordID(validated: long)] == nil)
         let status = try await collection.status(remote: nil)
