@@ -154,6 +154,8 @@ package struct SyncPlan<Action: PlanAction>: Sendable {
             inChunk += 1
             if inChunk == chunkSize { closeChunk() }
         case .reported(let event):
+            // A reported event that read as a step would be carried out.
+            precondition(Action(plannedKind: event.kind) == nil, "a reported event that reads as a step")
             events.append(event)
         case .nothing:
             break

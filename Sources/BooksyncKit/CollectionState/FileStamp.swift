@@ -5,7 +5,7 @@
 /// to be told apart from a later change in the same clock tick, or the scan
 /// saw files that are not clean cached records. Check `isKnown` before
 /// trusting that two stamps are equal.
-package struct FileStamp: Equatable, Sendable, ExpressibleByStringLiteral {
+package struct FileStamp: Equatable, Sendable {
     /// The stamp as the index file spells it.
     package let text: String
 
@@ -14,9 +14,6 @@ package struct FileStamp: Equatable, Sendable, ExpressibleByStringLiteral {
 
     /// A stamp as the index file spells it; `-` is `unknown`.
     package init(text: String) { self.text = text }
-
-    /// A stamp written out (tests, fixtures).
-    package init(stringLiteral text: String) { self.text = text }
 
     /// The stamp of `stat`.
     package init(_ stat: FileStat) {

@@ -20,9 +20,9 @@ struct SyncEngine {
     /// Receives progress, from any thread.
     let progress: @Sendable (SyncProgress) -> Void
     /// The base narrowed to the pathspecs (the whole base without them): what
-    /// the plan is made against. Released (`releasePlanningBase`) before the
-    /// base is written to, so `base` holds the only reference to the entries
-    /// and a few changes to a large base do not copy it.
+    /// the plan is made against. Released (`releasePlanningBase`) once the plan
+    /// is made: with pathspecs it is a copy of its own, which then does not
+    /// outlive planning.
     private(set) var manifest: Manifest
     /// The files, scanned against `manifest`.
     var scan: LocalScan

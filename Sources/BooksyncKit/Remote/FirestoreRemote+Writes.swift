@@ -208,8 +208,8 @@ extension FirestoreRemote {
 struct EncodedWrite: Sendable {
     let write: RemoteWrite
     let json: String
-    /// Its share of a request body: the JSON and a separator.
-    var bytes: Int { json.utf8.count + 1 }
+    /// Its share of a request body: the JSON and its separator (`, `).
+    var bytes: Int { json.utf8.count + 2 }
 }
 
 extension RemoteWrite {

@@ -142,7 +142,7 @@ import Testing
     @Test(arguments: [(emulator: false, limit: 9216), (emulator: true, limit: 3584)])
     func anAtomicPushOverTheLimitsIsRefusedBeforeSending(emulator: Bool, limit: Int) async {
         let server = WriteServer()
-        await #expect(throws: RemoteError.configuration("--atomic can send at most 500 writes and \(limit) KiB in one commit; this push has 501 writes of 77 KiB")) {
+        await #expect(throws: RemoteError.configuration("--atomic can send at most 500 writes and \(limit) KiB in one commit; this push has 501 writes of 78 KiB")) {
             _ = try await Self.remote(server.transport, emulator: emulator).write(Self.creates(501), atomic: true) { _ in }
         }
         #expect(server.writesPerRequest.withLock { $0 }.isEmpty)
