@@ -81,6 +81,15 @@ package enum SyncPlanner {
         }
     }
 
+    /// The pull plan of `records` (classified, in id order), planned record by
+    /// record into a packed plan whose steps are applied `chunkSize` at a time.
+    package static func pull(_ records: [ClassifiedRecord], choice: ConflictChoice, chunkSize: Int) -> PullPlan {
+        var plan = PullPlan(chunkSize: chunkSize)
+        for record in records { plan.add(pull(record, choice: choice)) }
+        plan.finish()
+        return plan
+    }
+
     /// What push makes of one record: a step per local change, an event per
     /// invalid local file.
     package static func push(_ record: ClassifiedRecord) -> PlannedRecord<PushAction> {

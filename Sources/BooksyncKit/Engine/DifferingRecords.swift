@@ -8,9 +8,8 @@ import BooksyncCore
 /// show nothing.
 ///
 /// Push (`planPush`) and `status --offline` classify these record by record
-/// instead of classifying the whole collection at once: a first push of a
-/// million records held 120 bytes a record for the classification and 56 for
-/// the plan.
+/// instead of classifying the whole collection at once, which for a first
+/// push of a million records held more than the plan itself (<doc:Benchmarks>).
 struct DifferingRecords: Sendable {
     private let added: PackedRecordIDs
     private let rest: [RecordID]

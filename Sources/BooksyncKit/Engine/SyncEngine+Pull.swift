@@ -39,7 +39,7 @@ extension SyncEngine {
             report.remoteRead = snapshot.read
             // Clean records plan nothing: leaving them out spares building and sorting the whole collection.
             var classified = collection.classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false)
-            var plan = CollectionDirectory.planPull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
+            var plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
             classified.records = []
             try checkNotEmptied(snapshot, deletes: plan.deletes)
             try options.checkDeletes(plan, command: .pull, baseCount: manifest.entries.count)
@@ -100,7 +100,7 @@ extension SyncEngine {
             for await batch in batches where failure == nil {
                 report.unusableRemote += batch.listing.unusable
                 let classified = collection.classify(scan: scan, manifest: manifest, remote: batch, only: Array(batch.listing.revisions.keys))
-                var plan = CollectionDirectory.planPull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
+                var plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
                 if options.dryRun {
                     report.events += plan.takeEvents()
                     continue

@@ -96,7 +96,7 @@ extension SyncEngine {
         // The added files' ids are in the plan's events now; the scan needs them
         // again only to count the records left below a deleted document.
         if rules.subcollections.isEmpty || plan.deletes == 0 { scan.files.forgetAdded() }
-        try options.checkDeletes(plan.deletes, command: .push, baseCount: manifest.entries.count)
+        try options.checkDeletes(plan, command: .push, baseCount: manifest.entries.count)
         // Refused before anything is sent, and by a dry run as by the real one.
         if options.atomic { try checkAtomicSize(plan) }
         if options.dryRun {
@@ -231,7 +231,7 @@ extension SyncEngine {
 }
 
 /// How the writes of a push went: the first failure, and the planned events
-/// that turned out otherwise (by index in the survey's events).
+/// that turned out otherwise (by index in the plan's events).
 private struct PushOutcome {
     var failure: BooksyncError?
     var changedEvents: [(index: Int, kind: SyncEventKind)] = []

@@ -18,16 +18,6 @@ extension CollectionDirectory {
         plan.finish()
         return plan
     }
-
-    /// Plans a pull record by record (<doc:ThreeWaySync>, `pull` column): the
-    /// classified records that differ, in id order, into a packed plan whose
-    /// steps are applied `chunkSize` at a time.
-    static func planPull(_ records: [ClassifiedRecord], choice: ConflictChoice, chunkSize: Int) -> PullPlan {
-        var plan = PullPlan(chunkSize: chunkSize)
-        for record in records { plan.add(SyncPlanner.pull(record, choice: choice)) }
-        plan.finish()
-        return plan
-    }
 }
 
 extension PushStep {

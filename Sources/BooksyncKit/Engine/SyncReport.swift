@@ -27,11 +27,7 @@ public struct SyncOptions: Sendable {
     /// records, unless `--force`.
     /// - Throws: `BooksyncError.massDelete` naming the command and the numbers.
     func checkDeletes<Action>(_ plan: SyncPlan<Action>, command: SyncPhase, baseCount: Int) throws(BooksyncError) {
-        try checkDeletes(plan.deletes, command: command, baseCount: baseCount)
-    }
-
-    /// The same check for a plan known only by its count of deletes (push plans record by record).
-    func checkDeletes(_ deletes: Int, command: SyncPhase, baseCount: Int) throws(BooksyncError) {
+        let deletes = plan.deletes
         guard !force, deleteGuard.refuses(deletes: deletes, baseCount: baseCount) else { return }
         throw .massDelete(command: command.rawValue, deletes: deletes, baseCount: baseCount, maximumPercent: deleteGuard.maximumPercent)
     }

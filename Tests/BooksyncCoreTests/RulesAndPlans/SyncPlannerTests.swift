@@ -126,15 +126,14 @@ import Testing
     /// step back from its packed event.
     @Test func plansCountTheirDeletes() throws {
         let ids = try ["a", "b", "c", "d"].map { try RecordID($0) }
-        var pull = PullPlan()
-        for record in [
+        let pull = SyncPlanner.pull([
             ClassifiedRecord(id: ids[0], state: .remoteChange(.deleted), base: Self.base, remoteRevision: nil),
             ClassifiedRecord(id: ids[1], state: .remoteChange(.modified), base: Self.base, remoteRevision: "r2"),
             ClassifiedRecord(id: ids[2], state: .conflict(.modifiedLocallyDeletedRemotely), base: Self.base, remoteRevision: nil),
             ClassifiedRecord(id: ids[3], state: .invalidRemote([Self.problem]), base: Self.base, remoteRevision: "r2"),
-        ] { pull.add(SyncPlanner.pull(record, choice: .theirs)) }
-        pull.finish()
+        ], choice: .theirs, chunkSize: 2)
         #expect(pull.steps == 3 && pull.deletes == 2)
+        #expect(pull.chunks.map { pull.steps(in: $0).map(\.id) } == [[ids[0], ids[1]], [ids[2]]])
         #expect(pull.events.map(\.id) == ids)
         #expect((0..<4).map { pull.step(at: $0)?.action } == [.delete, .write, .delete, nil])
         #expect(pull.events[3] == SyncEvent(id: ids[3], kind: .invalidRemote([Self.problem])))
