@@ -94,7 +94,7 @@ package enum BooksyncCommand {
     static var subcommands: [any Subcommand.Type] {
         [
             InitCommand.self, CloneCommand.self, StatusCommand.self, DiffCommand.self, PullCommand.self, PushCommand.self, SyncCommand.self,
-            ResolveCommand.self, SeedCommand.self, ValidateCommand.self, VerifyCommand.self, FormatCommand.self, RemoteCommand.self, MergeFileCommand.self,
+            ResolveCommand.self, SeedCommand.self, ValidateCommand.self, VerifyCommand.self, FormatCommand.self, SchemaCommand.self, RemoteCommand.self, MergeFileCommand.self,
             MergeManifestCommand.self, CompletionCommand.self,
         ]
     }

@@ -39,6 +39,7 @@ final class RecordDecoding: Decoder {
     /// Decodes any type from `value` at `path`: the special types straight
     /// from their record values, anything else through its `init(from:)`.
     func unbox<T: Decodable>(_ value: Value, as type: T.Type, at path: [any CodingKey]) throws -> T {
+        if T.self == Value.self { return value as! T }  // as it is, null included
         if T.self == Date.self {
             guard case .timestamp(let timestamp) = value else { throw Self.mismatch(T.self, expected: "a timestamp", found: value, at: path) }
             return DateConversion.date(of: timestamp) as! T

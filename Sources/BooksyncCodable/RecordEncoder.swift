@@ -15,6 +15,7 @@ import BooksyncCore
 /// | `Data` | bytes |
 /// | `GeoPoint`, `DocumentReference` | geopoint, reference |
 /// | `URL` | string (its absolute string, as `JSONEncoder` writes it) |
+/// | `Value` | the value as it is (`null` included): a field of any type, a map of undeclared keys |
 /// | arrays, sets | array |
 /// | structs, classes, dictionaries with `String` or `Int` keys | map |
 /// | enums with associated values | map (Swift's synthesized form, `{"case": {"label": …}}`) |

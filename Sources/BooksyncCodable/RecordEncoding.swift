@@ -93,6 +93,8 @@ final class RecordEncoding: Encoder {
             return .value(.reference(reference.path))
         case let url as URL:
             return .value(.string(url.absoluteString))
+        case let value as Value:
+            return .value(value)  // as it is: null stays null, an integer an integer
         default:
             let encoding = child(at: path)
             try value.encode(to: encoding)

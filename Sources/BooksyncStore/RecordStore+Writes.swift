@@ -180,14 +180,16 @@ extension RecordStore {
                 case .failure(let problems): throw .refused(id: id.rawValue, file: path, problems: problems.diagnostics)
                 case .success(let loaded): record = loaded
                 }
-                if existing != record.canonicalBytes {
+                // The file's editor hint (`$schema`) stays first; it is not the app's to change.
+                let bytes = rules.fileBytes(record.fields, id: id, hint: rules.hint(inFile: existing))
+                if existing != bytes {
                     // In place only if the file still holds what was read above (or is still
                     // absent): an editor's save that lands in between stays, and nothing is written.
                     let replaced: Bool
                     do throws(FileSystemError) {
                         // A subcollection record's folders are made only now, once the record is known valid.
                         _ = try collection.paths.recordFileCreatingFolders(id)
-                        replaced = try FileSystem.replace(path, with: record.canonicalBytes, ifCurrent: { $0 == existing })
+                        replaced = try FileSystem.replace(path, with: bytes, ifCurrent: { $0 == existing })
                     } catch {
                         throw .collection(.io(error))
                     }

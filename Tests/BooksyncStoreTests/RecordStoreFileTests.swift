@@ -31,6 +31,26 @@ import BooksyncTestSupport
         #expect(mode == 0o644)
     }
 
+    /// The editor's `$schema` is the file's: the DTO never sees it, and a
+    /// save keeps it first, whether or not the values changed.
+    @Test func saveKeepsTheFilesEditorHint() async throws {
+        let workspace = try StoreWorkspace()
+        let store = workspace.store()
+        let hinted = try await store.save(ShelfBook.sample())
+        let text = String(decoding: hinted.canonicalBytes, as: UTF8.self)
+        try workspace.write("dune.json", "{\n  \"$schema\": \"./.booksync/record.schema.json\"," + text.dropFirst())
+        var book = try #require(try await store.get("dune"))
+        #expect(book == ShelfBook.sample())
+        _ = try await store.save(book)
+        #expect(String(decoding: try #require(workspace.bytes("dune.json")), as: UTF8.self).hasPrefix("{\n  \"$schema\": \"./.booksync/record.schema.json\",\n  \"id\": \"dune\","))
+        book.pages = 900
+        let saved = try await store.save(book)
+        let bytes = try #require(workspace.bytes("dune.json"))
+        #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("{\n  \"$schema\": \"./.booksync/record.schema.json\",\n  \"id\": \"dune\","))
+        #expect(String(decoding: bytes, as: UTF8.self).contains("\"pages\": 900"))
+        #expect(saved.fields["$schema"] == nil)
+    }
+
     @Test func aSavedRecordAndAHandEditedOneAreTheSameToTheEngine() async throws {
         let viaStore = try StoreWorkspace()
         let byHand = try StoreWorkspace()

@@ -124,5 +124,10 @@ extension Option {
     static let emulatorHost = Option("--emulator-host", value: .text("HOST:PORT"), help: "the remote is the emulator at this loopback address")
     static let localState = Option("--local", help: "keep the remote's sync state on this machine only (default for the emulator)")
     static let sharedState = Option("--shared", help: "commit the remote's sync state (default for production)")
+    static let optional = Option("--optional", value: .text("FIELD:TYPE"), help: "a field records may have, checked when present (repeatable)")
+    static let strict = Option("--strict", value: .choice("warning|error", ["warning", "error"]), help: "what fields the schema does not declare mean: a warning from validate, or an error")
+    static let editor = Option("--editor", value: .choice("vscode", ["vscode"]), help: "map the record files to their JSON Schema in the editor's workspace settings")
+    static let printSchema = Option("--print", help: "print the JSON Schema instead of writing it")
+    static let swiftType = Option("--swift", value: .text("TYPE"), help: "print a Codable Swift struct TYPE for the records")
     static let git = Option("--git", help: "set up booksync as git's merge driver for the record files and the manifest")
 }

@@ -5,7 +5,7 @@ import BooksyncKit
 enum CloneCommand: Subcommand {
     static let name = "clone"
     static let summary = "create a collection folder and pull the remote collection into it"
-    static let usage = "booksync clone [--firestore PROJECT[/DATABASE]] --collection PATH [--require FIELD:TYPE]... [--id-field NAME|none] [--change-field NAME] [--subcollection PATH]... [--subcollection-require PATH:FIELD:TYPE]... [--git] [DIR]"
+    static let usage = "booksync clone [--firestore PROJECT[/DATABASE]] --collection PATH [--require FIELD:TYPE]... [--optional FIELD:TYPE]... [--strict warning|error] [--id-field NAME|none] [--change-field NAME] [--subcollection PATH]... [--subcollection-require PATH:FIELD:TYPE]... [--editor vscode] [--git] [DIR]"
     static let discussion = """
         Creates DIR (by default the collection path's last name, e.g. books),
         runs init there with the same options (see init --help), then pulls every

@@ -5,7 +5,7 @@ import BooksyncKit
 enum InitCommand: Subcommand {
     static let name = "init"
     static let summary = "create .booksync/ here, linked to a Firestore collection"
-    static let usage = "booksync init [--firestore PROJECT[/DATABASE]] --collection PATH [--require FIELD:TYPE]... [--id-field NAME|none] [--change-field NAME] [--subcollection PATH]... [--subcollection-require PATH:FIELD:TYPE]... [--git]"
+    static let usage = "booksync init [--firestore PROJECT[/DATABASE]] --collection PATH [--require FIELD:TYPE]... [--optional FIELD:TYPE]... [--strict warning|error] [--id-field NAME|none] [--change-field NAME] [--subcollection PATH]... [--subcollection-require PATH:FIELD:TYPE]... [--editor vscode] [--git]"
     static let discussion = """
         Writes .booksync/config.json, an empty manifest and a .gitignore for the
         local-only files. No network is needed. PATH may be nested
@@ -22,6 +22,14 @@ enum InitCommand: Subcommand {
         reference, geopoint, map, array, any. --require none requires nothing
         but id. Without --require: title, author and genre, all strings (the
         Book schema). config.json keeps them under schema.required.
+        --optional FIELD:TYPE (repeatable) declares a field records may have:
+        absent or null, or else of TYPE. --strict warning makes validate warn
+        about fields neither list declares; --strict error makes such records
+        invalid. config.json also takes allowed values ("enum"), a map's own
+        fields, an array's item type and descriptions (see the collection
+        format in the docs). init writes .booksync/record.schema.json, the
+        JSON Schema editors use (see 'booksync schema'); --editor vscode also
+        maps the record files to it in .vscode/settings.json.
 
         --id-field says where documents keep the record id. Record files always
         have "id". The default, id, stores it in the document's id field too
@@ -54,15 +62,16 @@ enum InitCommand: Subcommand {
         existing collection, 'booksync init --git' does only that. git does not
         clone its config: run 'booksync init --git' once in each clone.
         """
-    static let options: [Option] = [.firestore, .collection, .require, .idField, .changeField, .subcollection, .subcollectionRequire, .git]
+    static let options: [Option] = [.firestore, .collection, .require, .optional, .strict, .idField, .changeField, .subcollection, .subcollectionRequire, .editor, .git]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         try arguments.expectNoOperands()
         let requirements = arguments.values(.require)
         if arguments.has(.git), arguments.value(.collection) == nil, let existing = try? context.openCollection() {
             if !requirements.isEmpty || arguments.value(.idField) != nil || arguments.value(.changeField) != nil
-                || !arguments.values(.subcollection).isEmpty || !arguments.values(.subcollectionRequire).isEmpty {
-                throw UsageError(message: "--require, --id-field, --change-field and --subcollection only apply when a collection is created; edit \(context.display(existing.paths.config)) to change them", command: name)
+                || !arguments.values(.subcollection).isEmpty || !arguments.values(.subcollectionRequire).isEmpty
+                || !arguments.values(.optional).isEmpty || arguments.value(.strict) != nil {
+                throw UsageError(message: "--require, --optional, --strict, --id-field, --change-field and --subcollection only apply when a collection is created; edit \(context.display(existing.paths.config)) to change them", command: name)
             }
             try installGit(collectionRoot: existing.paths.root, subcollections: existing.rules.subcollections, context: context)
             if !context.quiet { context.console.out("git now merges record files in \(existing.paths.root) field by field and the manifest by record (booksync must be on PATH)") }
@@ -74,11 +83,21 @@ enum InitCommand: Subcommand {
         if let problem = FirestoreTarget.validateCollectionPath(collection) {
             throw UsageError(message: "--collection: \(problem)", command: name)
         }
-        let schema: RecordSchema
+        let required: RecordSchema
         do {
-            schema = requirements.isEmpty ? .books : try RecordSchema.parse(requirements: requirements)
+            required = requirements.isEmpty ? .books : try RecordSchema.parse(requirements: requirements)
         } catch {
             throw UsageError(message: "--require: \(error.message)", command: name)
+        }
+        let schema: RecordSchema
+        do {
+            let strictness = arguments.value(.strict).flatMap(SchemaStrictness.init(rawValue:)) ?? .off
+            let optional = arguments.values(.optional)
+            schema = optional.isEmpty && strictness == .off ? required
+                : try RecordSchema.parse(requirements: required.requiredFields.isEmpty ? ["none"] : required.requiredFields.map { "\($0.name):\($0.type.rawValue)" },
+                                         optional: optional, strictness: strictness)
+        } catch {
+            throw UsageError(message: "--optional: \(error.message)", command: name)
         }
         let idField = try parseIDField(arguments.value(.idField))
         if let problem = CollectionConfig.problem(idField: idField, schema: schema) {
@@ -114,12 +133,17 @@ enum InitCommand: Subcommand {
             case nil: break
             }
             context.console.out("  required: \(describe(schema))")
+            if !schema.optionalFields.isEmpty { context.console.out("  optional: \(describe(schema.optionalFields))") }
+            if schema.strictness != .off { context.console.out("  other fields: \(schema.strictness == .error ? "invalid" : "a warning from validate") (--strict \(schema.strictness.rawValue))") }
             context.console.out("  id field: \(describe(idField))")
             if let changeField { context.console.out("  change field: \(name: changeField) (set to the server time by every write)") }
             for entry in subcollections.entries {
                 context.console.out("  subcollection: \(name: entry.path), required: \(describe(entry.schema))")
             }
             context.console.out("Commit .booksync/ (its .gitignore leaves out local-only files).")
+        }
+        if arguments.value(.editor) != nil {
+            _ = try EditorSettings.mapInVSCode(directory, context: context)
         }
         if arguments.has(.git) {
             try installGit(collectionRoot: directory.paths.root, subcollections: subcollections, context: context)
@@ -184,6 +208,11 @@ enum InitCommand: Subcommand {
             throw UsageError(message: "--firestore: \(problem)", command: name)
         }
         return (FirestoreTarget(project: project, database: database, collectionPath: collection), detected)
+    }
+
+    /// `year (integer), isbn (string)`.
+    static func describe(_ fields: [FieldRequirement]) -> String {
+        fields.map { "\($0.name) (\($0.type.rawValue))" }.joined(separator: ", ")
     }
 
     /// `id, title (string), author (string)` or `id only`.

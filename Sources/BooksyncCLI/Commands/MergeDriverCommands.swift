@@ -81,7 +81,9 @@ enum MergeFileCommand: Subcommand {
             return .attention
         }
         let outcome = RecordFileMerge.merge(base: base, ours: ours, theirs: theirs, id: id, rules: rules)
-        try FileSystem.writeAtomically(rules.canonicalBytes(outcome.fields, id: id), to: files.ours)
+        // The editor hint is the file's, never merged: ours, else theirs.
+        let hint = rules.hint(inFile: try? FileSystem.readFile(files.ours)) ?? rules.hint(inFile: try? FileSystem.readFile(files.theirs))
+        try FileSystem.writeAtomically(rules.fileBytes(outcome.fields, id: id, hint: hint), to: files.ours)
         if !outcome.conflicts.isEmpty {
             report("conflicting field\(outcome.conflicts.count == 1 ? "" : "s") \(quoted(outcome.conflicts.map(\.description))) (kept ours); edit the file to settle")
         }

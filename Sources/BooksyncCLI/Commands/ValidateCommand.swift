@@ -10,12 +10,15 @@ enum ValidateCommand: Subcommand {
         Checks the named files (or those pathspecs select: ids, folders,
         globs), or every record file of the collection: JSON
         syntax (with line:column), the file name encoding, required fields and
-        their types (config.json schema.required), id matching the file name,
+        their types (config.json schema.required), optional fields' types,
+        allowed values (enum) and, under "strict", fields the schema does not
+        declare (schema.optional), id matching the file name,
         and Firestore's limits (1 MiB per document, 20 levels of nesting, no
         array directly inside an array, field names). Every problem of a file
         is reported, except after a JSON syntax error, where the parser cannot
         go on. Prints one line per problem as FILE[:LINE:COLUMN]: MESSAGE and
-        exits 1 if there are any.
+        exits 1 if there are any. Under "strict": "warning", undeclared fields
+        are printed as FILE: warning: MESSAGE and do not fail the check.
         """
     static let options: [Option] = [.json.explained("print one JSON document listing every file and its problems (see README.md)")]
 
@@ -35,6 +38,7 @@ enum ValidateCommand: Subcommand {
         var invalidFiles = 0
         // Reports streamed, problems printed as found: memory stays flat for a million files.
         let checked = try await collection.validate(files, operandsFromRoot: context.operandsFromCollection) { report in
+            for warning in report.warnings { context.console.out("\(context.shownPath(report.path)): warning: \(warning)") }
             guard !report.diagnostics.isEmpty else { return }
             invalidFiles += 1
             for diagnostic in report.diagnostics {
@@ -42,6 +46,10 @@ enum ValidateCommand: Subcommand {
             }
         }
         if !context.quiet {
+            // A hand edit of config.json leaves the editors' schema behind.
+            for file in collection.staleEditorSchemas() {
+                context.console.err("note: \(context.display(file.path)) is out of date with .booksync/config.json; run 'booksync schema'")
+            }
             let summary: TerminalText = invalidFiles == 0
                 ? "\(plural(checked, "file")) checked, all valid"
                 : "\(plural(checked, "file")) checked, \(invalidFiles) invalid"

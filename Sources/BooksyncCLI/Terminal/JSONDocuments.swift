@@ -198,12 +198,14 @@ enum JSONDocuments {
         mutating func add(_ report: ValidationReport) {
             if !report.diagnostics.isEmpty { invalid += 1 }
             if let pending { out(TerminalText(json: pending + ",")) }
-            let entry = CanonicalJSON.encode([
+            var fields: Fields = [
                 // dune/reviews/r1.json, not r1.json: the same name in two folders is two records.
                 "file": .string(PathDisplay.relative(report.path, to: root)),
                 "valid": .bool(report.diagnostics.isEmpty),
                 "problems": problems(report.diagnostics),
-            ])
+            ]
+            if !report.warnings.isEmpty { fields["warnings"] = .array(report.warnings.map(Value.string)) }
+            let entry = CanonicalJSON.encode(fields)
             pending = String(decoding: entry.dropLast(), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
                 .map { "    " + $0 }.joined(separator: "\n")
         }

@@ -1,40 +1,17 @@
 /// config.json's subcollections: `"subcollections": ["reviews", "reviews/likes"]`
-/// and their required fields under `"schema": {"subcollections": {"reviews":
+/// and their schemas under `"schema": {"subcollections": {"reviews":
 /// [{"name": "rating", "type": "integer"}]}}` (written only when some are set).
 extension CollectionConfig {
-    /// The `schema` object: the collection's required fields, and the
-    /// subcollections' when any has some.
-    func encodedSchema(required: [Value]) -> Fields {
-        var schemaFields: Fields = ["required": .array(required)]
+    /// The `schema` object: the collection's schema, and the subcollections'
+    /// that declare anything.
+    func encodedSchema() -> Fields {
+        var schemaFields = schema.configFields
         var perPath: Fields = [:]
-        for entry in subcollections.entries where !entry.schema.requiredFields.isEmpty {
-            perPath[entry.path] = .array(entry.schema.requiredFields.map {
-                Value.map(["name": .string($0.name), "type": .string($0.type.rawValue)])
-            })
+        for entry in subcollections.entries where entry.schema != .idOnly {
+            perPath[entry.path] = entry.schema.subcollectionConfigValue
         }
         if !perPath.isEmpty { schemaFields["subcollections"] = .map(perPath) }
         return schemaFields
-    }
-
-    /// A required-field list (`[{"name": …, "type": …}, …]`), checked: known
-    /// types, no name twice; `id` is dropped (always required).
-    static func decodeRequired(_ items: [Value], what: String, fieldsOf owner: String) throws(StateFileError) -> [FieldRequirement] {
-        var fields: [FieldRequirement] = []
-        for item in items {
-            guard case .map(let m) = item, case .string(let name)? = m["name"], case .string(let typeName)? = m["type"] else {
-                throw StateFileError(message: "each \(what) entry needs \"name\" and \"type\" strings")
-            }
-            guard let type = FieldType(rawValue: typeName) else {
-                let known = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
-                throw StateFileError(message: "\(owner) field '\(name)': unknown type '\(typeName)' (known: \(known))")
-            }
-            if name == "id" { continue }  // always required
-            guard !fields.contains(where: { $0.name == name }) else {
-                throw StateFileError(message: "\(what) lists '\(name)' twice")
-            }
-            fields.append(FieldRequirement(name: name, type: type))
-        }
-        return fields
     }
 
     /// Reads `"subcollections"` and `schema.subcollections` of a config (data
@@ -66,17 +43,14 @@ extension CollectionConfig {
                 guard paths.contains(path) else {
                     throw StateFileError(message: "schema.subcollections names '\(path)', which is not in \"subcollections\"")
                 }
-                guard case .array(let items) = list else {
-                    throw StateFileError(message: "schema.subcollections.\(path) must be [{\"name\": …, \"type\": …}, …]")
+                let schema = try RecordSchema.decode(config: list, what: "schema.subcollections.\(path)")
+                if let problem = problem(idField: idField, schema: schema) { throw StateFileError(message: "idField: \(problem)") }
+                if let changeField, schema.declaredFields.contains(where: { $0.name == changeField }) {
+                    throw StateFileError(message: "changeField: '\(changeField)' cannot also be a field of subcollection '\(path)'")
                 }
-                let required = RecordSchema(requiredFields: try decodeRequired(items, what: "schema.subcollections.\(path)", fieldsOf: "subcollection '\(path)'"))
-                if let problem = problem(idField: idField, schema: required) { throw StateFileError(message: "idField: \(problem)") }
-                if let changeField, required.requiredFields.contains(where: { $0.name == changeField }) {
-                    throw StateFileError(message: "changeField: '\(changeField)' cannot also be a required field of subcollection '\(path)'")
-                }
-                schemas[path] = required
+                schemas[path] = schema
             }
         }
-        return Subcollections(entries: paths.map { Subcollections.Entry(path: $0, schema: schemas[$0] ?? RecordSchema(requiredFields: [])) })
+        return Subcollections(entries: paths.map { Subcollections.Entry(path: $0, schema: schemas[$0] ?? .idOnly) })
     }
 }

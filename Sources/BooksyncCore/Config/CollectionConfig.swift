@@ -108,8 +108,8 @@ public struct CollectionConfig: Sendable, Equatable {
         if name == "id" || name == idField.fieldName {
             return "'\(name)' holds the record id; the change field must be another field, such as updatedAt"
         }
-        if schema.requiredFields.contains(where: { $0.name == name }) {
-            return "'\(name)' cannot be both the change field and a required field: the server sets the change field, and record files leave it out"
+        if let declared = schema.declaredFields.first(where: { $0.name == name }) {
+            return "'\(name)' cannot be both the change field and \(schema.kind(of: declared)): the server sets the change field, and record files leave it out"
         }
         return nil
     }
@@ -117,8 +117,8 @@ public struct CollectionConfig: Sendable, Equatable {
     /// Why `idField` and `schema` cannot go together, or nil: a record file may
     /// not have the id field (`docId`), so it cannot be a required field.
     package static func problem(idField: IDField, schema: RecordSchema) -> String? {
-        guard let name = idField.fieldName, name != "id", schema.requiredFields.contains(where: { $0.name == name }) else { return nil }
-        return "'\(name)' cannot be both the id field and a required field: documents keep the record id in '\(name)', and record files keep it in 'id'"
+        guard let name = idField.fieldName, name != "id", let declared = schema.declaredFields.first(where: { $0.name == name }) else { return nil }
+        return "'\(name)' cannot be both the id field and \(schema.kind(of: declared)): documents keep the record id in '\(name)', and record files keep it in 'id'"
     }
 
     /// The canonical JSON of `.booksync/config.json`, with `version`, `remote`
@@ -131,11 +131,10 @@ public struct CollectionConfig: Sendable, Equatable {
             "collection": .string(remote.collectionPath),
         ]
         if let tokenCommand { remoteFields["tokenCommand"] = .string(tokenCommand) }
-        let required = schema.requiredFields.map { Value.map(["name": .string($0.name), "type": .string($0.type.rawValue)]) }
         var fields: Fields = [
             "version": .integer(Self.currentVersion),
             "remote": .map(remoteFields),
-            "schema": .map(encodedSchema(required: required)),
+            "schema": .map(encodedSchema()),
             "idField": idField.fieldName.map(Value.string) ?? .null,
         ]
         if let changeField { fields["changeField"] = .string(changeField) }
@@ -185,10 +184,8 @@ public struct CollectionConfig: Sendable, Equatable {
         }
         var schema = RecordSchema.books
         if let value = top["schema"] {
-            guard case .map(let s) = value, case .array(let items)? = s["required"] else {
-                throw StateFileError(message: "schema must be {\"required\": [{\"name\": …, \"type\": …}, …]}")
-            }
-            schema = RecordSchema(requiredFields: try decodeRequired(items, what: "schema.required", fieldsOf: "schema"))
+            guard case .map = value else { throw StateFileError(message: "schema must be {\"required\": [{\"name\": …, \"type\": …}, …]}") }
+            schema = try RecordSchema.decode(config: value, what: "schema", extraKeys: ["subcollections"])
         }
         var idField = IDField.standard
         switch top["idField"] {

@@ -16,31 +16,164 @@ public enum FieldType: String, Sendable, CaseIterable, Equatable {
     }
 }
 
-/// One required top-level field.
+/// One declared field: its name, its type, for strings the values it may
+/// take, for a map the fields it declares, and for an array its items' type.
+/// Required fields must be present; optional ones may be missing or `null`,
+/// and otherwise hold their type.
 public struct FieldRequirement: Sendable, Equatable {
-    /// The top-level field name, byte for byte.
+    /// The field name, byte for byte.
     public let name: String
     /// The kind of value the field must hold.
     public let type: FieldType
-    /// A requirement as given; `parse(_:)` checks user text first.
-    public init(name: String, type: FieldType) {
+    /// The only strings the field may hold (config `"enum"`), in the order
+    /// given; nil for any value of `type`. Only string fields have them.
+    public let allowedValues: [String]?
+    /// The field's meaning (config `"description"`), shown by editors on hover.
+    public let description: String?
+    /// For a map: the fields it declares (config `"required"`/`"optional"`
+    /// inside the field's entry), checked like a record's; nil for any map.
+    public let mapFields: DeclaredFields?
+    /// For an array: the type every item must have (config `"items"`); nil
+    /// for any value but an array (Firestore has no arrays in arrays).
+    public let itemType: FieldType?
+
+    /// A declaration as given; `parse(_:)` and config decoding check user text first.
+    public init(name: String, type: FieldType, allowedValues: [String]? = nil, description: String? = nil,
+                mapFields: DeclaredFields? = nil, itemType: FieldType? = nil) {
         self.name = name
         self.type = type
+        self.allowedValues = allowedValues
+        self.description = description
+        self.mapFields = mapFields
+        self.itemType = itemType
+    }
+
+    /// Every way `value` does not fit this declaration, as sentences naming
+    /// `path` (the field's name, or its path inside a map: `printing.copies`).
+    func problems(with value: Value, path: String) -> [String] {
+        if !type.accepts(value) {
+            return ["field '\(path)' must be \(type.rawValue), found \(value.kindName)"]
+        }
+        switch value {
+        case .string(let text):
+            if let allowedValues, !allowedValues.contains(where: { $0.utf8.elementsEqual(text.utf8) }) {
+                let list = allowedValues.map { "\"\($0)\"" }.joined(separator: ", ")
+                return ["field '\(path)' must be one of \(list); found \"\(TerminalEscaping.abbreviate(text))\""]
+            }
+        case .map(let fields):
+            // Undeclared keys inside are `undeclared(in:…)`'s to report, once, from the top.
+            if let mapFields { return mapFields.problems(in: fields, path: path, strictness: .off) }
+        case .array(let items):
+            if let itemType {
+                return items.indices.compactMap { i in
+                    itemType.accepts(items[i]) ? nil : "field '\(path)[\(i)]' must be \(itemType.rawValue), found \(items[i].kindName)"
+                }
+            }
+        default:
+            break
+        }
+        return []
     }
 }
 
+/// The fields a record or a map declares: required ones, then optional ones.
+public struct DeclaredFields: Sendable, Equatable {
+    /// Fields that must be present, in the order canonical files list a record's.
+    public let required: [FieldRequirement]
+    /// Fields that may be present, with the type (and values) they must hold then.
+    public let optional: [FieldRequirement]
+
+    /// The given lists, as they are.
+    public init(required: [FieldRequirement], optional: [FieldRequirement] = []) {
+        self.required = required
+        self.optional = optional
+    }
+
+    /// Every declared field: the required ones, then the optional ones.
+    package var all: [FieldRequirement] { required + optional }
+
+    /// Every way `fields` breaks these declarations, as sentences naming the
+    /// field by its path (`path` is the map's own, nil for a record's top level).
+    /// - Parameter extraNames: Names allowed besides the declared ones (`id`).
+    func problems(in fields: Fields, path: String?, strictness: SchemaStrictness, extraNames: Set<String> = []) -> [String] {
+        func pathOf(_ name: String) -> String { path.map { "\($0).\(name)" } ?? name }
+        var problems: [String] = []
+        for requirement in required {
+            guard let value = fields[requirement.name] else {
+                problems.append("missing required field '\(pathOf(requirement.name))' (\(requirement.type.rawValue))")
+                continue
+            }
+            problems += requirement.problems(with: value, path: pathOf(requirement.name))
+        }
+        for declaration in optional {
+            // An optional field may be absent or null (a Swift optional written as null).
+            guard let value = fields[declaration.name], value != .null else { continue }
+            problems += declaration.problems(with: value, path: pathOf(declaration.name))
+        }
+        if strictness == .error { problems += undeclared(in: fields, path: path, strictness: strictness, extraNames: extraNames) }
+        return problems
+    }
+
+    /// One sentence per field that is not declared, here and in declared
+    /// maps below, in canonical key order.
+    func undeclared(in fields: Fields, path: String?, strictness: SchemaStrictness, extraNames: Set<String> = []) -> [String] {
+        func pathOf(_ name: String) -> String { path.map { "\($0).\(name)" } ?? name }
+        var sentences: [String] = []
+        let declared = Dictionary(all.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for key in fields.keys.sorted(by: CanonicalJSON.utf8Less) {
+            if let declaration = declared[key] {
+                if let nested = declaration.mapFields, case .map(let inner)? = fields[key] {
+                    sentences += nested.undeclared(in: inner, path: pathOf(key), strictness: strictness)
+                }
+            } else if !extraNames.contains(key) {
+                sentences.append("field '\(TerminalEscaping.abbreviate(pathOf(key)))' is not in the schema (config schema \"strict\": \"\(strictness.rawValue)\"); "
+                    + "declare it in .booksync/config.json, or remove it")
+            }
+        }
+        return sentences
+    }
+}
+
+/// What a record's fields beyond the declared ones mean (config `"strict"`).
+public enum SchemaStrictness: String, Sendable, CaseIterable, Equatable {
+    /// Any other field is allowed (the default).
+    case off
+    /// Other fields are allowed, and `validate` warns about each.
+    case warning
+    /// Other fields make the record invalid, like a missing required field.
+    case error
+}
+
 /// What every record of a collection must contain. `id` is always required, is a
-/// string, and must equal the id from the file name; the other required fields
-/// come from config.json (the Book schema by default).
+/// string, and must equal the id from the file name; the other fields come
+/// from config.json (the Book schema by default). One source of truth: the
+/// checks below and the JSON Schema for editors (`JSONSchemaDocument`) are
+/// both made from it.
 public struct RecordSchema: Sendable, Equatable {
     /// Required fields besides `id`, in the order canonical files list them.
     public let requiredFields: [FieldRequirement]
+    /// Fields a record may have, with the type (and values) they must hold when present.
+    public let optionalFields: [FieldRequirement]
+    /// Whether fields the schema does not declare are allowed, warned about, or refused.
+    public let strictness: SchemaStrictness
+    /// A name for the records (config `schema.title`), for editors and generated types.
+    public let title: String?
+    /// What the records are (config `schema.description`), for editors' hover docs.
+    public let description: String?
 
-    /// A schema requiring `requiredFields`; an `id` entry is dropped, since `id`
-    /// is always required as a string.
-    public init(requiredFields: [FieldRequirement]) {
+    /// A schema requiring `requiredFields`; an `id` entry is dropped from
+    /// either list, since `id` is always required as a string.
+    public init(requiredFields: [FieldRequirement], optionalFields: [FieldRequirement] = [], strictness: SchemaStrictness = .off,
+                title: String? = nil, description: String? = nil) {
         self.requiredFields = requiredFields.filter { $0.name != "id" }
+        self.optionalFields = optionalFields.filter { $0.name != "id" }
+        self.strictness = strictness
+        self.title = title
+        self.description = description
     }
+
+    /// Nothing but `id`: the schema of a subcollection nobody described.
+    public static let idOnly = RecordSchema(requiredFields: [])
 
     /// `title`, `author` and `genre`, all strings.
     public static let books = RecordSchema(requiredFields: [
@@ -51,6 +184,17 @@ public struct RecordSchema: Sendable, Equatable {
 
     /// Canonical files list these keys first, in this order.
     package var leadingKeys: [String] { ["id"] + requiredFields.map(\.name) }
+
+    /// "a required field" or "an optional field", for sentences about `field`.
+    package func kind(of field: FieldRequirement) -> String {
+        requiredFields.contains(field) ? "a required field" : "an optional field"
+    }
+
+    /// Every declared field besides `id`: the required ones, then the optional ones.
+    package var declaredFields: [FieldRequirement] { requiredFields + optionalFields }
+
+    /// The declared fields besides `id`, as one value.
+    package var declared: DeclaredFields { DeclaredFields(required: requiredFields, optional: optionalFields) }
 
     /// Every way `fields` breaks the schema, as sentences naming the field.
     package func problems(in fields: Fields, id: RecordID) -> [String] {
@@ -65,85 +209,13 @@ public struct RecordSchema: Sendable, Equatable {
         case let other?:
             problems.append("field 'id' must be a string, found \(other.kindName)")
         }
-        for requirement in requiredFields {
-            guard let value = fields[requirement.name] else {
-                problems.append("missing required field '\(requirement.name)' (\(requirement.type.rawValue))")
-                continue
-            }
-            if !requirement.type.accepts(value) {
-                problems.append("field '\(requirement.name)' must be \(requirement.type.rawValue), found \(value.kindName)")
-            }
-        }
-        return problems
+        return problems + declared.problems(in: fields, path: nil, strictness: strictness, extraNames: ["id"])
+    }
+
+    /// What `validate` warns about but accepts: fields the schema does not
+    /// declare, when `strictness` is `.warning`.
+    package func warnings(in fields: Fields) -> [String] {
+        strictness == .warning ? declared.undeclared(in: fields, path: nil, strictness: strictness, extraNames: ["id"]) : []
     }
 }
 
-/// A `FIELD:TYPE` argument of `init --require` that cannot be used, with the reason.
-package struct RequirementSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The reason, as a sentence naming the argument.
-    package let message: String
-    /// An error with `message` as its whole text.
-    package init(_ message: String) { self.message = message }
-    package var description: String { message }
-}
-
-extension RecordSchema {
-    /// The schema `init --require` arguments describe: each `FIELD:TYPE` in
-    /// order (the order canonical files list them in), or `none` alone for
-    /// nothing but `id`. The field name is everything before the last `:`, so
-    /// a name with a colon works; types never contain one.
-    /// - Throws: `RequirementSyntaxError` for the first argument that is not
-    ///   a usable requirement, a field given twice, or `none` with others.
-    package static func parse(requirements: [String]) throws(RequirementSyntaxError) -> RecordSchema {
-        if requirements.contains("none") {
-            guard requirements.count == 1 else {
-                throw RequirementSyntaxError("none requires nothing but id, so it cannot be combined with FIELD:TYPE")
-            }
-            return RecordSchema(requiredFields: [])
-        }
-        var fields: [FieldRequirement] = []
-        for text in requirements {
-            let requirement = try FieldRequirement.parse(text)
-            guard !fields.contains(where: { $0.name == requirement.name }) else {
-                throw RequirementSyntaxError("the field '\(requirement.name)' is given twice")
-            }
-            fields.append(requirement)
-        }
-        return RecordSchema(requiredFields: fields)
-    }
-}
-
-extension FieldRequirement {
-    /// `title:string` as a requirement; types are matched without regard to case.
-    /// - Throws: `RequirementSyntaxError` for a missing name or type, an
-    ///   unknown type, `id`, or a name Firestore or a nested path would not take.
-    package static func parse(_ text: String) throws(RequirementSyntaxError) -> FieldRequirement {
-        let known = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
-        guard let colon = text.lastIndex(of: ":") else {
-            throw RequirementSyntaxError("'\(text)' needs a type: FIELD:TYPE such as title:string (types: \(known)), or none alone")
-        }
-        let name = String(text[..<colon])
-        let typeName = String(text[text.index(after: colon)...])
-        if name.isEmpty { throw RequirementSyntaxError("'\(text)' has no field name before ':'") }
-        if typeName.isEmpty { throw RequirementSyntaxError("'\(text)' has no type after ':' (types: \(known))") }
-        guard let type = FieldType(rawValue: typeName.lowercased()) else {
-            throw RequirementSyntaxError("unknown type '\(typeName)' in '\(text)' (types: \(known))")
-        }
-        if name == "id" {
-            throw RequirementSyntaxError("'id' is always required (a string equal to the file name); leave it out of --require")
-        }
-        if name.contains(".") {
-            throw RequirementSyntaxError("'\(name)': only top-level fields can be required, and a field name with '.' would read as a nested path")
-        }
-        if name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-            throw RequirementSyntaxError("the field name contains a control character")
-        }
-        if name.utf8.count > FirestoreLimits.maximumFieldNameBytes {
-            throw RequirementSyntaxError("the field name is \(name.utf8.count) bytes; Firestore allows at most \(FirestoreLimits.maximumFieldNameBytes)")
-        }
-        if name.utf8.count >= 4, name.hasPrefix("__"), name.hasSuffix("__") {
-            throw RequirementSyntaxError("'\(name)' is reserved by Firestore (names of the form __name__)")
-        }
-        return FieldRequirement(name: name, type: type)
-    }
-}

@@ -14,7 +14,7 @@ public struct Subcollections: Sendable, Equatable {
         public let schema: RecordSchema
 
         /// An entry; check the path first with `Subcollections.problem(withPath:)`.
-        public init(path: String, schema: RecordSchema = RecordSchema(requiredFields: [])) {
+        public init(path: String, schema: RecordSchema = .idOnly) {
             self.path = path
             self.schema = schema
         }

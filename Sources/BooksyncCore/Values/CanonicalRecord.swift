@@ -77,7 +77,7 @@ public struct RecordRules: Sendable, Equatable {
     /// subcollection's for a path id (nothing but `id` when none is configured).
     package func schema(for id: RecordID) -> RecordSchema {
         guard let path = id.subcollectionPath else { return schema }
-        return subcollections.entry(forPath: path)?.schema ?? RecordSchema(requiredFields: [])
+        return subcollections.entry(forPath: path)?.schema ?? .idOnly
     }
 
     /// The id a record file or document name stands for, subcollection paths included.
@@ -86,15 +86,38 @@ public struct RecordRules: Sendable, Equatable {
         try RecordID(path: raw, subcollections: subcollections)
     }
 
-    /// Parses a file; syntax errors stop at the first problem.
+    /// Parses a file into the record's fields, without the editor's
+    /// `$schema` hint (`EditorSchemaHint`); syntax errors stop at the first problem.
     package func parse(_ bytes: [UInt8]) -> Result<Fields, RecordDiagnostic> {
+        parseKeepingHint(bytes).map(\.fields)
+    }
+
+    /// Parses a file into the record's fields and the file's `$schema` hint (any value).
+    package func parseKeepingHint(_ bytes: [UInt8]) -> Result<(fields: Fields, hint: Value?), RecordDiagnostic> {
         do {
-            let fields = try JSONParser.parseObject(bytes)
-            guard let documentsRoot else { return .success(fields) }
-            return .success(fields.mapValues { $0.shorteningReferences(under: documentsRoot) })
+            var fields = try JSONParser.parseObject(bytes)
+            if let documentsRoot { fields = fields.mapValues { $0.shorteningReferences(under: documentsRoot) } }
+            return .success(EditorSchemaHint.split(fields))
         } catch {
             return .failure(RecordDiagnostic(position: error.position, message: error.message))
         }
+    }
+
+    /// The `$schema` hint of a record file's bytes, when it has a string one
+    /// (nil for none, for anything else, and for bytes that do not parse).
+    package func hint(inFile bytes: [UInt8]?) -> String? {
+        guard let bytes, EditorSchemaHint.mayBeIn(bytes), case .success(let parsed) = parseKeepingHint(bytes),
+              case .string(let hint)? = parsed.hint else { return nil }
+        return hint
+    }
+
+    /// The bytes of a record file holding `fields`: canonical, with `hint`
+    /// (the `$schema` the file had) first when there is one.
+    package func fileBytes(_ fields: Fields, id: RecordID?, hint: String?) -> [UInt8] {
+        guard let hint else { return canonicalBytes(fields, id: id) }
+        var withHint = fields
+        withHint[EditorSchemaHint.key] = .string(hint)
+        return CanonicalJSON.encode(withHint, leadingKeys: [EditorSchemaHint.key] + (id.map { schema(for: $0) } ?? schema).leadingKeys)
     }
 
     /// Schema, id-field and Firestore-limit problems of parsed fields; empty
@@ -102,6 +125,12 @@ public struct RecordRules: Sendable, Equatable {
     /// (without `id` under `"idField": null`), which is what Firestore stores.
     package func problems(in fields: Fields, id: RecordID) -> [RecordDiagnostic] {
         problems(in: fields, id: id, unreadable: [])
+    }
+
+    /// What `validate` warns about in a valid record: fields its schema does
+    /// not declare, under `"strict": "warning"`.
+    package func warnings(in fields: Fields, id: RecordID) -> [String] {
+        schema(for: id).warnings(in: fields)
     }
 
     /// A record file may not hold the change field: every push sets it on the
@@ -125,6 +154,13 @@ public struct RecordRules: Sendable, Equatable {
     package func record(fromDocument documentFields: Fields, id: RecordID) -> Result<CanonicalRecord, RecordFileProblems> {
         var documentFields = documentFields
         if let changeField { documentFields[changeField] = nil }
+        if documentFields[EditorSchemaHint.key] != nil {
+            // A file would read it as its editor hint and leave it out of the
+            // record, so the next push would delete it: refuse it instead.
+            return .failure(RecordFileProblems(diagnostics: [RecordDiagnostic(message:
+                "the document has a field '\(EditorSchemaHint.key)', which a record file keeps for the editor's schema hint and never syncs; "
+                + "rename the field in the document")]))
+        }
         switch idField.record(from: documentFields, id: id) {
         case .failure(let problems):
             return .failure(problems)
@@ -145,13 +181,15 @@ public struct RecordRules: Sendable, Equatable {
         } catch {
             return .failure(RecordFileProblems(diagnostics: [RecordDiagnostic(position: error.position, message: error.message)]))
         }
-        var fields = parsed.fields
+        var (fields, hint) = EditorSchemaHint.split(parsed.fields)
         if let documentsRoot { fields = fields.mapValues { $0.shorteningReferences(under: documentsRoot) } }
+        let hintProblems = parsed.unreadableFields.contains(EditorSchemaHint.key) ? []
+            : hint.flatMap(EditorSchemaHint.problem(with:)).map { [RecordDiagnostic(message: $0)] } ?? []
         guard parsed.valueErrors.isEmpty else {
             let valueErrors = parsed.valueErrors.map { RecordDiagnostic(position: $0.position, message: $0.message) }
-            return .failure(RecordFileProblems(diagnostics: valueErrors + problems(in: fields, id: id, unreadable: parsed.unreadableFields)))
+            return .failure(RecordFileProblems(diagnostics: valueErrors + hintProblems + problems(in: fields, id: id, unreadable: parsed.unreadableFields)))
         }
-        let problems = problems(in: fields, id: id)
+        let problems = hintProblems + problems(in: fields, id: id)
         if !problems.isEmpty { return .failure(RecordFileProblems(diagnostics: problems)) }
         return .success(CanonicalRecord(id: id, fields: fields, leadingKeys: schema(for: id).leadingKeys))
     }

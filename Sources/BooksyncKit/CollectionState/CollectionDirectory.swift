@@ -71,7 +71,8 @@ public struct CollectionDirectory: Sendable {
         }
     }
 
-    /// Creates `.booksync/` in `directory`: config, empty manifest, base/, .gitignore.
+    /// Creates `.booksync/` in `directory`: config, empty manifest, base/,
+    /// .gitignore, and the JSON Schema for editors (`record.schema.json`).
     /// Needs no network; existing record files become local additions.
     public static func initialize(at directory: String, config: CollectionConfig) throws(BooksyncError) -> CollectionDirectory {
         let paths = CollectionPaths(root: FileSystem.absolute(directory))
@@ -97,7 +98,11 @@ public struct CollectionDirectory: Sendable {
             // config.json last: a directory is a collection only once it is complete.
             try FileSystem.writeAtomically(config.encoded(), to: paths.config, durable: true)
         }
-        return try open(paths)
+        let directory = try open(paths)
+        // The editors' JSON Schema. Derived data: if it cannot be written, the
+        // collection is still whole, and `booksync schema` says why.
+        _ = try? directory.writeEditorSchemas()
+        return directory
     }
 
     /// The base state recorded by the last sync.

@@ -115,13 +115,15 @@ extension CollectionDirectory {
                     current = nil
                 }
                 let unchanged: ([UInt8]?) -> Bool = { $0 == current }
+                // The file's editor hint stays first in whatever replaces it.
+                let hint = rules.hint(inFile: current)
                 switch choice {
                 case .theirs:
                     if let record = remote.record, let revision = remote.revision {
                         // Theirs for conflicting fields; one-sided local changes are kept.
                         let localFields = current.flatMap { try? rules.parse($0).get() }
                         let fields = localFields.map { merge(id, base: base, local: $0, remote: record.fields).keepingRemote } ?? record.fields
-                        if !dryRun, !(try FileSystem.replace(file, with: rules.canonicalBytes(fields, id: id), ifCurrent: unchanged)) {
+                        if !dryRun, !(try FileSystem.replace(file, with: rules.fileBytes(fields, id: id, hint: hint), ifCurrent: unchanged)) {
                             outcomes.append((id, .changedMeanwhile))
                             continue
                         }
@@ -147,7 +149,7 @@ extension CollectionDirectory {
                         // --ours: ours for conflicting fields; one-sided remote changes are kept.
                         // Without a flag the file as edited is the resolution, exactly.
                         if choice == .ours, let record = remote.record, !dryRun,
-                           !(try FileSystem.replace(file, with: rules.canonicalBytes(merge(id, base: base, local: local.fields, remote: record.fields).keepingLocal, id: id),
+                           !(try FileSystem.replace(file, with: rules.fileBytes(merge(id, base: base, local: local.fields, remote: record.fields).keepingLocal, id: id, hint: hint),
                                                     ifCurrent: unchanged)) {
                             outcomes.append((id, .changedMeanwhile))
                             continue

@@ -219,7 +219,7 @@ extension CollectionDirectory {
             switch step.action {
             case .write:
                 guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
-                guard try FileSystem.replace(file, with: record.canonicalBytes, ifCurrent: stillScanned) else {
+                guard try rules.replaceFile(file, id: id, with: record.fields, canonical: record.canonicalBytes, ifCurrent: stillScanned) else {
                     return .success((.changedDuringSync, .none))
                 }
                 change = BaseState.copy(record, revision: revision)
@@ -233,7 +233,7 @@ extension CollectionDirectory {
                 change = .forgotten(id)
             case .merge(let fields):
                 guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
-                guard try FileSystem.replace(file, with: rules.canonicalBytes(fields, id: id), ifCurrent: stillScanned) else {
+                guard try rules.replaceFile(file, id: id, with: fields, ifCurrent: stillScanned) else {
                     return .success((.changedDuringSync, .none))
                 }
                 change = BaseState.copy(record, revision: revision)

@@ -6,6 +6,9 @@ package struct ValidationReport: Sendable, Equatable {
     package let path: String
     /// Empty when the file is a valid record.
     package let diagnostics: [RecordDiagnostic]
+    /// What a valid record is warned about: fields its schema does not
+    /// declare under `"strict": "warning"`. Empty for an invalid one.
+    package var warnings: [String] = []
 }
 
 /// What `fmt` did, or would do, to one file.
@@ -83,7 +86,8 @@ extension CollectionDirectory {
         let rules = self.rules
         let paths = self.paths
         return try forEachRecordFile(arguments, operandsFromRoot: operandsFromRoot, willCheck: willCheck, check: { path in
-            ValidationReport(path: path, diagnostics: Self.diagnose(path: path, paths: paths, rules: rules))
+            let (diagnostics, warnings) = Self.diagnose(path: path, paths: paths, rules: rules)
+            return ValidationReport(path: path, diagnostics: diagnostics, warnings: warnings)
         }, refused: { path, diagnostic in ValidationReport(path: path, diagnostics: [diagnostic]) }, each: each)
     }
 
@@ -118,25 +122,26 @@ extension CollectionDirectory {
         return names.count + refusedFolders.count
     }
 
-    static func diagnose(path: String, paths: CollectionPaths, rules: RecordRules) -> [RecordDiagnostic] {
+    /// The problems of one file, or the warnings of a valid one.
+    static func diagnose(path: String, paths: CollectionPaths, rules: RecordRules) -> (problems: [RecordDiagnostic], warnings: [String]) {
         let id: RecordID
         do {
             guard let decoded = try recordID(ofFile: path, paths: paths, rules: rules) else {
-                return [RecordDiagnostic(message: "not a record file name (records are <id>.json and not hidden)")]
+                return ([RecordDiagnostic(message: "not a record file name (records are <id>.json and not hidden)")], [])
             }
             id = decoded
         } catch {
-            return [RecordDiagnostic(message: error.message)]
+            return ([RecordDiagnostic(message: error.message)], [])
         }
         let bytes: [UInt8]
         do {
             bytes = try FileSystem.readFile(paths.recordFile(id))
         } catch {
-            return [error.diagnostic]
+            return ([error.diagnostic], [])
         }
         switch rules.load(bytes, id: id) {
-        case .success: return []
-        case .failure(let problems): return problems.diagnostics
+        case .success(let record): return ([], rules.warnings(in: record.fields, id: id))
+        case .failure(let problems): return (problems.diagnostics, [])
         }
     }
 
@@ -177,11 +182,21 @@ extension CollectionDirectory {
             // A link, FIFO or folder in a record's place is reported as every command reports it.
             return error.unsafeKind == nil ? .notWritten(error.diagnostic) : .failed(error.diagnostic)
         }
-        switch rules.parse(bytes) {
+        switch rules.parseKeepingHint(bytes) {
         case .failure(let diagnostic):
             return .failed(diagnostic)
-        case .success(let fields):
-            let canonical = rules.canonicalBytes(fields, id: id ?? nil)
+        case .success(let (fields, hint)):
+            // The editor's `$schema` hint stays, first; a hint that is not a
+            // string is left where it is for `validate` to name.
+            let canonical: [UInt8]
+            switch hint {
+            case nil: canonical = rules.canonicalBytes(fields, id: id ?? nil)
+            case .string(let text)?: canonical = rules.fileBytes(fields, id: id ?? nil, hint: text)
+            case let other?:
+                var kept = fields
+                kept[EditorSchemaHint.key] = other
+                canonical = rules.canonicalBytes(kept, id: id ?? nil)
+            }
             if canonical == bytes { return .alreadyCanonical }
             if checkOnly { return .needsFormatting }
             do {

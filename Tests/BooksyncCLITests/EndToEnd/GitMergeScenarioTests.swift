@@ -275,4 +275,27 @@ struct GitScratchRepository {
         #expect(result.stderr.contains("booksync merge-file: books/x.json: their version:2:1:"), "\(result.stderr)")
         #expect(!result.stderr.contains(".merge_file"))
     }
+
+    /// The editor's `$schema` is the file's, not the record's: git's merge
+    /// driver merges the fields and keeps our hint first, even when theirs
+    /// pointed elsewhere; `fmt` keeps it first too.
+    @Test func mergeFileAndFmtKeepTheEditorHint() throws {
+        let scratch = try ScratchDirectory()
+        let base = scratch.path + "/base.json", ours = scratch.path + "/ours.json", theirs = scratch.path + "/theirs.json"
+        func withHint(_ hint: String, _ file: String) -> String { "{\"$schema\": \"\(hint)\", " + file.dropFirst() }
+        try bookFile("x").write(toFile: base, atomically: true, encoding: .utf8)
+        try withHint("./.booksync/record.schema.json", bookFile("x", title: "Ours")).write(toFile: ours, atomically: true, encoding: .utf8)
+        try withHint("https://example.com/other.json", bookFile("x", genre: "poetry")).write(toFile: theirs, atomically: true, encoding: .utf8)
+        let result = try BinaryTests.run(["merge-file", base, ours, theirs, "books/x.json"], in: scratch.path)
+        #expect(result.status == 0, "\(result.stderr)")
+        let merged = try String(contentsOfFile: ours, encoding: .utf8)
+        #expect(merged.hasPrefix("{\n  \"$schema\": \"./.booksync/record.schema.json\",\n  \"id\": \"x\",\n  \"title\": \"Ours\","), "\(merged)")
+        #expect(merged.contains("\"genre\": \"poetry\""))
+
+        let repo = try GitScratchRepository()
+        #expect(try repo.booksync("init", "-q", "--collection", "books", "--firestore", "p").status == 0)
+        try repo.write("x.json", #"{"title": "T", "id": "x", "genre": "g", "author": "A", "$schema": "./.booksync/record.schema.json"}"#)
+        #expect(try repo.booksync("fmt", "-q").status == 0)
+        #expect(try repo.read("x.json") == "{\n  \"$schema\": \"./.booksync/record.schema.json\",\n  \"id\": \"x\",\n  \"title\": \"T\",\n  \"author\": \"A\",\n  \"genre\": \"g\"\n}\n")
+    }
 }

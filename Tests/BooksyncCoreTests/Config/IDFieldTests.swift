@@ -143,7 +143,7 @@ import Testing
         (["a:string", "a:integer"], .failure(RequirementSyntaxError("the field 'a' is given twice"))),
         (["none", "a:string"], .failure(RequirementSyntaxError("none requires nothing but id, so it cannot be combined with FIELD:TYPE"))),
         (["a:string", "none"], .failure(RequirementSyntaxError("none requires nothing but id, so it cannot be combined with FIELD:TYPE"))),
-        (["stats.views:integer"], .failure(RequirementSyntaxError("'stats.views': only top-level fields can be required, and a field name with '.' would read as a nested path"))),
+        (["stats.views:integer"], .failure(RequirementSyntaxError("'stats.views': only top-level fields can be declared, and a field name with '.' would read as a nested path"))),
         (["__x__:string"], .failure(RequirementSyntaxError("'__x__' is reserved by Firestore (names of the form __name__)"))),
         (["a\u{7}:string"], .failure(RequirementSyntaxError("the field name contains a control character"))),
     ]

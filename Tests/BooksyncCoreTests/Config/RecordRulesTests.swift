@@ -127,9 +127,9 @@ import Testing
         (#"{"version": 1, "remote": {"type": "s3", "project": "p", "collection": "a"}}"#,
          "remote.type must be \"firestore\" (the only remote booksync supports so far)"),
         (#"{"version": 1, "remote": {"type": "firestore", "project": "p", "collection": "a"}, "schema": {"required": [{"name": "x", "type": "text"}]}}"#,
-         "schema field 'x': unknown type 'text' (known: string, integer, double, number, boolean, timestamp, bytes, reference, geopoint, map, array, any)"),
+         "schema.required field 'x': unknown type 'text' (known: string, integer, double, number, boolean, timestamp, bytes, reference, geopoint, map, array, any)"),
         (#"{"version": 1, "remote": {"type": "firestore", "project": "p", "collection": "a"}, "schema": {"required": [{"name": "t", "type": "string"}, {"name": "t", "type": "string"}]}}"#,
-         "schema.required lists 't' twice"),
+         "schema.required lists 't' twice (a field is either required or optional, once)"),
     ])
     func badConfigsAreExplained(text: String, message: String) {
         do {

@@ -187,7 +187,7 @@ import Testing
         (head + #", "subcollections": ["reviews"], "schema": {"required": [], "subcollections": {"ratings": []}}}"#,
          "schema.subcollections names 'ratings', which is not in \"subcollections\""),
         (head + #", "subcollections": ["reviews"], "schema": {"required": [], "subcollections": {"reviews": [{"name": "x", "type": "text"}]}}}"#,
-         "subcollection 'reviews' field 'x': unknown type 'text' (known: string, integer, double, number, boolean, timestamp, bytes, reference, geopoint, map, array, any)"),
+         "schema.subcollections.reviews.required field 'x': unknown type 'text' (known: string, integer, double, number, boolean, timestamp, bytes, reference, geopoint, map, array, any)"),
     ])
     func badSubcollectionConfigsAreExplained(text: String, message: String) {
         do {

@@ -1,0 +1,42 @@
+/// The `"$schema"` key of a record file: the editor's pointer to the JSON
+/// Schema that gives it completion and errors (<doc:CollectionFormat>).
+///
+/// It belongs to the file, not to the record: it is never sent to
+/// Firestore, never pulled, never part of a comparison or a merge, and a
+/// change to it alone is no change to the record, like the change field.
+/// Parsing takes it off the fields (`RecordRules.parse(_:)`); the writers
+/// that replace a file put the file's hint back first
+/// (`RecordRules.fileBytes(_:id:hint:)`), so a pull or a merge keeps it.
+package enum EditorSchemaHint {
+    /// The key, as JSON Schema and every editor spell it.
+    package static let key = "$schema"
+
+    /// `fields` without the hint, and the hint's value if there was one.
+    package static func split(_ fields: Fields) -> (fields: Fields, hint: Value?) {
+        guard let hint = fields[key] else { return (fields, nil) }
+        var rest = fields
+        rest[key] = nil
+        return (rest, hint)
+    }
+
+    /// Why a hint's value cannot be kept, or nil: it must be a string (a URI
+    /// or relative path), as editors read it.
+    package static func problem(with value: Value) -> String? {
+        if case .string = value { return nil }
+        return "field '\(key)' is the editor's schema hint and must be a string such as \"./.booksync/record.schema.json\", found \(value.kindName)"
+    }
+
+    /// A cheap test for files that certainly have no hint, so writers parse
+    /// a file only when its bytes contain `"$schema"` somewhere.
+    package static func mayBeIn(_ bytes: [UInt8]) -> Bool {
+        let needle = Array("\"\(key)\"".utf8)
+        guard bytes.count >= needle.count else { return false }
+        var i = 0
+        let last = bytes.count - needle.count
+        while i <= last {
+            if bytes[i] == 0x22, bytes[i + 1] == 0x24, Array(bytes[i..<(i + needle.count)]) == needle { return true }
+            i += 1
+        }
+        return false
+    }
+}

@@ -1,0 +1,174 @@
+/// config.json's `"schema"` object, and a subcollection's under
+/// `schema.subcollections`:
+///
+/// ```json
+/// {"title": "Book", "description": "…", "strict": "error",
+///  "required": [{"name": "genre", "type": "string", "enum": ["fiction", "poetry"]}],
+///  "optional": [{"name": "year", "type": "integer", "description": "first published"}]}
+/// ```
+///
+/// A subcollection with nothing but required fields is written as the bare
+/// list, as before the other keys existed, so older configs read unchanged.
+extension RecordSchema {
+    /// The keys a schema object may have; any other is refused as a likely typo.
+    static let configKeys: Set<String> = ["title", "description", "required", "optional", "strict"]
+
+    /// This schema as config.json keeps it: `required`, and the other keys when set.
+    package var configFields: Fields {
+        var fields: Fields = ["required": .array(requiredFields.map(\.configValue))]
+        if !optionalFields.isEmpty { fields["optional"] = .array(optionalFields.map(\.configValue)) }
+        if strictness != .off { fields["strict"] = .string(strictness.rawValue) }
+        if let title { fields["title"] = .string(title) }
+        if let description { fields["description"] = .string(description) }
+        return fields
+    }
+
+    /// A subcollection's schema as config.json keeps it: the required-field
+    /// list alone when that is all it says, else the whole object.
+    package var subcollectionConfigValue: Value {
+        optionalFields.isEmpty && strictness == .off && title == nil && description == nil
+            ? .array(requiredFields.map(\.configValue)) : .map(configFields)
+    }
+
+    /// Reads a schema object (or, for a subcollection, a bare required-field
+    /// list). The file may come from a stranger's clone, so every name, type
+    /// and value list is checked.
+    /// - Parameters:
+    ///   - value: The object or list.
+    ///   - what: Where it is in config.json (`schema`, `schema.subcollections.reviews`), for errors.
+    ///   - extraKeys: Keys the caller reads itself (`subcollections` at the top).
+    /// - Throws: `StateFileError` naming the key and field.
+    package static func decode(config value: Value, what: String, extraKeys: Set<String> = []) throws(StateFileError) -> RecordSchema {
+        let object: Fields
+        switch value {
+        case .array:
+            object = ["required": value]
+        case .map(let fields):
+            object = fields
+        default:
+            throw StateFileError(message: "\(what) must be {\"required\": [{\"name\": …, \"type\": …}, …]}")
+        }
+        if let unknown = object.keys.filter({ !configKeys.contains($0) && !extraKeys.contains($0) }).sorted(by: CanonicalJSON.utf8Less).first {
+            let known = (configKeys.union(extraKeys)).sorted().joined(separator: ", ")
+            throw StateFileError(message: "\(what) has an unknown key '\(TerminalEscaping.abbreviate(unknown))' (known: \(known))")
+        }
+        guard case .array(let requiredItems)? = object["required"] else {
+            throw StateFileError(message: "\(what) must be {\"required\": [{\"name\": …, \"type\": …}, …]}")
+        }
+        let required = try decodeFields(requiredItems, what: "\(what).required", taken: [])
+        var optional: [FieldRequirement] = []
+        switch object["optional"] {
+        case nil, .null?: break
+        case .array(let items)?: optional = try decodeFields(items, what: "\(what).optional", taken: required.map(\.name))
+        case .some: throw StateFileError(message: "\(what).optional must be [{\"name\": …, \"type\": …}, …]")
+        }
+        var strictness = SchemaStrictness.off
+        switch object["strict"] {
+        case nil, .null?, .bool(false)?: break
+        case .string(let text)? where SchemaStrictness(rawValue: text) != nil: strictness = SchemaStrictness(rawValue: text)!
+        case .some: throw StateFileError(message: "\(what).strict must be \"warning\", \"error\" or \"off\"")
+        }
+        return RecordSchema(requiredFields: required, optionalFields: optional, strictness: strictness,
+                            title: try text(object["title"], what: "\(what).title"),
+                            description: try text(object["description"], what: "\(what).description"))
+    }
+
+    /// A field list, checked: known types, usable names, no name twice (nor
+    /// one of `taken`), value lists only for strings; `id` is dropped (always required).
+    /// - Parameter nested: The fields of a map, where `id` is an ordinary name.
+    private static func decodeFields(_ items: [Value], what: String, taken: [String], nested: Bool = false) throws(StateFileError) -> [FieldRequirement] {
+        var fields: [FieldRequirement] = []
+        for item in items {
+            guard case .map(let m) = item, case .string(let name)? = m["name"], case .string(let typeName)? = m["type"] else {
+                throw StateFileError(message: "each \(what) entry needs \"name\" and \"type\" strings")
+            }
+            let keys = ["name", "type", "enum", "description", "required", "optional", "items"]
+            if let unknown = m.keys.filter({ !keys.contains($0) }).sorted().first {
+                throw StateFileError(message: "\(what) field '\(TerminalEscaping.abbreviate(name))' has an unknown key '\(TerminalEscaping.abbreviate(unknown))' (known: \(keys.joined(separator: ", ")))")
+            }
+            guard let type = FieldType(rawValue: typeName) else {
+                let known = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
+                throw StateFileError(message: "\(what) field '\(TerminalEscaping.abbreviate(name))': unknown type '\(TerminalEscaping.abbreviate(typeName))' (known: \(known))")
+            }
+            if name == "id", !nested { continue }  // always required
+            if let problem = FieldRequirement.nameProblem(name) { throw StateFileError(message: "\(what): \(problem)") }
+            guard !fields.contains(where: { $0.name == name }), !taken.contains(name) else {
+                throw StateFileError(message: "\(what) lists '\(name)' twice (a field is either required or optional, once)")
+            }
+            var allowed: [String]?
+            if let list = m["enum"] {
+                guard type == .string else {
+                    throw StateFileError(message: "\(what) field '\(name)': \"enum\" lists allowed strings, so the type must be string")
+                }
+                guard case .array(let values) = list, !values.isEmpty else {
+                    throw StateFileError(message: "\(what) field '\(name)': \"enum\" must be a non-empty list of strings")
+                }
+                var strings: [String] = []
+                for value in values {
+                    guard case .string(let s) = value else {
+                        throw StateFileError(message: "\(what) field '\(name)': \"enum\" must be a non-empty list of strings")
+                    }
+                    guard !strings.contains(s) else {
+                        throw StateFileError(message: "\(what) field '\(name)': \"enum\" lists \"\(TerminalEscaping.abbreviate(s))\" twice")
+                    }
+                    strings.append(s)
+                }
+                allowed = strings
+            }
+            var mapFields: DeclaredFields?
+            if m["required"] != nil || m["optional"] != nil {
+                guard type == .map else {
+                    throw StateFileError(message: "\(what) field '\(name)': \"required\" and \"optional\" declare a map's fields, so the type must be map")
+                }
+                func list(_ key: String) throws(StateFileError) -> [Value] {
+                    switch m[key] {
+                    case nil, .null?: return []
+                    case .array(let items)?: return items
+                    case .some: throw StateFileError(message: "\(what) field '\(name)': \"\(key)\" must be [{\"name\": …, \"type\": …}, …]")
+                    }
+                }
+                let required = try decodeFields(try list("required"), what: "\(what) field '\(name)'.required", taken: [], nested: true)
+                let optional = try decodeFields(try list("optional"), what: "\(what) field '\(name)'.optional", taken: required.map(\.name), nested: true)
+                mapFields = DeclaredFields(required: required, optional: optional)
+            }
+            var itemType: FieldType?
+            if let items = m["items"] {
+                guard type == .array else {
+                    throw StateFileError(message: "\(what) field '\(name)': \"items\" gives an array's item type, so the type must be array")
+                }
+                guard case .string(let itemName) = items, let item = FieldType(rawValue: itemName), item != .array else {
+                    let known = FieldType.allCases.filter { $0 != .array }.map(\.rawValue).joined(separator: ", ")
+                    throw StateFileError(message: "\(what) field '\(name)': \"items\" must be a type name (\(known); Firestore has no arrays in arrays)")
+                }
+                itemType = item
+            }
+            fields.append(FieldRequirement(name: name, type: type, allowedValues: allowed,
+                                           description: try text(m["description"], what: "\(what) field '\(name)' description"),
+                                           mapFields: mapFields, itemType: itemType))
+        }
+        return fields
+    }
+
+    private static func text(_ value: Value?, what: String) throws(StateFileError) -> String? {
+        switch value {
+        case nil, .null?: return nil
+        case .string(let s)?: return s
+        case .some: throw StateFileError(message: "\(what) must be a string")
+        }
+    }
+}
+
+extension FieldRequirement {
+    /// `{"name": …, "type": …}`, with `enum` and `description` when set.
+    var configValue: Value {
+        var fields: Fields = ["name": .string(name), "type": .string(type.rawValue)]
+        if let allowedValues { fields["enum"] = .array(allowedValues.map(Value.string)) }
+        if let description { fields["description"] = .string(description) }
+        if let mapFields {
+            fields["required"] = .array(mapFields.required.map(\.configValue))
+            if !mapFields.optional.isEmpty { fields["optional"] = .array(mapFields.optional.map(\.configValue)) }
+        }
+        if let itemType { fields["items"] = .string(itemType.rawValue) }
+        return .map(fields)
+    }
+}
