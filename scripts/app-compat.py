@@ -37,13 +37,16 @@ updates them with nested masks while an editor edits the review files; pull,
 push and a collection-group query in the app agree, and deleting a book leaves
 its reviews with a warning.
 
+Then `$schema` (scripts/app_compat_editor_hint.py): an editor's hint in a record
+file never reaches the document, survives a merged pull, and alone is no change.
+
 Then a Swift app's DTO (<doc:SwiftLibrary>): the demo catalogue is pushed,
 Sources/bookshelf-example runs its two-device flow, and the client reads back
-the book the app added through RecordStore (a `BookDTO` encoded by
-RecordEncoder) with the same values and types: `Date` as a datetime with its
+the book the app added through RecordStore (a `BookDTO`, as `booksync schema
+--swift BookDTO` prints it for the example's collection, encoded by RecordEncoder) with the same values and types: `Date` as a datetime with its
 microseconds, `Data` as bytes, `GeoPoint` and `DocumentReference` as the
 client's own types, a nested map, an array, an `Int` as int, a `Double` as
-float and an optional written as null; and the book both devices changed
+float and an optional left out; and the book both devices changed
 holds both changes and the fields the app's DTO does not declare.
 
 The client lives in a virtual environment this script creates under .build/
@@ -63,50 +66,17 @@ import sys
 import tempfile
 import uuid
 
+from app_compat_editor_hint import run_editor_hint
 from app_compat_nested import run_nested
 from app_compat_subcollections import run_subcollections
+from check_support import Checks, PinnedVenv
 
 CLIENT_VERSION = "2.34.1"
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENV = os.path.join(REPOSITORY, ".build", "app-compat-venv")
-MARKER = os.path.join(VENV, "installed-google-cloud-firestore-" + CLIENT_VERSION)
-VENV_TIMEOUT = 120
-PIP_TIMEOUT = 600
+VENV = PinnedVenv("app-compat-venv", "google-cloud-firestore", CLIENT_VERSION)
 COMMAND_TIMEOUT = 60
 RPC_TIMEOUT = 15
 RUN_TIMEOUT = 300
-
-
-def venv_python():
-    return os.path.join(VENV, "bin", "python")
-
-
-def ensure_client():
-    """Creates the virtual environment with the pinned client unless it is there."""
-    if os.path.exists(MARKER):
-        return
-    shutil.rmtree(VENV, ignore_errors=True)
-    print("creating %s with google-cloud-firestore==%s" % (os.path.relpath(VENV, REPOSITORY), CLIENT_VERSION), flush=True)
-    subprocess.run([sys.executable, "-m", "venv", VENV], check=True, timeout=VENV_TIMEOUT, stdin=subprocess.DEVNULL)
-    subprocess.run([venv_python(), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                    "google-cloud-firestore==" + CLIENT_VERSION],
-                   check=True, timeout=PIP_TIMEOUT, stdin=subprocess.DEVNULL)
-    with open(MARKER, "w") as f:
-        f.write(CLIENT_VERSION + "\n")
-
-
-class Checks:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, condition, what):
-        if condition:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print("FAIL: " + what, flush=True)
-        return condition
 
 
 def same(a, b):
@@ -317,6 +287,11 @@ def run_swift_app(bin_path, example_path, host, checks):
         result = booksync([example_path, project, os.path.join(scratch, "laptop"), os.path.join(scratch, "phone")], scratch, env)
         checks.check(result.returncode == 0 and result.stdout.endswith("status on both devices: clean, in sync\n"),
                      "bookshelf-example: %r %r" % (result.stdout, result.stderr))
+        # The example's BookDTO is what `booksync schema --swift` prints for the collection it made.
+        result = booksync([bin_path, "-C", os.path.join(scratch, "laptop"), "schema", "--swift", "BookDTO"], scratch, env)
+        with open(os.path.join(REPOSITORY, "Sources", "bookshelf-example", "BookDTO.swift")) as f:
+            checks.check(result.returncode == 0 and result.stdout == f.read(),
+                         "Sources/bookshelf-example/BookDTO.swift is not what 'booksync schema --swift BookDTO' prints: %r" % result.stdout)
 
         books = client.collection("books")
         added = books.document("a-memory-called-empire").get(timeout=RPC_TIMEOUT)
@@ -334,7 +309,6 @@ def run_swift_app(bin_path, example_path, host, checks):
             "firstPrinting": {"copies": 15000, "publisher": client.document("publishers/tor")},
             "cover": b"\x89PNG\x00\xff",
             "setting": firestore.GeoPoint(41.0082, 28.9784),
-            "subtitle": None,
         }
         got = added.to_dict() or {}
         for key in sorted(set(expected) | set(got)):
@@ -363,12 +337,10 @@ def main():
     example_path = os.path.abspath(options.example or os.path.join(os.path.dirname(bin_path), "bookshelf-example"))
     if not options.in_venv:
         try:
-            ensure_client()
+            VENV.run_inside(__file__, ["--bin", bin_path, "--example", example_path, "--host", options.host])
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as error:
-            print("app-compat: cannot install google-cloud-firestore==%s into %s: %s" % (CLIENT_VERSION, VENV, error), file=sys.stderr)
+            print("app-compat: cannot install %s into %s: %s" % (VENV.requirement, VENV.path, error), file=sys.stderr)
             return 2
-        script = os.path.abspath(__file__)
-        os.execv(venv_python(), [venv_python(), script, "--bin", bin_path, "--example", example_path, "--host", options.host, "--in-venv"])
 
     def give_up(signum, frame):
         raise TimeoutError("gave up after %d s" % RUN_TIMEOUT)
@@ -378,6 +350,7 @@ def main():
     run_change_field(bin_path, options.host, checks)
     run_nested(bin_path, options.host, checks, booksync, booksync_env)
     run_subcollections(bin_path, options.host, checks, booksync, booksync_env)
+    run_editor_hint(bin_path, options.host, checks, booksync, booksync_env)
     run_swift_app(bin_path, example_path, options.host, checks)
     signal.alarm(0)
     print("%d passed, %d failed" % (checks.passed, checks.failed))

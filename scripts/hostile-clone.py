@@ -114,6 +114,9 @@ def build_origin(bin_path, scratch, host, project, outside, marker, variant):
     with open(os.path.join(state, "config.json")) as f:
         config = json.load(f)
     config.setdefault("remote", {})["tokenCommand"] = "touch %s; echo stolen" % marker
+    # Descriptions that would clear the screen and hide code if printed raw (`schema --swift`, `--print`).
+    config["schema"] = {"description": "\x1b[2J\x1b]0;owned\x07 \u202e gnp.exe", "required": [
+        {"name": "title", "type": "string", "description": "\x1b[31mred\r\u2066hidden"}]}
     with open(os.path.join(state, "config.json"), "w") as f:
         json.dump(config, f)
     # Record files that point outside, and a name with terminal escapes.
@@ -169,6 +172,7 @@ def commands(outside):
         ["status"], ["status", "--short"], ["status", "--json"], ["status", "--offline"], ["--color", "always", "status"],
         ["-v", "status"], ["diff"], ["diff", "dune"], ["diff", hostile], ["validate"], ["validate", "passwd.json"],
         ["fmt", "--check"], ["fmt"], ["fmt", os.path.join(outside, "target.json")], ["fmt", "../outside/target.json"],
+        ["schema"], ["schema", "--print"], ["schema", "--swift", "BookDTO"], ["schema", "--check"],
         ["pull"], ["pull", "--theirs"], ["resolve", "stolen", "--ours"], ["resolve", "dune", "--theirs"],
         ["push"], ["push", "--dry-run"], ["sync"], ["-v", "--color", "always", "sync"], ["status", "--exit-code"],
     ]

@@ -10,12 +10,33 @@ import BooksyncStore
 struct BookRepository: Sendable {
     let store: RecordStore<BookDTO>
 
+    /// What a book file holds: the Book schema's title, author and genre,
+    /// and the fields the app knows, each optional. `BookDTO.swift` is what
+    /// `booksync schema --swift BookDTO` prints for it (`scripts/app-compat.py`
+    /// checks that), and editors get the same fields from the JSON Schema.
+    static let schema = RecordSchema(
+        requiredFields: RecordSchema.books.requiredFields,
+        optionalFields: [
+            FieldRequirement(name: "published", type: .timestamp),
+            FieldRequirement(name: "rating", type: .double),
+            FieldRequirement(name: "pages", type: .integer),
+            FieldRequirement(name: "tags", type: .array, itemType: .string),
+            FieldRequirement(name: "authorRef", type: .reference, description: "The author's document: authors/ID."),
+            FieldRequirement(name: "firstPrinting", type: .map, mapFields: DeclaredFields(
+                required: [FieldRequirement(name: "copies", type: .integer)],
+                optional: [FieldRequirement(name: "publisher", type: .reference)])),
+            FieldRequirement(name: "cover", type: .bytes),
+            FieldRequirement(name: "setting", type: .geopoint),
+            FieldRequirement(name: "subtitle", type: .string),
+        ],
+        description: "A book on the shelf: one JSON file per book, one Firestore document.")
+
     /// The shelf in `directory`, synced with the `books` collection of `project`;
     /// a new directory is made a collection directory first (`booksync init`).
     init(directory: String, project: String) throws {
         if !FileManager.default.fileExists(atPath: directory + "/.booksync") {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let config = CollectionConfig(remote: FirestoreTarget(project: project, collectionPath: "books"))
+            let config = CollectionConfig(remote: FirestoreTarget(project: project, collectionPath: "books"), schema: Self.schema)
             _ = try CollectionDirectory.initialize(at: directory, config: config)
         }
         store = .firestore(directory: directory)
