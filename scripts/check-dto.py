@@ -11,7 +11,10 @@ outside this package (`swiftc`, Swift 6, against the debug build's modules and
 objects, so `package` symbols are invisible, as in an app). The program reads
 every record through `RecordStore<DemoBookDTO>` (RecordDecoder) and saves it
 back (RecordEncoder): every file must come out byte for byte as `booksync fmt`
-left it, and the program reports how many records it saved. Prints one line
+left it, and the program reports how many records it saved. Then a schema
+of field names that collide or clash in Swift (fixtures/dto/names-schema.json:
+keywords, names equal but for case or punctuation, map fields named like the
+types a DTO uses) must give a DTO that type-checks. Prints one line
 per failed check and "N passed, M failed".
 """
 import argparse
@@ -94,6 +97,17 @@ def main():
             after = open(os.path.join(root, name), "rb").read()
             check(after == before[name], "%s changed in the round trip:\n%s\n---\n%s" % (name, before[name].decode(), after.decode()))
         print("%d demo records round-tripped through DemoBookDTO (%d lines of generated Swift)" % (len(names), source.stdout.count("\n")))
+        # Field names that collide or clash in Swift: the DTO still compiles.
+        config["schema"] = json.load(open(os.path.join(REPOSITORY, "fixtures", "dto", "names-schema.json")))
+        with open(config_path, "w") as f:
+            json.dump(config, f)
+        source = run("schema", "--swift", "NamesDTO")
+        check(source.returncode == 0, "schema --swift NamesDTO: " + source.stderr)
+        with open(os.path.join(work, "NamesDTO.swift"), "w") as f:
+            f.write(source.stdout)
+        compiled = subprocess.run(["swiftc", "-typecheck", "-swift-version", "6", "-I", os.path.join(build, "Modules"),
+                                   os.path.join(work, "NamesDTO.swift")], capture_output=True, text=True, timeout=300)
+        check(compiled.returncode == 0, "the DTO of fixtures/dto/names-schema.json does not compile:\n%s\n%s" % (compiled.stderr[-3000:], source.stdout))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("%d passed, %d failed" % (checks.passed, checks.failed))

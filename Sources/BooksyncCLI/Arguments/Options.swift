@@ -41,7 +41,8 @@ struct Option: Sendable {
         func problem(with text: String) -> String? {
             switch self {
             case .percentage: DeleteGuard.parsePercent(text) == nil ? "takes a percentage from 0 to 100, like 25%" : nil
-            case .directory, .choice, .text: nil
+            case .choice(_, let words): words.contains(text) ? nil : "takes " + words.joined(separator: " or ")
+            case .directory, .text: nil
             }
         }
     }

@@ -92,10 +92,7 @@ enum InitCommand: Subcommand {
         let schema: RecordSchema
         do {
             let strictness = arguments.value(.strict).flatMap(SchemaStrictness.init(rawValue:)) ?? .off
-            let optional = arguments.values(.optional)
-            schema = optional.isEmpty && strictness == .off ? required
-                : try RecordSchema.parse(requirements: required.requiredFields.isEmpty ? ["none"] : required.requiredFields.map { "\($0.name):\($0.type.rawValue)" },
-                                         optional: optional, strictness: strictness)
+            schema = try required.adding(optional: arguments.values(.optional), strictness: strictness)
         } catch {
             throw UsageError(message: "--optional: \(error.message)", command: name)
         }
@@ -142,9 +139,7 @@ enum InitCommand: Subcommand {
             }
             context.console.out("Commit .booksync/ (its .gitignore leaves out local-only files).")
         }
-        if arguments.value(.editor) != nil {
-            _ = try EditorSettings.mapInVSCode(directory, context: context)
-        }
+        let editorSettings = arguments.value(.editor) == nil ? .success : try EditorSettings.mapInVSCode(directory, context: context)
         if arguments.has(.git) {
             try installGit(collectionRoot: directory.paths.root, subcollections: subcollections, context: context)
             if !context.quiet { context.console.out("git now merges record files here field by field and the manifest by record (booksync must be on PATH)") }
@@ -154,7 +149,7 @@ enum InitCommand: Subcommand {
                 for line in GitCommand.instructions(collectionRoot: context.display(directory.paths.root), subcollections: subcollections) { context.console.out("\(line)") }
             }
         }
-        return .success
+        return editorSettings
     }
 
     /// `GitCommand.install`, saying so when it replaced drivers an older

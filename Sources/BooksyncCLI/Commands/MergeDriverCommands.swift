@@ -81,8 +81,10 @@ enum MergeFileCommand: Subcommand {
             return .attention
         }
         let outcome = RecordFileMerge.merge(base: base, ours: ours, theirs: theirs, id: id, rules: rules)
-        // The editor hint is the file's, never merged: ours, else theirs.
-        let hint = rules.hint(inFile: try? FileSystem.readFile(files.ours)) ?? rules.hint(inFile: try? FileSystem.readFile(files.theirs))
+        // The editor's hint is merged on its own, never a conflict: theirs
+        // when only they changed it, else ours.
+        let hints = [files.base, files.ours, files.theirs].map { rules.hint(inFile: try? FileSystem.readFile($0)) }
+        let hint = hints[1] == hints[0] ? hints[2] : hints[1]
         try FileSystem.writeAtomically(rules.fileBytes(outcome.fields, id: id, hint: hint), to: files.ours)
         if !outcome.conflicts.isEmpty {
             report("conflicting field\(outcome.conflicts.count == 1 ? "" : "s") \(quoted(outcome.conflicts.map(\.description))) (kept ours); edit the file to settle")

@@ -10,9 +10,10 @@ enum SchemaCommand: Subcommand {
     static let discussion = """
         Writes .booksync/record.schema.json (JSON Schema draft 2020-12) from the
         schema in .booksync/config.json, and one per configured subcollection
-        (.booksync/subcollections/PATH/.record.schema.json); init creates them. Commit them: every
-        clone's editor then knows the records' fields, their types, the tagged
-        values ({"$timestamp": …} and the others) and Firestore's limits.
+        (.booksync/subcollections/PATH/.record.schema.json); init creates
+        them. Commit them: every clone's editor then knows the records'
+        fields, their types, the tagged values ({"$timestamp": …} and the
+        others) and Firestore's limits.
         Run it again after editing the schema in config.json (validate says
         when the files are out of date).
 
@@ -52,8 +53,8 @@ enum SchemaCommand: Subcommand {
             schema = entry.schema
         }
         if let typeName = arguments.value(.swiftType) {
-            guard SwiftDTOSource.typeIdentifier(typeName) == typeName else {
-                throw arguments.usageError("'\(typeName)' is not a Swift type name such as BookDTO")
+            guard SwiftDTOSource.typeIdentifier(typeName) == typeName, !SwiftDTOSource.reservedTypeNames.contains(typeName) else {
+                throw arguments.usageError("'\(typeName)' is not a Swift type name of its own such as BookDTO")
             }
             let collectionName = file.subcollection.map { collection.config.remote.collectionPath + "/*/" + $0 } ?? collection.config.remote.collectionPath
             let source = SwiftDTOSource.make(schema, typeName: typeName, collection: collectionName, idField: collection.config.idField)

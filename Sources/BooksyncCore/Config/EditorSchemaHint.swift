@@ -27,16 +27,9 @@ package enum EditorSchemaHint {
     }
 
     /// A cheap test for files that certainly have no hint, so writers parse
-    /// a file only when its bytes contain `"$schema"` somewhere.
+    /// a file only when its bytes contain `"$schema"`, or a `\u` escape that
+    /// could spell it (`"\u0024schema"`).
     package static func mayBeIn(_ bytes: [UInt8]) -> Bool {
-        let needle = Array("\"\(key)\"".utf8)
-        guard bytes.count >= needle.count else { return false }
-        var i = 0
-        let last = bytes.count - needle.count
-        while i <= last {
-            if bytes[i] == 0x22, bytes[i + 1] == 0x24, Array(bytes[i..<(i + needle.count)]) == needle { return true }
-            i += 1
-        }
-        return false
+        bytes.firstRange(of: Array("\"\(key)\"".utf8)) != nil || bytes.firstRange(of: Array("\\u".utf8)) != nil
     }
 }

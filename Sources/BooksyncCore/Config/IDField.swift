@@ -37,6 +37,9 @@ public enum IDField: Sendable, Equatable, CustomStringConvertible {
     /// (the id field, the change field), or nil; `what` names it in the sentence.
     static func topLevelFieldProblem(_ name: String, what: String) -> String? {
         if name.isEmpty { return "\(what) is empty" }
+        if name == EditorSchemaHint.key {
+            return "'\(name)' is the editor's schema hint in record files, which never syncs; \(what) must be another field"
+        }
         if name.utf8.count > FirestoreLimits.maximumFieldNameBytes {
             return "\(what) is \(name.utf8.count) bytes; Firestore allows at most \(FirestoreLimits.maximumFieldNameBytes)"
         }

@@ -14,33 +14,39 @@ extension RecordSchema {
     /// a name with a colon works; types never contain one.
     /// - Throws: `RequirementSyntaxError` for the first argument that is not
     ///   a usable requirement, a field given twice, or `none` with others.
-    /// `optional` (`init --optional FIELD:TYPE`) declares fields a record
-    /// may have, and `strictness` (`init --strict`) what other fields mean.
-    package static func parse(requirements: [String], optional: [String] = [],
-                              strictness: SchemaStrictness = .off) throws(RequirementSyntaxError) -> RecordSchema {
-        var required: [FieldRequirement] = []
+    package static func parse(requirements: [String]) throws(RequirementSyntaxError) -> RecordSchema {
         if requirements.contains("none") {
             guard requirements.count == 1 else {
                 throw RequirementSyntaxError("none requires nothing but id, so it cannot be combined with FIELD:TYPE")
             }
-        } else {
-            for text in requirements {
-                let requirement = try FieldRequirement.parse(text)
-                guard !required.contains(where: { $0.name == requirement.name }) else {
-                    throw RequirementSyntaxError("the field '\(requirement.name)' is given twice")
-                }
-                required.append(requirement)
-            }
+            return .idOnly
         }
-        var optionalFields: [FieldRequirement] = []
+        var required: [FieldRequirement] = []
+        for text in requirements {
+            let requirement = try FieldRequirement.parse(text)
+            guard !required.contains(where: { $0.name == requirement.name }) else {
+                throw RequirementSyntaxError("the field '\(requirement.name)' is given twice")
+            }
+            required.append(requirement)
+        }
+        return RecordSchema(requiredFields: required)
+    }
+
+    /// This schema with the fields `init --optional FIELD:TYPE` declares and
+    /// what `init --strict` says of the others.
+    /// - Throws: `RequirementSyntaxError` for the first argument that is not
+    ///   a usable declaration, or a field already declared.
+    package func adding(optional: [String], strictness: SchemaStrictness) throws(RequirementSyntaxError) -> RecordSchema {
+        var optionalFields = optionalFields
         for text in optional {
-            let declaration = try FieldRequirement.parse(text)
-            guard !(required + optionalFields).contains(where: { $0.name == declaration.name }) else {
+            let declaration = try FieldRequirement.parse(text, option: "--optional")
+            guard !declaredFields.contains(where: { $0.name == declaration.name }),
+                  !optionalFields.contains(where: { $0.name == declaration.name }) else {
                 throw RequirementSyntaxError("the field '\(declaration.name)' is given twice (a field is either required or optional)")
             }
             optionalFields.append(declaration)
         }
-        return RecordSchema(requiredFields: required, optionalFields: optionalFields, strictness: strictness)
+        return RecordSchema(requiredFields: requiredFields, optionalFields: optionalFields, strictness: strictness, title: title, description: description)
     }
 }
 
@@ -48,10 +54,13 @@ extension FieldRequirement {
     /// `title:string` as a requirement; types are matched without regard to case.
     /// - Throws: `RequirementSyntaxError` for a missing name or type, an
     ///   unknown type, `id`, or a name Firestore or a nested path would not take.
-    package static func parse(_ text: String) throws(RequirementSyntaxError) -> FieldRequirement {
+    /// - Parameter option: The option the text came with (`--require`, whose
+    ///   `none` stands alone; `--optional`), for the sentences.
+    package static func parse(_ text: String, option: String = "--require") throws(RequirementSyntaxError) -> FieldRequirement {
         let known = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
         guard let colon = text.lastIndex(of: ":") else {
-            throw RequirementSyntaxError("'\(text)' needs a type: FIELD:TYPE such as title:string (types: \(known)), or none alone")
+            let none = option == "--require" ? ", or none alone" : ""
+            throw RequirementSyntaxError("'\(text)' needs a type: FIELD:TYPE such as title:string (types: \(known))\(none)")
         }
         let name = String(text[..<colon])
         let typeName = String(text[text.index(after: colon)...])
@@ -61,7 +70,7 @@ extension FieldRequirement {
             throw RequirementSyntaxError("unknown type '\(typeName)' in '\(text)' (types: \(known))")
         }
         if name == "id" {
-            throw RequirementSyntaxError("'id' is always required (a string equal to the file name); leave it out of --require")
+            throw RequirementSyntaxError("'id' is always required (a string equal to the file name); leave it out of \(option)")
         }
         if let problem = nameProblem(name) { throw RequirementSyntaxError(problem) }
         return FieldRequirement(name: name, type: type)

@@ -75,78 +75,90 @@ extension RecordSchema {
 
     /// A field list, checked: known types, usable names, no name twice (nor
     /// one of `taken`), value lists only for strings; `id` is dropped (always required).
-    /// - Parameter nested: The fields of a map, where `id` is an ordinary name.
-    private static func decodeFields(_ items: [Value], what: String, taken: [String], nested: Bool = false) throws(StateFileError) -> [FieldRequirement] {
+    /// - Parameter depth: The fields' level in a record (1 at the top), for
+    ///   Firestore's 20 levels; below the top, `id` is an ordinary name.
+    private static func decodeFields(_ items: [Value], what: String, taken: [String], depth: Int = 1) throws(StateFileError) -> [FieldRequirement] {
         var fields: [FieldRequirement] = []
         for item in items {
-            guard case .map(let m) = item, case .string(let name)? = m["name"], case .string(let typeName)? = m["type"] else {
-                throw StateFileError(message: "each \(what) entry needs \"name\" and \"type\" strings")
+            guard let field = try decodeField(item, what: what, depth: depth) else { continue }
+            guard !fields.contains(where: { $0.name == field.name }), !taken.contains(field.name) else {
+                throw StateFileError(message: "\(what) lists '\(field.name)' twice (a field is either required or optional, once)")
             }
-            let keys = ["name", "type", "enum", "description", "required", "optional", "items"]
-            if let unknown = m.keys.filter({ !keys.contains($0) }).sorted().first {
-                throw StateFileError(message: "\(what) field '\(TerminalEscaping.abbreviate(name))' has an unknown key '\(TerminalEscaping.abbreviate(unknown))' (known: \(keys.joined(separator: ", ")))")
-            }
-            guard let type = FieldType(rawValue: typeName) else {
-                let known = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
-                throw StateFileError(message: "\(what) field '\(TerminalEscaping.abbreviate(name))': unknown type '\(TerminalEscaping.abbreviate(typeName))' (known: \(known))")
-            }
-            if name == "id", !nested { continue }  // always required
-            if let problem = FieldRequirement.nameProblem(name) { throw StateFileError(message: "\(what): \(problem)") }
-            guard !fields.contains(where: { $0.name == name }), !taken.contains(name) else {
-                throw StateFileError(message: "\(what) lists '\(name)' twice (a field is either required or optional, once)")
-            }
-            var allowed: [String]?
-            if let list = m["enum"] {
-                guard type == .string else {
-                    throw StateFileError(message: "\(what) field '\(name)': \"enum\" lists allowed strings, so the type must be string")
-                }
-                guard case .array(let values) = list, !values.isEmpty else {
-                    throw StateFileError(message: "\(what) field '\(name)': \"enum\" must be a non-empty list of strings")
-                }
-                var strings: [String] = []
-                for value in values {
-                    guard case .string(let s) = value else {
-                        throw StateFileError(message: "\(what) field '\(name)': \"enum\" must be a non-empty list of strings")
-                    }
-                    guard !strings.contains(s) else {
-                        throw StateFileError(message: "\(what) field '\(name)': \"enum\" lists \"\(TerminalEscaping.abbreviate(s))\" twice")
-                    }
-                    strings.append(s)
-                }
-                allowed = strings
-            }
-            var mapFields: DeclaredFields?
-            if m["required"] != nil || m["optional"] != nil {
-                guard type == .map else {
-                    throw StateFileError(message: "\(what) field '\(name)': \"required\" and \"optional\" declare a map's fields, so the type must be map")
-                }
-                func list(_ key: String) throws(StateFileError) -> [Value] {
-                    switch m[key] {
-                    case nil, .null?: return []
-                    case .array(let items)?: return items
-                    case .some: throw StateFileError(message: "\(what) field '\(name)': \"\(key)\" must be [{\"name\": …, \"type\": …}, …]")
-                    }
-                }
-                let required = try decodeFields(try list("required"), what: "\(what) field '\(name)'.required", taken: [], nested: true)
-                let optional = try decodeFields(try list("optional"), what: "\(what) field '\(name)'.optional", taken: required.map(\.name), nested: true)
-                mapFields = DeclaredFields(required: required, optional: optional)
-            }
-            var itemType: FieldType?
-            if let items = m["items"] {
-                guard type == .array else {
-                    throw StateFileError(message: "\(what) field '\(name)': \"items\" gives an array's item type, so the type must be array")
-                }
-                guard case .string(let itemName) = items, let item = FieldType(rawValue: itemName), item != .array else {
-                    let known = FieldType.allCases.filter { $0 != .array }.map(\.rawValue).joined(separator: ", ")
-                    throw StateFileError(message: "\(what) field '\(name)': \"items\" must be a type name (\(known); Firestore has no arrays in arrays)")
-                }
-                itemType = item
-            }
-            fields.append(FieldRequirement(name: name, type: type, allowedValues: allowed,
-                                           description: try text(m["description"], what: "\(what) field '\(name)' description"),
-                                           mapFields: mapFields, itemType: itemType))
+            fields.append(field)
         }
         return fields
+    }
+
+    /// The keys a field entry may have.
+    static let fieldKeys = ["name", "type", "enum", "description", "required", "optional", "items"]
+
+    /// One entry of a field list; nil for a top-level `id`, which is always required.
+    private static func decodeField(_ item: Value, what: String, depth: Int) throws(StateFileError) -> FieldRequirement? {
+        guard case .map(let m) = item, case .string(let name)? = m["name"], case .string(let typeName)? = m["type"] else {
+            throw StateFileError(message: "each \(what) entry needs \"name\" and \"type\" strings")
+        }
+        let field = "\(what) field '\(TerminalEscaping.abbreviate(name))'"
+        if let unknown = m.keys.filter({ !fieldKeys.contains($0) }).sorted().first {
+            throw StateFileError(message: "\(field) has an unknown key '\(TerminalEscaping.abbreviate(unknown))' (known: \(fieldKeys.joined(separator: ", ")))")
+        }
+        guard let type = FieldType(rawValue: typeName) else {
+            let known = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
+            throw StateFileError(message: "\(field): unknown type '\(TerminalEscaping.abbreviate(typeName))' (known: \(known))")
+        }
+        if name == "id", depth == 1 { return nil }
+        if let problem = FieldRequirement.nameProblem(name) { throw StateFileError(message: "\(what): \(problem)") }
+        if type == .map || type == .array, depth >= FirestoreLimits.maximumDepth {
+            throw StateFileError(message: "\(field): \(type == .map ? "a map" : "an array") here would be nested more than \(FirestoreLimits.maximumDepth) levels deep; Firestore allows \(FirestoreLimits.maximumDepth)")
+        }
+        return FieldRequirement(name: name, type: type, allowedValues: try allowedValues(m["enum"], type: type, field: field),
+                                description: try text(m["description"], what: "\(field) description"),
+                                mapFields: try mapFields(m, type: type, field: field, depth: depth),
+                                itemType: try itemType(m["items"], type: type, field: field))
+    }
+
+    /// `"enum"`: distinct strings, for a string field only.
+    private static func allowedValues(_ list: Value?, type: FieldType, field: String) throws(StateFileError) -> [String]? {
+        guard let list else { return nil }
+        guard type == .string else { throw StateFileError(message: "\(field): \"enum\" lists allowed strings, so the type must be string") }
+        guard case .array(let values) = list, !values.isEmpty else {
+            throw StateFileError(message: "\(field): \"enum\" must be a non-empty list of strings")
+        }
+        var strings: [String] = []
+        for value in values {
+            guard case .string(let s) = value else { throw StateFileError(message: "\(field): \"enum\" must be a non-empty list of strings") }
+            guard !strings.contains(s) else { throw StateFileError(message: "\(field): \"enum\" lists \"\(TerminalEscaping.abbreviate(s))\" twice") }
+            strings.append(s)
+        }
+        return strings
+    }
+
+    /// A map field's own `"required"` and `"optional"` fields, one level down.
+    private static func mapFields(_ m: Fields, type: FieldType, field: String, depth: Int) throws(StateFileError) -> DeclaredFields? {
+        guard m["required"] != nil || m["optional"] != nil else { return nil }
+        guard type == .map else {
+            throw StateFileError(message: "\(field): \"required\" and \"optional\" declare a map's fields, so the type must be map")
+        }
+        func list(_ key: String) throws(StateFileError) -> [Value] {
+            switch m[key] {
+            case nil, .null?: return []
+            case .array(let items)?: return items
+            case .some: throw StateFileError(message: "\(field): \"\(key)\" must be [{\"name\": …, \"type\": …}, …]")
+            }
+        }
+        let required = try decodeFields(try list("required"), what: "\(field).required", taken: [], depth: depth + 1)
+        let optional = try decodeFields(try list("optional"), what: "\(field).optional", taken: required.map(\.name), depth: depth + 1)
+        return DeclaredFields(required: required, optional: optional)
+    }
+
+    /// An array field's `"items"`: a type name, never `array`.
+    private static func itemType(_ items: Value?, type: FieldType, field: String) throws(StateFileError) -> FieldType? {
+        guard let items else { return nil }
+        guard type == .array else { throw StateFileError(message: "\(field): \"items\" gives an array's item type, so the type must be array") }
+        guard case .string(let itemName) = items, let item = FieldType(rawValue: itemName), item != .array else {
+            let known = FieldType.allCases.filter { $0 != .array }.map(\.rawValue).joined(separator: ", ")
+            throw StateFileError(message: "\(field): \"items\" must be a type name (\(known); Firestore has no arrays in arrays)")
+        }
+        return item
     }
 
     private static func text(_ value: Value?, what: String) throws(StateFileError) -> String? {

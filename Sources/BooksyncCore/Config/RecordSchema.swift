@@ -1,4 +1,4 @@
-/// The kinds a required field can be declared with in config.json.
+/// The kinds a field can be declared with in config.json.
 public enum FieldType: String, Sendable, CaseIterable, Equatable {
     /// One per `Value` kind (`boolean` is `.bool`, `geopoint` `.geoPoint`), plus
     /// `number` (an integer or a double) and `any` (every value, `null` included).
@@ -99,7 +99,7 @@ public struct DeclaredFields: Sendable, Equatable {
         func pathOf(_ name: String) -> String { path.map { "\($0).\(name)" } ?? name }
         var problems: [String] = []
         for requirement in required {
-            guard let value = fields[requirement.name] else {
+            guard let value = fields.exactly(requirement.name) else {
                 problems.append("missing required field '\(pathOf(requirement.name))' (\(requirement.type.rawValue))")
                 continue
             }
@@ -107,7 +107,7 @@ public struct DeclaredFields: Sendable, Equatable {
         }
         for declaration in optional {
             // An optional field may be absent or null (a Swift optional written as null).
-            guard let value = fields[declaration.name], value != .null else { continue }
+            guard let value = fields.exactly(declaration.name), value != .null else { continue }
             problems += declaration.problems(with: value, path: pathOf(declaration.name))
         }
         if strictness == .error { problems += undeclared(in: fields, path: path, strictness: strictness, extraNames: extraNames) }
@@ -121,11 +121,12 @@ public struct DeclaredFields: Sendable, Equatable {
         var sentences: [String] = []
         let declared = Dictionary(all.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         for key in fields.keys.sorted(by: CanonicalJSON.utf8Less) {
-            if let declaration = declared[key] {
+            // Byte for byte, as Firestore and JSON Schema compare names (`exactly`).
+            if let declaration = declared[key], declaration.name.utf8.elementsEqual(key.utf8) {
                 if let nested = declaration.mapFields, case .map(let inner)? = fields[key] {
                     sentences += nested.undeclared(in: inner, path: pathOf(key), strictness: strictness)
                 }
-            } else if !extraNames.contains(key) {
+            } else if !extraNames.contains(where: { $0.utf8.elementsEqual(key.utf8) }) {
                 sentences.append("field '\(TerminalEscaping.abbreviate(pathOf(key)))' is not in the schema (config schema \"strict\": \"\(strictness.rawValue)\"); "
                     + "declare it in .booksync/config.json, or remove it")
             }
@@ -219,3 +220,13 @@ public struct RecordSchema: Sendable, Equatable {
     }
 }
 
+
+extension Dictionary where Key == String, Value == BooksyncCore.Value {
+    /// The value under `name` byte for byte. The subscript also finds a key
+    /// that is only canonically equivalent (`cafe\u{301}` for `café`), which
+    /// Firestore and JSON Schema treat as another field.
+    func exactly(_ name: String) -> BooksyncCore.Value? {
+        guard let index = index(forKey: name), self[index].key.utf8.elementsEqual(name.utf8) else { return nil }
+        return self[index].value
+    }
+}

@@ -8,7 +8,7 @@
 /// always passes it. What it cannot say: that `id` equals the file name; the
 /// 1 MiB document size and 20,000 fields; field names counted in bytes (it
 /// counts characters); an impossible date (Feb 30) or a timestamp outside
-/// years 1–9999 by its offset; a number's spelling (`4` is an integer, `4.0`
+/// years 1–9999; a number's spelling (`4` is an integer, `4.0`
 /// a double; JSON Schema sees the same number); integers beyond 64 bits.
 package enum JSONSchemaDocument {
     /// The meta-schema every generated schema names.
@@ -113,7 +113,7 @@ package enum JSONSchemaDocument {
             "timestamp": tagged("$timestamp", object([
                 "type": .string("string"),
                 // RFC 3339 as `Timestamp(rfc3339:)` reads it: digits past microseconds must be zero.
-                "pattern": .string(#"^(?!0000)[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,6}0*)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"#),
+                "pattern": .string(#"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,6}0*)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"#),
             ]), example: .string("2024-05-01T12:00:00.000000Z"), about: "A Firestore timestamp: RFC 3339, at most microseconds."),
             "bytes": tagged("$bytes", object([
                 "type": .string("string"),

@@ -25,7 +25,7 @@ package enum SwiftDTOSource {
         case nil: "The record id: the file name without .json and the document's name (documents have no id field)."
         }
         let id = Property(name: "id", swiftName: "id", type: "String", doc: idDoc, keepsNull: false)
-        lines += structLines(typeName, declared: schema.declared, leading: [id], indent: "")
+        lines += structLines(typeName, declared: schema.declared, leading: [id], indent: "", enclosing: [typeName])
         return sanitized(lines.joined(separator: "\n") + "\n")
     }
 
@@ -39,28 +39,26 @@ package enum SwiftDTOSource {
         let keepsNull: Bool
     }
 
-    static func structLines(_ name: String, declared: DeclaredFields, leading: [Property], indent: String) -> [String] {
+    /// - Parameter enclosing: The names of this struct and those around it,
+    ///   which a nested struct must not take (it would shadow them).
+    static func structLines(_ name: String, declared: DeclaredFields, leading: [Property], indent: String, enclosing: Set<String>) -> [String] {
         var properties = leading
         var nested: [[String]] = []
-        var usedNames = Set(leading.map(\.swiftName))
-        var usedTypes: Set<String> = [name]
+        var propertyNames = UniqueNames(taken: Set(leading.map(\.swiftName)))
+        var typeNames = UniqueNames(taken: enclosing.union(reservedTypeNames))
         for (field, required) in declared.required.map({ ($0, true) }) + declared.optional.map({ ($0, false) }) {
-            var swiftName = identifier(field.name)
-            while usedNames.contains(swiftName) { swiftName += "_" }
-            usedNames.insert(swiftName)
+            let swiftName = propertyNames.claim(identifier(field.name).trimmingBackticks)
             var type = swiftType(field)
             if field.type == .map, let mapFields = field.mapFields {
-                var nestedName = typeIdentifier(field.name)
-                while usedTypes.contains(nestedName) { nestedName += "Map" }
-                usedTypes.insert(nestedName)
+                let nestedName = typeNames.claim(typeIdentifier(field.name))
                 type = nestedName
-                nested.append(structLines(nestedName, declared: mapFields, leading: [], indent: indent + "    "))
+                nested.append(structLines(nestedName, declared: mapFields, leading: [], indent: indent + "    ", enclosing: enclosing.union([nestedName])))
             }
             var doc = field.description
             if let allowed = field.allowedValues {
                 doc = (doc.map { $0 + " " } ?? "") + "One of " + allowed.map { "\"\($0)\"" }.joined(separator: ", ") + "."
             }
-            properties.append(Property(name: field.name, swiftName: swiftName, type: required ? type : type + "?", doc: doc,
+            properties.append(Property(name: field.name, swiftName: escaped(swiftName), type: required ? type : type + "?", doc: doc,
                                        keepsNull: !required && type == "Value"))
         }
         var lines = ["\(indent)struct \(name): Codable, Sendable {"]
@@ -140,15 +138,23 @@ package enum SwiftDTOSource {
         text.split(separator: "\n", omittingEmptySubsequences: false).map { "\(indent)/// \($0)" }
     }
 
-    /// A Swift identifier for a field name: lower camel case of its letters
-    /// and digits, `_` first when it would start with a digit, backticks
-    /// around a keyword.
+    /// A Swift identifier for a field name: lower camel case of its ASCII
+    /// letters and digits (other letters are left out, other characters
+    /// separate words; a word in capitals is lowered whole, `ISBN` → `isbn`),
+    /// `_` first when it would start with a digit, backticks around a keyword.
     package static func identifier(_ name: String) -> String {
-        let words = name.split(whereSeparator: { !($0.isLetter || $0.isNumber) || !$0.isASCII }).map(String.init)
+        let words = name.filter { $0.isASCII || !$0.isLetter }
+            .split(whereSeparator: { !(($0.isLetter || $0.isNumber) && $0.isASCII) }).map(String.init)
         guard let first = words.first else { return "field" }
-        var text = first.prefix(1).lowercased() + first.dropFirst() + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+        let head = first == first.uppercased() ? first.lowercased() : first.prefix(1).lowercased() + first.dropFirst()
+        var text = head + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
         if text.first?.isNumber == true { text = "_" + text }
-        return keywords.contains(text) ? "`\(text)`" : text
+        return escaped(text)
+    }
+
+    /// `text`, between backticks when it is a keyword.
+    static func escaped(_ text: String) -> String {
+        keywords.contains(text) ? "`\(text)`" : text
     }
 
     /// A Swift type name for a map field: upper camel case.
@@ -156,6 +162,34 @@ package enum SwiftDTOSource {
         let plain = identifier(name).trimmingBackticks
         let text = plain.prefix(1).uppercased() + plain.dropFirst()
         return text.first == "_" ? "Map" + text : text
+    }
+
+    /// Names a generated struct must not take: the types its properties use,
+    /// what Codable conformance relies on, and the standard names a property's
+    /// type could mean.
+    package static let reservedTypeNames: Set<String> = [
+        "String", "Int", "Double", "Bool", "Date", "Data", "Value", "GeoPoint", "DocumentReference", "Timestamp",
+        "CodingKeys", "CodingKey", "Codable", "Decodable", "Encodable", "Decoder", "Encoder", "Sendable",
+        "Optional", "Array", "Dictionary", "Any", "AnyObject", "Self", "Type", "Protocol", "Foundation", "BooksyncStore",
+    ]
+
+    /// Names handed out once each: a name already taken gets the lowest free
+    /// number after it (`default2`), found in constant time per name.
+    struct UniqueNames {
+        var taken: Set<String>
+        var next: [String: Int] = [:]
+
+        mutating func claim(_ base: String) -> String {
+            var name = base
+            var number = next[base, default: 2]
+            while taken.contains(name) {
+                name = base + String(number)
+                number += 1
+            }
+            next[base] = number
+            taken.insert(name)
+            return name
+        }
     }
 
     static func swiftString(_ text: String) -> String {

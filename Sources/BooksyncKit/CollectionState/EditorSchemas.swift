@@ -29,7 +29,8 @@ extension CollectionDirectory {
                                       bytes: JSONSchemaDocument.encoded(config.schema, collection: config.remote.collectionPath),
                                       recordGlob: "*.json", hint: "./.booksync/record.schema.json", subcollection: nil)]
         for entry in config.subcollections.entries {
-            // Folder names as record files use them (the collection ids' file-name encoding).
+            // Folder names as record files use them (the collection ids' file-name
+            // encoding); every segment was checked to be a valid id when the config was read.
             let folders = entry.segments.map { (try? RecordID($0).encodedName) ?? $0 }
             // A fixed name in a folder per collection id: it fits wherever the id
             // does, and its leading dot is one no encoded collection id has.
@@ -45,8 +46,8 @@ extension CollectionDirectory {
     }
 
     /// Writes every schema file whose bytes differ from what the config
-    /// makes, atomically (a link in a schema file's place is replaced, never
-    /// followed). Config and records are not touched and no lock is taken:
+    /// makes, atomically. A link in a schema file's or folder's place is
+    /// refused, never followed (a clone may plant one). Config and records are not touched and no lock is taken:
     /// the files are derived, and the last writer writes the same bytes.
     /// - Returns: Each file and whether it was written.
     /// - Throws: `BooksyncError.io` when one cannot be written.
@@ -75,7 +76,7 @@ extension CollectionDirectory {
     }
 
     /// The schema files that exist but no longer match the config (it was
-    /// edited by hand since): `validate` and `status` say so.
+    /// edited by hand since): `validate` says so.
     package func staleEditorSchemas() -> [EditorSchemaFile] {
         editorSchemaFiles.filter { file in
             guard let bytes = try? FileSystem.readFile(file.path) else { return false }

@@ -5,7 +5,9 @@ import BooksyncCore
 ///
 /// The file belongs to the user: every other setting is kept, and so is
 /// every other `json.schemas` entry; booksync's entries (known by their
-/// `url`) are replaced. VS Code also reads comments and trailing commas in
+/// `url`) are replaced. The file is written back in canonical form (keys
+/// sorted, two-space indent), as VS Code's settings editor also rewrites it.
+/// VS Code also reads comments and trailing commas in
 /// this file, which booksync's parser refuses: such a file is not rewritten,
 /// and the entries are given for the user to add by hand.
 package enum VSCodeSettings {
@@ -79,8 +81,12 @@ package enum VSCodeSettings {
             throw .io(error)
         }
         if let existing {
-            do {
-                settings = try JSONParser.parseObject(existing)
+            do throws(JSONSyntaxError) {
+                // Plain JSON: `{"$timestamp": …}` there is the user's text, not a record value.
+                guard case .map(let top) = try JSONParser.parse(existing, decodeTags: false) else {
+                    throw JSONSyntaxError(position: SourcePosition(line: 1, column: 1), message: "the settings are not a JSON object")
+                }
+                settings = top
             } catch {
                 let snippet = CanonicalJSON.encode(["json.schemas": .array(entries)])
                 return .needsHand(path: path, reason: "\(error.position): \(error.message)",

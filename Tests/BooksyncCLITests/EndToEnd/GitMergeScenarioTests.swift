@@ -291,6 +291,12 @@ struct GitScratchRepository {
         let merged = try String(contentsOfFile: ours, encoding: .utf8)
         #expect(merged.hasPrefix("{\n  \"$schema\": \"./.booksync/record.schema.json\",\n  \"id\": \"x\",\n  \"title\": \"Ours\","), "\(merged)")
         #expect(merged.contains("\"genre\": \"poetry\""))
+        // Only theirs changed the hint: theirs wins, as for any field.
+        try withHint("./old.json", bookFile("x")).write(toFile: base, atomically: true, encoding: .utf8)
+        try withHint("./old.json", bookFile("x", title: "Ours")).write(toFile: ours, atomically: true, encoding: .utf8)
+        try withHint("./.booksync/record.schema.json", bookFile("x")).write(toFile: theirs, atomically: true, encoding: .utf8)
+        #expect(try BinaryTests.run(["merge-file", base, ours, theirs, "books/x.json"], in: scratch.path).status == 0)
+        #expect(try String(contentsOfFile: ours, encoding: .utf8).hasPrefix("{\n  \"$schema\": \"./.booksync/record.schema.json\",\n  \"id\": \"x\",\n  \"title\": \"Ours\","))
 
         let repo = try GitScratchRepository()
         #expect(try repo.booksync("init", "-q", "--collection", "books", "--firestore", "p").status == 0)

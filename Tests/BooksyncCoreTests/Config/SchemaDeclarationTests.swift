@@ -56,6 +56,10 @@ import Testing
          ], []),
         ("strict error: an undeclared map's contents are free", .error,
          #"{"id": "dune", "title": "t", "genre": "fiction", "extra": {"anything": 1}}"#, [], []),
+        ("names are compared byte for byte, as Firestore and JSON Schema do: cafe+U+0301 is not café", .error,
+         "{\"id\": \"dune\", \"title\": \"t\", \"genre\": \"fiction\", \"extra\": 1, \"cafe\u{301}\": 2}", [
+            "field 'cafe\u{301}' is not in the schema (config schema \"strict\": \"error\"); declare it in .booksync/config.json, or remove it",
+         ], []),
         ("strict error: the editor hint is no field", .error,
          #"{"$schema": "./.booksync/record.schema.json", "id": "dune", "title": "t", "genre": "fiction"}"#, [], []),
     ]
@@ -114,6 +118,8 @@ import Testing
          #"schema.required field 'a': "required" and "optional" declare a map's fields, so the type must be map"#),
         (#"{"required": [{"name": "a", "type": "map", "required": [{"name": "b", "type": "nope"}]}]}"#,
          "schema.required field 'a'.required field 'b': unknown type 'nope' (known: string, integer, double, number, boolean, timestamp, bytes, reference, geopoint, map, array, any)"),
+        (#"{"required": [{"name": "$schema", "type": "string"}], "optional": []}"#,
+         "schema.required: '$schema' is the editor's schema hint in record files, never a field; it cannot be declared"),
         (#"{"required": [{"name": "a", "type": "string", "colour": 1}]}"#,
          "schema.required field 'a' has an unknown key 'colour' (known: name, type, enum, description, required, optional, items)"),
     ]
@@ -124,13 +130,34 @@ import Testing
         #expect(throws: StateFileError(message: example.error)) { try CollectionConfig.decode(Array(text.utf8)) }
     }
 
+    /// Declared maps deep enough to put a container past Firestore's 20
+    /// levels are refused (the JSON Schema has no level for them).
+    @Test func declarationsStopAtFirestoresDepth() throws {
+        func config(maps: Int) -> [UInt8] {
+            var field = #"{"name": "leaf", "type": "array"}"#
+            for level in (0..<maps).reversed() { field = #"{"name": "m\#(level)", "type": "map", "required": [\#(field)]}"# }
+            return Array(#"{"version": 1, "remote": {"type": "firestore", "project": "p", "collection": "books"}, "schema": {"required": [\#(field)]}}"#.utf8)
+        }
+        _ = try CollectionConfig.decode(config(maps: 18))
+        #expect(throws: StateFileError.self) { try CollectionConfig.decode(config(maps: 19)) }
+        do { _ = try CollectionConfig.decode(config(maps: 19)) } catch {
+            #expect(error.message.hasSuffix("field 'leaf': an array here would be nested more than 20 levels deep; Firestore allows 20"))
+        }
+    }
+
     /// `init --optional` and `--strict`.
     @Test func arguments() throws {
-        let schema = try RecordSchema.parse(requirements: ["title:string"], optional: ["year:integer", "tags:array"], strictness: .error)
+        let schema = try RecordSchema.parse(requirements: ["title:string"]).adding(optional: ["year:integer", "tags:array"], strictness: .error)
         #expect(schema.optionalFields == [FieldRequirement(name: "year", type: .integer), FieldRequirement(name: "tags", type: .array)])
         #expect(schema.strictness == .error)
         #expect(throws: RequirementSyntaxError("the field 'title' is given twice (a field is either required or optional)")) {
-            try RecordSchema.parse(requirements: ["title:string"], optional: ["title:string"])
+            try RecordSchema.parse(requirements: ["title:string"]).adding(optional: ["title:string"], strictness: .off)
+        }
+        #expect(throws: RequirementSyntaxError("'id' is always required (a string equal to the file name); leave it out of --optional")) {
+            try RecordSchema.books.adding(optional: ["id:string"], strictness: .off)
+        }
+        #expect(throws: RequirementSyntaxError("'none' needs a type: FIELD:TYPE such as title:string (types: string, integer, double, number, boolean, timestamp, bytes, reference, geopoint, map, array, any)")) {
+            try RecordSchema.books.adding(optional: ["none"], strictness: .off)
         }
     }
 }

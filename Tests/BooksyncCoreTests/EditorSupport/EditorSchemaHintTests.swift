@@ -55,6 +55,17 @@ import Testing
         #expect(Self.rules.hint(inFile: Array(#"{"id": "dune", "note": "$schema", "m": {"$schema": "x", "y": 1}}"#.utf8)) == nil)
     }
 
+    /// Neither the id field nor the change field can be `$schema`: a
+    /// document would hold it, and pull refuses such documents.
+    @Test func theHintIsNeitherTheIDFieldNorTheChangeField() {
+        #expect(IDField.problem(withFieldName: "$schema") != nil)
+        #expect(CollectionConfig.problem(changeField: "$schema", idField: .standard, schema: .books) != nil)
+    }
+
+    @Test func anEscapedKeyIsFoundToo() {
+        #expect(Self.rules.hint(inFile: Array(#"{"\u0024schema": "./x.json", "id": "dune"}"#.utf8)) == "./x.json")
+    }
+
     @Test func theQuickTestNeverMissesAHint() {
         #expect(EditorSchemaHint.mayBeIn(Array(#"{"$schema":"x"}"#.utf8)))
         #expect(!EditorSchemaHint.mayBeIn(Array(#"{"schema": "$x"}"#.utf8)))

@@ -58,7 +58,27 @@ import Testing
 
     static let names: [(field: String, swift: String)] = [
         ("title", "title"), ("first_printing", "firstPrinting"), ("2nd", "_2nd"), ("default", "`default`"), ("ünï", "n"), ("-", "field"),
+        ("ISBN", "isbn"), ("año", "ao"), ("名前", "field"),
     ]
+
+    /// Names that collide in Swift, and map fields whose struct would shadow a
+    /// type the DTO uses, get names of their own (checked to compile by
+    /// `scripts/check-dto.py`'s table).
+    @Test func collidingNamesAreNumbered() {
+        let schema = RecordSchema(requiredFields: [], optionalFields: [
+            FieldRequirement(name: "default", type: .string), FieldRequirement(name: "Default", type: .string),
+            FieldRequirement(name: "a-b", type: .string), FieldRequirement(name: "a_b", type: .string),
+            FieldRequirement(name: "date", type: .map, mapFields: DeclaredFields(required: [FieldRequirement(name: "start", type: .timestamp)])),
+            FieldRequirement(name: "codingKeys", type: .map, mapFields: DeclaredFields(required: [])),
+            FieldRequirement(name: "t", type: .map, mapFields: DeclaredFields(required: [FieldRequirement(name: "t", type: .map, mapFields: DeclaredFields(required: []))])),
+        ])
+        let source = SwiftDTOSource.make(schema, typeName: "T", collection: "c", idField: .standard)
+        for line in ["    var `default`: String?", "    var default2: String?", "    var aB: String?", "    var aB2: String?",
+                     "    var date: Date2?", "    struct Date2: Codable, Sendable {", "        var start: Date",
+                     "    var codingKeys: CodingKeys2?", "    var t: T2?", "        var t: T3", "        case aB2 = \"a_b\""] {
+            #expect(source.contains(line + "\n"), "\(line)\n\(source)")
+        }
+    }
 
     @Test(arguments: names)
     func identifiers(_ example: (field: String, swift: String)) {
