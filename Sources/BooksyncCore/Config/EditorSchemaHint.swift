@@ -30,7 +30,7 @@ package enum EditorSchemaHint {
     /// a file only when its bytes contain `"$schema"`, or a `\u` escape that
     /// could spell it (`"\u0024schema"`).
     /// One pass over the bytes: a pull rewrites many files, and the standard
-    /// library's generic `firstRange(of:)` made that pull three times as costly.
+    /// library's generic `firstRange(of:)` made that pull costly (<doc:Benchmarks>).
     package static func mayBeIn(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBufferPointer { buffer in
             let needle = quotedKey

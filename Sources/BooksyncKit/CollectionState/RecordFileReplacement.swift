@@ -8,8 +8,7 @@ extension RecordRules {
     ///
     /// The hint is learnt from the file the replace displaces, which the
     /// guarded swap reads anyway: reading the file first would cost a pull an
-    /// open per record, and in a folder many writers change at once even a
-    /// failed open is slow. A file that had a hint is then written once more
+    /// open per record (<doc:Benchmarks>). A file that had a hint is then written once more
     /// with it, only if it still holds what was just written (a save made in
     /// between stays); the newest hint is the one kept.
     /// - Parameters:
