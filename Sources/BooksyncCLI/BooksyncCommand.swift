@@ -95,7 +95,7 @@ package enum BooksyncCommand {
         [
             InitCommand.self, CloneCommand.self, StatusCommand.self, DiffCommand.self, PullCommand.self, PushCommand.self, SyncCommand.self,
             ResolveCommand.self, SeedCommand.self, ValidateCommand.self, VerifyCommand.self, FormatCommand.self, SchemaCommand.self, RemoteCommand.self, MergeFileCommand.self,
-            MergeManifestCommand.self, CompletionCommand.self,
+            MergeManifestCommand.self, CompletionCommand.self, ManCommand.self,
         ]
     }
 

@@ -31,7 +31,7 @@ import BooksyncTestSupport
     static let cases: [(words: [String], expected: [String])] = [
         (["booksync", "st"], ["status"]),
         (["booksync", ""], ["init", "clone", "status", "diff", "pull", "push", "sync", "resolve", "seed", "validate", "verify", "fmt", "schema", "remote",
-                            "merge-file", "merge-manifest", "completion", "help"]),
+                            "merge-file", "merge-manifest", "completion", "man", "help"]),
         (["booksync", "--color", "a"], ["auto", "always"]),
         // `--color=n` reaches bash as three words: `=` breaks words.
         (["booksync", "--color", "=", "n"], ["never"]),
