@@ -353,8 +353,7 @@ def main():
     run_editor_hint(bin_path, options.host, checks, booksync, booksync_env)
     run_swift_app(bin_path, example_path, options.host, checks)
     signal.alarm(0)
-    print("%d passed, %d failed" % (checks.passed, checks.failed))
-    return 1 if checks.failed else 0
+    return checks.finish()
 
 
 if __name__ == "__main__":

@@ -110,8 +110,7 @@ def main():
         check(compiled.returncode == 0, "the DTO of fixtures/dto/names-schema.json does not compile:\n%s\n%s" % (compiled.stderr[-3000:], source.stdout))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print("%d passed, %d failed" % (checks.passed, checks.failed))
-    return 1 if checks.failed else 0
+    return checks.finish()
 
 
 if __name__ == "__main__":

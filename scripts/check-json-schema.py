@@ -345,8 +345,7 @@ def main():
         print("fixture records: %d read, %d valid by booksync, all of them valid by the schema" % (len(copied), valid))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print("%d passed, %d failed" % (checks.passed, checks.failed))
-    return 1 if checks.failed else 0
+    return checks.finish()
 
 
 if __name__ == "__main__":

@@ -24,6 +24,11 @@ class Checks:
             print("FAIL: " + what, flush=True)
         return condition
 
+    def finish(self):
+        """Prints "N passed, M failed" and returns the exit code: 1 when a check failed."""
+        print("%d passed, %d failed" % (self.passed, self.failed))
+        return 1 if self.failed else 0
+
 
 class PinnedVenv:
     """`.build/NAME` with `package==version` installed by pip from the registry."""

@@ -194,6 +194,10 @@ public struct RecordSchema: Sendable, Equatable {
     /// Every declared field besides `id`: the required ones, then the optional ones.
     package var declaredFields: [FieldRequirement] { requiredFields + optionalFields }
 
+    /// Names a record has besides its declared fields: `id`. One set for every
+    /// record checked, not one made per record on the load path.
+    static let recordOnlyNames: Set<String> = ["id"]
+
     /// The declared fields besides `id`, as one value.
     package var declared: DeclaredFields { DeclaredFields(required: requiredFields, optional: optionalFields) }
 
@@ -210,13 +214,13 @@ public struct RecordSchema: Sendable, Equatable {
         case let other?:
             problems.append("field 'id' must be a string, found \(other.kindName)")
         }
-        return problems + declared.problems(in: fields, path: nil, strictness: strictness, extraNames: ["id"])
+        return problems + declared.problems(in: fields, path: nil, strictness: strictness, extraNames: Self.recordOnlyNames)
     }
 
     /// What `validate` warns about but accepts: fields the schema does not
     /// declare, when `strictness` is `.warning`.
     package func warnings(in fields: Fields) -> [String] {
-        strictness == .warning ? declared.undeclared(in: fields, path: nil, strictness: strictness, extraNames: ["id"]) : []
+        strictness == .warning ? declared.undeclared(in: fields, path: nil, strictness: strictness, extraNames: Self.recordOnlyNames) : []
     }
 }
 
