@@ -21,6 +21,8 @@ struct CommandContext: Sendable {
     /// The whole command line (without the program name), for the network helper.
     let arguments: [String]
     let network: NetworkAccess
+    /// `--progress`, as given (`auto` by default).
+    var progress: ProgressChoice = .auto
     /// The usage tally of the remote the command made, if any, for the
     /// closing `--verbose` line (see `RemoteUsageLine`).
     let remoteUsage = RemoteUsageLine()
@@ -32,12 +34,17 @@ struct CommandContext: Sendable {
     /// creates, a workspace in each collection), writing to `console` if given.
     func working(in directory: String, console: Console? = nil) -> CommandContext {
         CommandContext(console: console ?? self.console, directory: directory, currentDirectory: currentDirectory, quiet: quiet, verbose: verbose,
-                       environment: environment, arguments: arguments, network: network)
+                       environment: environment, arguments: arguments, network: network, progress: progress)
     }
 
     /// A path as the user should see it: relative to where they ran booksync.
     func display(_ absolutePath: String) -> String {
         PathDisplay.relative(absolutePath, to: currentDirectory)
+    }
+
+    /// The progress display `--progress` and `-q` ask for, on this console.
+    func progressDisplay() -> ProgressDisplay {
+        ProgressDisplay(console: console, style: progress.style(quiet: quiet, stderrIsTerminal: console.stderrIsTerminal, environment: environment))
     }
 
     func openCollection() throws(BooksyncError) -> CollectionDirectory {
@@ -102,7 +109,7 @@ package enum BooksyncCommand {
     /// The options every command accepts: `run` parses with them, and
     /// `locateCommand` uses them to skip the values of `-C` and `--color` on
     /// the way to the command name.
-    static let globalOptions: [Option] = [.directory, .color, .noColor, .quiet, .verbose, .help, .version]
+    static let globalOptions: [Option] = [.directory, .color, .noColor, .progress, .quiet, .verbose, .help, .version]
 
     /// The subcommand called `name`, if any.
     static func subcommand(named name: String) -> (any Subcommand.Type)? {
@@ -143,6 +150,11 @@ package enum BooksyncCommand {
         } catch {
             return report(error, console)
         }
+        let progressValue = parsed.value(.progress) ?? environment[EnvironmentVariable.progress].flatMap { $0.isEmpty ? nil : $0 }
+        guard let progress = ProgressChoice(rawValue: progressValue ?? ProgressChoice.auto.rawValue) else {
+            // The option's value was checked by the parser: this is the environment's.
+            return report(UsageError(message: "\(EnvironmentVariable.progress) must be auto, bar, plain or none, not '\(progressValue ?? "")'", command: nil), console)
+        }
         if parsed.has(.version) {
             console.out("booksync \(version)")
             return ExitCode.success.rawValue
@@ -166,7 +178,8 @@ package enum BooksyncCommand {
         let context = CommandContext(
             console: console, directory: directory, currentDirectory: currentDirectory,
             quiet: parsed.has(.quiet), verbose: parsed.has(.verbose), environment: environment,
-            arguments: commandLine, network: network)
+            arguments: commandLine, network: network,
+            progress: progress)
         if WorkspaceRun.commands.contains(command.name), FileSystem.isDirectory(directory), CollectionPaths.locate(from: directory) == nil {
             return await WorkspaceRun.run(command, parsed, context: context).rawValue
         }

@@ -26,12 +26,20 @@ package final class ScriptedRemote: RemoteCollection {
     /// Documents deleted by someone else between the listing and the fetch of
     /// their bodies: listed, then gone when fetched.
     package let vanishing: Set<RecordID>
+    /// When set, the listing's delay passes on this clock instead of the real one.
+    package let clock: VirtualClock?
+    /// Whether the listing waits (up to 10 s of real time) until the remote's
+    /// count was asked before its first answer, so the total is known by its
+    /// later answers whatever the scheduler does.
+    package let waitsForCount: Bool
     package var displayName: String { "scripted" }
 
     /// A remote holding `documents`; see the properties for the rest.
     package init(documents: [RemoteDocument] = [], failing: Set<String> = [], delay: Duration = .zero,
                 listingBatch: Int = 100, failListingAfter: Int? = nil, vanishing: Set<RecordID> = [],
-                duringFetch: @escaping @Sendable () -> Void = {}) {
+                clock: VirtualClock? = nil, waitsForCount: Bool = false, duringFetch: @escaping @Sendable () -> Void = {}) {
+        self.clock = clock
+        self.waitsForCount = waitsForCount
         self.documents = Mutex(Dictionary(uniqueKeysWithValues: documents.map { ($0.id, $0) }))
         self.failing = failing
         self.delay = delay
@@ -53,14 +61,30 @@ package final class ScriptedRemote: RemoteCollection {
     package func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
                               progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
         let all = documents.withLock { $0.values.sorted { $0.id < $1.id } }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while waitsForCount, countRequests.withLock({ $0 == 0 }), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
         for (answer, start) in stride(from: 0, to: all.count, by: listingBatch).enumerated() {
             if let failListingAfter, answer >= failListingAfter { throw Self.listingFailure }
             let page = all[start..<min(start + listingBatch, all.count)]
             batch(RemoteListing(revisions: Dictionary(uniqueKeysWithValues: page.map { ($0.id, $0.revision) })),
                   Dictionary(uniqueKeysWithValues: page.map { ($0.id, $0) }))
             progress(page.count)
-            try? await Task.sleep(for: delay)
+            if let clock {
+                clock.advance(by: delay)
+                await Task.yield()
+            } else {
+                try? await Task.sleep(for: delay)
+            }
         }
+    }
+
+    /// How many times `documentCount` was asked (each costs billed reads on Firestore).
+    package let countRequests = Mutex(0)
+
+    /// The documents held, as Firestore's `count()` would say.
+    package func documentCount() async throws(RemoteError) -> Int? {
+        countRequests.withLock { $0 += 1 }
+        return documents.withLock { $0.count }
     }
 
     package func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument] {

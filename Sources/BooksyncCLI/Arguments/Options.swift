@@ -84,6 +84,8 @@ extension Option {
     static let color = Option("--color", value: .choice("WHEN", ColorChoice.allCases.map(\.rawValue)),
                               help: "colour output: auto (default, only on a terminal), always, never")
     static let noColor = Option("--no-color", help: "the same as --color never")
+    static let progress = Option("--progress", value: .choice("HOW", ProgressChoice.allCases.map(\.rawValue)),
+                                 help: "show long transfers: auto (default: a bar on a terminal, lines in a log), bar, plain or none")
     static let quiet = Option("--quiet", alias: "q", help: "print only results and errors")
     static let verbose = Option("--verbose", alias: "v", help: "explain what booksync is doing, on stderr")
     static let help = Option("--help", alias: "h", help: "show help")

@@ -27,7 +27,7 @@ enum DiffCommand: Subcommand {
         GitDriverCheck.warnIfOutdated(collectionRoot: collection.paths.root, context: context)
         let ids = try collection.recordIDs(arguments.positionals)
         let remote = arguments.has(.offline) ? nil : try context.makeRemote(collection)
-        let progress = ProgressBar(console: context.console, enabled: !context.quiet)
+        let progress = context.progressDisplay()
         let result = try await collection.diff(ids, remote: remote, progress: progress.update)
         progress.finish()
         let exitCode: ExitCode = result.needsAttention ? .attention : .success

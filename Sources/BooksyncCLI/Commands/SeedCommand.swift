@@ -37,7 +37,7 @@ enum SeedCommand: Subcommand {
             throw arguments.usageError("seed overwrites every document of \(remote.displayName) without comparing; "
                 + "it is meant for the emulator and fresh projects. Name the target to confirm: booksync seed --remote \(collection.remote.name)")
         }
-        let progress = ProgressBar(console: context.console, enabled: !context.quiet)
+        let progress = context.progressDisplay()
         let report = try await collection.seed(remote: remote, options: options, progress: progress.update,
                                                onStaleLock: SyncCommandSupport.staleLockNotice(context, collection))
         progress.finish()

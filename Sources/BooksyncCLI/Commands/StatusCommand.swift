@@ -42,7 +42,7 @@ enum StatusCommand: Subcommand {
         let scope = try collection.scope(arguments.positionals, fromRoot: context.operandsFromCollection)
         GitDriverCheck.warnIfOutdated(collectionRoot: collection.paths.root, context: context)
         let remote = arguments.has(.offline) ? nil : try context.makeRemote(collection)
-        let progress = ProgressBar(console: context.console, enabled: !context.quiet)
+        let progress = context.progressDisplay()
         let status = try await collection.status(remote: remote, fullListing: arguments.has(.full), scope: scope, progress: progress.update)
         progress.finish()
         SyncCommandSupport.explain(status.remoteRead, context: context)

@@ -143,8 +143,11 @@ enum SyncCommandSupport {
     }
 
     static func pull(_ collection: CollectionDirectory, remote: FirestoreRemote, options: SyncOptions, context: CommandContext) async throws(BooksyncError) -> SyncReport {
-        let progress = ProgressBar(console: context.console, enabled: !context.quiet)
+        let progress = context.progressDisplay()
         defer { progress.finish() }
+        var options = options
+        // A total for a long first pull's percentage and time left, only when they are shown.
+        if progress.showsProgress { options.countTotalAfter = .seconds(1) }
         let report = try await collection.pull(remote: remote, options: options, progress: progress.update, onStaleLock: staleLockNotice(context, collection))
         progress.finish()
         explain(report.remoteRead, context: context)
@@ -159,7 +162,7 @@ enum SyncCommandSupport {
     }
 
     static func push(_ collection: CollectionDirectory, remote: FirestoreRemote, options: SyncOptions, context: CommandContext) async throws(BooksyncError) -> SyncReport {
-        let progress = ProgressBar(console: context.console, enabled: !context.quiet)
+        let progress = context.progressDisplay()
         defer { progress.finish() }
         return try await collection.push(remote: remote, options: options, progress: progress.update, onStaleLock: staleLockNotice(context, collection))
     }

@@ -26,7 +26,7 @@ enum VerifyCommand: Subcommand {
         try arguments.expectNoOperands()
         let collection = try context.openCollection(arguments)
         let remote = try context.makeRemote(collection)
-        let progress = ProgressBar(console: context.console, enabled: !context.quiet)
+        let progress = context.progressDisplay()
         let found = try await collection.verify(remote: remote, progress: progress.update)
         progress.finish()
         let renderer = StatusRenderer(context: context, root: collection.paths.root)

@@ -20,12 +20,15 @@ package final class Console: Sendable {
     /// Whether stdout may carry ANSI colour (decided from --color, the TTY and NO_COLOR).
     package let colorStdout: Bool
     package let colorStderr: Bool
+    /// Whether stderr is a terminal, where a progress bar can be redrawn in place.
+    package let stderrIsTerminal: Bool
 
-    package init(stdout: @escaping Sink, stderr: @escaping Sink, colorStdout: Bool, colorStderr: Bool) {
+    package init(stdout: @escaping Sink, stderr: @escaping Sink, colorStdout: Bool, colorStderr: Bool, stderrIsTerminal: Bool = false) {
         self.stdoutSink = stdout
         self.stderrSink = stderr
         self.colorStdout = colorStdout
         self.colorStderr = colorStderr
+        self.stderrIsTerminal = stderrIsTerminal
     }
 
     /// The process's real stdout and stderr.
@@ -33,7 +36,8 @@ package final class Console: Sendable {
         Console(
             stdout: { writeAll(1, $0) }, stderr: { writeAll(2, $0) },
             colorStdout: color.enabled(isTerminal: isatty(1) != 0, environment: environment),
-            colorStderr: color.enabled(isTerminal: isatty(2) != 0, environment: environment))
+            colorStderr: color.enabled(isTerminal: isatty(2) != 0, environment: environment),
+            stderrIsTerminal: isatty(2) != 0)
     }
 
     /// A console that writes nothing (a workspace's check of a command's options).
@@ -44,7 +48,7 @@ package final class Console: Sendable {
     /// A console whose stdout goes to `capture` and whose stderr is this one's
     /// (a workspace's `--json` gathers each collection's document).
     func capturingStdout(_ capture: @escaping Sink) -> Console {
-        Console(stdout: capture, stderr: stderrSink, colorStdout: false, colorStderr: colorStderr)
+        Console(stdout: capture, stderr: stderrSink, colorStdout: false, colorStderr: colorStderr, stderrIsTerminal: stderrIsTerminal)
     }
 
     /// A line on stdout.
@@ -110,4 +114,16 @@ package enum ColorChoice: String, Sendable, CaseIterable {
 /// "1 file", "2 files".
 func plural(_ count: Int, _ noun: String) -> String {
     "\(count) \(noun)\(count == 1 ? "" : "s")"
+}
+
+/// `4,100`: thousands grouped with commas, whatever the locale, so output
+/// and logs read the same everywhere.
+func grouped(_ number: Int) -> String {
+    let digits = String(number.magnitude)
+    var out = ""
+    for (index, digit) in digits.enumerated() {
+        if index > 0, (digits.count - index) % 3 == 0 { out.append(",") }
+        out.append(digit)
+    }
+    return (number < 0 ? "-" : "") + out
 }

@@ -29,15 +29,4 @@ final class RemoteUsageLine: Sendable {
         let documents = "\(grouped(totals.documents)) document\(totals.documents == 1 ? "" : "s") read"
         return "\(requests), \(documents) (estimated billed reads: \(grouped(totals.billedReads)))"
     }
-
-    /// A count with thousands separators: 1,012.
-    static func grouped(_ number: Int) -> String {
-        let digits = String(number.magnitude)
-        var out = ""
-        for (i, digit) in digits.enumerated() {
-            if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
-            out.append(digit)
-        }
-        return (number < 0 ? "-" : "") + out
-    }
 }

@@ -28,10 +28,11 @@ extension CollectionDirectory {
 extension SyncEngine {
     /// Runs the pull; see `CollectionDirectory.pull`.
     mutating func pull() async throws(BooksyncError) -> SyncReport {
-        let applied = ProgressCounter(phase: "applying", total: nil, report: progress)
         if base.manifest.entries.isEmpty, options.scope.isEverything {
-            try await firstPull(applied: applied)
+            // Writing keeps up with the download, so the download alone is reported.
+            try await firstPull(applied: ProgressCounter(phase: "applying", total: nil, report: { _ in }))
         } else {
+            let applied = ProgressCounter(phase: "applying", total: nil, report: progress)
             let snapshot = try await collection.readRemote(remote, manifest: manifest, needing: scan.needsRemoteBody,
                                                            fullListing: options.fullListing, scope: options.scope, progress: progress)
             try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: snapshot)
@@ -83,6 +84,7 @@ extension SyncEngine {
         let (batches, continuation) = AsyncStream.makeStream(of: RemoteSnapshot.self)
         let downloaded = ProgressCounter(phase: "downloading", total: nil, report: progress)
         let remote = self.remote
+        let counting = downloaded.learnTotal(from: remote, after: options.countTotalAfter)
         let lister = Task { () async -> RemoteError? in
             defer { continuation.finish() }
             do throws(RemoteError) {
@@ -118,6 +120,8 @@ extension SyncEngine {
         }
         // Always awaited, also after a failure cancelled it: nothing outlives the command.
         if let error = await lister.value, failure == nil { failure = .remoteFailure(error) }
+        counting?.cancel()
+        await counting?.value
         if failure == nil, Task.isCancelled { failure = .interrupted }
         // Batches arrive in the server's order; report in id order, as for every other pull.
         report.events.sortByID()

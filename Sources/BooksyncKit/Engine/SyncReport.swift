@@ -1,4 +1,3 @@
-import Synchronization
 import BooksyncCore
 
 /// Options of the writing commands.
@@ -18,6 +17,12 @@ public struct SyncOptions: Sendable {
     public var fullListing = false
     /// The pathspecs: only these records are synced (<doc:Scopes>).
     package var scope = RecordScope.everything
+    /// Once a download of unknown size (a first pull) has lasted this long,
+    /// ask the remote how many documents it holds, so progress can show a
+    /// percentage and the time left. Firestore bills one read per 1,000
+    /// documents counted, a thousandth of the download's own reads; short
+    /// transfers never ask. Nil (the default) never asks.
+    public var countTotalAfter: Duration?
 
     /// The defaults: report conflicts, write, refuse mass deletes, no `--atomic`.
     public init() {}
@@ -31,16 +36,6 @@ public struct SyncOptions: Sendable {
         guard !force, deleteGuard.refuses(deletes: deletes, baseCount: baseCount) else { return }
         throw .massDelete(command: command.rawValue, deletes: deletes, baseCount: baseCount, maximumPercent: deleteGuard.maximumPercent)
     }
-}
-
-/// Progress of a long transfer, for a progress bar.
-public struct SyncProgress: Sendable {
-    /// What is being counted: "listing", "downloading", "applying", "uploading".
-    public let phase: String
-    /// How many have been counted so far.
-    public let done: Int
-    /// Nil while the total is not known (a listing).
-    public let total: Int?
 }
 
 /// One record's three-way state.
@@ -116,27 +111,5 @@ public struct SyncReport: Sendable {
             default: true
             }
         }
-    }
-}
-
-/// Counts progress from concurrent callbacks and reports totals.
-final class ProgressCounter: Sendable {
-    private let phase: String
-    private let total: Int?
-    private let report: @Sendable (SyncProgress) -> Void
-    private let done = Mutex(0)
-
-    init(phase: String, total: Int?, report: @escaping @Sendable (SyncProgress) -> Void) {
-        self.phase = phase
-        self.total = total
-        self.report = report
-    }
-
-    func add(_ count: Int) {
-        let now = done.withLock { value in
-            value += count
-            return value
-        }
-        report(SyncProgress(phase: phase, done: now, total: total))
     }
 }

@@ -29,6 +29,9 @@ package enum EnvironmentVariable {
     package static let configHome = "XDG_CONFIG_HOME"
     /// Set and not empty: no colour (no-color.org).
     package static let noColor = "NO_COLOR"
-    /// The terminal type; `dumb` means no colour.
+    /// The default of `--progress` (auto, bar, plain or none): a CI job can
+    /// set it once for every command.
+    package static let progress = "BOOKSYNC_PROGRESS"
+    /// The terminal type; `dumb` means no colour and no redrawn progress bar.
     package static let terminal = "TERM"
 }

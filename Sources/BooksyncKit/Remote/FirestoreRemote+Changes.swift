@@ -31,6 +31,15 @@ extension FirestoreRemote {
         return changes
     }
 
+    /// `count()`, scrubbed of tokens; see `RemoteCollection.documentCount`.
+    public func documentCount() async throws(RemoteError) -> Int? {
+        do {
+            return try await count()
+        } catch {
+            throw error.redacted(await redaction())
+        }
+    }
+
     /// `count()` as a value, so it can run beside the query.
     private func countResult() async -> Result<Int, RemoteError> {
         do {

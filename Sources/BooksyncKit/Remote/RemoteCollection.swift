@@ -149,6 +149,10 @@ public protocol RemoteCollection: Sendable {
     /// Whether the collection holds no document at all (the emptied-target
     /// guard of a scoped pull, which did not list everything).
     func isEmpty() async throws(RemoteError) -> Bool
+    /// How many documents the collection holds (with its synced
+    /// subcollections), or nil when this remote cannot count without listing
+    /// everything; progress asks it once, only for a long first pull.
+    func documentCount() async throws(RemoteError) -> Int?
     /// Every document with its body: fewer requests than listing and fetching
     /// when nearly every body is needed anyway (a first pull). Each answer's
     /// documents go to `batch` as soon as it arrives, so the caller can write
@@ -196,6 +200,9 @@ extension RemoteCollection {
         let listing = try await listRevisions(progress: { _ in })
         return listing.revisions.isEmpty && listing.unusable.isEmpty
     }
+
+    /// Cannot count without listing.
+    public func documentCount() async throws(RemoteError) -> Int? { nil }
 
     /// No limit on the bytes of one atomic request.
     public func atomicRequestSize(_ writes: [RemoteWrite]) -> (bytes: Int, limit: Int)? { nil }

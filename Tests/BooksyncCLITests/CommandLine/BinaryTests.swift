@@ -21,8 +21,12 @@ import BooksyncTestSupport
     /// environment plus `environment`, or with `environment` alone when `cleanEnvironment`.
     static func run(_ arguments: [String], in directory: String, environment: [String: String] = [:],
                     program: String = executable, cleanEnvironment: Bool = false) throws -> Output {
-        try runProgram(program, arguments, in: directory,
-                       environment: cleanEnvironment ? environment : ProcessInfo.processInfo.environment.merging(environment) { _, new in new })
+        // No progress lines unless a test asks: a transfer slowed past two
+        // seconds by a loaded machine would otherwise add lines to stderr.
+        let quiet = ["BOOKSYNC_PROGRESS": "none"]
+        return try runProgram(program, arguments, in: directory,
+                              environment: cleanEnvironment ? environment : ProcessInfo.processInfo.environment.merging(quiet) { _, new in new }
+                                  .merging(environment) { _, new in new })
     }
 
     @Test func executableWasBuilt() {

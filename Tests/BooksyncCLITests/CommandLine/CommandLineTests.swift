@@ -155,11 +155,22 @@ import BooksyncURLSession
         (["verify", "extra"], "booksync verify: unexpected argument 'extra'"),
         (["init", "--git", "extra"], "booksync init: unexpected argument 'extra'"),
         (["push", "--max-delete", "101%"], "booksync push: --max-delete takes a percentage from 0 to 100, like 25%"),
+        (["--progress", "fancy", "status"], "booksync status: --progress takes auto or bar or plain or none"),
     ])
     func usageErrorsNameTheDeclaredOption(arguments: [String], message: String) async {
         let result = await runBooksync(arguments, in: "/")
         #expect(result.exitCode == 2)
         #expect(result.stderr.split(separator: "\n").first.map(String.init) == message, "\(result.stderr)")
+    }
+
+    /// `BOOKSYNC_PROGRESS` is `--progress`'s default; a value that is not one
+    /// of its words is a usage error that names the variable, and the option wins over it.
+    @Test func theProgressVariableIsCheckedAndTheOptionWins() async {
+        let wrong = await runBooksync(["status"], in: "/", environment: ["BOOKSYNC_PROGRESS": "loud"])
+        #expect(wrong.exitCode == 2)
+        #expect(wrong.stderr.hasPrefix("booksync: BOOKSYNC_PROGRESS must be auto, bar, plain or none, not 'loud'\n"), "\(wrong.stderr)")
+        let overridden = await runBooksync(["--progress", "none", "--version"], in: "/", environment: ["BOOKSYNC_PROGRESS": "loud"])
+        #expect(overridden.exitCode == 0, "\(overridden.stderr)")
     }
 
     /// Options get suggestions from the command's table and the global one.

@@ -84,8 +84,10 @@ func runBooksync(_ args: [String], in directory: String, environment: [String: S
     let out = Mutex<[UInt8]>([])
     let err = Mutex<[UInt8]>([])
     let network = NetworkAccess.linked(make: { URLSessionTransport.make(requestTimeout: $0) })
-    // Never the real metadata server (metadata.google.internal) from a test.
-    let environment = ["NO_GCE_CHECK": "1"].merging(environment) { $1 }
+    // Never the real metadata server (metadata.google.internal) from a test,
+    // and no progress lines unless a test asks (a loaded machine can slow a
+    // transfer past the two seconds after which they start).
+    let environment = ["NO_GCE_CHECK": "1", "BOOKSYNC_PROGRESS": "none"].merging(environment) { $1 }
     let code = await BooksyncCommand.run(args, environment: environment, currentDirectory: directory, network: network) { _ in
         Console(stdout: { bytes in out.withLock { $0 += bytes } }, stderr: { bytes in err.withLock { $0 += bytes } },
                 colorStdout: false, colorStderr: false)
