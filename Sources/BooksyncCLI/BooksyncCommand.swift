@@ -156,7 +156,7 @@ package enum BooksyncCommand {
             return report(UsageError(message: "\(EnvironmentVariable.progress) must be auto, bar, plain or none, not '\(progressValue ?? "")'", command: nil), console)
         }
         if parsed.has(.version) {
-            console.out("booksync \(version)")
+            console.out(TerminalText(trusted: BuildStamp.versionLine(version: version)))
             return ExitCode.success.rawValue
         }
         guard let command else {

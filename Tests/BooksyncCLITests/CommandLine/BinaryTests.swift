@@ -38,6 +38,8 @@ import BooksyncTestSupport
         let version = try Self.run(["--version"], in: scratch.path)
         #expect(version.status == 0)
         #expect(version.stdout.hasPrefix("booksync "))
+        // A build from a work tree; scripts/release checks that its build names the commit.
+        #expect(version.stdout.hasSuffix(" (development build)\n"), "\(version.stdout)")
 
         let notCollection = try Self.run(["status", "--offline"], in: scratch.path)
         #expect(notCollection.status == 2)
