@@ -32,10 +32,13 @@ def restamp(path):
         name, offset, _ = section(index)
         if data[names + name:data.index(b"\0", names + name)] != b".note.gnu.build-id":
             continue
-        name_size, id_size, _ = struct.unpack_from("<III", data, offset)
+        name_size, id_size, note_type = struct.unpack_from("<III", data, offset)
+        if note_type != 3 or data[offset + 12:offset + 12 + name_size] != b"GNU\0" or not 0 < id_size <= 32:
+            sys.exit(f"{path}: .note.gnu.build-id is not a GNU build id note of at most 32 bytes")
         start = offset + 12 + ((name_size + 3) & ~3)
         data[start:start + id_size] = bytes(id_size)
-        data[start:start + id_size] = hashlib.sha1(data).digest()[:id_size]
+        digest = hashlib.sha1(data).digest() if id_size <= 20 else hashlib.sha256(data).digest()
+        data[start:start + id_size] = digest[:id_size]
         with open(path, "wb") as file:
             file.write(data)
         return

@@ -150,11 +150,7 @@ package enum BooksyncCommand {
         } catch {
             return report(error, console)
         }
-        let progressValue = parsed.value(.progress) ?? environment[EnvironmentVariable.progress].flatMap { $0.isEmpty ? nil : $0 }
-        guard let progress = ProgressChoice(rawValue: progressValue ?? ProgressChoice.auto.rawValue) else {
-            // The option's value was checked by the parser: this is the environment's.
-            return report(UsageError(message: "\(EnvironmentVariable.progress) must be auto, bar, plain or none, not '\(progressValue ?? "")'", command: nil), console)
-        }
+        let progress = progressChoice(parsed, environment: environment, console: console)
         if parsed.has(.version) {
             console.out(TerminalText(trusted: BuildStamp.versionLine(version: version)))
             return ExitCode.success.rawValue
@@ -265,11 +261,26 @@ package enum BooksyncCommand {
         return ExitCode.success.rawValue
     }
 
+    /// `--progress`, else nothing with `-q`, else `BOOKSYNC_PROGRESS` (a
+    /// default a CI job sets once, which `-q` still silences), else auto. A
+    /// variable that is not one of the words is warned about and ignored:
+    /// it must not break `--version`, completions or git's merge drivers.
+    static func progressChoice(_ parsed: ParsedArguments, environment: [String: String], console: Console) -> ProgressChoice {
+        if let choice = parsed.value(.progress).flatMap(ProgressChoice.init(rawValue:)) { return choice }
+        if parsed.has(.quiet) { return .none }
+        guard let value = environment[EnvironmentVariable.progress], !value.isEmpty else { return .auto }
+        guard let choice = ProgressChoice(rawValue: value) else {
+            console.err("booksync: warning: ignoring \(EnvironmentVariable.progress)='\(value)': it takes auto, bar, plain or none")
+            return .auto
+        }
+        return choice
+    }
+
     static var mainHelp: String {
         var lines = [
             "booksync \(version): keep a directory of JSON records in sync with a Firestore collection, like git.",
             "",
-            "usage: booksync [-C DIR] [--color WHEN|--no-color] [-q|-v] COMMAND [OPTIONS]",
+            "usage: booksync [-C DIR] [--color WHEN|--no-color] [--progress HOW] [-q|-v] COMMAND [OPTIONS]",
             "",
             "commands:",
         ]

@@ -7,10 +7,11 @@
 enum BuildStamp {
     private static let exported = "$Format:%H$"
 
-    /// The full hash of the commit, or nil in a development build.
+    /// The full hash of the commit (SHA-1, or SHA-256 in a repository that
+    /// uses it), or nil in a development build.
     static var commit: String? {
         let hexDigits = exported.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
-        return exported.utf8.count == 40 && hexDigits ? exported : nil
+        return [40, 64].contains(exported.utf8.count) && hexDigits ? exported : nil
     }
 
     /// `booksync 0.1.0 (commit 1a2b3c4d5e6f)` or `booksync 0.1.0 (development build)`.

@@ -85,7 +85,7 @@ extension Option {
                               help: "colour output: auto (default, only on a terminal), always, never")
     static let noColor = Option("--no-color", help: "the same as --color never")
     static let progress = Option("--progress", value: .choice("HOW", ProgressChoice.allCases.map(\.rawValue)),
-                                 help: "show long transfers: auto (default: a bar on a terminal, lines in a log), bar, plain or none")
+                                 help: "show long transfers: auto (a bar on a terminal, lines in a log), bar, plain or none (default BOOKSYNC_PROGRESS, else auto)")
     static let quiet = Option("--quiet", alias: "q", help: "print only results and errors")
     static let verbose = Option("--verbose", alias: "v", help: "explain what booksync is doing, on stderr")
     static let help = Option("--help", alias: "h", help: "show help")

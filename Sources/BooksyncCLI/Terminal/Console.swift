@@ -22,13 +22,17 @@ package final class Console: Sendable {
     package let colorStderr: Bool
     /// Whether stderr is a terminal, where a progress bar can be redrawn in place.
     package let stderrIsTerminal: Bool
+    /// The width of that terminal, when known: a redrawn line must not wrap.
+    package let stderrColumns: Int?
 
-    package init(stdout: @escaping Sink, stderr: @escaping Sink, colorStdout: Bool, colorStderr: Bool, stderrIsTerminal: Bool = false) {
+    package init(stdout: @escaping Sink, stderr: @escaping Sink, colorStdout: Bool, colorStderr: Bool, stderrIsTerminal: Bool = false,
+                 stderrColumns: Int? = nil) {
         self.stdoutSink = stdout
         self.stderrSink = stderr
         self.colorStdout = colorStdout
         self.colorStderr = colorStderr
         self.stderrIsTerminal = stderrIsTerminal
+        self.stderrColumns = stderrColumns
     }
 
     /// The process's real stdout and stderr.
@@ -37,7 +41,7 @@ package final class Console: Sendable {
             stdout: { writeAll(1, $0) }, stderr: { writeAll(2, $0) },
             colorStdout: color.enabled(isTerminal: isatty(1) != 0, environment: environment),
             colorStderr: color.enabled(isTerminal: isatty(2) != 0, environment: environment),
-            stderrIsTerminal: isatty(2) != 0)
+            stderrIsTerminal: isatty(2) != 0, stderrColumns: terminalColumns(environment: environment))
     }
 
     /// A console that writes nothing (a workspace's check of a command's options).
@@ -48,7 +52,8 @@ package final class Console: Sendable {
     /// A console whose stdout goes to `capture` and whose stderr is this one's
     /// (a workspace's `--json` gathers each collection's document).
     func capturingStdout(_ capture: @escaping Sink) -> Console {
-        Console(stdout: capture, stderr: stderrSink, colorStdout: false, colorStderr: colorStderr, stderrIsTerminal: stderrIsTerminal)
+        Console(stdout: capture, stderr: stderrSink, colorStdout: false, colorStderr: colorStderr, stderrIsTerminal: stderrIsTerminal,
+                stderrColumns: stderrColumns)
     }
 
     /// A line on stdout.
@@ -94,6 +99,16 @@ package final class Console: Sendable {
             offset += n
         }
     }
+}
+
+/// The columns of the terminal on stderr: its window size on Linux, else
+/// `COLUMNS` when the shell exported it; nil when neither says.
+private func terminalColumns(environment: [String: String]) -> Int? {
+    #if os(Linux)
+    var size = winsize()
+    if ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+    #endif
+    return environment["COLUMNS"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
 }
 
 /// `--color auto|always|never`.

@@ -7,7 +7,7 @@ package enum ProgressChoice: String, Sendable, CaseIterable {
     case auto
     /// A bar redrawn in place, even when stderr is not a terminal.
     case bar
-    /// A line every few seconds (`downloading 12,000 of 100,000 (12%), 4,100/s, about 22 s left`).
+    /// A line every few seconds (`downloading 12,000 of 100,000 (12%), 4,000/s, about 22 s left`).
     case plain
     /// Nothing.
     case none
@@ -61,23 +61,26 @@ final class ProgressDisplay: Sendable {
         switch style {
         case .none, .auto: return
         case .plain:
-            let lines = state.withLock { $0.meter.record(progress, at: now()) }
-            for line in lines { console.err(TerminalText(trusted: line)) }
+            // Under the lock, so lines from parallel requests come out in the meter's order.
+            state.withLock { s in
+                for line in s.meter.record(progress, at: now()) { console.err(TerminalText(trusted: line)) }
+            }
         case .bar:
             if let line = barLine(progress) { console.progress(line) }
         }
     }
 
     private func barLine(_ progress: SyncProgress) -> TerminalText? {
-        let now = self.now()
-        return state.withLock { s in
+        state.withLock { s in
+            // Read under the lock, so the meter sees times in order.
+            let now = self.now()
             _ = s.meter.record(progress, at: now)
             if s.started == nil { s.started = now }
             guard now - s.started! > .milliseconds(300) else { return nil }
             if let last = s.lastDraw, now - last < .milliseconds(100), progress.done != progress.total { return nil }
             s.lastDraw = now
             s.drawn = true
-            return TerminalText(trusted: s.meter.barLine(progress, at: now))
+            return TerminalText(trusted: s.meter.barLine(progress, at: now, columns: console.stderrColumns ?? 80))
         }
     }
 

@@ -47,6 +47,8 @@ struct ProgressMeter {
     mutating func record(_ progress: SyncProgress, at now: Duration) -> [String] {
         var lines: [String] = []
         if started == nil { started = now }
+        // A phase closed at its total that goes on (the total was too low) is open again.
+        if phaseEnded, progress.phase == latest?.phase, progress.done > latest?.done ?? 0 { phaseEnded = false }
         if progress.phase != latest?.phase {
             if let closing = closingLine() { lines.append(closing) }
             phaseStarted = now
@@ -97,8 +99,8 @@ struct ProgressMeter {
         return Double(total - latest.done) / rate
     }
 
-    /// `12,000 of 100,000 (12%), 4,100/s, about 22 s left`, or what of it is
-    /// known: `12,000, 4,100/s` without a total.
+    /// `12,000 of 100,000 (12%), 4,000/s, about 22 s left`, or what of it is
+    /// known: `12,000, 4,000/s` without a total.
     func describe(_ progress: SyncProgress, at now: Duration) -> String {
         ([Self.count(progress)] + pace(at: now, about: "about ")).joined(separator: ", ")
     }
@@ -111,15 +113,26 @@ struct ProgressMeter {
         return parts
     }
 
-    /// `downloading [###            ] 12,000/100,000 4,100/s 22 s left`:
-    /// under 80 columns, as a line redrawn in place must be.
-    func barLine(_ progress: SyncProgress, at now: Duration) -> String {
-        guard let total = progress.total, total > 0 else { return progress.phase + " " + describe(progress, at: now) }
-        let width = 15
-        let filled = min(width, progress.done * width / total)
-        let parts = [grouped(progress.done) + "/" + grouped(total)] + pace(at: now, about: "")
-        let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
-        return "\(progress.phase) [\(bar)] " + parts.joined(separator: " ")
+    /// `downloading [#              ] 12,000/100,000 4,000/s 22 s left`: one
+    /// column short of `columns` at most (a line redrawn in place must not
+    /// wrap), dropping the time left, then the rate, then the bar to fit.
+    func barLine(_ progress: SyncProgress, at now: Duration, columns: Int = 80) -> String {
+        let limit = max(1, columns - 1)
+        var parts = [progress.phase]
+        var bar = ""
+        if let total = progress.total, total > 0 {
+            let width = 15
+            let filled = min(width, progress.done * width / total)
+            bar = "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "]"
+            parts.append(grouped(progress.done) + "/" + grouped(total))
+        } else {
+            parts.append(grouped(progress.done))
+        }
+        var pace = self.pace(at: now, about: "")
+        func line() -> String { ([parts[0]] + (bar.isEmpty ? [] : [bar]) + parts.dropFirst() + pace).joined(separator: " ") }
+        while line().count > limit, !pace.isEmpty { pace.removeLast() }
+        if line().count > limit { bar = "" }
+        return String(line().prefix(limit))
     }
 
     /// `12,000 of 100,000 (12%)`, or `12,000` without a total. The percentage
@@ -136,7 +149,7 @@ struct ProgressMeter {
         switch seconds {
         case ..<60: return "\(seconds) s"
         case ..<600: return seconds % 60 == 0 ? "\(seconds / 60) min" : "\(seconds / 60) min \(seconds % 60) s"
-        case ..<3600: return "\((seconds + 30) / 60) min"
+        case ..<3570: return "\((seconds + 30) / 60) min"
         default:
             let minutes = (seconds + 30) / 60
             return minutes % 60 == 0 ? "\(minutes / 60) h" : "\(minutes / 60) h \(minutes % 60) min"

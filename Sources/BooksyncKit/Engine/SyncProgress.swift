@@ -20,7 +20,9 @@ public struct SyncProgress: Sendable, Equatable {
 /// Counts progress from concurrent callbacks and reports totals.
 ///
 /// A total unknown at the start can be learnt later (`learnTotal`, from the
-/// remote's count), and is reported from then on.
+/// remote's count), and is reported from then on, until more are done than
+/// it said (documents created after the count): then it is dropped again,
+/// rather than reporting a transfer done that is not.
 final class ProgressCounter: Sendable {
     private struct Count {
         var done = 0
@@ -40,13 +42,14 @@ final class ProgressCounter: Sendable {
     func add(_ count: Int) {
         let now = self.count.withLock { value in
             value.done += count
+            if let total = value.total, value.done > total { value.total = nil }
             return value
         }
         report(SyncProgress(phase: phase, done: now.done, total: now.total))
     }
 
     /// The total learnt after the start; a count below what is already done
-    /// (documents created meanwhile) is not a total and is ignored.
+    /// (documents deleted after they were downloaded) is not a total and is ignored.
     func learnTotal(_ total: Int) {
         count.withLock { value in
             if value.done <= total { value.total = total }

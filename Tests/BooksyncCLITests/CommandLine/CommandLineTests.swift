@@ -163,14 +163,30 @@ import BooksyncURLSession
         #expect(result.stderr.split(separator: "\n").first.map(String.init) == message, "\(result.stderr)")
     }
 
-    /// `BOOKSYNC_PROGRESS` is `--progress`'s default; a value that is not one
-    /// of its words is a usage error that names the variable, and the option wins over it.
-    @Test func theProgressVariableIsCheckedAndTheOptionWins() async {
-        let wrong = await runBooksync(["status"], in: "/", environment: ["BOOKSYNC_PROGRESS": "loud"])
-        #expect(wrong.exitCode == 2)
-        #expect(wrong.stderr.hasPrefix("booksync: BOOKSYNC_PROGRESS must be auto, bar, plain or none, not 'loud'\n"), "\(wrong.stderr)")
-        let overridden = await runBooksync(["--progress", "none", "--version"], in: "/", environment: ["BOOKSYNC_PROGRESS": "loud"])
-        #expect(overridden.exitCode == 0, "\(overridden.stderr)")
+    /// `--progress` wins, then `-q`, then `BOOKSYNC_PROGRESS`; a variable that
+    /// is not one of the words is named in a warning and ignored, so it cannot
+    /// break `--version`, completions or git's merge drivers.
+    @Test(arguments: [
+        (["--version"], "plain", ProgressChoice.plain, false),
+        (["-q", "--version"], "plain", .none, false),
+        (["-q", "--progress", "plain", "--version"], "none", .plain, false),
+        (["--progress", "bar", "--version"], "plain", .bar, false),
+        (["--version"], "", .auto, false),
+        (["--version"], "loud", .auto, true),
+    ])
+    func theProgressChoiceOrder(arguments: [String], variable: String, expected: ProgressChoice, warns: Bool) throws {
+        let parsed = try ArgumentParser.parse(arguments, options: BooksyncCommand.globalOptions, command: nil, exclusive: [])
+        let warnings = Mutex<[UInt8]>([])
+        let console = Console(stdout: { _ in }, stderr: { bytes in warnings.withLock { $0 += bytes } }, colorStdout: false, colorStderr: false)
+        #expect(BooksyncCommand.progressChoice(parsed, environment: ["BOOKSYNC_PROGRESS": variable], console: console) == expected, "\(arguments)")
+        let warning = String(decoding: warnings.withLock { $0 }, as: UTF8.self)
+        #expect(warning == (warns ? "booksync: warning: ignoring BOOKSYNC_PROGRESS='loud': it takes auto, bar, plain or none\n" : ""))
+    }
+
+    @Test func aWrongProgressVariableStillRunsTheCommand() async {
+        let result = await runBooksync(["--version"], in: "/", environment: ["BOOKSYNC_PROGRESS": "loud"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("booksync "))
     }
 
     /// Options get suggestions from the command's table and the global one.

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @testable import BooksyncCLI
 @testable import BooksyncKit
@@ -100,18 +101,48 @@ import Testing
     }
 
     @Test(arguments: [
-        (0.2, "1 s"), (22.4, "22 s"), (59.6, "1 min"), (200, "3 min 20 s"), (599, "9 min 59 s"), (840, "14 min"), (3_930, "1 h 6 min"), (7_200, "2 h"),
+        (0.2, "1 s"), (22.4, "22 s"), (59.6, "1 min"), (200, "3 min 20 s"), (599, "9 min 59 s"), (840, "14 min"), (3_569, "59 min"), (3_580, "1 h"), (3_930, "1 h 6 min"), (7_200, "2 h"),
     ])
     func timeLeftIsAsPreciseAsUseful(seconds: Double, text: String) {
         #expect(ProgressMeter.duration(.seconds(seconds)) == text)
     }
 
-    @Test func theBarFitsEightyColumns() {
+    /// A redrawn line must not wrap: the time left goes first, then the
+    /// rate, then the bar, and at worst the line is cut.
+    @Test(arguments: [
+        (80, "downloading [#              ] 120,000/1,000,000 4,000/s 3 min 40 s left"),
+        (66, "downloading [#              ] 120,000/1,000,000 4,000/s"),
+        (55, "downloading [#              ] 120,000/1,000,000"),
+        (40, "downloading 120,000/1,000,000"),
+        (20, "downloading 120,000"),
+    ])
+    func theBarFitsTheTerminal(columns: Int, expected: String) {
         var meter = ProgressMeter()
         _ = Self.run(total: 1_000_000, finalCount: 120_000, batch: 5_000, every: 1.25, meter: &meter)
-        let line = meter.barLine(SyncProgress(phase: "reading changes", done: 120_000, total: 1_000_000), at: .seconds(30))
-        #expect(line.count < 80, "\(line)")
-        #expect(line == "reading changes [#              ] 120,000/1,000,000 4,000/s 3 min 40 s left", "\(line)")
+        let line = meter.barLine(SyncProgress(phase: "downloading", done: 120_000, total: 1_000_000), at: .seconds(30), columns: columns)
+        #expect(line == expected)
+        #expect(line.count < columns)
+    }
+
+    /// A count lower than what is downloaded in the end (documents created
+    /// after it): the counter drops the total when it is passed, and the
+    /// phase closed at the old total goes on and closes again with the real count.
+    @Test func aTotalThatWasTooLowIsDroppedAndThePhaseGoesOn() {
+        let reports = Mutex<[SyncProgress]>([])
+        let counter = ProgressCounter(phase: "downloading", total: nil, report: { progress in reports.withLock { $0.append(progress) } })
+        counter.add(10_000)
+        counter.add(10_000)
+        counter.learnTotal(50_000)
+        counter.add(30_000)
+        counter.add(10_000)
+        #expect(reports.withLock { $0.map(\.total) } == [nil, nil, 50_000, nil])
+        var meter = ProgressMeter()
+        var lines: [String] = []
+        for (second, progress) in reports.withLock({ $0 }).enumerated() {
+            lines += meter.record(progress, at: .seconds(Double(second) * 3))
+        }
+        #expect(lines == ["downloading 20,000, 3,333/s", "downloading 50,000 of 50,000 (100%) in 6 s"])
+        #expect(meter.closingLine() == "downloading 60,000 in 9 s")
     }
 
     @Test(arguments: [
