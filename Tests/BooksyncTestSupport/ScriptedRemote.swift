@@ -28,7 +28,7 @@ package final class ScriptedRemote: RemoteCollection {
     package let vanishing: Set<RecordID>
     /// When set, the listing's delay passes on this clock instead of the real one.
     package let clock: VirtualClock?
-    /// Whether the listing waits (up to 10 s of real time) until the remote's
+    /// Whether the listing waits (up to 5 minutes of real time) until the remote's
     /// count was asked before its first answer, so the total is known by its
     /// later answers whatever the scheduler does.
     package let waitsForCount: Bool
@@ -61,7 +61,7 @@ package final class ScriptedRemote: RemoteCollection {
     package func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
                               progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
         let all = documents.withLock { $0.values.sorted { $0.id < $1.id } }
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(300)
         while waitsForCount, countRequests.withLock({ $0 == 0 }), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
         for (answer, start) in stride(from: 0, to: all.count, by: listingBatch).enumerated() {
             if let failListingAfter, answer >= failListingAfter { throw Self.listingFailure }

@@ -34,7 +34,8 @@ import BooksyncTestSupport
         }
         #expect(try run(production, "init", "--firestore", ws.project, "--collection", "books").status == 0)
         for id in ["b1", "b2", "b3", "b4", "b5"] { try ws.write("\(id).json", bookFile(id)) }
-        #expect(try run(production, "push").stdout.contains("pushed 5"))
+        let pushed = try run(production, "push")
+        #expect(pushed.stdout.contains("pushed 5"), "\(pushed.status): \(pushed.stdout) \(pushed.stderr)")
         let productionREST = RESTClient(host: productionHost, project: ws.project, collection: "books")
         let before = try await productionREST.all().mapValues(\.revision)
         #expect(before.count == 5)
@@ -54,7 +55,8 @@ import BooksyncTestSupport
         #expect(pull.status == 0 && pull.stdout == "nothing to do\n", "\(pull.stdout) \(pull.stderr)")
         #expect(try Set(ws.recordFiles().keys) == ["b3.json", "b4.json", "b5.json"], "the emulator's empty state deletes nothing")
         try ws.write("b9.json", bookFile("b9"))
-        #expect(try run(onEmulator, "push").stdout.contains("pushed 4"))
+        let pushedToEmulator = try run(onEmulator, "push")
+        #expect(pushedToEmulator.stdout.contains("pushed 4"), "\(pushedToEmulator.status): \(pushedToEmulator.stdout) \(pushedToEmulator.stderr)")
         #expect(try await ws.rest.all().keys.sorted() == ["b3", "b4", "b5", "b9"])
         #expect(ws.read(".booksync/manifest.json") == originManifest, "origin's base is untouched by the emulator's commands")
 
