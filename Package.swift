@@ -32,7 +32,7 @@ let package = Package(
         .executableTarget(name: "bookshelf-example", dependencies: ["BooksyncStore"]),
         // Scratch directories, fixture lookup and an in-memory remote shared by the test targets.
         .target(name: "BooksyncTestSupport", dependencies: ["BooksyncKit", "BooksyncCore"], path: "Tests/BooksyncTestSupport"),
-        .testTarget(name: "BooksyncCoreTests", dependencies: ["BooksyncCore"]),
+        .testTarget(name: "BooksyncCoreTests", dependencies: ["BooksyncCore", "BooksyncTestSupport"]),
         .testTarget(name: "BooksyncCodableTests", dependencies: ["BooksyncCodable", "BooksyncCore", "BooksyncTestSupport"]),
         .testTarget(name: "BooksyncKitTests", dependencies: ["BooksyncKit", "BooksyncCore", "BooksyncTestSupport"]),
         .testTarget(name: "BooksyncStoreTests", dependencies: ["BooksyncStore", "BooksyncCodable", "BooksyncKit", "BooksyncCore", "BooksyncTestSupport"]),

@@ -1,4 +1,5 @@
 import Testing
+import BooksyncTestSupport
 @testable import BooksyncCore
 
 /// BigUInt and Montgomery against values computed with Python's integers

@@ -1,4 +1,5 @@
 import Testing
+import BooksyncTestSupport
 @testable import BooksyncCore
 
 /// Malformed record files: each must fail with the exact position and a clear message.

@@ -1,4 +1,5 @@
 import Testing
+import BooksyncTestSupport
 @testable import BooksyncCore
 
 /// Hostile input for the record parser: bounded, deterministic fuzzing. Every

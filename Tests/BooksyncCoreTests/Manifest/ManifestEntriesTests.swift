@@ -1,4 +1,5 @@
 import Testing
+import BooksyncTestSupport
 @testable import BooksyncCore
 
 /// The compact manifest store behaves as the dictionary it replaced, and its

@@ -1,4 +1,5 @@
 import Testing
+import BooksyncTestSupport
 @testable import BooksyncCore
 
 /// The packed lists (`PackedRecordIDs`, `SyncEvents`) behave as the arrays

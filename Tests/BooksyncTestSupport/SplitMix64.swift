@@ -1,9 +1,9 @@
 /// A small deterministic generator for the tests (SplitMix64), so a failing
 /// random case reproduces from its seed.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
+package struct SplitMix64 {
+    package var state: UInt64
+    package init(seed: UInt64) { state = seed }
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -11,5 +11,5 @@ struct SplitMix64 {
         return z ^ (z >> 31)
     }
     /// A number in 0..<n.
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    package mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
 }

@@ -1,7 +1,0 @@
-import BooksyncCore
-
-/// Content hashes written as literals in tests (`BaseEntry(hash: "sha256:00", …)`).
-/// Only tests get this: the library builds hashes from content or state files.
-extension ContentHash: ExpressibleByStringLiteral {
-    public init(stringLiteral text: String) { self.init(text: text) }
-}
