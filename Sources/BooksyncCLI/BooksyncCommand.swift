@@ -44,7 +44,7 @@ struct CommandContext: Sendable {
 
     /// The progress display `--progress` and `-q` ask for, on this console.
     func progressDisplay() -> ProgressDisplay {
-        ProgressDisplay(console: console, style: progress.style(quiet: quiet, stderrIsTerminal: console.stderrIsTerminal, environment: environment))
+        ProgressDisplay(console: console, style: progress.style(stderrIsTerminal: console.stderrIsTerminal, environment: environment))
     }
 
     func openCollection() throws(BooksyncError) -> CollectionDirectory {

@@ -108,7 +108,7 @@ private func terminalColumns(environment: [String: String]) -> Int? {
     var size = winsize()
     if ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
     #endif
-    return environment["COLUMNS"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
+    return environment[EnvironmentVariable.columns].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
 }
 
 /// `--color auto|always|never`.

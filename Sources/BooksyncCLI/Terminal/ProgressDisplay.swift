@@ -3,7 +3,7 @@ import Synchronization
 
 /// `--progress auto|bar|plain|none`: how long transfers show their progress on stderr.
 package enum ProgressChoice: String, Sendable, CaseIterable {
-    /// A bar on a terminal, plain lines otherwise (a CI log), nothing with `-q`.
+    /// A bar on a terminal, plain lines otherwise (a CI log).
     case auto
     /// A bar redrawn in place, even when stderr is not a terminal.
     case bar
@@ -12,12 +12,11 @@ package enum ProgressChoice: String, Sendable, CaseIterable {
     /// Nothing.
     case none
 
-    /// What to show: `auto` decides from `-q` and the terminal (a dumb one
-    /// cannot redraw a line, so it gets plain lines); an explicit choice is
-    /// taken as it is, even with `-q`.
-    func style(quiet: Bool, stderrIsTerminal: Bool, environment: [String: String]) -> ProgressChoice {
+    /// What to show: `auto` decides from the terminal (a dumb one cannot
+    /// redraw a line, so it gets plain lines); the others are taken as they
+    /// are. `-q` was applied before (`BooksyncCommand.progressChoice`).
+    func style(stderrIsTerminal: Bool, environment: [String: String]) -> ProgressChoice {
         guard self == .auto else { return self }
-        if quiet { return .none }
         return stderrIsTerminal && environment[EnvironmentVariable.terminal] != "dumb" ? .bar : .plain
     }
 }
@@ -30,7 +29,6 @@ package enum ProgressChoice: String, Sendable, CaseIterable {
 final class ProgressDisplay: Sendable {
     private struct State {
         var meter: ProgressMeter
-        var started: Duration?
         var lastDraw: Duration?
         var drawn = false
     }
@@ -75,8 +73,7 @@ final class ProgressDisplay: Sendable {
             // Read under the lock, so the meter sees times in order.
             let now = self.now()
             _ = s.meter.record(progress, at: now)
-            if s.started == nil { s.started = now }
-            guard now - s.started! > .milliseconds(300) else { return nil }
+            guard let started = s.meter.started, now - started > .milliseconds(300) else { return nil }
             if let last = s.lastDraw, now - last < .milliseconds(100), progress.done != progress.total { return nil }
             s.lastDraw = now
             s.drawn = true

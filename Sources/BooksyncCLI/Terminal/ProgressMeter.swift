@@ -24,7 +24,7 @@ struct ProgressMeter {
     /// The transfer's latest report.
     private(set) var latest: SyncProgress?
     /// When the first report of all came: the transfer's start.
-    private var started: Duration?
+    private(set) var started: Duration?
     /// When the current phase's first and latest reports came.
     private var phaseStarted: Duration = .zero
     private var lastReport: Duration = .zero
@@ -87,9 +87,7 @@ struct ProgressMeter {
     /// before there are two reports half a second apart.
     func rate(at now: Duration) -> Double? {
         guard let first = samples.first, let latest, now - first.at >= .milliseconds(500) else { return nil }
-        let span = now - first.at
-        let seconds = Double(span.components.seconds) + Double(span.components.attoseconds) / 1e18
-        return Double(latest.done - first.done) / seconds
+        return Double(latest.done - first.done) / ((now - first.at) / .seconds(1))
     }
 
     /// Seconds until the total is reached at the current rate; nil without a
@@ -118,18 +116,16 @@ struct ProgressMeter {
     /// wrap), dropping the time left, then the rate, then the bar to fit.
     func barLine(_ progress: SyncProgress, at now: Duration, columns: Int = 80) -> String {
         let limit = max(1, columns - 1)
-        var parts = [progress.phase]
         var bar = ""
+        var counted = grouped(progress.done)
         if let total = progress.total, total > 0 {
             let width = 15
             let filled = min(width, progress.done * width / total)
             bar = "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "]"
-            parts.append(grouped(progress.done) + "/" + grouped(total))
-        } else {
-            parts.append(grouped(progress.done))
+            counted += "/" + grouped(total)
         }
         var pace = self.pace(at: now, about: "")
-        func line() -> String { ([parts[0]] + (bar.isEmpty ? [] : [bar]) + parts.dropFirst() + pace).joined(separator: " ") }
+        func line() -> String { ([progress.phase, bar, counted] + pace).filter { !$0.isEmpty }.joined(separator: " ") }
         while line().count > limit, !pace.isEmpty { pace.removeLast() }
         if line().count > limit { bar = "" }
         return String(line().prefix(limit))
@@ -145,7 +141,7 @@ struct ProgressMeter {
 
     /// `22 s`, `3 min 20 s`, `14 min`, `1 h 5 min`: as precise as is useful.
     static func duration(_ duration: Duration) -> String {
-        let seconds = max(1, Int((Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18).rounded()))
+        let seconds = max(1, Int((duration / .seconds(1)).rounded()))
         switch seconds {
         case ..<60: return "\(seconds) s"
         case ..<600: return seconds % 60 == 0 ? "\(seconds / 60) min" : "\(seconds / 60) min \(seconds % 60) s"

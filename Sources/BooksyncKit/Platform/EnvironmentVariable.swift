@@ -32,6 +32,9 @@ package enum EnvironmentVariable {
     /// The default of `--progress` (auto, bar, plain or none): a CI job can
     /// set it once for every command.
     package static let progress = "BOOKSYNC_PROGRESS"
+    /// The terminal's width, when the shell exports it (the progress bar's
+    /// width where the terminal cannot be asked).
+    package static let columns = "COLUMNS"
     /// The terminal type; `dumb` means no colour and no redrawn progress bar.
     package static let terminal = "TERM"
 }

@@ -58,7 +58,7 @@ import BooksyncTestSupport
         for line in predicting {
             #expect(line.text.hasPrefix("downloading ") && line.text.contains(" of 12,300 ("), "\(line.text)")
             let left = try #require(ProgressMeterTests.secondsLeft(line.text))
-            let actual = Double((end - line.at).components.seconds) + Double((end - line.at).components.attoseconds) / 1e18
+            let actual = (end - line.at) / .seconds(1)
             // Rounded to whole seconds: within half a second.
             #expect(abs(left - actual) <= 0.5, "\(line.text) at \(line.at); the download ended \(actual) s later")
         }

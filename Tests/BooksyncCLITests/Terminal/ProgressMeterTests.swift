@@ -145,18 +145,17 @@ import Testing
         #expect(meter.closingLine() == "downloading 60,000 in 9 s")
     }
 
+    /// `-q` is applied before (`CommandLineTests.theProgressChoiceOrder`).
     @Test(arguments: [
-        // choice, -q, stderr a terminal, TERM, shown
-        (ProgressChoice.auto, false, true, "xterm", ProgressChoice.bar),
-        (.auto, false, false, "xterm", .plain),
-        (.auto, false, true, "dumb", .plain),
-        (.auto, true, true, "xterm", .none),
-        (.auto, true, false, "xterm", .none),
-        (.plain, true, true, "xterm", .plain),
-        (.bar, false, false, "xterm", .bar),
-        (.none, false, true, "xterm", .none),
+        // choice, stderr a terminal, TERM, shown
+        (ProgressChoice.auto, true, "xterm", ProgressChoice.bar),
+        (.auto, false, "xterm", .plain),
+        (.auto, true, "dumb", .plain),
+        (.plain, true, "xterm", .plain),
+        (.bar, false, "xterm", .bar),
+        (.none, true, "xterm", .none),
     ])
-    func autoDecidesFromQuietAndTheTerminal(choice: ProgressChoice, quiet: Bool, terminal: Bool, term: String, shown: ProgressChoice) {
-        #expect(choice.style(quiet: quiet, stderrIsTerminal: terminal, environment: ["TERM": term]) == shown)
+    func autoDecidesFromTheTerminal(choice: ProgressChoice, terminal: Bool, term: String, shown: ProgressChoice) {
+        #expect(choice.style(stderrIsTerminal: terminal, environment: ["TERM": term]) == shown)
     }
 }
