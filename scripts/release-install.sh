@@ -18,6 +18,7 @@ case $prefix in /*) ;; *) prefix=$(pwd -P)/$prefix ;; esac
 [ -x "$here/bin/booksync" ] && [ -x "$here/bin/booksync-network" ] || fail "run me from the unpacked archive (bin/booksync is missing)"
 pending=
 trap 'if [ -n "$pending" ]; then rm -f "$pending"; fi' EXIT
+trap 'exit 130' INT TERM
 place() {
   mkdir -p "$(dirname "$3")" || fail "cannot create $(dirname "$3")"
   pending=$(dirname "$3")/.$(basename "$3").install.$$
