@@ -21,8 +21,12 @@ import BooksyncTestSupport
         let unchanged = try ws.run("-v", "status", "--short")
         #expect(unchanged.stdout == "")
         #expect(unchanged.stderr.contains("read the 0 documents whose 'updatedAt' is at or after"), "\(unchanged.stderr)")
-        // Two change queries (books, reviews group) and two counts, whatever the number of parents.
-        #expect(SubcollectionEndToEndTests.requests(unchanged.stderr) == 4, "\(unchanged.stderr)")
+        // Two change queries (books, reviews group) and two counts, whatever the
+        // number of parents. Answered ones: on a loaded machine a request can go
+        // unanswered for 30 s and be sent again (seen in a CI run: 6 requests, 4 answers).
+        let answered = unchanged.stderr.split(separator: "\n").filter { $0.hasPrefix("booksync: POST ") && $0.contains(" → 200 in ") }
+        #expect(answered.count == 4, "\(unchanged.stderr)")
+        #expect(unchanged.stderr.contains("(estimated billed reads: 4)"), "\(unchanged.stderr)")
 
         // The app changes a review the conventional way: found, and only it is read.
         try await ws.rest.put([("b00007/reviews/r2", SubcollectionEndToEndTests.review("r2", rating: 5))], stamping: "updatedAt")
