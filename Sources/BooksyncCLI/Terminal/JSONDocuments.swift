@@ -86,39 +86,57 @@ enum JSONDocuments {
             looked[id] = kind
             return kind
         }
-        let phases: [Value] = reports.map { report in
-            let events: [Value] = report.events.map { event in
-                let line = SyncCommandSupport.describe(event, path: "", would: "", command: report.command,
-                                                       unresolvedConflict: unresolved)
-                counts[line.count, default: 0] += 1
-                return .map(syncEvent(event, action: line.action, unresolvedConflict: unresolved))
-            }
-            counts[.invalid, default: 0] += SyncCommandSupport.countedUnusableFiles(report, of: reports).count
-                + report.unusableRemote.count
-            var phase: Fields = [
-                "command": .string(report.command.rawValue),
-                "events": .array(events),
-                "unusableFiles": unusableFiles(report.unusableFiles),
-                "unusableRemote": unusableRemote(report.unusableRemote),
-            ]
-            if !report.deletedParents.isEmpty {
-                phase["deletedParents"] = .array(report.deletedParents.map {
-                    .map(["id": .string($0.parent.rawValue), "remainingChildren": .integer(Int64($0.remainingChildren))])
-                })
-            }
-            return .map(phase)
-        }
-        var countFields: Fields = [:]
-        for count in SyncCount.allCases { countFields[count.rawValue] = .integer(Int64(counts[count] ?? 0)) }
+        let phases: [Value] = reports.map { .map(phase($0, of: reports, unresolvedConflict: unresolved, counts: &counts)) }
         return text([
             "version": .integer(1),
             "command": .string(command),
             "collection": .string(root),
             "dryRun": .bool(dryRun),
             "phases": .array(phases),
-            "counts": .map(countFields),
+            "counts": countFields(counts),
             "needsAttention": .bool(reports.contains { $0.needsAttention }),
         ])
+    }
+
+    /// One element of `phases` (see `syncReports`), its events counted in `counts`.
+    static func phase(_ report: SyncReport, of reports: [SyncReport], unresolvedConflict: (RecordID) -> ConflictKind?,
+                      counts: inout [SyncCount: Int]) -> Fields {
+        let events: [Value] = report.events.map { event in
+            let line = SyncCommandSupport.describe(event, path: "", would: "", command: report.command,
+                                                   unresolvedConflict: unresolvedConflict)
+            counts[line.count, default: 0] += 1
+            return .map(syncEvent(event, action: line.action, unresolvedConflict: unresolvedConflict))
+        }
+        counts[.invalid, default: 0] += SyncCommandSupport.countedUnusableFiles(report, of: reports).count
+            + report.unusableRemote.count
+        var phase: Fields = [
+            "command": .string(report.command.rawValue),
+            "events": .array(events),
+            "unusableFiles": unusableFiles(report.unusableFiles),
+            "unusableRemote": unusableRemote(report.unusableRemote),
+        ]
+        if !report.deletedParents.isEmpty {
+            phase["deletedParents"] = .array(report.deletedParents.map {
+                .map(["id": .string($0.parent.rawValue), "remainingChildren": .integer(Int64($0.remainingChildren))])
+            })
+        }
+        return phase
+    }
+
+    /// `counts` as the `counts` object: every bucket, zeros included.
+    static func countFields(_ counts: [SyncCount: Int]) -> Value {
+        var fields: Fields = [:]
+        for count in SyncCount.allCases { fields[count.rawValue] = .integer(Int64(counts[count] ?? 0)) }
+        return .map(fields)
+    }
+
+    /// One line of JSON Lines (`watch --json`): `"version": 1` first, the
+    /// other keys sorted, no line break inside.
+    static func line(_ fields: Fields) -> TerminalText {
+        var rest = fields
+        rest["version"] = nil
+        let inline = CanonicalJSON.encodeInline(.map(rest))
+        return TerminalText(json: rest.isEmpty ? #"{"version": 1}"# : #"{"version": 1, "# + String(inline.dropFirst()))
     }
 
     /// The paths of a both-modified conflict, twice: `conflictFields`, each in

@@ -74,9 +74,12 @@ extension CollectionDirectory {
     /// base, the listing is the base's revisions updated by the documents
     /// changed since the mark (which come with bodies), if the collection's
     /// count agrees with it; otherwise, or with `fullListing`, every name is
-    /// listed. `RemoteSnapshot.read` says which, and why.
+    /// listed. `RemoteSnapshot.read` says which, and why. Without
+    /// `counting` (a live sync's poll between counts) the changes are trusted
+    /// without the count: a deletion, or a write without the change field,
+    /// then waits for the next counted read.
     func readRemote(_ remote: any RemoteCollection, manifest: Manifest, needing: (RecordID) -> Bool, fullListing: Bool = false,
-                    scope: RecordScope = .everything,
+                    counting: Bool = true, scope: RecordScope = .everything,
                     progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteSnapshot {
         if let ids = scope.namedIDs {
             // Billed reads are the ids named, not the collection.
@@ -92,7 +95,7 @@ extension CollectionDirectory {
             if fullListing {
                 reason = .requested
             } else if let mark = manifest.changesSince, mark.field == field {
-                switch try await readChanges(remote, since: mark, manifest: manifest, progress: progress) {
+                switch try await readChanges(remote, since: mark, counting: counting, manifest: manifest, progress: progress) {
                 case .snapshot(let snapshot): return snapshot
                 case .listEveryName(let why): reason = why
                 }
@@ -151,12 +154,12 @@ extension CollectionDirectory {
     /// cannot be trusted: when the collection's count differs from the base
     /// plus the changed documents new to it, a document was deleted or
     /// written without the change field, and only a full listing finds it.
-    private func readChanges(_ remote: any RemoteCollection, since mark: ChangeMark, manifest: Manifest,
+    private func readChanges(_ remote: any RemoteCollection, since mark: ChangeMark, counting: Bool, manifest: Manifest,
                              progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> ChangesOutcome {
         let counter = ProgressCounter(phase: "reading changes", total: nil, report: progress)
         let found: RemoteChanges?
         do {
-            found = try await remote.changes(since: mark) { counter.add($0) }
+            found = try await remote.changes(since: mark, counting: counting) { counter.add($0) }
         } catch {
             throw .remoteFailure(error)
         }
@@ -169,10 +172,11 @@ extension CollectionDirectory {
         var listing = RemoteListing(revisions: manifest.entries.mapValues(\.revision), unusable: found.unusable, readTime: found.readTime)
         for (id, document) in found.documents { listing.revisions[id] = document.revision }
         let accounted = listing.revisions.count + listing.unusable.count
-        guard accounted == found.count else {
-            return .listEveryName(.countDiffers(field: mark.field, accounted: accounted, counted: found.count))
+        if let counted = found.count, accounted != counted {
+            return .listEveryName(.countDiffers(field: mark.field, accounted: accounted, counted: counted))
         }
-        return .snapshot(RemoteSnapshot(listing: listing, bodies: found.documents, read: .changes(since: mark, documents: found.documents.count)))
+        return .snapshot(RemoteSnapshot(listing: listing, bodies: found.documents,
+                                        read: .changes(since: mark, documents: found.documents.count, counted: found.count != nil)))
     }
 
     /// The revision of every document (and the unusable ones), with progress.
@@ -217,8 +221,8 @@ extension BooksyncError {
 /// How a command read the remote side; `--verbose` prints `description`.
 public enum RemoteRead: Sendable, Equatable {
     /// One query for the documents changed since the mark (`documents` of
-    /// them) and a count of the collection.
-    case changes(since: ChangeMark, documents: Int)
+    /// them) and, when `counted`, a count of the collection.
+    case changes(since: ChangeMark, documents: Int, counted: Bool)
     /// Every name was listed; the reason is nil for a collection without a change field.
     case everyName(because: FullListingReason?)
     /// Only the documents named by pathspecs were read, with one `batchGet`.
@@ -230,8 +234,9 @@ public enum RemoteRead: Sendable, Equatable {
     /// A sentence for `--verbose`; nil when there is nothing to explain (no change field).
     public var description: String? {
         switch self {
-        case .changes(let mark, let documents):
-            return "read the \(documents) document\(documents == 1 ? "" : "s") whose '\(mark.field)' is at or after \(mark.time.rfc3339), and counted the collection"
+        case .changes(let mark, let documents, let counted):
+            return "read the \(documents) document\(documents == 1 ? "" : "s") whose '\(mark.field)' is at or after \(mark.time.rfc3339)"
+                + (counted ? ", and counted the collection" : "")
         case .everyName(nil):
             return nil
         case .named(let documents):

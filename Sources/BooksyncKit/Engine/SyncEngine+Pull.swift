@@ -34,7 +34,8 @@ extension SyncEngine {
         } else {
             let applied = ProgressCounter(phase: "applying", total: nil, report: progress)
             let snapshot = try await collection.readRemote(remote, manifest: manifest, needing: scan.needsRemoteBody,
-                                                           fullListing: options.fullListing, scope: options.scope, progress: progress)
+                                                           fullListing: options.fullListing,
+                                                           counting: !options.changesWithoutCount, scope: options.scope, progress: progress)
             try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: snapshot)
             report.unusableRemote = snapshot.listing.unusable
             report.remoteRead = snapshot.read
@@ -43,7 +44,7 @@ extension SyncEngine {
             var plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
             classified.records = []
             try checkNotEmptied(snapshot, deletes: plan.deletes)
-            try options.checkDeletes(plan, command: .pull, baseCount: manifest.entries.count)
+            try options.checkDeletes(plan, command: .pull, baseCount: guardedBaseCount)
             if options.dryRun {
                 report.events = plan.takeEvents()
                 return finishedReport()
@@ -53,7 +54,7 @@ extension SyncEngine {
             // A change query that found nothing leaves the mark where it is: the
             // manifest is not rewritten by a pull that changed nothing.
             // Only a pull that saw the whole collection moves the mark.
-            if case .changes(_, 0) = snapshot.read {} else if options.scope.isEverything {
+            if case .changes(_, 0, _) = snapshot.read {} else if options.scope.isEverything {
                 base.setChangeMark(rules.changeField.flatMap { snapshot.nextChangeMark(field: $0, base: base.manifest) })
             }
         }

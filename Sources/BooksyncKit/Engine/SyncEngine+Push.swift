@@ -90,13 +90,13 @@ extension CollectionDirectory {
 extension SyncEngine {
     /// Runs the push; see `CollectionDirectory.push`.
     mutating func push() async throws(BooksyncError) -> SyncReport {
-        try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: nil)
+        try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: nil, fromWatcher: options.scopeFromWatcher)
         var plan = collection.planPush(DifferingRecords(scan: scan, manifest: manifest), scan: scan, manifest: manifest,
                                        chunkSize: options.atomic ? Int.max : CollectionDirectory.pushChunk)
         // The added files' ids are in the plan's events now; the scan needs them
         // again only to count the records left below a deleted document.
         if rules.subcollections.isEmpty || plan.deletes == 0 { scan.files.forgetAdded() }
-        try options.checkDeletes(plan, command: .push, baseCount: manifest.entries.count)
+        try options.checkDeletes(plan, command: .push, baseCount: guardedBaseCount)
         // Refused before anything is sent, and by a dry run as by the real one.
         if options.atomic { try checkAtomicSize(plan) }
         if options.dryRun {

@@ -70,6 +70,12 @@ struct SyncEngine {
     /// How records look in this collection (id field, schema).
     var rules: RecordRules { collection.rules }
 
+    /// The base the mass-delete guard measures deletions against: the scoped
+    /// base, or the whole one (`SyncOptions.scopeFromWatcher`).
+    var guardedBaseCount: Int {
+        options.scopeFromWatcher ? base.manifest.entries.count : manifest.entries.count
+    }
+
     /// Drops the planning copy of the base once the plan is made (see `manifest`).
     mutating func releasePlanningBase() {
         manifest = Manifest()

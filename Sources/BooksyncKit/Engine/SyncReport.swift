@@ -23,6 +23,16 @@ public struct SyncOptions: Sendable {
     /// documents counted, a thousandth of the download's own reads; short
     /// transfers never ask. Nil (the default) never asks.
     public var countTotalAfter: Duration?
+    /// With a change field: trust the query for changes without counting the
+    /// collection (a live sync's poll between counts). Deletions, and writes
+    /// that did not set the field, wait for the next counted pull.
+    package var changesWithoutCount = false
+    /// The scope is the records a watcher saw change (a live sync), not
+    /// pathspecs a user typed: one that matches nothing (a file created and
+    /// deleted between two rounds) is no error, and the mass-delete guard
+    /// measures against the whole base, since deleting 5 of the records
+    /// saved is not deleting 5 of 5.
+    package var scopeFromWatcher = false
 
     /// The defaults: report conflicts, write, refuse mass deletes, no `--atomic`.
     public init() {}

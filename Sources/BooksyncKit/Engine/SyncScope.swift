@@ -30,8 +30,9 @@ extension RemoteSnapshot {
 extension CollectionDirectory {
     /// Refuses pathspecs that match no record on any side, as git does
     /// ("did not match any file"): a typo must not look like "nothing to do".
-    func requireMatches(_ scope: RecordScope, scan: LocalScan, manifest: Manifest, snapshot: RemoteSnapshot?) throws(BooksyncError) {
-        guard !scope.isEverything else { return }
+    func requireMatches(_ scope: RecordScope, scan: LocalScan, manifest: Manifest, snapshot: RemoteSnapshot?,
+                        fromWatcher: Bool = false) throws(BooksyncError) {
+        guard !scope.isEverything, !fromWatcher else { return }
         var left = scope.unmatched(scan.files.keys)
         if !left.isEmpty { left = RecordScope(left).unmatched(manifest.entries.keys) }
         if !left.isEmpty, let snapshot { left = RecordScope(left).unmatched(snapshot.listing.revisions.keys) }

@@ -6,15 +6,15 @@ import BooksyncCore
 /// 1 + 100 billed reads instead of 100,000.
 extension FirestoreRemote {
     /// The documents whose change field is at or after `mark`, with bodies
-    /// (batches like a first pull's listing), and the collection's count,
-    /// asked at the same time; nil when the collection has no change field,
-    /// or `mark` is for another field.
+    /// (batches like a first pull's listing), and with `counting` the
+    /// collection's count, asked at the same time; nil when the collection
+    /// has no change field, or `mark` is for another field.
     /// - Throws: `RemoteError` after retries, scrubbed of tokens.
-    public func changes(since mark: ChangeMark, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges? {
+    public func changes(since mark: ChangeMark, counting: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges? {
         guard let field = rules.changeField, field == mark.field else { return nil }
         let redact = await redaction()
-        async let counted = countResult()
-        var changes = RemoteChanges(documents: [:], count: 0, readTime: nil)
+        async let counted = counting ? countResult().map(Optional.some) : .success(nil)
+        var changes = RemoteChanges(documents: [:], count: nil, readTime: nil)
         do {
             // One query per scope (the collection, each subcollection group), not per parent.
             for scope in listingScopes {

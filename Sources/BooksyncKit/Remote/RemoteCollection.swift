@@ -73,13 +73,14 @@ public struct RemoteChanges: Sendable, Equatable {
     public var documents: [RecordID: RemoteDocument]
     /// Changed documents whose names cannot be record ids.
     public var unusable: [UnusableRemoteDocument]
-    /// The number of documents in the collection, counted by the server.
-    public var count: Int
+    /// The number of documents in the collection, counted by the server;
+    /// nil when it was not asked (a live sync's poll between counts).
+    public var count: Int?
     /// The server's read time of the query's first answer.
     public var readTime: String?
 
     /// The changes found by one query and count.
-    public init(documents: [RecordID: RemoteDocument], unusable: [UnusableRemoteDocument] = [], count: Int, readTime: String?) {
+    public init(documents: [RecordID: RemoteDocument], unusable: [UnusableRemoteDocument] = [], count: Int?, readTime: String?) {
         self.documents = documents
         self.unusable = unusable
         self.count = count
@@ -179,10 +180,10 @@ public protocol RemoteCollection: Sendable {
     ///   refusals are outcomes, not errors.
     func write(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome]
     /// The documents whose change field (config `"changeField"`) is at or
-    /// after `mark`, with bodies, and a count of the whole collection; nil
-    /// when this remote has no change field (the engine lists every name).
-    /// Writes to a remote that answers must set the change field.
-    func changes(since mark: ChangeMark, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges?
+    /// after `mark`, with bodies, and with `counting` a count of the whole
+    /// collection; nil when this remote has no change field (the engine lists
+    /// every name). Writes to a remote that answers must set the change field.
+    func changes(since mark: ChangeMark, counting: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges?
     /// The bytes `writes` take in one atomic request, and the most one may
     /// take; nil when this remote sets no such limit. `push --atomic` asks
     /// before anything is sent (its dry run too) and refuses what would not fit.
@@ -208,7 +209,7 @@ extension RemoteCollection {
     public func atomicRequestSize(_ writes: [RemoteWrite]) -> (bytes: Int, limit: Int)? { nil }
 
     /// No change field: status and pull list every name.
-    public func changes(since mark: ChangeMark, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges? { nil }
+    public func changes(since mark: ChangeMark, counting: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges? { nil }
 }
 
 /// A remote failure after retries, phrased for users. Never contains a token.

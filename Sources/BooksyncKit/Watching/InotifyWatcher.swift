@@ -9,6 +9,10 @@ import Glibc
 /// guessed at: a lost event queue (`IN_Q_OVERFLOW`), a watched folder deleted,
 /// moved or replaced, all make the journal unable to vouch for older tokens.
 ///
+/// A folder created, moved or deleted inside a watched one is recorded with
+/// a trailing `/` (`dune/`): its own files are not watched until the caller
+/// watches it.
+///
 /// One owner at a time (not `Sendable`): the watch loop that drains it.
 package final class InotifyWatcher {
     /// Why watching could not start; each case a sentence.
@@ -99,7 +103,10 @@ package final class InotifyWatcher {
             return
         }
         guard !name.isEmpty else { return }
-        journal.record(folder.isEmpty ? name : folder + "/" + name)
+        // A folder's own events end in "/", so a live sync tells a new
+        // subcollection folder (which needs a watch of its own) from a file.
+        let path = (folder.isEmpty ? name : folder + "/" + name) + (mask & UInt32(IN_ISDIR) != 0 ? "/" : "")
+        journal.record(path)
     }
 }
 #endif

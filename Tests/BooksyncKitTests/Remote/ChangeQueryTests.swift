@@ -57,8 +57,10 @@ import BooksyncTestSupport
         let changed: [(String, String)] = [("e", "2026-12-01T10:00:01Z"), ("a", "2026-12-01T10:00:02Z"), ("c", "2026-12-01T10:00:02Z"),
                                            ("b", "2026-12-01T10:00:03Z"), ("d", "2026-12-01T10:00:04Z")]
         let bodies = Mutex<[String]>([])
+        let countsAsked = Mutex(0)
         let transport: HTTPTransport = { request async throws(TransportError) -> HTTPResponse in
             if request.url.hasSuffix(":runAggregationQuery") {
+                countsAsked.withLock { $0 += 1 }
                 return HTTPResponse(status: 200, body: Array(#"[{"result": {"aggregateFields": {"n": {"integerValue": "42"}}}, "readTime": "2026-12-01T10:00:09Z"}]"#.utf8))
             }
             let body = String(decoding: request.body ?? [], as: UTF8.self)
@@ -76,7 +78,7 @@ import BooksyncTestSupport
         var remote = Self.remote(changeField: "updatedAt", transport: transport)
         remote.firstQueryBatch = 2
         remote.queryBatch = 2
-        let changes = try #require(try await remote.changes(since: Self.mark) { _ in })
+        let changes = try #require(try await remote.changes(since: Self.mark, counting: true) { _ in })
         #expect(changes.count == 42)
         #expect(changes.readTime == "2026-12-01T10:00:00Z", "the first answer's read time")
         #expect(changes.documents.keys.map(\.rawValue).sorted() == ["a", "b", "c", "d", "e"])
@@ -86,8 +88,14 @@ import BooksyncTestSupport
         #expect(sent.count == 3)
         #expect(sent[1].contains(#""values": [{"timestampValue": "2026-12-01T10:00:02Z"}, {"referenceValue": "\#(root)a"}]"#), "\(sent[1])")
         // A mark for another field is not this remote's: no query.
-        #expect(try await remote.changes(since: ChangeMark(field: "modified", time: Self.mark.time)) { _ in } == nil)
-        #expect(try await Self.remote(changeField: nil).changes(since: Self.mark) { _ in } == nil)
+        #expect(try await remote.changes(since: ChangeMark(field: "modified", time: Self.mark.time), counting: true) { _ in } == nil)
+        #expect(try await Self.remote(changeField: nil).changes(since: Self.mark, counting: true) { _ in } == nil)
+        // A live sync's poll between counts: the same query, no count asked.
+        let uncounted = try #require(try await remote.changes(since: Self.mark, counting: false) { _ in })
+        #expect(uncounted.count == nil)
+        #expect(uncounted.documents.count == 5)
+        #expect(bodies.withLock { $0 }.count == 6, "three more query pages")
+        #expect(countsAsked.withLock { $0 } == 1, "only the counting call counted")
     }
 
     /// The mark a pull records: (listed id → revision and change time, the

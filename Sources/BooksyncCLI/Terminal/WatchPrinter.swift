@@ -1,0 +1,134 @@
+import BooksyncCore
+import BooksyncKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What `booksync watch` prints: what it will cost at start, each round's
+/// lines as pull and push print them, failures, and on stop a summary of
+/// what it did and spent; or all of it as JSON Lines with `--json`.
+///
+/// Every line is flushed at once: a watch's output is read while it runs.
+final class WatchPrinter {
+    private let context: CommandContext
+    private let collection: CollectionDirectory
+    private let json: Bool
+    private var counts: [SyncCount: Int] = [:]
+    private let clock = ContinuousClock()
+    private let start: ContinuousClock.Instant
+    /// Whether the conflict hint was shown (once per watch is enough).
+    private var hinted = false
+
+    init(context: CommandContext, collection: CollectionDirectory, json: Bool) {
+        self.context = context
+        self.collection = collection
+        self.json = json
+        start = clock.now
+    }
+
+    /// The start: what is watched, and what polling costs.
+    func started(remote: FirestoreRemote, settings: LiveSyncSchedule.Settings, seconds: Double, baseCount: Int) {
+        let onEmulator = remote.identity?.endpoint.hasPrefix(TargetIdentity.emulatorPrefix) == true
+        if json {
+            emit(["type": .string("start"), "collection": .string(collection.paths.root), "remote": .string(collection.remote.name),
+                  "pollSeconds": seconds > 0 ? .double(seconds) : .null, "countEveryPolls": .integer(Int64(settings.countEvery)),
+                  "estimatedReadsPerIdleHour": Self.idleReadsPerHour(seconds: seconds, countEvery: settings.countEvery, baseCount: baseCount,
+                                                                      changeField: collection.rules.changeField != nil).map { .integer(Int64($0)) } ?? .null])
+            context.console.flush()
+            return
+        }
+        guard !context.quiet else { return }
+        context.console.err("booksync: watching \(context.shownPath(collection.paths.root)) (Ctrl-C stops); saves are pushed 0.2 s after the last write")
+        context.console.err("booksync: \(Self.pollCost(seconds: seconds, countEvery: settings.countEvery, baseCount: baseCount, changeField: collection.rules.changeField, emulator: onEmulator))")
+        context.console.flush()
+    }
+
+    /// What polling costs, as the start line says it.
+    static func pollCost(seconds: Double, countEvery: Int, baseCount: Int, changeField: String?, emulator: Bool) -> String {
+        guard seconds > 0 else { return "not polling the remote (--interval 0): its changes arrive with the next pull" }
+        let every = "every \(seconds.rounded() == seconds ? String(Int(seconds)) : String(seconds)) s"
+        let free = emulator ? " (the emulator bills nothing)" : ""
+        let perHour = idleReadsPerHour(seconds: seconds, countEvery: countEvery, baseCount: baseCount, changeField: changeField != nil) ?? 0
+        guard let changeField else {
+            return "polling \(every) lists every name: about \(grouped(max(1, baseCount))) billed reads a poll at the last known size, "
+                + "\(grouped(perHour)) an hour\(free)"
+        }
+        let countReads = max(1, (baseCount + 999) / 1000)
+        return "polling \(every) for documents whose '\(changeField)' changed: 1 billed read a poll while nothing changes, "
+            + "1 per changed document, and a count every \(countEvery) polls (\(grouped(countReads)) read\(countReads == 1 ? "" : "s")); "
+            + "about \(grouped(perHour)) reads an idle hour\(free)"
+    }
+
+    /// The billed reads of an hour in which nothing changes; nil when not polling.
+    static func idleReadsPerHour(seconds: Double, countEvery: Int, baseCount: Int, changeField: Bool) -> Int? {
+        guard seconds > 0 else { return nil }
+        let polls = Int((3600 / seconds).rounded(.down))
+        guard changeField else { return polls * max(1, baseCount) }
+        return polls + polls / max(1, countEvery) * max(1, (baseCount + 999) / 1000)
+    }
+
+    /// One event of the live sync.
+    func show(_ event: LiveSync.Event) {
+        switch event {
+        case .round(let report):
+            if json {
+                var fields = JSONDocuments.phase(report, of: [report], unresolvedConflict: collection.unresolvedConflicts(), counts: &counts)
+                fields["type"] = .string("round")
+                emit(fields)
+            } else {
+                SyncCommandSupport.renderLines([report], context: context, root: collection.paths.root,
+                                               conflicts: collection.relativeConflictsFolder,
+                                               unresolvedConflict: collection.unresolvedConflicts(), counts: &counts)
+                let stored = report.command == .pull && report.events.contains { if case .conflict = $0.kind { true } else { false } }
+                if stored, !hinted, !context.quiet {
+                    hinted = true
+                    context.console.err("booksync: hint: \(SyncCommandSupport.conflictHint)")
+                }
+            }
+        case .lookingAtEverything(let reason):
+            if json {
+                emit(["type": .string("rescan"), "reason": .string(reason)])
+            } else if context.verbose {
+                context.console.err("booksync: looking at every file: \(reason)")
+            }
+        case .failed(let phase, let error, let retrying):
+            if json {
+                emit(["type": .string("error"), "command": .string(phase.rawValue), "message": .string(error.description), "retrying": .bool(retrying)])
+            } else {
+                context.console.err("booksync: \(phase.rawValue) failed: \(error.description)\(retrying ? " (trying again)" : "")")
+            }
+        }
+        context.console.flush()
+    }
+
+    /// The summary: how long, what was done, what it cost.
+    func stopped(usage: FirestoreUsage.Totals) {
+        let elapsed = clock.now - start
+        // Billed writes: the creates, updates and deletes the server accepted, which is what "pushed" counts.
+        let writes = counts[.pushed] ?? 0
+        if json {
+            emit(["type": .string("stop"), "seconds": .double(Double(elapsed.components.seconds)), "counts": JSONDocuments.countFields(counts),
+                  "requests": .integer(Int64(usage.requests)), "documentsRead": .integer(Int64(usage.documents)),
+                  "billedReads": .integer(Int64(usage.billedReads)), "writes": .integer(Int64(writes))])
+        } else {
+            let parts = SyncCommandSupport.summaryParts(counts)
+            context.console.out("watched for \(ProgressMeter.duration(elapsed)): \(parts.isEmpty ? "nothing to do" : parts.joined(separator: ", ")); "
+                                + "\(RemoteUsageLine.describe(usage)), \(grouped(writes)) write\(writes == 1 ? "" : "s")")
+        }
+        context.console.flush()
+    }
+
+    private func emit(_ fields: Fields) {
+        var fields = fields
+        fields["time"] = .string(Timestamp(microsecondsSinceEpoch: Self.nowNanoseconds() / 1000).rfc3339)
+        context.console.out(JSONDocuments.line(fields))
+    }
+
+    private static func nowNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+}

@@ -1,0 +1,38 @@
+import BooksyncCore
+
+/// The folders a watcher watches: the collection directory, and the folders
+/// that hold subcollection records (`dune/reviews/`, deeper for nested
+/// subcollections) with the document folders above them (`dune/`, where a
+/// new `reviews` folder appears), found the way the scan finds them — real folders
+/// only, links never followed, names starting with `.` (`.booksync`, `.git`)
+/// skipped.
+package enum WatchedFolders {
+    /// The folders below `root` (relative to it, `""` for root itself) that
+    /// can hold record files of the collection or of `subcollections`.
+    package static func list(root: String, subcollections: Subcollections) -> [String] {
+        var folders = [""]
+        guard !subcollections.isEmpty else { return folders }
+        // A subcollection path `reviews/likes` has its records in
+        // DOC/reviews/ and DOC/reviews/R/likes/: the names below alternate
+        // between document folders (any) and collection folders (configured).
+        let paths = subcollections.entries.map(\.segments)
+        func visit(_ folder: String, depth: Int) {
+            let names = (try? FileSystem.listDirectory(root + "/" + folder)) ?? []
+            for name in names where !name.hasPrefix(".") {
+                let relative = folder.isEmpty ? name : folder + "/" + name
+                // Even depths are document folders, odd ones collection folders named by a configured path.
+                let level = depth / 2
+                if depth % 2 == 1 {
+                    guard paths.contains(where: { $0.count > level && $0[level] == name }) else { continue }
+                } else {
+                    guard paths.contains(where: { $0.count > level }) else { continue }
+                }
+                guard (try? FileSystem.stat(root + "/" + relative))?.kind == .directory else { continue }
+                folders.append(relative)
+                visit(relative, depth: depth + 1)
+            }
+        }
+        visit("", depth: 0)
+        return folders
+    }
+}

@@ -1,0 +1,116 @@
+import Testing
+import BooksyncTestSupport
+@testable import BooksyncCore
+@testable import BooksyncKit
+
+/// When a live sync pushes and polls: debounce, the longest wait, retries and counted polls, on a virtual time line.
+struct LiveSyncScheduleTests {
+    static func id(_ name: String) -> RecordID { try! RecordID(name) }
+    static func ms(_ n: Int64) -> Duration { .milliseconds(n) }
+
+    static var settings: LiveSyncSchedule.Settings {
+        var settings = LiveSyncSchedule.Settings()
+        settings.debounce = ms(200)
+        settings.longestWait = ms(1000)
+        settings.pollInterval = ms(5000)
+        settings.countEvery = 3
+        settings.retryDelay = ms(2000)
+        return settings
+    }
+
+    /// (changes at these times, asked at, expected action): a push waits for
+    /// 200 ms of quiet, or 1 s after the first change.
+    struct Debounce: Sendable, CustomTestStringConvertible {
+        let changes: [Int64]
+        let now: Int64
+        let pushes: Bool
+        var testDescription: String { "changes at \(changes) ms, asked at \(now) ms" }
+    }
+
+    static let debounceCases: [Debounce] = [
+        Debounce(changes: [0], now: 100, pushes: false),
+        Debounce(changes: [0], now: 200, pushes: true),
+        Debounce(changes: [0, 150], now: 300, pushes: false),
+        Debounce(changes: [0, 150], now: 350, pushes: true),
+        Debounce(changes: [0, 150, 300, 450, 600, 750, 900], now: 999, pushes: false),
+        Debounce(changes: [0, 150, 300, 450, 600, 750, 900], now: 1000, pushes: true),
+    ]
+
+    @Test(arguments: debounceCases)
+    func aSaveIsPushedAfterQuietOrTheLongestWait(_ example: Debounce) {
+        var schedule = LiveSyncSchedule(Self.settings)
+        for time in example.changes { schedule.noteLocalChanges([Self.id("dune")], at: Self.ms(time)) }
+        let now = example.now
+        let due = schedule.due(at: Self.ms(now))
+        #expect(due == (example.pushes ? .push([Self.id("dune")]) : nil))
+        if !example.pushes {
+            let wake = schedule.nextWake(after: Self.ms(now))
+            #expect(wake != nil && wake! > Self.ms(now), "it says when to look again")
+        }
+    }
+
+    /// A save made while a push runs is not taken as pushed.
+    @Test func aSaveDuringAPushStaysPending() {
+        var schedule = LiveSyncSchedule(Self.settings)
+        schedule.noteLocalChanges([Self.id("dune")], at: Self.ms(0))
+        #expect(schedule.due(at: Self.ms(200)) == .push([Self.id("dune")]))
+        #expect(schedule.startPush(at: Self.ms(200)) == [Self.id("dune")])
+        schedule.noteLocalChanges([Self.id("dune")], at: Self.ms(250))
+        #expect(schedule.hasPendingChanges)
+        #expect(schedule.due(at: Self.ms(450)) == .push([Self.id("dune")]))
+    }
+
+    /// A failed push keeps its records and waits `retryDelay`; "everything" stays everything.
+    @Test func aFailedPushIsRetriedLater() {
+        var schedule = LiveSyncSchedule(Self.settings)
+        schedule.noteLocalChanges([], everything: true, at: Self.ms(0))
+        #expect(schedule.due(at: Self.ms(200)) == .push(nil))
+        let taken = schedule.startPush(at: Self.ms(200))
+        #expect(taken == nil)
+        schedule.noteLocalChanges([Self.id("emma")], at: Self.ms(300))
+        schedule.pushFailed(taken, at: Self.ms(400))
+        #expect(schedule.due(at: Self.ms(2399)) == nil, "not before the retry delay")
+        #expect(schedule.due(at: Self.ms(2400)) == .push(nil))
+        #expect(schedule.startPush(at: Self.ms(2400)) == nil)
+        #expect(!schedule.hasPendingChanges)
+    }
+
+    /// Polls come every interval, every third one counted; a failed poll is tried again sooner.
+    @Test func pollsAreCountedEveryNth() {
+        var schedule = LiveSyncSchedule(Self.settings)
+        #expect(schedule.due(at: Self.ms(4999)) == nil)
+        var now: Int64 = 5000
+        var counted: [Bool] = []
+        for _ in 0..<6 {
+            guard case .pull(let counting)? = schedule.due(at: Self.ms(now)) else {
+                Issue.record("no poll at \(now) ms")
+                return
+            }
+            counted.append(counting)
+            schedule.polled(counting: counting, succeeded: true, at: Self.ms(now))
+            now += 5000
+        }
+        #expect(counted == [false, false, true, false, false, true])
+        schedule.polled(counting: false, succeeded: false, at: Self.ms(now))
+        #expect(schedule.due(at: Self.ms(now + 1999)) == nil)
+        #expect(schedule.due(at: Self.ms(now + 2000)) == .pull(counting: false), "a failure does not count as a poll")
+    }
+
+    /// Pushes go first: a due push and a due poll give the push.
+    @Test func aPushGoesBeforeAPoll() {
+        var schedule = LiveSyncSchedule(Self.settings)
+        schedule.noteLocalChanges([Self.id("dune")], at: Self.ms(4900))
+        #expect(schedule.due(at: Self.ms(5100)) == .push([Self.id("dune")]))
+        _ = schedule.startPush(at: Self.ms(5100))
+        #expect(schedule.due(at: Self.ms(5100)) == .pull(counting: false))
+    }
+
+    /// Without polling nothing is due but pushes.
+    @Test func withoutAnIntervalItNeverPolls() {
+        var settings = Self.settings
+        settings.pollInterval = nil
+        let schedule = LiveSyncSchedule(settings)
+        #expect(schedule.due(at: .seconds(3600)) == nil)
+        #expect(schedule.nextWake(after: .zero) == nil)
+    }
+}
