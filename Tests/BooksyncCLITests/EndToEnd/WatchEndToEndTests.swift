@@ -230,4 +230,31 @@ import BooksyncTestSupport
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: workspace.root).filter { !$0.hasSuffix(".json") && !$0.hasPrefix(".") }
         #expect(leftovers.isEmpty, "no temporary file left: \(leftovers)")
     }
+
+    /// Subcollection folders made while it watches (a new document's
+    /// `dune/reviews/`) are watched from then on: a review created in one,
+    /// and a later edit of it, reach the emulator.
+    @Test func newSubcollectionFoldersAreWatched() async throws {
+        let workspace = try Workspace(project: Emulator.uniqueProject("watchsub"), host: try Emulator.requireHost())
+        try workspace.initialize("--change-field", "updatedAt", "--subcollection", "reviews")
+        try workspace.write("emma.json", bookFile("emma", title: "Emma"))
+        #expect(try workspace.run("push").status == 0)
+        let watch = try RunningWatch(workspace, arguments: ["--interval", "1", "--json"])
+        try await watch.started()
+        try FileManager.default.createDirectory(atPath: workspace.root + "/dune/reviews", withIntermediateDirectories: true)
+        try Self.save(in: workspace.root, "dune", title: "Dune")
+        try #"{"id": "r1", "stars": 4}"#.write(toFile: workspace.root + "/dune/reviews/r1.json", atomically: true, encoding: .utf8)
+        func stars() async throws -> Value? {
+            let (status, body) = try await workspace.rest.request("GET", workspace.rest.base + "/books/dune/reviews/r1")
+            guard status == 200, case .map(let document) = body, case .map(let fields)? = document["fields"],
+                  case .map(let stars)? = fields["stars"] else { return nil }
+            return stars["integerValue"]
+        }
+        try await Self.waitUntil("the new review is on the emulator", timeout: 120) { try await stars() == .string("4") }
+        // Edited in place, now that its folder is watched.
+        try #"{"id": "r1", "stars": 5}"#.write(toFile: workspace.root + "/dune/reviews/r1.json", atomically: false, encoding: .utf8)
+        try await Self.waitUntil("the edited review is on the emulator", timeout: 120) { try await stars() == .string("5") }
+        #expect(try await watch.interrupt() == 130, "\(watch.stderr)")
+        #expect(try await Self.remoteTitles(workspace)["dune"] == "Dune")
+    }
 }
