@@ -13,19 +13,21 @@ enum WatchCommand: Subcommand {
         remote is polled every --interval seconds. Each round is an ordinary
         push or pull and prints the same lines: conflicts are stored and
         reported, a file that does not parse (a save caught mid-write) is
-        reported and never sent, and the mass-delete guard measures each
-        round's deletions against the whole collection.
+        reported and never sent, and the mass-delete guard adds up the
+        watch's deletions against the whole collection. A conflict or an
+        invalid document is told once, not at every poll.
 
         With a change field a poll is one query (one billed read while nothing
-        changed, plus one per changed document) and every 5 minutes a count
-        (one read per 1,000 documents), which finds deletions. Without one,
-        every poll lists every name, so --interval must be given; the cost is
-        printed at start. --interval 0 never polls.
+        changed, plus one per changed document; one per subcollection group)
+        and every 5 minutes a count (one read per 1,000 documents), which
+        finds deletions. Without one, every poll lists every name, so
+        --interval must be given; the cost is printed at start. --interval 0
+        never polls.
 
         The lock is taken per round, so other commands and apps run meanwhile.
-        Stopping at any moment (Ctrl-C, kill) loses nothing: what was not
-        pushed yet is a local change the next command finds. On stop it prints
-        what it did and what it cost in requests, reads and writes.
+        Stopping at any moment (Ctrl-C, kill, kill -9) loses nothing: what was
+        not pushed yet is a local change the next command finds. Ctrl-C
+        prints what it did and what it cost in requests, reads and writes.
         """
     static let options: [Option] = [.remote, interval, .maxDelete,
                                      Option.json.explained("print one JSON object per line (JSON Lines) as things happen")]

@@ -30,43 +30,53 @@ final class WatchPrinter {
 
     /// The start: what is watched, and what polling costs.
     func started(remote: FirestoreRemote, settings: LiveSyncSchedule.Settings, seconds: Double, baseCount: Int) {
+        // One query (and one count) per scope: the collection and each subcollection group.
+        let scopes = 1 + collection.rules.subcollections.entries.count
         let onEmulator = remote.identity?.endpoint.hasPrefix(TargetIdentity.emulatorPrefix) == true
         if json {
             emit(["type": .string("start"), "collection": .string(collection.paths.root), "remote": .string(collection.remote.name),
                   "pollSeconds": seconds > 0 ? .double(seconds) : .null, "countEveryPolls": .integer(Int64(settings.countEvery)),
                   "estimatedReadsPerIdleHour": Self.idleReadsPerHour(seconds: seconds, countEvery: settings.countEvery, baseCount: baseCount,
-                                                                      changeField: collection.rules.changeField != nil).map { .integer(Int64($0)) } ?? .null])
+                                                                      changeField: collection.rules.changeField != nil, scopes: scopes)
+                      .map { .integer(Int64($0)) } ?? .null])
             context.console.flush()
             return
         }
         guard !context.quiet else { return }
         context.console.err("booksync: watching \(context.shownPath(collection.paths.root)) (Ctrl-C stops); saves are pushed 0.2 s after the last write")
-        context.console.err("booksync: \(Self.pollCost(seconds: seconds, countEvery: settings.countEvery, baseCount: baseCount, changeField: collection.rules.changeField, emulator: onEmulator))")
+        context.console.err("booksync: \(Self.pollCost(seconds: seconds, countEvery: settings.countEvery, baseCount: baseCount, changeField: collection.rules.changeField, scopes: scopes, emulator: onEmulator))")
         context.console.flush()
     }
 
     /// What polling costs, as the start line says it.
-    static func pollCost(seconds: Double, countEvery: Int, baseCount: Int, changeField: String?, emulator: Bool) -> String {
+    static func pollCost(seconds: Double, countEvery: Int, baseCount: Int, changeField: String?, scopes: Int, emulator: Bool) -> String {
         guard seconds > 0 else { return "not polling the remote (--interval 0): its changes arrive with the next pull" }
         let every = "every \(seconds.rounded() == seconds ? String(Int(seconds)) : String(seconds)) s"
         let free = emulator ? " (the emulator bills nothing)" : ""
-        let perHour = idleReadsPerHour(seconds: seconds, countEvery: countEvery, baseCount: baseCount, changeField: changeField != nil) ?? 0
+        let perHour = idleReadsPerHour(seconds: seconds, countEvery: countEvery, baseCount: baseCount, changeField: changeField != nil,
+                                       scopes: scopes) ?? 0
         guard let changeField else {
             return "polling \(every) lists every name: about \(grouped(max(1, baseCount))) billed reads a poll at the last known size, "
                 + "\(grouped(perHour)) an hour\(free)"
         }
-        let countReads = max(1, (baseCount + 999) / 1000)
-        return "polling \(every) for documents whose '\(changeField)' changed: 1 billed read a poll while nothing changes, "
+        let countReads = countCost(baseCount: baseCount, scopes: scopes)
+        let queries = scopes == 1 ? "1 billed read" : "\(scopes) billed reads (one per collection and subcollection group)"
+        return "polling \(every) for documents whose '\(changeField)' changed: \(queries) a poll while nothing changes, "
             + "1 per changed document, and a count every \(countEvery) polls (\(grouped(countReads)) read\(countReads == 1 ? "" : "s")); "
             + "about \(grouped(perHour)) reads an idle hour\(free)"
     }
 
     /// The billed reads of an hour in which nothing changes; nil when not polling.
-    static func idleReadsPerHour(seconds: Double, countEvery: Int, baseCount: Int, changeField: Bool) -> Int? {
+    static func idleReadsPerHour(seconds: Double, countEvery: Int, baseCount: Int, changeField: Bool, scopes: Int) -> Int? {
         guard seconds > 0 else { return nil }
         let polls = Int((3600 / seconds).rounded(.down))
-        guard changeField else { return polls * max(1, baseCount) }
-        return polls + polls / max(1, countEvery) * max(1, (baseCount + 999) / 1000)
+        guard changeField else { return polls * max(scopes, baseCount) }
+        return polls * scopes + polls / max(1, countEvery) * countCost(baseCount: baseCount, scopes: scopes)
+    }
+
+    /// The reads of one count: one per 1,000 documents counted, at least one per scope.
+    static func countCost(baseCount: Int, scopes: Int) -> Int {
+        (baseCount + 999) / 1000 + max(0, scopes - 1) + (baseCount == 0 ? 1 : 0)
     }
 
     /// One event of the live sync.

@@ -79,7 +79,7 @@ extension CollectionDirectory {
     /// without the count: a deletion, or a write without the change field,
     /// then waits for the next counted read.
     func readRemote(_ remote: any RemoteCollection, manifest: Manifest, needing: (RecordID) -> Bool, fullListing: Bool = false,
-                    counting: Bool = true, scope: RecordScope = .everything,
+                    counting: Bool = true, prefetched: PrefetchedChanges? = nil, scope: RecordScope = .everything,
                     progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteSnapshot {
         if let ids = scope.namedIDs {
             // Billed reads are the ids named, not the collection.
@@ -95,7 +95,8 @@ extension CollectionDirectory {
             if fullListing {
                 reason = .requested
             } else if let mark = manifest.changesSince, mark.field == field {
-                switch try await readChanges(remote, since: mark, counting: counting, manifest: manifest, progress: progress) {
+                switch try await readChanges(remote, since: mark, counting: counting,
+                                                 prefetched: prefetched?.mark == mark ? prefetched?.changes : nil, manifest: manifest, progress: progress) {
                 case .snapshot(let snapshot): return snapshot
                 case .listEveryName(let why): reason = why
                 }
@@ -154,14 +155,18 @@ extension CollectionDirectory {
     /// cannot be trusted: when the collection's count differs from the base
     /// plus the changed documents new to it, a document was deleted or
     /// written without the change field, and only a full listing finds it.
-    private func readChanges(_ remote: any RemoteCollection, since mark: ChangeMark, counting: Bool, manifest: Manifest,
-                             progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> ChangesOutcome {
+    private func readChanges(_ remote: any RemoteCollection, since mark: ChangeMark, counting: Bool, prefetched: RemoteChanges?,
+                             manifest: Manifest, progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> ChangesOutcome {
         let counter = ProgressCounter(phase: "reading changes", total: nil, report: progress)
         let found: RemoteChanges?
-        do {
-            found = try await remote.changes(since: mark, counting: counting) { counter.add($0) }
-        } catch {
-            throw .remoteFailure(error)
+        if let prefetched {
+            found = prefetched
+        } else {
+            do {
+                found = try await remote.changes(since: mark, counting: counting) { counter.add($0) }
+            } catch {
+                throw .remoteFailure(error)
+            }
         }
         guard let found else { return .listEveryName(.noChangeQuery) }
         // A mark after the server's clock cannot come from a sync: a damaged or

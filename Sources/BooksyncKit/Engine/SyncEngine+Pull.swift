@@ -35,7 +35,8 @@ extension SyncEngine {
             let applied = ProgressCounter(phase: "applying", total: nil, report: progress)
             let snapshot = try await collection.readRemote(remote, manifest: manifest, needing: scan.needsRemoteBody,
                                                            fullListing: options.fullListing,
-                                                           counting: !options.changesWithoutCount, scope: options.scope, progress: progress)
+                                                           counting: !options.changesWithoutCount, prefetched: options.prefetchedChanges,
+                                                           scope: options.scope, progress: progress)
             try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: snapshot)
             report.unusableRemote = snapshot.listing.unusable
             report.remoteRead = snapshot.read

@@ -33,6 +33,15 @@ public struct SyncOptions: Sendable {
     /// measures against the whole base, since deleting 5 of the records
     /// saved is not deleting 5 of 5.
     package var scopeFromWatcher = false
+    /// Deletions a live sync already made in this direction since it started:
+    /// the mass-delete guard adds them to the plan's (and to the base they
+    /// were made from), so deleting a few files per round cannot empty the
+    /// collection round by round.
+    package var deletesAlreadyMade = 0
+    /// The change query's answer a live sync's poll already read (to learn
+    /// that nothing changed without scanning or locking); a pull from the
+    /// same mark uses it instead of asking, and paying, again.
+    package var prefetchedChanges: PrefetchedChanges?
 
     /// The defaults: report conflicts, write, refuse mass deletes, no `--atomic`.
     public init() {}
@@ -42,9 +51,22 @@ public struct SyncOptions: Sendable {
     /// records, unless `--force`.
     /// - Throws: `BooksyncError.massDelete` naming the command and the numbers.
     func checkDeletes<Action>(_ plan: SyncPlan<Action>, command: SyncPhase, baseCount: Int) throws(BooksyncError) {
-        let deletes = plan.deletes
+        guard plan.deletes > 0 else { return }
+        let deletes = plan.deletes + deletesAlreadyMade
+        let baseCount = baseCount + deletesAlreadyMade
         guard !force, deleteGuard.refuses(deletes: deletes, baseCount: baseCount) else { return }
         throw .massDelete(command: command.rawValue, deletes: deletes, baseCount: baseCount, maximumPercent: deleteGuard.maximumPercent)
+    }
+}
+
+/// A change query's answer, with the mark it was asked from.
+package struct PrefetchedChanges: Sendable {
+    package let mark: ChangeMark
+    package let changes: RemoteChanges
+
+    package init(mark: ChangeMark, changes: RemoteChanges) {
+        self.mark = mark
+        self.changes = changes
     }
 }
 

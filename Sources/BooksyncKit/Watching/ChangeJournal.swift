@@ -46,6 +46,8 @@ package struct ChangeJournal: Sendable {
         case watchLimit(String)
         /// The token is from another run of the watcher, or from its future.
         case unknownToken
+        /// The changes since the token were forgotten (`forget(through:)`).
+        case forgotten
 
         package var description: String {
             switch self {
@@ -53,6 +55,7 @@ package struct ChangeJournal: Sendable {
             case .folderReplaced(let folder): "the watched folder '\(folder)' was replaced"
             case .watchLimit(let folder): "'\(folder)' could not be watched: the system's limit of watches is reached (fs.inotify.max_user_watches)"
             case .unknownToken: "the token is from another run of the watcher"
+            case .forgotten: "the watcher no longer keeps the changes from that far back"
             }
         }
     }
@@ -93,6 +96,15 @@ package struct ChangeJournal: Sendable {
         sequence += 1
         lostTrack = (sequence, reason)
         lastChange = [:]
+    }
+
+    /// Forgets the changes up to `token`: a caller that only ever asks
+    /// about its latest token keeps the journal as small as one round's changes.
+    /// Older tokens are then not vouched for (`forgotten`).
+    package mutating func forget(through token: Token) {
+        guard token.instance == instance, token.sequence <= sequence else { return }
+        lastChange = lastChange.filter { $0.value > token.sequence }
+        if (lostTrack?.after ?? 0) < token.sequence { lostTrack = (token.sequence, .forgotten) }
     }
 
     /// What changed since `token`.

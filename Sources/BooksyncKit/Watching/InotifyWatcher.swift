@@ -43,24 +43,61 @@ package final class InotifyWatcher {
                                      | IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW | IN_ONLYDIR | IN_EXCL_UNLINK)
 
     /// Watches `folders` (relative to `root`; "" is root itself).
+    ///
+    /// Each folder is opened from `root` one name at a time with
+    /// `O_NOFOLLOW | O_DIRECTORY` and watched through `/proc/self/fd`, so a
+    /// folder swapped for a link between listing and watching (a checkout
+    /// while the watch runs) is refused, wherever on the way the link is;
+    /// without `/proc`, the path is watched with `IN_DONT_FOLLOW`, which
+    /// checks its last name only.
     /// - Throws: `StartError` when inotify or a folder cannot be watched;
     ///   the caller then scans everything, as without a watcher.
     package init(root: String, folders: [String], instance: UInt64) throws(StartError) {
         let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard descriptor >= 0 else { throw .cannotStart(errno: errno) }
+        // Every stored property is set from here on: `deinit` closes the descriptor, also after a throw.
         self.descriptor = descriptor
         self.root = root
         self.journal = ChangeJournal(instance: instance)
+        let procFolders = FileSystem.isDirectory("/proc/self/fd")
         for folder in folders {
-            let path = folder.isEmpty ? root : root + "/" + folder
-            let watch = inotify_add_watch(descriptor, path, Self.mask)
+            let watch: Int32
+            if procFolders {
+                let opened = Self.openFolder(root: root, folder)
+                guard opened >= 0 else { throw .cannotWatch(folder: folder, errno: -opened) }
+                watch = inotify_add_watch(descriptor, "/proc/self/fd/\(opened)", Self.mask & ~UInt32(IN_DONT_FOLLOW))
+                let code = errno
+                close(opened)
+                errno = code
+            } else {
+                watch = inotify_add_watch(descriptor, folder.isEmpty ? root : root + "/" + folder, Self.mask)
+            }
             guard watch >= 0 else {
                 let code = errno
-                close(descriptor)
                 throw code == ENOSPC ? .watchLimit(folder: folder) : .cannotWatch(folder: folder, errno: code)
             }
             self.folders[watch] = folder
         }
+    }
+
+    /// `folder` below `root`, opened name by name without following a link;
+    /// the descriptor, or minus errno (`ELOOP` or `ENOTDIR` for a link).
+    private static func openFolder(root: String, _ folder: String) -> Int32 {
+        var current = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard current >= 0 else { return -errno }
+        for name in folder.split(separator: "/") {
+            let next = openat(current, String(name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let code = errno
+            close(current)
+            guard next >= 0 else { return -code }
+            current = next
+        }
+        return current
+    }
+
+    /// Forgets the changes up to `token` (see `ChangeJournal.forget(through:)`).
+    package func forgetChanges(through token: ChangeJournal.Token) {
+        journal.forget(through: token)
     }
 
     deinit {

@@ -69,21 +69,20 @@ package struct LiveSync: Sendable {
     package func run(feed: LocalChangeFeed, onStaleLock: @escaping (Int32) -> Void = { _ in },
                      report: (Event) -> Void) async throws(BooksyncError) {
         var schedule = LiveSyncSchedule(settings, start: timing.now())
-        var lastFailure: String?
+        var rounds = RoundMemory()
+        var base = BaseSummary()
         /// Reports a failure once while it repeats; throws the ones that end the watch.
         func failed(_ phase: SyncPhase, _ error: BooksyncError, retrying: Bool) throws(BooksyncError) {
             guard !Self.endsWatch(error) else { throw error }
-            let text = "\(phase.rawValue): \(error.description)"
-            if text != lastFailure { report(.failed(phase, error, retrying: retrying)) }
-            lastFailure = text
+            if rounds.isNewFailure(phase, error) { report(.failed(phase, error, retrying: retrying)) }
         }
         func succeeded(_ result: SyncReport) {
-            lastFailure = nil
-            if !result.events.isEmpty || !result.unusableFiles.isEmpty || !result.unusableRemote.isEmpty { report(.round(result)) }
+            let shown = rounds.succeeded(result)
+            if !shown.events.isEmpty || !shown.unusableFiles.isEmpty || !shown.unusableRemote.isEmpty { report(.round(shown)) }
         }
         // The first round: what changed on either side while nobody watched.
         do {
-            succeeded(try await pull(counting: true, onStaleLock: onStaleLock))
+            succeeded(try await pull(counting: true, prefetched: nil, rounds: rounds, onStaleLock: onStaleLock))
         } catch .interrupted {
             return
         } catch {
@@ -95,7 +94,7 @@ package struct LiveSync: Sendable {
             switch feed.take(at: now) {
             case .records(let ids)?: schedule.noteLocalChanges(ids, at: now)
             case .everything(let reason)?:
-                report(.lookingAtEverything(reason))
+                if let reason { report(.lookingAtEverything(reason)) }
                 schedule.noteLocalChanges([], everything: true, at: now)
             case nil: break
             }
@@ -103,23 +102,25 @@ package struct LiveSync: Sendable {
             case .push?:
                 let ids = schedule.startPush(at: now)
                 do {
-                    succeeded(try await push(ids, onStaleLock: onStaleLock))
+                    succeeded(try await push(ids, rounds: rounds, onStaleLock: onStaleLock))
                 } catch .interrupted {
                     return
                 } catch {
                     let retrying = Self.worthRetrying(error)
-                    if retrying { schedule.pushFailed(ids, at: timing.now()) }
+                    schedule.pushFailed(ids, retrying: retrying, at: timing.now())
                     try failed(.push, error, retrying: retrying)
                 }
             case .pull(let counting)?:
                 do {
-                    succeeded(try await pull(counting: counting, onStaleLock: onStaleLock))
-                    schedule.polled(counting: counting, succeeded: true, at: timing.now())
+                    let outcome = try await poll(counting: counting, base: &base, rounds: rounds, onStaleLock: onStaleLock)
+                    if let result = outcome.report { succeeded(result) }
+                    schedule.polled(counting: counting, outcome.kind, at: timing.now())
                 } catch .interrupted {
                     return
                 } catch {
-                    schedule.polled(counting: counting, succeeded: false, at: timing.now())
-                    try failed(.pull, error, retrying: true)
+                    let retrying = Self.worthRetrying(error)
+                    schedule.polled(counting: counting, retrying ? .failedRetrying : .failed, at: timing.now())
+                    try failed(.pull, error, retrying: retrying)
                 }
             case nil:
                 let wake = schedule.nextWake(after: now).map { $0 - now } ?? tick
@@ -132,9 +133,39 @@ package struct LiveSync: Sendable {
         }
     }
 
+    /// One poll: with a change field and a mark, the change query first, and
+    /// a pull only when it found something the base does not hold (an idle
+    /// poll, or one that reads back the watch's own pushes, takes no lock and
+    /// reads no file; the query is handed to the pull, never paid twice).
+    private func poll(counting: Bool, base: inout BaseSummary, rounds: RoundMemory,
+                      onStaleLock: (Int32) -> Void) async throws(BooksyncError) -> (report: SyncReport?, kind: LiveSyncSchedule.PollOutcome) {
+        var prefetched: PrefetchedChanges?
+        if let field = collection.rules.changeField, let manifest = base.base(collection, remote: remote), let mark = base.mark(of: manifest) {
+            let found: RemoteChanges?
+            do {
+                found = try await remote.changes(since: mark, counting: counting) { _ in }
+            } catch {
+                throw .remoteFailure(error)
+            }
+            if let found {
+                let readTime = found.readTime.flatMap(Timestamp.init(serverTime:))
+                let markTrusted = readTime.map { mark.time <= $0 } ?? true
+                if markTrusted, base.holdsEverything(found, base: manifest, field: field) {
+                    return (nil, found.documents.count > settings.readBackLimit ? .readBackMany : .readChanges)
+                }
+                // Handed to the pull only when it is asked from the manifest's own mark.
+                if mark == manifest.changesSince { prefetched = PrefetchedChanges(mark: mark, changes: found) }
+            }
+        }
+        let result = try await pull(counting: counting, prefetched: prefetched, rounds: rounds, onStaleLock: onStaleLock)
+        if collection.rules.changeField != nil, case .everyName? = result.remoteRead { return (result, .listedEveryName) }
+        return (result, .readChanges)
+    }
+
     /// One push of `ids` (nil: every record).
-    private func push(_ ids: Set<RecordID>?, onStaleLock: (Int32) -> Void) async throws(BooksyncError) -> SyncReport {
+    private func push(_ ids: Set<RecordID>?, rounds: RoundMemory, onStaleLock: (Int32) -> Void) async throws(BooksyncError) -> SyncReport {
         var options = self.options
+        options.deletesAlreadyMade = rounds.deletes[.push] ?? 0
         if let ids {
             options.scope = RecordScope(ids.sorted().map { RecordScope.Pattern(.record($0), text: $0.fileName) })
             options.scopeFromWatcher = true
@@ -143,16 +174,20 @@ package struct LiveSync: Sendable {
     }
 
     /// One pull; without `counting` a change field's query is trusted without a count.
-    private func pull(counting: Bool, onStaleLock: (Int32) -> Void) async throws(BooksyncError) -> SyncReport {
+    private func pull(counting: Bool, prefetched: PrefetchedChanges?, rounds: RoundMemory,
+                      onStaleLock: (Int32) -> Void) async throws(BooksyncError) -> SyncReport {
         var options = self.options
         options.changesWithoutCount = !counting
+        options.prefetchedChanges = prefetched
+        options.deletesAlreadyMade = rounds.deletes[.pull] ?? 0
         return try await collection.pull(remote: remote, options: options, onStaleLock: onStaleLock)
     }
 
     /// Failures a later round gets past by itself: another command holds the
     /// lock, the network or the server failed. The others need the user (a
-    /// refused mass delete, a file that cannot be written) and wait for the
-    /// next save or poll.
+    /// refused mass delete, a file that cannot be written): a push's records
+    /// then wait for the next push a save starts, and a poll comes back at
+    /// its interval.
     static func worthRetrying(_ error: BooksyncError) -> Bool {
         switch error {
         case .lockHeld, .remote: true

@@ -25,6 +25,16 @@ package struct LiveSyncSchedule: Sendable {
         package var countEvery = 60
         /// Wait before a failed round is tried again.
         package var retryDelay: Duration = .seconds(2)
+        /// The longest time between polls after one had to list every name
+        /// (the change query could not be trusted): each such poll reads the
+        /// whole collection, so they come at most this often until one reads
+        /// only the changes again.
+        package var listingInterval: Duration = .seconds(300)
+        /// The pause after a poll that read back many documents the base
+        /// holds: a little over the change mark's one-minute margin.
+        package var readBackPause: Duration = .seconds(65)
+        /// How many held documents one poll may read back before the pause.
+        package var readBackLimit = 100
 
         package init() {}
     }
@@ -40,6 +50,12 @@ package struct LiveSyncSchedule: Sendable {
     package let settings: Settings
     /// Records changed locally and not pushed yet.
     private var pending = Set<RecordID>()
+    /// Records of a push that was refused (the mass-delete guard) or failed in
+    /// a way retrying does not fix (a file that cannot be read): they go with
+    /// the next push, whatever starts it, so a save is never dropped.
+    private var deferred = Set<RecordID>()
+    /// Whether the refused push was of every record.
+    private var deferredEverything = false
     /// Whether every record must be looked at (the watcher lost track).
     private var pendingEverything = false
     /// When the oldest and the newest unpushed change were seen.
@@ -62,6 +78,9 @@ package struct LiveSyncSchedule: Sendable {
     /// Whether local changes wait to be pushed.
     package var hasPendingChanges: Bool { pendingEverything || !pending.isEmpty }
 
+    /// Whether a refused push's records wait for the next push.
+    package var hasDeferredChanges: Bool { deferredEverything || !deferred.isEmpty }
+
     /// Notes records the watcher saw change at `now`; `everything` when it
     /// cannot say which (then every record is looked at).
     package mutating func noteLocalChanges(_ ids: Set<RecordID>, everything: Bool = false, at now: Duration) {
@@ -78,7 +97,10 @@ package struct LiveSyncSchedule: Sendable {
            now - last >= settings.debounce || now - first >= settings.longestWait {
             return .push(pendingEverything ? nil : pending)
         }
-        if let poll = nextPoll, now >= poll {
+        // A save settling (at most `longestWait`) goes before a poll: the
+        // poll would hold it up for a whole round.
+        let settling = hasPendingChanges && now >= pushNotBefore
+        if let poll = nextPoll, now >= poll, !settling {
             return .pull(counting: pollsSinceCount + 1 >= settings.countEvery)
         }
         return nil
@@ -87,10 +109,11 @@ package struct LiveSyncSchedule: Sendable {
     /// When something may next be due: the loop may sleep until then, or until the watcher wakes it.
     package func nextWake(after now: Duration) -> Duration? {
         var wake: [Duration] = []
+        let settling = hasPendingChanges && now >= pushNotBefore
         if hasPendingChanges, let first = firstChange, let last = lastChange {
             wake.append(max(pushNotBefore, min(last + settings.debounce, first + settings.longestWait)))
         }
-        if let poll = nextPoll { wake.append(poll) }
+        if let poll = nextPoll, !settling { wake.append(poll) }
         return wake.min().map { max($0, now) }
     }
 
@@ -99,15 +122,23 @@ package struct LiveSyncSchedule: Sendable {
     /// during a push is never taken as pushed.
     /// - Returns: The records to push, nil for every record.
     package mutating func startPush(at now: Duration) -> Set<RecordID>? {
-        let taken: Set<RecordID>? = pendingEverything ? nil : pending
+        let taken: Set<RecordID>? = pendingEverything || deferredEverything ? nil : pending.union(deferred)
         dropPending()
+        deferred = []
+        deferredEverything = false
         return taken
     }
 
-    /// A push of `ids` (nil: every record) failed at `now` in a way worth
-    /// trying again (the lock held by another command, the network down):
-    /// they are pending again, and tried after `retryDelay`.
-    package mutating func pushFailed(_ ids: Set<RecordID>?, at now: Duration) {
+    /// A push of `ids` (nil: every record) failed at `now`.
+    /// - Parameter retrying: true when trying again fixes it (the lock held
+    ///   by another command, the network down): they are pending again, and
+    ///   tried after `retryDelay`. false when the user must act (a refused
+    ///   mass delete): they wait, deferred, for the next push a save starts.
+    package mutating func pushFailed(_ ids: Set<RecordID>?, retrying: Bool, at now: Duration) {
+        guard retrying else {
+            if let ids { deferred.formUnion(ids) } else { deferredEverything = true }
+            return
+        }
         if let ids { pending.formUnion(ids) } else { pendingEverything = true }
         firstChange = firstChange ?? now
         lastChange = lastChange ?? now
@@ -122,14 +153,49 @@ package struct LiveSyncSchedule: Sendable {
         lastChange = nil
     }
 
-    /// A poll finished at `now` (or failed; then it is tried again after `retryDelay`).
-    package mutating func polled(counting: Bool, succeeded: Bool, at now: Duration) {
-        guard let interval = settings.pollInterval else { return }
-        guard succeeded else {
+    /// How a poll ended.
+    package enum PollOutcome: Equatable, Sendable {
+        /// It read only what changed (or nothing needed reading).
+        case readChanges
+        /// It had to list every name: the next polls come at most every `listingInterval`.
+        case listedEveryName
+        /// It read back many documents the base already holds (a bulk write
+        /// of the last minute, which the change mark's margin returns to
+        /// every poll): the next poll waits `readBackPause`, until they are
+        /// past the margin, instead of reading them all again.
+        case readBackMany
+        /// It failed in a way that trying again soon may fix (the network, the lock).
+        case failedRetrying
+        /// It failed in a way the user must fix (a refused mass delete): the
+        /// polls go on at their interval, and the next count asks again.
+        case failed
+    }
+
+    /// A poll finished at `now`. Polls keep their rate (every `pollInterval`
+    /// from the first, skipping the ones a long poll overran), so the reads
+    /// an hour are what the start line says.
+    package mutating func polled(counting: Bool, _ outcome: PollOutcome, at now: Duration) {
+        guard let interval = settings.pollInterval, let due = nextPoll else { return }
+        switch outcome {
+        case .failedRetrying:
             nextPoll = now + min(interval, settings.retryDelay)
             return
+        case .listedEveryName:
+            pollsSinceCount = 0
+            nextPoll = now + max(interval, settings.listingInterval)
+            return
+        case .readBackMany:
+            pollsSinceCount = counting ? 0 : pollsSinceCount + 1
+            nextPoll = now + max(interval, settings.readBackPause)
+            return
+        case .readChanges, .failed:
+            pollsSinceCount = counting ? 0 : pollsSinceCount + 1
         }
-        pollsSinceCount = counting ? 0 : pollsSinceCount + 1
-        nextPoll = now + interval
+        var next = due + interval
+        if next <= now {
+            let missed = (now - due) / interval
+            next = due + interval * (Int(missed.rounded(.down)) + 1)
+        }
+        nextPoll = next
     }
 }

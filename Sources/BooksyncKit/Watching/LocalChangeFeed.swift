@@ -4,8 +4,10 @@ import BooksyncCore
 package enum LocalChanges: Equatable, Sendable {
     /// These records' files may have changed; nothing else did.
     case records(Set<RecordID>)
-    /// Every file must be looked at, for this reason (a sentence).
-    case everything(String)
+    /// Every file must be looked at, for this reason (a sentence); nil when
+    /// the reason was already given (a fallback that looks at every file
+    /// every few seconds says why once).
+    case everything(String?)
 }
 
 /// The seam between a live sync and the file system's change notifications:
@@ -24,6 +26,7 @@ package final class RescanChangeFeed: LocalChangeFeed {
     private let interval: Duration
     private let reason: String
     private var next: Duration
+    private var told = false
 
     /// A feed that asks for a full look every `interval`, saying `reason`
     /// (why there is no watcher) the first time.
@@ -35,8 +38,9 @@ package final class RescanChangeFeed: LocalChangeFeed {
 
     package func take(at now: Duration) -> LocalChanges? {
         guard now >= next else { return nil }
+        defer { told = true }
         next = now + interval
-        return .everything(reason)
+        return .everything(told ? nil : reason)
     }
 }
 
@@ -56,12 +60,16 @@ package final class InotifyChangeFeed: LocalChangeFeed {
     private let retryInterval: Duration
     /// What the first `take` reports: why watching could not start, if it could not.
     private var startProblem: String?
+    /// Whether the fallback's reason was given: it is given once, not every `retryInterval`.
+    private var toldFallback = false
 
     /// Watches `root` and its subcollection folders. When watching cannot
     /// start (no inotify, the watch limit) the feed looks at everything
     /// every `retryInterval` and tries again; the first `take` says why.
     package init(root: String, subcollections: Subcollections, retryInterval: Duration = .seconds(5)) {
-        self.root = root
+        // The user's own path to the collection may run through a link (the
+        // watch refuses links inside the collection, not on the way to it).
+        self.root = FileSystem.realPath(root) ?? root
         self.subcollections = subcollections
         self.retryInterval = retryInterval
         token = ChangeJournal.Token(instance: 0, sequence: 0)
@@ -74,21 +82,23 @@ package final class InotifyChangeFeed: LocalChangeFeed {
     package func take(at now: Duration) -> LocalChanges? {
         if let problem = startProblem {
             startProblem = nil
-            retryAt = now + retryInterval
-            return .everything(problem)
+            return fallBack(problem, at: now)
         }
         guard let watcher else {
             guard now >= retryAt else { return nil }
-            retryAt = now + retryInterval
-            if let problem = rewatch() { return .everything(problem) }
+            if let problem = rewatch() { return fallBack(problem, at: now) }
+            toldFallback = false
             return .everything("watching started again")
         }
         watcher.drain()
         let answer = watcher.journal.changes(since: token)
         token = watcher.journal.token
+        // Only the next answer matters: what is older is forgotten, so a long
+        // watch's memory is the paths changed since the last round.
+        watcher.forgetChanges(through: token)
         switch answer {
         case .cannotVouch(let reason):
-            if let problem = rewatch() { return .everything("\(reason); \(problem)") }
+            if let problem = rewatch() { return fallBack("\(reason); \(problem)", at: now) }
             return .everything(reason.description)
         case .changed(let paths):
             var ids = Set<RecordID>()
@@ -96,7 +106,7 @@ package final class InotifyChangeFeed: LocalChangeFeed {
                 if path.hasSuffix("/") {
                     // A folder of the collection's own, or one no record can be in.
                     guard !subcollections.isEmpty, !path.hasPrefix(".") else { continue }
-                    if let problem = rewatch() { return .everything("the folder '\(path.dropLast())' changed; \(problem)") }
+                    if let problem = rewatch() { return fallBack("the folder '\(path.dropLast())' changed; \(problem)", at: now) }
                     return .everything("the folder '\(path.dropLast())' was added, moved or removed")
                 }
                 // Editors' temporary files and other names no record has are not records.
@@ -104,6 +114,14 @@ package final class InotifyChangeFeed: LocalChangeFeed {
             }
             return ids.isEmpty ? nil : .records(ids)
         }
+    }
+
+    /// Every file is looked at now, and again every `retryInterval` until
+    /// watching starts; `problem` is told the first time only.
+    private func fallBack(_ problem: String, at now: Duration) -> LocalChanges {
+        retryAt = now + retryInterval
+        defer { toldFallback = true }
+        return .everything(toldFallback ? nil : problem)
     }
 
     /// Watches the folders as they are now; returns why it could not.

@@ -15,24 +15,21 @@ package enum WatchedFolders {
         // A subcollection path `reviews/likes` has its records in
         // DOC/reviews/ and DOC/reviews/R/likes/: the names below alternate
         // between document folders (any) and collection folders (configured).
-        let paths = subcollections.entries.map(\.segments)
-        func visit(_ folder: String, depth: Int) {
+        // `paths`: the configured paths whose collection names match the
+        // folders taken so far (`reviews` then `likes` for reviews/likes).
+        func visit(_ folder: String, depth: Int, paths: [[String]]) {
             let names = (try? FileSystem.listDirectory(root + "/" + folder)) ?? []
             for name in names where !name.hasPrefix(".") {
                 let relative = folder.isEmpty ? name : folder + "/" + name
-                // Even depths are document folders, odd ones collection folders named by a configured path.
+                // Even depths are document folders (any name), odd ones collection folders named by a configured path.
                 let level = depth / 2
-                if depth % 2 == 1 {
-                    guard paths.contains(where: { $0.count > level && $0[level] == name }) else { continue }
-                } else {
-                    guard paths.contains(where: { $0.count > level }) else { continue }
-                }
-                guard (try? FileSystem.stat(root + "/" + relative))?.kind == .directory else { continue }
+                let below = depth % 2 == 1 ? paths.filter { $0.count > level && $0[level] == name } : paths.filter { $0.count > level }
+                guard !below.isEmpty, (try? FileSystem.stat(root + "/" + relative))?.kind == .directory else { continue }
                 folders.append(relative)
-                visit(relative, depth: depth + 1)
+                visit(relative, depth: depth + 1, paths: below)
             }
         }
-        visit("", depth: 0)
+        visit("", depth: 0, paths: subcollections.entries.map(\.segments))
         return folders
     }
 }

@@ -257,4 +257,35 @@ import BooksyncTestSupport
         #expect(try await watch.interrupt() == 130, "\(watch.stderr)")
         #expect(try await Self.remoteTitles(workspace)["dune"] == "Dune")
     }
+
+    /// The mass-delete guard adds up a watch's deletions: removing files a
+    /// few at a time cannot empty the collection round by round. A save that
+    /// went into the refused round is not dropped: it goes with the next push.
+    @Test func deletionsAddUpAndARefusedRoundDropsNoSave() async throws {
+        let workspace = try Workspace(project: Emulator.uniqueProject("watchdel"), host: try Emulator.requireHost())
+        try workspace.initialize("--change-field", "updatedAt")
+        let ids = (0..<10).map { "d\($0)" }
+        for id in ids { try workspace.write(id + ".json", bookFile(id, title: "start")) }
+        #expect(try workspace.run("push").status == 0)
+        let watch = try RunningWatch(workspace, arguments: ["--interval", "0", "--json"])
+        try await watch.started()
+        for id in ["d0", "d1", "d2"] { try workspace.remove(id + ".json") }
+        try await Self.waitUntil("3 of 10 are deleted remotely", timeout: 120) { try await workspace.rest.all().count == 7 }
+        // 3 more, with an edit in the same round: 6 of 10 since the watch started is over 50%.
+        try Self.save(in: workspace.root, "d9", title: "edited")
+        for id in ["d3", "d4", "d5"] { try workspace.remove(id + ".json") }
+        try await Self.waitUntil("the round is refused", timeout: 120) {
+            watch.lines.contains { $0["type"] == .string("error") && $0["command"] == .string("push") }
+        }
+        #expect(try await workspace.rest.all().count == 7, "nothing of the refused round was deleted")
+        // Putting the files back is the way out; the edit goes with that push.
+        for id in ["d3", "d4", "d5"] { try Self.save(in: workspace.root, id, title: "start") }
+        try await Self.waitUntil("the deferred edit reaches the emulator", timeout: 120) {
+            try await Self.remoteTitles(workspace)["d9"] == "edited"
+        }
+        #expect(try await watch.interrupt() == 130, "\(watch.stderr)")
+        let errors = watch.lines.filter { $0["type"] == .string("error") }
+        #expect(errors.count == 1, "the refusal is told once: \(watch.stdout)")
+        if case .string(let message)? = errors.first?["message"] { #expect(message.contains("6 of 10")) }
+    }
 }

@@ -68,7 +68,7 @@ struct LiveSyncScheduleTests {
         let taken = schedule.startPush(at: Self.ms(200))
         #expect(taken == nil)
         schedule.noteLocalChanges([Self.id("emma")], at: Self.ms(300))
-        schedule.pushFailed(taken, at: Self.ms(400))
+        schedule.pushFailed(taken, retrying: true, at: Self.ms(400))
         #expect(schedule.due(at: Self.ms(2399)) == nil, "not before the retry delay")
         #expect(schedule.due(at: Self.ms(2400)) == .push(nil))
         #expect(schedule.startPush(at: Self.ms(2400)) == nil)
@@ -87,11 +87,11 @@ struct LiveSyncScheduleTests {
                 return
             }
             counted.append(counting)
-            schedule.polled(counting: counting, succeeded: true, at: Self.ms(now))
+            schedule.polled(counting: counting, .readChanges, at: Self.ms(now))
             now += 5000
         }
         #expect(counted == [false, false, true, false, false, true])
-        schedule.polled(counting: false, succeeded: false, at: Self.ms(now))
+        schedule.polled(counting: false, .failedRetrying, at: Self.ms(now))
         #expect(schedule.due(at: Self.ms(now + 1999)) == nil)
         #expect(schedule.due(at: Self.ms(now + 2000)) == .pull(counting: false), "a failure does not count as a poll")
     }
@@ -112,5 +112,61 @@ struct LiveSyncScheduleTests {
         let schedule = LiveSyncSchedule(settings)
         #expect(schedule.due(at: .seconds(3600)) == nil)
         #expect(schedule.nextWake(after: .zero) == nil)
+    }
+
+    /// A refused push (the mass-delete guard) is not retried by itself, but
+    /// its records go with the next push a save starts: no save is dropped.
+    @Test func aRefusedPushsRecordsGoWithTheNextPush() {
+        var schedule = LiveSyncSchedule(Self.settings)
+        schedule.noteLocalChanges([Self.id("b1"), Self.id("gone")], at: Self.ms(0))
+        let taken = schedule.startPush(at: Self.ms(200))
+        schedule.pushFailed(taken, retrying: false, at: Self.ms(300))
+        #expect(!schedule.hasPendingChanges && schedule.hasDeferredChanges)
+        #expect(schedule.due(at: Self.ms(4000)) == nil, "not retried by itself")
+        schedule.noteLocalChanges([Self.id("gone")], at: Self.ms(4000))
+        #expect(schedule.due(at: Self.ms(4200)) == .push([Self.id("gone")]))
+        #expect(schedule.startPush(at: Self.ms(4200)) == [Self.id("b1"), Self.id("gone")], "the deferred save goes too")
+        #expect(!schedule.hasDeferredChanges)
+    }
+
+    /// Polls keep their rate: one that overran its interval does not shift the
+    /// ones after it, and the missed ones are skipped, not made up.
+    @Test func pollsKeepTheirRate() {
+        var schedule = LiveSyncSchedule(Self.settings)
+        schedule.polled(counting: false, .readChanges, at: Self.ms(5300))
+        #expect(schedule.due(at: Self.ms(9999)) == nil)
+        #expect(schedule.due(at: Self.ms(10000)) == .pull(counting: false), "due at 10 s, not 10.3 s")
+        schedule.polled(counting: false, .readChanges, at: Self.ms(21000))
+        #expect(schedule.due(at: Self.ms(24999)) == nil)
+        #expect(schedule.due(at: Self.ms(25000)) != nil, "15 and 20 s were skipped")
+    }
+
+    /// A poll that had to list every name slows the polls to `listingInterval`;
+    /// a refused counted poll comes back at its interval, not every 2 s.
+    @Test func costlyOrRefusedPollsAreNotRepeatedQuickly() {
+        var schedule = LiveSyncSchedule(Self.settings)
+        schedule.polled(counting: false, .listedEveryName, at: Self.ms(5000))
+        #expect(schedule.due(at: Self.ms(304_999)) == nil)
+        #expect(schedule.due(at: Self.ms(305_000)) != nil)
+        var readBack = LiveSyncSchedule(Self.settings)
+        readBack.polled(counting: false, .readBackMany, at: Self.ms(5000))
+        #expect(readBack.due(at: Self.ms(69_999)) == nil, "a bulk write is not read back at every poll")
+        #expect(readBack.due(at: Self.ms(70_000)) != nil)
+        var refused = LiveSyncSchedule(Self.settings)
+        refused.polled(counting: true, .failed, at: Self.ms(5100))
+        #expect(refused.due(at: Self.ms(9999)) == nil)
+        #expect(refused.due(at: Self.ms(10000)) == .pull(counting: false), "the next count comes at its turn")
+    }
+
+    /// A save that is settling holds the poll back (at most `longestWait`):
+    /// a poll's round would otherwise hold the save up.
+    @Test func aSettlingSaveGoesBeforeADuePoll() {
+        var schedule = LiveSyncSchedule(Self.settings)
+        schedule.noteLocalChanges([Self.id("dune")], at: Self.ms(4950))
+        #expect(schedule.due(at: Self.ms(5000)) == nil, "the poll waits for the save to settle")
+        #expect(schedule.nextWake(after: Self.ms(5000)) == Self.ms(5150))
+        #expect(schedule.due(at: Self.ms(5150)) == .push([Self.id("dune")]))
+        _ = schedule.startPush(at: Self.ms(5150))
+        #expect(schedule.due(at: Self.ms(5160)) == .pull(counting: false))
     }
 }
