@@ -80,15 +80,17 @@ from bench_remote import RemoteScenarios  # noqa: E402
 from bench_report import Report  # noqa: E402
 from bench_status import StatusScenarios, supports_change_field  # noqa: E402
 from bench_subcollections import SubcollectionScenarios  # noqa: E402
+from bench_watch import WatchScenarios  # noqa: E402
 
 DEFAULTS = {"local_sizes": [10_000, 100_000], "remote_sizes": [1_000, 10_000], "runs": 3, "local_runs": 9,
             "naive_runs": 1, "latency_ms": 5, "latency_size": 1_000, "subcollection_books": 10_000,
-            "memory_records": 0}
+            "memory_records": 0, "watch_records": 10_000, "watch_saves": 100, "watch_idle_seconds": 600}
 SCALE = dict(DEFAULTS, local_sizes=[1_000_000], remote_sizes=[10_000, 100_000], runs=1, local_runs=3, naive_runs=0,
              latency_size=0, memory_records=1_000_000)
 
 
-class Bench(LocalScenarios, MemoryScenarios, RemoteScenarios, StatusScenarios, SubcollectionScenarios, Report, BenchBase):
+class Bench(LocalScenarios, MemoryScenarios, RemoteScenarios, StatusScenarios, SubcollectionScenarios, WatchScenarios, Report,
+            BenchBase):
     """Every scenario, sharing BenchBase's state."""
 
 
@@ -128,6 +130,11 @@ def main():
     parser.add_argument("--memory-records", type=int,
                         help="local records in the memory scenario: peak RSS of every command (default 0: skipped; "
                              "--scale: 1000000)")
+    parser.add_argument("--watch-records", type=int,
+                        help="documents in the live-sync scenario, booksync watch (default 10000; 0 skips it)")
+    parser.add_argument("--watch-saves", type=int, help="timed saves in the live-sync scenario (default 100)")
+    parser.add_argument("--watch-idle-seconds", type=int,
+                        help="idle stretch whose billed reads the live-sync scenario counts (default 600; 0 skips it)")
     parser.add_argument("--output", default=os.path.join(REPO, "Sources", "BooksyncStore", "BooksyncStore.docc", "Benchmarks.md"),
                         help="markdown file to write (default: the Benchmarks article, Sources/BooksyncStore/BooksyncStore.docc/Benchmarks.md)")
     parser.add_argument("--bin", help="booksync binary (scripts/bench builds and passes it)")
@@ -167,6 +174,10 @@ def main():
             if not bench.proxy:
                 bench.proxy = Proxy(args.emulator_host)
             bench.subcollections(args.subcollection_books)
+        if args.watch_records:
+            if not bench.proxy:
+                bench.proxy = Proxy(args.emulator_host)
+            bench.watch(args.watch_records, max(1, args.watch_saves), max(0, args.watch_idle_seconds))
         remote_rows, remote_targets = bench.rows, bench.targets
         bench.remote_rows = remote_rows
         bench.rows, bench.targets = [], []
