@@ -78,7 +78,7 @@ enum WatchCommand: Subcommand {
         guard let text = arguments.value(interval) else {
             guard changeField == nil else { return defaultInterval }
             throw arguments.usageError("this collection has no change field, so each poll lists every remote name (one billed read per document); "
-                                       + "give --interval SECONDS to poll anyway (0: never), or set one up with 'booksync init --change-field'")
+                                       + "give --interval SECONDS to poll anyway (0: never), or set up a change field (\"changeField\" in .booksync/config.json; see 'booksync help init')")
         }
         guard let value = Double(text), value.isFinite, value >= 0, value <= 86_400, value == 0 || value >= 0.1 else {
             throw arguments.usageError("--interval takes seconds from 0.1 to 86400, or 0 for never, not '\(text)'")

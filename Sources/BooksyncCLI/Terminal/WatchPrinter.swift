@@ -1,10 +1,5 @@
 import BooksyncCore
 import BooksyncKit
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What `booksync watch` prints: what it will cost at start, each round's
 /// lines as pull and push print them, failures, and on stop a summary of
@@ -32,7 +27,7 @@ final class WatchPrinter {
     func started(remote: FirestoreRemote, settings: LiveSyncSchedule.Settings, seconds: Double, baseCount: Int) {
         // One query (and one count) per scope: the collection and each subcollection group.
         let scopes = 1 + collection.rules.subcollections.entries.count
-        let onEmulator = remote.identity?.endpoint.hasPrefix(TargetIdentity.emulatorPrefix) == true
+        let onEmulator = remote.identity?.isEmulator == true
         if json {
             emit(["type": .string("start"), "collection": .string(collection.paths.root), "remote": .string(collection.remote.name),
                   "pollSeconds": seconds > 0 ? .double(seconds) : .null, "countEveryPolls": .integer(Int64(settings.countEvery)),
@@ -132,13 +127,7 @@ final class WatchPrinter {
 
     private func emit(_ fields: Fields) {
         var fields = fields
-        fields["time"] = .string(Timestamp(microsecondsSinceEpoch: Self.nowNanoseconds() / 1000).rfc3339)
+        fields["time"] = .string(Timestamp(microsecondsSinceEpoch: WallClock.nowNanoseconds() / 1000).rfc3339)
         context.console.out(JSONDocuments.line(fields))
-    }
-
-    private static func nowNanoseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 }

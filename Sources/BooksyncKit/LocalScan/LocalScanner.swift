@@ -320,8 +320,8 @@ struct LocalScanner: Sendable {
 }
 
 /// The wall clock, for the stat cache's racy-file rule (file times are wall-clock times).
-enum WallClock {
-    static func nowNanoseconds() -> Int64 {
+package enum WallClock {
+    package static func nowNanoseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)

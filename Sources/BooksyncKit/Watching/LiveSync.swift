@@ -24,8 +24,8 @@ package struct LiveSync: Sendable {
         case failed(SyncPhase, BooksyncError, retrying: Bool)
     }
 
-    /// The time since the watch started, and a way to wait: a real clock in
-    /// the command, a virtual one in tests.
+    /// The time since the watch started, and a way to wait: the continuous
+    /// clock in the command; a seam, so the loop's clock can be replaced.
     package struct Timing: Sendable {
         package let now: @Sendable () -> Duration
         package let sleep: @Sendable (Duration) async throws -> Void
@@ -136,7 +136,7 @@ package struct LiveSync: Sendable {
     /// One poll: with a change field and a mark, the change query first, and
     /// a pull only when it found something the base does not hold (an idle
     /// poll, or one that reads back the watch's own pushes, takes no lock and
-    /// reads no file; the query is handed to the pull, never paid twice).
+    /// reads no record file; the query is handed to the pull, never paid twice).
     private func poll(counting: Bool, base: inout BaseSummary, rounds: RoundMemory,
                       onStaleLock: (Int32) -> Void) async throws(BooksyncError) -> (report: SyncReport?, kind: LiveSyncSchedule.PollOutcome) {
         var prefetched: PrefetchedChanges?

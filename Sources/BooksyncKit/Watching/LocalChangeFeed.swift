@@ -76,9 +76,6 @@ package final class InotifyChangeFeed: LocalChangeFeed {
         startProblem = rewatch()
     }
 
-    /// Why watching did not start; nil while it runs.
-    package var problem: String? { watcher == nil ? startProblem : nil }
-
     package func take(at now: Duration) -> LocalChanges? {
         if let problem = startProblem {
             startProblem = nil
