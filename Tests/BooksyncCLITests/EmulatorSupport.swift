@@ -127,7 +127,11 @@ final class Workspace {
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
     }
 
-    var environment: [String: String] { ["FIRESTORE_EMULATOR_HOST": host, "NO_COLOR": "1"] }
+    /// The emulator, no colour, and the watcher's sockets in the scratch
+    /// directory (a watch killed by a test leaves its socket there, not in /tmp).
+    var environment: [String: String] {
+        ["FIRESTORE_EMULATOR_HOST": host, "NO_COLOR": "1", "BOOKSYNC_WATCH_DIR": scratch.path + "/watchers"]
+    }
 
     @discardableResult
     func run(_ arguments: String...) throws -> BinaryTests.Output {

@@ -43,10 +43,17 @@ enum StatusCommand: Subcommand {
         GitDriverCheck.warnIfOutdated(collectionRoot: collection.paths.root, context: context)
         let remote = arguments.has(.offline) ? nil : try context.makeRemote(collection)
         let progress = context.progressDisplay()
-        let status = try await collection.status(remote: remote, fullListing: arguments.has(.full), scope: scope, progress: progress.update)
+        // Offline, a running `booksync watch` can say what changed (nothing in the collection names it).
+        let watcher = remote == nil ? (try? WatcherSocket.forCollection(root: collection.paths.root, environment: context.environment, create: false))
+            .flatMap { FileSystem.exists($0.path) ? $0 : nil } : nil
+        let status = try await collection.status(remote: remote, fullListing: arguments.has(.full), scope: scope, watcher: watcher,
+                                                 progress: progress.update)
         progress.finish()
         SyncCommandSupport.explain(status.remoteRead, context: context)
         if context.verbose {
+            if let note = status.watcherNote {
+                context.console.err("watcher: \(note)")
+            }
             context.console.err("scanned \(status.recordCount) record files, read \(status.filesRead) (the rest unchanged since last hashed)")
         }
         let renderer = StatusRenderer(context: context, root: collection.paths.root)

@@ -5,7 +5,7 @@ import BooksyncKit
 enum WatchCommand: Subcommand {
     static let name = "watch"
     static let summary = "push saves and pull remote changes while you edit"
-    static let usage = "booksync watch [--remote NAME] [--interval SECONDS] [--max-delete N%] [--json]"
+    static let usage = "booksync watch [--remote NAME] [--interval SECONDS] [--max-delete N%] [--json]\n       booksync watch --no-sync [--json]"
     static let discussion = """
         Pulls, pushes what changed while nobody watched, then keeps both sides
         in step until Ctrl-C: a saved record file is pushed once the files have
@@ -28,13 +28,23 @@ enum WatchCommand: Subcommand {
         Stopping at any moment (Ctrl-C, kill, kill -9) loses nothing: what was
         not pushed yet is a local change the next command finds. Ctrl-C
         prints what it did and what it cost in requests, reads and writes.
+
+        While a watch runs, 'booksync status --offline' asks it what changed
+        instead of looking at every file (on Linux), so it takes the same
+        time for a million records as for ten. --no-sync watches for that
+        alone: it syncs nothing and needs no network. The watch listens on a
+        socket in a folder only you can reach ($XDG_RUNTIME_DIR/booksync or
+        /tmp/booksync-UID); nothing in the collection starts or finds it.
         """
-    static let options: [Option] = [.remote, interval, .maxDelete,
+    static let options: [Option] = [.remote, interval, .maxDelete, noSync,
                                      Option.json.explained("print one JSON object per line (JSON Lines) as things happen")]
     static let interval = Option("--interval", value: .text("SECONDS"),
                                  help: "poll the remote every SECONDS (default 5 with a change field, required without; 0: never)")
 
-    static func reachesRemote(_ arguments: ParsedArguments) -> Bool { true }
+    static let noSync = Option("--no-sync", help: "sync nothing: only keep 'status --offline' fast by watching the files")
+    static let exclusiveOptions: [(Option, Option)] = [(noSync, .remote), (noSync, interval), (noSync, .maxDelete)]
+
+    static func reachesRemote(_ arguments: ParsedArguments) -> Bool { !arguments.has(noSync) }
 
     /// The poll interval without `--interval`, with a change field.
     static let defaultInterval = 5.0
@@ -43,6 +53,7 @@ enum WatchCommand: Subcommand {
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let collection = try context.openCollection(arguments)
+        if arguments.has(noSync) { return try await watchForStatus(collection, arguments: arguments, context: context) }
         var options = SyncOptions()
         if let percent = arguments.percentage(.maxDelete) { options.deleteGuard.maximumPercent = percent }
         let seconds = try pollSeconds(arguments, changeField: collection.rules.changeField)
@@ -55,7 +66,10 @@ enum WatchCommand: Subcommand {
         printer.started(remote: remote, settings: settings, seconds: seconds,
                         baseCount: (try? collection.loadManifest().entries.count) ?? 0)
         #if os(Linux)
-        let feed = InotifyChangeFeed(root: collection.paths.root, subcollections: collection.rules.subcollections)
+        let watch = FolderWatch(root: collection.paths.root, subcollections: collection.rules.subcollections)
+        let server = serve(watch, context: context, printer: printer)
+        defer { server?.stop() }
+        let feed = InotifyChangeFeed(watch: watch, subcollections: collection.rules.subcollections)
         #else
         // FSEvents is not written yet: every file is looked at every 2 s.
         let feed = RescanChangeFeed(interval: .seconds(2), reason: "no file watcher on this system; every file is looked at every 2 s")
@@ -71,6 +85,45 @@ enum WatchCommand: Subcommand {
         if let failure { throw failure }
         return .success
     }
+
+    /// `--no-sync`: answers status's questions until Ctrl-C.
+    static func watchForStatus(_ collection: CollectionDirectory, arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
+        #if os(Linux)
+        let printer = WatchPrinter(context: context, collection: collection, json: arguments.has(.json))
+        let watch = FolderWatch(root: collection.paths.root, subcollections: collection.rules.subcollections)
+        if let problem = watch.ask(since: nil).problem { throw BooksyncError.invalidArgument("cannot watch for status: \(problem)") }
+        let socket: WatcherSocket
+        let server: WatchServer
+        do {
+            socket = try WatcherSocket.forCollection(root: collection.paths.root, environment: context.environment, create: true)
+            server = try WatchServer(socket: socket, answer: { watch.ask(since: $0) }, tick: { watch.drain() })
+        } catch {
+            throw BooksyncError.invalidArgument("cannot watch for status: \(error.description)")
+        }
+        defer { server.stop() }
+        printer.startedForStatus(socket: socket.path)
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(3600))
+        }
+        printer.stoppedForStatus()
+        return .success
+        #else
+        throw BooksyncError.invalidArgument("cannot watch for status: no file watcher is written for this system yet")
+        #endif
+    }
+
+    #if os(Linux)
+    /// Lets status ask `watch` what changed; nil (said with --verbose) when it cannot.
+    static func serve(_ watch: FolderWatch, context: CommandContext, printer: WatchPrinter) -> WatchServer? {
+        do {
+            let socket = try WatcherSocket.forCollection(root: watch.root, environment: context.environment, create: true)
+            return try WatchServer(socket: socket, answer: { watch.ask(since: $0) }, tick: { watch.drain() })
+        } catch {
+            printer.notServing(error.description)
+            return nil
+        }
+    }
+    #endif
 
     /// `--interval` in seconds (0: never poll), or the default.
     /// - Throws: `UsageError` for a bad value, or none without a change field.

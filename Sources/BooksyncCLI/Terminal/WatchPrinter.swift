@@ -43,6 +43,38 @@ final class WatchPrinter {
         context.console.flush()
     }
 
+    /// The start of `watch --no-sync`.
+    func startedForStatus(socket: String) {
+        if json {
+            emit(["type": .string("start"), "collection": .string(collection.paths.root), "sync": .bool(false), "socket": .string(socket)])
+        } else if !context.quiet {
+            context.console.err("booksync: watching \(context.shownPath(collection.paths.root)) for status (Ctrl-C stops); "
+                                + "'booksync status --offline' now reads only what changed")
+        }
+        context.console.flush()
+    }
+
+    /// The end of `watch --no-sync`.
+    func stoppedForStatus() {
+        let elapsed = clock.now - start
+        if json {
+            emit(["type": .string("stop"), "seconds": .double(Double(elapsed.components.seconds))])
+        } else if !context.quiet {
+            context.console.out("watched for \(ProgressMeter.duration(elapsed))")
+        }
+        context.console.flush()
+    }
+
+    /// Why status cannot ask this watch (another watch serves the collection, or the socket's folder is not private).
+    func notServing(_ problem: String) {
+        if json {
+            emit(["type": .string("notice"), "message": .string("status cannot ask this watch: \(problem)")])
+        } else if context.verbose {
+            context.console.err("booksync: status cannot ask this watch: \(problem)")
+        }
+        context.console.flush()
+    }
+
     /// What polling costs, as the start line says it.
     static func pollCost(seconds: Double, countEvery: Int, baseCount: Int, changeField: String?, scopes: Int, emulator: Bool) -> String {
         guard seconds > 0 else { return "not polling the remote (--interval 0): its changes arrive with the next pull" }

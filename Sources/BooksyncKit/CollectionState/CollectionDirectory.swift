@@ -111,11 +111,22 @@ public struct CollectionDirectory: Sendable {
     /// compact entries, never held whole (the text is many times larger than
     /// the entries, <doc:Benchmarks>); anything else is read whole and fully parsed, which explains errors.
     package func loadManifest() throws(BooksyncError) -> Manifest {
+        var canonical = false
+        return try loadManifest(canonical: &canonical)
+    }
+
+    /// The base, and in `canonical` whether the file was exactly as
+    /// booksync writes it (so `ManifestLookup` can search it later).
+    func loadManifest(canonical isCanonical: inout Bool) throws(BooksyncError) -> Manifest {
+        isCanonical = false
         if let reader = LineBlockReader(path: paths.manifest) {
             var decoder = CanonicalManifestDecoder(expectedBytes: reader.fileSize, subcollections: rules.subcollections, otherPathIDs: .forgotten)
             var canonical = true
             while canonical, let fed = reader.next({ decoder.feed($0) }) { canonical = fed }
-            if canonical, !reader.failed, let manifest = decoder.finish() { return manifest }
+            if canonical, !reader.failed, let manifest = decoder.finish() {
+                isCanonical = true
+                return manifest
+            }
         }
         let bytes: [UInt8]
         do {

@@ -13,9 +13,46 @@ extension CollectionDirectory {
     ///   cannot be scanned, or the remote fails (`.interrupted` when cancelled).
     public func status(remote: (any RemoteCollection)?, fullListing: Bool = false, scope: RecordScope = .everything,
                        progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> SyncStatus {
-        if remote == nil, scope.isEverything, let clean = quickCleanStatus() { return clean }
+        try await status(remote: remote, fullListing: fullListing, scope: scope, watcher: nil, progress: progress)
+    }
+
+    /// The status, asking `watcher` (when one runs) what changed instead of
+    /// looking at every file, offline (see `watchedStatus`).
+    package func status(remote: (any RemoteCollection)?, fullListing: Bool = false, scope: RecordScope = .everything, watcher: WatcherSocket?,
+                        progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> SyncStatus {
+        guard remote == nil, scope.isEverything, let watcher else {
+            return try await scannedStatus(remote: remote, fullListing: fullListing, scope: scope, progress: progress).status
+        }
+        let token: ChangeJournal.Token
+        let reason: String
+        switch watchedStatus(watcher) {
+        case .answered(let status):
+            return status
+        case .scan(nil, let why):
+            var status = try await scannedStatus(remote: nil, fullListing: false, scope: scope, progress: progress).status
+            status.watcherNote = why
+            return status
+        case .scan(let fresh?, let why):
+            token = fresh
+            reason = why
+        }
+        // The stamp before anything is read: a manifest written meanwhile
+        // has another, and the record is not believed.
         let stamp = manifestStamp()
-        let manifest = try loadManifest(for: remote).scoped(to: scope)
+        var (status, canonical) = try await scannedStatus(remote: nil, fullListing: false, scope: scope, progress: progress)
+        recordWatchedScan(status, token: token, socket: watcher, manifestStamp: stamp, canonicalManifest: canonical)
+        status.watcherNote = reason
+        return status
+    }
+
+    /// The status from a scan of every file; with whether the manifest
+    /// was read, and canonical.
+    private func scannedStatus(remote: (any RemoteCollection)?, fullListing: Bool, scope: RecordScope,
+                               progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> (status: SyncStatus, canonical: Bool) {
+        if remote == nil, scope.isEverything, let clean = quickCleanStatus() { return (clean, false) }
+        let stamp = manifestStamp()
+        var canonical = false
+        let manifest = try (remote == nil ? loadManifest(canonical: &canonical) : loadManifest(for: remote)).scoped(to: scope)
         // Offline, nothing but the base is compared with the files: the scan keeps
         // no hashes, and the records that differ are classified one at a time.
         let scan = try await scanLocal(base: manifest, baseStamp: stamp, keepHashes: remote != nil, scope: scope)
@@ -29,11 +66,12 @@ extension CollectionDirectory {
             ? offlineStatuses(scan: scan, manifest: manifest)
             : classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false).statuses
         let listing = snapshot?.listing
-        return SyncStatus(
+        let status = SyncStatus(
             records: records,
             unusableFiles: scan.unusableFiles, remoteRead: snapshot?.read, unusableRemote: listing?.unusable ?? [],
             recordCount: scan.files.count, remoteCount: listing.map { $0.revisions.count + $0.unusable.count },
             filesRead: scan.filesRead)
+        return (status, canonical)
     }
 
     /// The records that differ from the base, classified one at a time against

@@ -94,6 +94,9 @@ public struct SyncStatus: Sendable {
     public let remoteCount: Int?
     /// Record files read during the scan (0 for an unchanged tree with a warm cache).
     public let filesRead: Int
+    /// What the watcher did for this status, or why it could not help, for
+    /// `--verbose`; nil when no watcher was asked.
+    package var watcherNote: String?
 
     /// False for `--offline`.
     public var remoteChecked: Bool { remoteCount != nil }

@@ -109,6 +109,23 @@ extension FileSystem {
         return fd
     }
 
+    /// The folder `folder` below `root` (relative, "" for root itself),
+    /// opened name by name without following a link on the way; the
+    /// descriptor, or minus errno (`ELOOP` or `ENOTDIR` for a link). Close it
+    /// with `closeDirectory`.
+    package static func openFolderWithoutLinks(root: String, _ folder: String) -> Int32 {
+        var current = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard current >= 0 else { return -errno }
+        for name in folder.split(separator: "/") {
+            let next = openat(current, String(name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let code = errno
+            close(current)
+            guard next >= 0 else { return -code }
+            current = next
+        }
+        return current
+    }
+
     /// Closes a descriptor from `openDirectory`; once per descriptor.
     package static func closeDirectory(_ fd: Int32) {
         close(fd)

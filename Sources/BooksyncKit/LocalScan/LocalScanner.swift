@@ -70,14 +70,14 @@ struct LocalScanner: Sendable {
     /// Names listed and examined at a time.
     static let batchSize = 8192
 
-    private enum Outcome: Sendable {
+    enum Outcome: Sendable {
         case valid(hash: ContentHash, entry: StatCache.Entry?, read: Bool, record: CanonicalRecord?)
         case invalid([RecordDiagnostic], read: Bool)
         case vanished
     }
 
     /// One record file of a batch, with its previous index entry.
-    private struct Candidate: Sendable {
+    struct Candidate: Sendable {
         /// The path relative to the collection directory: the index key.
         let name: String
         let id: RecordID
@@ -277,7 +277,7 @@ struct LocalScanner: Sendable {
         try? out.commit()
     }
 
-    private static func examine(root: String, candidate: Candidate, cacheStartedAt: Int64?,
+    static func examine(root: String, candidate: Candidate, cacheStartedAt: Int64?,
                                 knownHash: ContentHash?, rules: RecordRules, keepRecord: (_ hash: ContentHash) -> Bool) -> Outcome {
         let path = root + "/" + candidate.name
         let stat: FileStat

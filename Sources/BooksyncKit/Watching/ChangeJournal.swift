@@ -46,8 +46,14 @@ package struct ChangeJournal: Sendable {
         case watchLimit(String)
         /// The token is from another run of the watcher, or from its future.
         case unknownToken
-        /// The changes since the token were forgotten (`forget(through:)`).
+        /// More distinct paths changed than the journal keeps.
         case forgotten
+        /// A folder that can hold records was added, moved or removed, so the folders were watched anew.
+        case folderChanged(String)
+        /// Nothing is watched now (the watcher could not start again).
+        case notWatching
+        /// A reason a watcher process gave, as it gave it (`WatcherMessages`).
+        case told(String)
 
         package var description: String {
             switch self {
@@ -55,7 +61,10 @@ package struct ChangeJournal: Sendable {
             case .folderReplaced(let folder): "the watched folder '\(folder)' was replaced"
             case .watchLimit(let folder): "'\(folder)' could not be watched: the system's limit of watches is reached (fs.inotify.max_user_watches)"
             case .unknownToken: "the token is from another run of the watcher"
-            case .forgotten: "the watcher no longer keeps the changes from that far back"
+            case .forgotten: "more files changed than the watcher keeps track of"
+            case .folderChanged(let folder): "the folder '\(folder)' was added, moved or removed"
+            case .notWatching: "the watcher is not watching the folders now"
+            case .told(let reason): reason
             }
         }
     }
@@ -72,13 +81,22 @@ package struct ChangeJournal: Sendable {
     private var sequence: UInt64 = 0
     /// Each path's last change.
     private var lastChange: [String: UInt64] = [:]
+    /// The changes in the order they came, so "since T" reads only what
+    /// came after T; an entry whose path changed again later is stale
+    /// (`lastChange` holds a later sequence) and skipped.
+    private var log: [(sequence: UInt64, path: String)] = []
     /// Answers are complete only for tokens at or after this sequence, and why.
     private var lostTrack: (after: UInt64, reason: Reason)?
+    /// The most distinct paths kept; one more forgets them all (`forgotten`).
+    private let maximumPaths: Int
 
     /// An empty journal for one run of a watcher; `instance` tells its
-    /// tokens from another run's (a random number, or the process id and start time).
-    package init(instance: UInt64) {
+    /// tokens from another run's (a random number). It keeps up to
+    /// `maximumPaths` distinct paths: memory grows with what changed, and
+    /// a watcher running for weeks stops at that.
+    package init(instance: UInt64, maximumPaths: Int = 100_000) {
         self.instance = instance
+        self.maximumPaths = maximumPaths
     }
 
     /// The token for now: a scan made now asks with it next time.
@@ -87,30 +105,42 @@ package struct ChangeJournal: Sendable {
     /// Notes that `path` may have changed.
     package mutating func record(_ path: String) {
         sequence += 1
-        lastChange[path] = sequence
+        if lastChange.updateValue(sequence, forKey: path) == nil, lastChange.count > maximumPaths {
+            forgetAll(.forgotten)
+            return
+        }
+        log.append((sequence, path))
+        // Stale entries are dropped once they are half the log, so it stays
+        // within twice the distinct paths.
+        if log.count > 2 * max(lastChange.count, 1024) {
+            log.removeAll { lastChange[$0.path] != $0.sequence }
+        }
     }
 
     /// Notes that events were lost: no token from before now is vouched for.
     /// Paths recorded so far are forgotten, since every older token now scans anyway.
     package mutating func loseTrack(_ reason: Reason) {
         sequence += 1
+        forgetAll(reason)
+    }
+
+    private mutating func forgetAll(_ reason: Reason) {
         lostTrack = (sequence, reason)
         lastChange = [:]
+        log = []
     }
 
-    /// Forgets the changes up to `token`: a caller that only ever asks
-    /// about its latest token keeps the journal as small as one round's changes.
-    /// Older tokens are then not vouched for (`forgotten`).
-    package mutating func forget(through token: Token) {
-        guard token.instance == instance, token.sequence <= sequence else { return }
-        lastChange = lastChange.filter { $0.value > token.sequence }
-        if (lostTrack?.after ?? 0) < token.sequence { lostTrack = (token.sequence, .forgotten) }
-    }
-
-    /// What changed since `token`.
+    /// What changed since `token`: the paths recorded after it, read from
+    /// the end of the log, so an answer costs what changed since, not what
+    /// the journal holds.
     package func changes(since token: Token) -> Answer {
         guard token.instance == instance, token.sequence <= sequence else { return .cannotVouch(.unknownToken) }
         if let lost = lostTrack, token.sequence < lost.after { return .cannotVouch(lost.reason) }
-        return .changed(Set(lastChange.compactMap { $0.value > token.sequence ? $0.key : nil }))
+        var paths = Set<String>()
+        for entry in log.reversed() {
+            guard entry.sequence > token.sequence else { break }
+            if lastChange[entry.path] == entry.sequence { paths.insert(entry.path) }
+        }
+        return .changed(paths)
     }
 }

@@ -63,7 +63,7 @@ package final class InotifyWatcher {
         for folder in folders {
             let watch: Int32
             if procFolders {
-                let opened = Self.openFolder(root: root, folder)
+                let opened = FileSystem.openFolderWithoutLinks(root: root, folder)
                 guard opened >= 0 else { throw .cannotWatch(folder: folder, errno: -opened) }
                 watch = inotify_add_watch(descriptor, "/proc/self/fd/\(opened)", Self.mask & ~UInt32(IN_DONT_FOLLOW))
                 let code = errno
@@ -78,26 +78,6 @@ package final class InotifyWatcher {
             }
             self.folders[watch] = folder
         }
-    }
-
-    /// `folder` below `root`, opened name by name without following a link;
-    /// the descriptor, or minus errno (`ELOOP` or `ENOTDIR` for a link).
-    private static func openFolder(root: String, _ folder: String) -> Int32 {
-        var current = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard current >= 0 else { return -errno }
-        for name in folder.split(separator: "/") {
-            let next = openat(current, String(name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            let code = errno
-            close(current)
-            guard next >= 0 else { return -code }
-            current = next
-        }
-        return current
-    }
-
-    /// Forgets the changes up to `token` (see `ChangeJournal.forget(through:)`).
-    package func forgetChanges(through token: ChangeJournal.Token) {
-        journal.forget(through: token)
     }
 
     deinit {

@@ -48,13 +48,12 @@ package final class RescanChangeFeed: LocalChangeFeed {
 /// inotify behind the seam: the records whose files the kernel saw change,
 /// mapped from paths to ids; a lost event, a folder added, moved or removed
 /// (its files were not watched), or a watcher that cannot start makes the
-/// next round look at every file, and the folders are watched anew.
+/// next round look at every file. The watch itself (`FolderWatch`) may be
+/// shared with the status server.
 package final class InotifyChangeFeed: LocalChangeFeed {
-    private let root: String
+    private let watch: FolderWatch
     private let subcollections: Subcollections
-    private var watcher: InotifyWatcher?
-    private var token: ChangeJournal.Token
-    private var instance: UInt64 = 0
+    private var token: ChangeJournal.Token?
     /// Without a watcher (the watch limit): when to look at everything and try again.
     private var retryAt = Duration.zero
     private let retryInterval: Duration
@@ -63,17 +62,16 @@ package final class InotifyChangeFeed: LocalChangeFeed {
     /// Whether the fallback's reason was given: it is given once, not every `retryInterval`.
     private var toldFallback = false
 
-    /// Watches `root` and its subcollection folders. When watching cannot
-    /// start (no inotify, the watch limit) the feed looks at everything
-    /// every `retryInterval` and tries again; the first `take` says why.
-    package init(root: String, subcollections: Subcollections, retryInterval: Duration = .seconds(5)) {
-        // The user's own path to the collection may run through a link (the
-        // watch refuses links inside the collection, not on the way to it).
-        self.root = FileSystem.realPath(root) ?? root
+    /// Takes what `watch` sees of the collection's folders. When watching
+    /// cannot start (no inotify, the watch limit) the feed looks at
+    /// everything every `retryInterval` and tries again; the first `take` says why.
+    package init(watch: FolderWatch, subcollections: Subcollections, retryInterval: Duration = .seconds(5)) {
+        self.watch = watch
         self.subcollections = subcollections
         self.retryInterval = retryInterval
-        token = ChangeJournal.Token(instance: 0, sequence: 0)
-        startProblem = rewatch()
+        let reply = watch.ask(since: nil)
+        token = reply.token
+        startProblem = reply.problem
     }
 
     package func take(at now: Duration) -> LocalChanges? {
@@ -81,35 +79,34 @@ package final class InotifyChangeFeed: LocalChangeFeed {
             startProblem = nil
             return fallBack(problem, at: now)
         }
-        guard let watcher else {
+        guard let token else {
             guard now >= retryAt else { return nil }
-            if let problem = rewatch() { return fallBack(problem, at: now) }
+            let reply = watch.ask(since: nil)
+            self.token = reply.token
+            guard reply.token != nil else { return fallBack(reply.problem ?? "", at: now) }
             toldFallback = false
             return .everything("watching started again")
         }
-        watcher.drain()
-        let answer = watcher.journal.changes(since: token)
-        token = watcher.journal.token
-        // Only the next answer matters: what is older is forgotten, so a long
-        // watch's memory is the paths changed since the last round.
-        watcher.forgetChanges(through: token)
-        switch answer {
-        case .cannotVouch(let reason):
-            if let problem = rewatch() { return fallBack("\(reason); \(problem)", at: now) }
+        let reply = watch.ask(since: token)
+        self.token = reply.token
+        guard reply.token != nil else { return fallBack(reply.problem ?? "", at: now) }
+        switch reply.answer {
+        case .cannotVouch(let reason)?:
             return .everything(reason.description)
-        case .changed(let paths):
+        case .changed(let paths)?:
             var ids = Set<RecordID>()
             for path in paths {
                 if path.hasSuffix("/") {
-                    // A folder of the collection's own, or one no record can be in.
-                    guard !subcollections.isEmpty, !path.hasPrefix(".") else { continue }
-                    if let problem = rewatch() { return fallBack("the folder '\(path.dropLast())' changed; \(problem)", at: now) }
-                    return .everything("the folder '\(path.dropLast())' was added, moved or removed")
+                    let folder = String(path.dropLast())
+                    guard watch.folderMatters(folder) else { continue }
+                    return .everything(ChangeJournal.Reason.folderChanged(folder).description)
                 }
                 // Editors' temporary files and other names no record has are not records.
                 if let id = try? RecordID.fromRelativePath(path, subcollections: subcollections) { ids.insert(id) }
             }
             return ids.isEmpty ? nil : .records(ids)
+        case nil:
+            return nil
         }
     }
 
@@ -118,22 +115,8 @@ package final class InotifyChangeFeed: LocalChangeFeed {
     private func fallBack(_ problem: String, at now: Duration) -> LocalChanges {
         retryAt = now + retryInterval
         defer { toldFallback = true }
-        return .everything(toldFallback ? nil : problem)
-    }
-
-    /// Watches the folders as they are now; returns why it could not.
-    private func rewatch() -> String? {
-        watcher = nil
-        instance += 1
-        do {
-            let fresh = try InotifyWatcher(root: root, folders: WatchedFolders.list(root: root, subcollections: subcollections),
-                                           instance: instance)
-            watcher = fresh
-            token = fresh.journal.token
-            return nil
-        } catch {
-            return "\(error.description); every file is looked at every \(retryInterval.components.seconds) s instead"
-        }
+        let told = "\(problem); every file is looked at every \(retryInterval.components.seconds) s instead"
+        return .everything(toldFallback ? nil : told)
     }
 }
 #endif

@@ -7,6 +7,15 @@ import BooksyncCore
 /// only, links never followed, names starting with `.` (`.booksync`, `.git`)
 /// skipped.
 package enum WatchedFolders {
+    /// Whether a change to the folder `path` (relative, without a trailing
+    /// `/`) can change what a scan finds: a document folder that can hold
+    /// subcollection folders, or a folder named like a record file (an
+    /// invalid record).
+    package static func folderMatters(_ path: String, subcollections: Subcollections) -> Bool {
+        if path.hasSuffix(".json") { return true }
+        return !subcollections.isEmpty && !path.hasPrefix(".")
+    }
+
     /// The folders below `root` (relative to it, `""` for root itself) that
     /// can hold record files of the collection or of `subcollections`.
     package static func list(root: String, subcollections: Subcollections) -> [String] {

@@ -44,4 +44,26 @@ import Testing
         #expect(ChangeJournal.Token(text) == token)
         if let token { #expect(token.description == text) }
     }
+
+    /// Memory is bounded by distinct paths: one path saved ten thousand
+    /// times is one entry, answers stay exact across the log's compactions,
+    /// and one path more than the journal keeps forgets them all, which
+    /// older tokens are told.
+    @Test func theJournalKeepsDistinctPathsUpToItsLimit() {
+        var journal = ChangeJournal(instance: 7, maximumPaths: 3)
+        let start = journal.token
+        for _ in 0..<10_000 { journal.record("dune.json") }
+        let middle = journal.token
+        journal.record("emma.json")
+        for _ in 0..<5_000 { journal.record("dune.json") }
+        #expect(journal.changes(since: start) == .changed(["dune.json", "emma.json"]))
+        #expect(journal.changes(since: middle) == .changed(["dune.json", "emma.json"]))
+        journal.record("a.json")
+        let beforeLimit = journal.token
+        journal.record("b.json")
+        #expect(journal.changes(since: beforeLimit) == .cannotVouch(.forgotten))
+        let after = journal.token
+        journal.record("c.json")
+        #expect(journal.changes(since: after) == .changed(["c.json"]))
+    }
 }

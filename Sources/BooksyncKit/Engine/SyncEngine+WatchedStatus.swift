@@ -1,0 +1,176 @@
+import BooksyncCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `status --offline` in O(changes) while a watcher runs (`booksync watch`):
+/// the last full scan's findings (`WatchedScan`) plus the files the watcher
+/// saw change since that scan's token, each looked at again, and nothing
+/// else listed, stat'ed or read.
+///
+/// Never wrong, only sometimes slower: whenever the watcher cannot vouch
+/// (no watcher, lost events, a folder replaced), the manifest or config.json
+/// changed, or a changed path is one this path does not handle (a folder, a
+/// nested name that is not a record's), the full scan decides, and its
+/// findings are kept under a fresh token for the next status.
+extension CollectionDirectory {
+    /// What asking the watcher gave.
+    enum WatchedOutcome {
+        /// The status, from the changed files alone.
+        case answered(SyncStatus)
+        /// Look at everything, then keep what was found under `token` (nil:
+        /// no watcher answers); `reason` says why, for `--verbose`.
+        case scan(token: ChangeJournal.Token?, reason: String)
+    }
+
+    /// Most files a status looks at from the watcher's answer; past that a
+    /// full scan is about as fast, and leaves a fresh record.
+    static let maximumWatchedFiles = 10_000
+
+    /// The status from the watcher's answer, or why a full scan is needed.
+    func watchedStatus(_ socket: WatcherSocket) -> WatchedOutcome {
+        let record = (try? FileSystem.readFile(socket.scanRecordPath)).flatMap(WatchedScan.decode)
+        guard let reply = socket.ask(since: record?.token) else { return .scan(token: nil, reason: "no watcher answers for this collection") }
+        guard let token = reply.token else { return .scan(token: nil, reason: "the watcher is not watching: \(reply.problem ?? "")") }
+        guard let record else { return .scan(token: token, reason: "the watcher has no earlier scan to start from") }
+        guard case .changed(let changed)? = reply.answer else {
+            if case .cannotVouch(let why)? = reply.answer { return .scan(token: token, reason: "the watcher cannot vouch: \(why)") }
+            return .scan(token: token, reason: "the watcher gave no answer")
+        }
+        let stamp = manifestStamp()
+        guard record.manifest == paths.manifest, stamp.isKnown, stamp == record.manifestStamp else {
+            return .scan(token: token, reason: "the base changed since the last scan")
+        }
+        guard record.fingerprint == configFingerprint else { return .scan(token: token, reason: "config.json changed since the last scan") }
+        switch statusFromChanges(record, changed: changed) {
+        case .success(var status):
+            status.watcherNote = "the watcher vouched for all but \(status.filesRead) file\(status.filesRead == 1 ? "" : "s")"
+            return .answered(status)
+        case .failure(let problem):
+            return .scan(token: token, reason: problem.reason)
+        }
+    }
+
+    /// Keeps what a full scan found (`status`, under `token`) for the next status.
+    /// Best effort: without it, the next status scans again.
+    func recordWatchedScan(_ status: SyncStatus, token: ChangeJournal.Token, socket: WatcherSocket, manifestStamp: FileStamp,
+                           canonicalManifest: Bool) {
+        var differing: [WatchedScan.Differing] = []
+        for record in status.records {
+            // A nested invalid record may be blocked by its folder (a link):
+            // what a single look finds there is not what the scan found.
+            if case .invalidLocal = record.state, !record.id.isTopLevel { return }
+            let deleted = record.state == .localChange(.deleted)
+            differing.append(WatchedScan.Differing(fileName: record.id.fileName, unusable: false, present: !deleted))
+        }
+        for file in status.unusableFiles {
+            guard !file.fileName.contains("/") else { return }
+            differing.append(WatchedScan.Differing(fileName: file.fileName, unusable: true, present: true))
+        }
+        guard differing.count <= WatchedScan.maximumDiffering, manifestStamp.isKnown else {
+            try? FileSystem.remove(socket.scanRecordPath)
+            return
+        }
+        let record = WatchedScan(token: token, manifest: paths.manifest, manifestStamp: manifestStamp, canonicalManifest: canonicalManifest,
+                                 fingerprint: configFingerprint, recordCount: status.recordCount, differing: differing)
+        try? FileSystem.writeAtomically(record.encoded(), to: socket.scanRecordPath)
+    }
+
+    /// Why the changed files alone cannot give the status.
+    struct WatchedStatusProblem: Error {
+        let reason: String
+    }
+
+    /// The status from `record` and the `changed` paths: every file the
+    /// record lists and every changed one is looked at; the rest are as the
+    /// record's scan found them (clean, or not a record).
+    private func statusFromChanges(_ record: WatchedScan, changed: Set<String>) -> Result<SyncStatus, WatchedStatusProblem> {
+        var records: [String: RecordID] = [:]
+        var unusable: Set<String> = []
+        var presentBefore: [String: Bool] = [:]
+        for file in record.differing {
+            if file.unusable {
+                unusable.insert(file.fileName)
+            } else if let id = try? RecordID.fromRelativePath(file.fileName, subcollections: rules.subcollections) {
+                records[file.fileName] = id
+                presentBefore[file.fileName] = file.present
+            } else {
+                return .failure(WatchedStatusProblem(reason: "the last scan's record names a file that is not a record's"))
+            }
+        }
+        for path in changed {
+            if path.hasSuffix("/") {
+                let folder = String(path.dropLast())
+                guard !WatchedFolders.folderMatters(folder, subcollections: rules.subcollections) else {
+                    return .failure(WatchedStatusProblem(reason: "the folder '\(folder)' was added, moved or removed"))
+                }
+                continue
+            }
+            do {
+                guard let id = try RecordID.fromRelativePath(path, subcollections: rules.subcollections) else { continue }
+                records[path] = id
+            } catch {
+                guard !path.contains("/") else {
+                    return .failure(WatchedStatusProblem(reason: "'\(path)' changed, and only a full scan can say what it is"))
+                }
+                unusable.insert(path)
+            }
+        }
+        guard records.count + unusable.count <= Self.maximumWatchedFiles else {
+            return .failure(WatchedStatusProblem(reason: "more than \(Self.maximumWatchedFiles) files changed"))
+        }
+        let lookup = records.isEmpty ? nil : ManifestLookup(path: paths.manifest)
+        guard records.isEmpty || (record.canonicalManifest && lookup != nil) else {
+            return .failure(WatchedStatusProblem(reason: "the manifest must be read whole once"))
+        }
+        var statuses: [RecordStatus] = []
+        var recordCount = record.recordCount
+        var filesRead = 0
+        for (fileName, id) in records {
+            let base: BaseEntry?
+            switch lookup!.find(id) {
+            case .entry(let entry): base = entry
+            case .absent: base = nil
+            case .unknown: return .failure(WatchedStatusProblem(reason: "the manifest must be read whole once"))
+            }
+            guard let local = lookAgain(fileName, id: id) else {
+                return .failure(WatchedStatusProblem(reason: "'\(fileName)' could not be looked at alone"))
+            }
+            if local != .absent { filesRead += 1 }
+            recordCount += (local == .absent ? 0 : 1) - ((presentBefore[fileName] ?? (base != nil)) ? 1 : 0)
+            let state = SyncRules.classify(base: base, local: local, remote: .notChecked) { nil }
+            if state != .clean { statuses.append(RecordStatus(id: id, state: state)) }
+        }
+        statuses.sort { $0.id < $1.id }
+        var unusableFiles: [UnusableFile] = []
+        for name in unusable where FileSystem.exists(paths.root + "/" + name) {
+            do {
+                _ = try RecordID.fromFileName(name)
+            } catch {
+                unusableFiles.append(UnusableFile(fileName: name, message: error.message))
+            }
+        }
+        unusableFiles.sort { CanonicalJSON.utf8Less($0.fileName, $1.fileName) }
+        return .success(SyncStatus(records: statuses, unusableFiles: unusableFiles, unusableRemote: [], recordCount: recordCount,
+                                   remoteCount: nil, filesRead: filesRead))
+    }
+
+    /// The record file at `fileName` looked at as the scan looks at it (a
+    /// link or a folder is an invalid record); nil when a folder on its way
+    /// is not a plain folder, which only the full scan judges.
+    private func lookAgain(_ fileName: String, id: RecordID) -> LocalVersion? {
+        let (folder, leaf) = fileName.contains("/") ? FileSystem.split(fileName) : ("", fileName)
+        let directory = FileSystem.openFolderWithoutLinks(root: paths.root, folder)
+        guard directory >= 0 else { return -directory == ENOENT ? .absent : nil }
+        defer { FileSystem.closeDirectory(directory) }
+        let candidate = LocalScanner.Candidate(name: fileName, id: id, cached: nil, directory: directory, leaf: leaf)
+        switch LocalScanner.examine(root: paths.root, candidate: candidate, cacheStartedAt: nil, knownHash: nil, rules: rules,
+                                    keepRecord: { _ in false }) {
+        case .valid(let hash, _, _, _): return .present(hash: hash)
+        case .invalid(let diagnostics, _): return .invalid(diagnostics)
+        case .vanished: return .absent
+        }
+    }
+}
