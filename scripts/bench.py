@@ -19,6 +19,9 @@ tree committed to a git repository, and `sha256sum` (through xargs) of all files
   status-warm     `booksync status --offline`, unchanged tree, warm stat cache
   status-touched  the same right after `touch` of every record file (not timed)
   status-first    first status with no stat cache (.booksync/index deleted)
+  status-watched  `booksync status --offline` while `booksync watch --no-sync` runs (it asks
+                  the watcher what changed), unchanged and with 10 records edited, against
+                  1/20 of git status or 50 ms; and the watcher's peak RSS
 
 Remote scenarios (per --remote-sizes), against the Firestore emulator and the two
 clients of scripts/bench_reference.py (minimal: fewest requests; naive: one request

@@ -26,16 +26,16 @@ extension SyncCommandSupport {
     }
 
     /// The lines of `render` without its summary (a watch prints them round
-    /// by round), each event counted in `counts`.
+    /// by round, `live`), each event counted in `counts`.
     static func renderLines(_ reports: [SyncReport], context: CommandContext, root: String, conflicts: String = ".booksync/conflicts",
-                            unresolvedConflict: (RecordID) -> ConflictKind?, counts: inout [SyncCount: Int]) {
+                            live: Bool = false, unresolvedConflict: (RecordID) -> ConflictKind?, counts: inout [SyncCount: Int]) {
         let color = context.console.colorStdout
         func path(_ id: RecordID) -> TerminalText { context.shownPath(root + "/" + id.fileName) }
         for report in reports {
             let would = report.dryRun ? "would " : ""
             for event in report.events {
                 let line = describe(event, path: path(event.id), would: would, command: report.command, conflicts: conflicts,
-                                    unresolvedConflict: unresolvedConflict)
+                                    live: live, unresolvedConflict: unresolvedConflict)
                 counts[line.count, default: 0] += 1
                 if !context.quiet || line.style == .red { context.console.out(line.style.apply(line.text, enabled: color)) }
             }
@@ -79,9 +79,10 @@ extension SyncCommandSupport {
         + "and run 'booksync resolve ID'; 'booksync diff ID' shows both sides"
 
     /// The one table of how pull, push and sync show each event: its line,
-    /// colour, summary bucket, and `action` in `--json`.
+    /// colour, summary bucket, and `action` in `--json`. `live`: inside a
+    /// watch, whose next round does what a command would advise running.
     static func describe(_ event: SyncEvent, path: TerminalText, would: String, command: SyncPhase, conflicts: String = ".booksync/conflicts",
-                         unresolvedConflict: (RecordID) -> ConflictKind? = { _ in nil }) -> EventLine {
+                         live: Bool = false, unresolvedConflict: (RecordID) -> ConflictKind? = { _ in nil }) -> EventLine {
         switch event.kind {
         case .pulled(let action):
             switch action {
@@ -112,7 +113,8 @@ extension SyncCommandSupport {
             if let kind = unresolvedConflict(event.id) {
                 EventLine(resolveAdvice(kind, path: path, id: event.id), .red, .conflict, action: "remote-changed")
             } else {
-                EventLine("remote changed '\(event.id)' since your last pull; run 'booksync pull' (it merges the change or stores the conflict)",
+                EventLine("remote changed '\(event.id)' since your last pull; "
+                          + (live ? "the next poll pulls it" : "run 'booksync pull'") + " (it merges the change or stores the conflict)",
                           .red, .remoteChanged, action: "remote-changed")
             }
         case .invalidLocal(let diagnostics):
@@ -122,7 +124,8 @@ extension SyncCommandSupport {
         case .rejected(let message):
             EventLine("rejected \(event.id): \(message)", .red, .rejected, action: "rejected")
         case .changedDuringSync:
-            EventLine("skipped  \(path): it changed while booksync was working; run the command again", .red, .skipped, action: "skipped")
+            EventLine("skipped  \(path): it changed while booksync was working; " + (live ? "the next round tries again" : "run the command again"),
+                      .red, .skipped, action: "skipped")
         }
     }
 

@@ -116,7 +116,7 @@ final class WatchPrinter {
                 emit(fields)
             } else {
                 SyncCommandSupport.renderLines([report], context: context, root: collection.paths.root,
-                                               conflicts: collection.relativeConflictsFolder,
+                                               conflicts: collection.relativeConflictsFolder, live: true,
                                                unresolvedConflict: collection.unresolvedConflicts(), counts: &counts)
                 let stored = report.command == .pull && report.events.contains { if case .conflict = $0.kind { true } else { false } }
                 if stored, !hinted, !context.quiet {

@@ -34,7 +34,7 @@ extension CollectionDirectory {
         let record = (try? FileSystem.readFile(socket.scanRecordPath)).flatMap(WatchedScan.decode)
         guard let reply = socket.ask(since: record?.token) else { return .scan(token: nil, reason: "no watcher answers for this collection") }
         guard let token = reply.token else { return .scan(token: nil, reason: "the watcher is not watching: \(reply.problem ?? "")") }
-        guard let record else { return .scan(token: token, reason: "the watcher has no earlier scan to start from") }
+        guard var record else { return .scan(token: token, reason: "the watcher has no earlier scan to start from") }
         guard case .changed(let changed)? = reply.answer else {
             if case .cannotVouch(let why)? = reply.answer { return .scan(token: token, reason: "the watcher cannot vouch: \(why)") }
             return .scan(token: token, reason: "the watcher gave no answer")
@@ -44,7 +44,7 @@ extension CollectionDirectory {
             return .scan(token: token, reason: "the base changed since the last scan")
         }
         guard record.fingerprint == configFingerprint else { return .scan(token: token, reason: "config.json changed since the last scan") }
-        switch statusFromChanges(record, changed: changed) {
+        switch statusFromChanges(&record, changed: changed, socket: socket) {
         case .success(var status):
             status.watcherNote = "the watcher vouched for all but \(status.filesRead) file\(status.filesRead == 1 ? "" : "s")"
             return .answered(status)
@@ -86,7 +86,8 @@ extension CollectionDirectory {
     /// The status from `record` and the `changed` paths: every file the
     /// record lists and every changed one is looked at; the rest are as the
     /// record's scan found them (clean, or not a record).
-    private func statusFromChanges(_ record: WatchedScan, changed: Set<String>) -> Result<SyncStatus, WatchedStatusProblem> {
+    private func statusFromChanges(_ record: inout WatchedScan, changed: Set<String>,
+                                   socket: WatcherSocket) -> Result<SyncStatus, WatchedStatusProblem> {
         var records: [String: RecordID] = [:]
         var unusable: Set<String> = []
         var presentBefore: [String: Bool] = [:]
@@ -121,9 +122,20 @@ extension CollectionDirectory {
         guard records.count + unusable.count <= Self.maximumWatchedFiles else {
             return .failure(WatchedStatusProblem(reason: "more than \(Self.maximumWatchedFiles) files changed"))
         }
+        if !records.isEmpty, !record.canonicalManifest {
+            // The scan that made the record proved the tree clean without reading
+            // the manifest: read it once now (far less than a scan), and remember.
+            var canonical = false
+            _ = try? loadManifest(canonical: &canonical)
+            guard canonical, manifestStamp() == record.manifestStamp else {
+                return .failure(WatchedStatusProblem(reason: "the manifest is not as booksync writes it, so it is read whole"))
+            }
+            record.canonicalManifest = true
+            try? FileSystem.writeAtomically(record.encoded(), to: socket.scanRecordPath)
+        }
         let lookup = records.isEmpty ? nil : ManifestLookup(path: paths.manifest)
-        guard records.isEmpty || (record.canonicalManifest && lookup != nil) else {
-            return .failure(WatchedStatusProblem(reason: "the manifest must be read whole once"))
+        guard records.isEmpty || lookup != nil else {
+            return .failure(WatchedStatusProblem(reason: "the manifest is not as booksync writes it, so it is read whole"))
         }
         var statuses: [RecordStatus] = []
         var recordCount = record.recordCount
@@ -133,7 +145,7 @@ extension CollectionDirectory {
             switch lookup!.find(id) {
             case .entry(let entry): base = entry
             case .absent: base = nil
-            case .unknown: return .failure(WatchedStatusProblem(reason: "the manifest must be read whole once"))
+            case .unknown: return .failure(WatchedStatusProblem(reason: "the manifest is not as booksync writes it, so it is read whole"))
             }
             guard let local = lookAgain(fileName, id: id) else {
                 return .failure(WatchedStatusProblem(reason: "'\(fileName)' could not be looked at alone"))

@@ -103,6 +103,7 @@ package struct LiveSync: Sendable {
                 let ids = schedule.startPush(at: now)
                 do {
                     succeeded(try await push(ids, rounds: rounds, onStaleLock: onStaleLock))
+                    schedule.pushSucceeded()
                 } catch .interrupted {
                     return
                 } catch {

@@ -23,8 +23,12 @@ package struct LiveSyncSchedule: Sendable {
         /// Every how many polls one counts the collection too (with a change
         /// field, only a count finds deletions and writes without the field).
         package var countEvery = 60
-        /// Wait before a failed round is tried again.
+        /// Wait before a failed round is tried again; it doubles with each
+        /// failure in a row, up to `longestRetryDelay` (a failure that does
+        /// not pass, such as a refused permission, costs a request a minute,
+        /// not one every 2 s).
         package var retryDelay: Duration = .seconds(2)
+        package var longestRetryDelay: Duration = .seconds(60)
         /// The longest time between polls after one had to list every name
         /// (the change query could not be trusted): each such poll reads the
         /// whole collection, so they come at most this often until one reads
@@ -67,6 +71,14 @@ package struct LiveSyncSchedule: Sendable {
     private var nextPoll: Duration?
     /// Polls since the last counted one.
     private var pollsSinceCount = 0
+    /// Failed pushes and polls in a row (each retried later than the last).
+    private var pushFailures = 0
+    private var pollFailures = 0
+
+    /// The wait after the `failures`-th failure in a row.
+    private func retryDelay(after failures: Int) -> Duration {
+        min(settings.retryDelay * (1 << min(max(failures - 1, 0), 20)), max(settings.longestRetryDelay, settings.retryDelay))
+    }
 
     /// A schedule whose first poll is due one interval after `start`
     /// (the watch begins with a full pull of its own).
@@ -142,7 +154,13 @@ package struct LiveSyncSchedule: Sendable {
         if let ids { pending.formUnion(ids) } else { pendingEverything = true }
         firstChange = firstChange ?? now
         lastChange = lastChange ?? now
-        pushNotBefore = now + settings.retryDelay
+        pushFailures += 1
+        pushNotBefore = now + retryDelay(after: pushFailures)
+    }
+
+    /// A push went through: the next failure waits `retryDelay` again.
+    package mutating func pushSucceeded() {
+        pushFailures = 0
     }
 
     /// Forgets what is pending.
@@ -176,9 +194,15 @@ package struct LiveSyncSchedule: Sendable {
     /// an hour are what the start line says.
     package mutating func polled(counting: Bool, _ outcome: PollOutcome, at now: Duration) {
         guard let interval = settings.pollInterval, let due = nextPoll else { return }
+        if outcome == .failedRetrying {
+            pollFailures += 1
+            // The first retry comes within the interval; later ones back off past it.
+            nextPoll = now + (pollFailures == 1 ? min(interval, settings.retryDelay) : retryDelay(after: pollFailures))
+            return
+        }
+        pollFailures = 0
         switch outcome {
         case .failedRetrying:
-            nextPoll = now + min(interval, settings.retryDelay)
             return
         case .listedEveryName:
             pollsSinceCount = 0

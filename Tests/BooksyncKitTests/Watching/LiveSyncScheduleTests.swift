@@ -96,6 +96,49 @@ struct LiveSyncScheduleTests {
         #expect(schedule.due(at: Self.ms(now + 2000)) == .pull(counting: false), "a failure does not count as a poll")
     }
 
+    /// Failures in a row wait twice as long each time, up to a minute, so a
+    /// failure that does not pass costs a request a minute; a success starts over.
+    @Test func repeatedFailuresBackOff() {
+        var schedule = LiveSyncSchedule(Self.settings)
+        var now: Int64 = 5000
+        #expect(schedule.due(at: Self.ms(now)) == .pull(counting: false))
+        var waits: [Int64] = []
+        for _ in 0..<8 {
+            schedule.polled(counting: false, .failedRetrying, at: Self.ms(now))
+            var next = now + 1
+            while schedule.due(at: Self.ms(next)) == nil { next += 1 }
+            waits.append(next - now)
+            now = next
+        }
+        #expect(waits == [2000, 4000, 8000, 16000, 32000, 60000, 60000, 60000])
+        schedule.polled(counting: false, .readChanges, at: Self.ms(now))
+        schedule.polled(counting: false, .failedRetrying, at: Self.ms(now + 5000))
+        #expect(schedule.due(at: Self.ms(now + 6999)) == nil)
+        #expect(schedule.due(at: Self.ms(now + 7000)) == .pull(counting: false), "a success starts the backoff over")
+
+        var withoutPolls = Self.settings
+        withoutPolls.pollInterval = nil
+        var pushes = LiveSyncSchedule(withoutPolls)
+        pushes.noteLocalChanges([Self.id("dune")], at: Self.ms(0))
+        var at: Int64 = 200
+        var pushWaits: [Int64] = []
+        for _ in 0..<3 {
+            let taken = pushes.startPush(at: Self.ms(at))
+            pushes.pushFailed(taken, retrying: true, at: Self.ms(at))
+            var next = at + 1
+            while pushes.due(at: Self.ms(next)) != .push([Self.id("dune")]) { next += 1 }
+            pushWaits.append(next - at)
+            at = next
+        }
+        #expect(pushWaits == [2000, 4000, 8000])
+        _ = pushes.startPush(at: Self.ms(at))
+        pushes.pushSucceeded()
+        pushes.noteLocalChanges([Self.id("emma")], at: Self.ms(at))
+        pushes.pushFailed([Self.id("emma")], retrying: true, at: Self.ms(at + 300))
+        #expect(pushes.due(at: Self.ms(at + 2299)) == nil)
+        #expect(pushes.due(at: Self.ms(at + 2300)) == .push([Self.id("emma")]))
+    }
+
     /// Pushes go first: a due push and a due poll give the push.
     @Test func aPushGoesBeforeAPoll() {
         var schedule = LiveSyncSchedule(Self.settings)
