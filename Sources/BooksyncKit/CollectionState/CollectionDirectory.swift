@@ -147,7 +147,13 @@ public struct CollectionDirectory: Sendable {
     /// none yet): the base of one target is never applied to another.
     /// - Throws: `.targetMismatch` naming both targets.
     func loadManifest(for remote: (any RemoteCollection)?) throws(BooksyncError) -> Manifest {
-        let manifest = try loadManifest()
+        var canonical = false
+        return try loadManifest(for: remote, canonical: &canonical)
+    }
+
+    /// The same, and in `canonical` whether the file is as booksync writes it.
+    func loadManifest(for remote: (any RemoteCollection)?, canonical: inout Bool) throws(BooksyncError) -> Manifest {
+        let manifest = try loadManifest(canonical: &canonical)
         guard let using = remote?.identity else { return manifest }
         // A base without a target was written by an older booksync, almost
         // always against production: it is taken as this target's unless that is an emulator.

@@ -141,7 +141,8 @@ package struct LiveSync: Sendable {
     private func poll(counting: Bool, base: inout BaseSummary, rounds: RoundMemory,
                       onStaleLock: (Int32) -> Void) async throws(BooksyncError) -> (report: SyncReport?, kind: LiveSyncSchedule.PollOutcome) {
         var prefetched: PrefetchedChanges?
-        if let field = collection.rules.changeField, let manifest = base.base(collection, remote: remote), let mark = base.mark(of: manifest) {
+        if let field = collection.rules.changeField, let head = base.base(collection, remote: remote) {
+            let mark = base.mark(of: head)
             let found: RemoteChanges?
             do {
                 found = try await remote.changes(since: mark, counting: counting) { _ in }
@@ -151,11 +152,11 @@ package struct LiveSync: Sendable {
             if let found {
                 let readTime = found.readTime.flatMap(Timestamp.init(serverTime:))
                 let markTrusted = readTime.map { mark.time <= $0 } ?? true
-                if markTrusted, base.holdsEverything(found, base: manifest, field: field) {
+                if markTrusted, base.holdsEverything(found, base: head, manifestPath: collection.paths.manifest, field: field) {
                     return (nil, found.documents.count > settings.readBackLimit ? .readBackMany : .readChanges)
                 }
                 // Handed to the pull only when it is asked from the manifest's own mark.
-                if mark == manifest.changesSince { prefetched = PrefetchedChanges(mark: mark, changes: found) }
+                if mark == head.changesSince { prefetched = PrefetchedChanges(mark: mark, changes: found) }
             }
         }
         let result = try await pull(counting: counting, prefetched: prefetched, rounds: rounds, onStaleLock: onStaleLock)

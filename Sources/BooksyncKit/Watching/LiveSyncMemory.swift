@@ -70,44 +70,66 @@ extension SyncEventKind {
     }
 }
 
-/// The base as a poll's change query needs it — the change mark, the
-/// revisions, the size — read again only when the manifest file changed,
-/// and the watch's own mark, which moves on when a poll found only
-/// documents the base already holds (the watch's own pushes, read back for
-/// a minute by the change mark's margin) without a pull to rewrite the manifest.
+/// The base as a poll's change query needs it — the change mark, the size,
+/// and each changed document's base revision — read again only when the
+/// manifest file changed, and the watch's own mark, which moves on when a
+/// poll found only documents the base already holds (the watch's own
+/// pushes, read back for a minute by the change mark's margin) without a
+/// pull to rewrite the manifest.
+///
+/// The manifest's entries are not held between polls (about 70 MB at a
+/// million records, on top of what each round loads): a changed document's
+/// revision is found by binary search in the file (`ManifestLookup`).
 struct BaseSummary {
+    /// What a poll needs of the manifest as a whole.
+    struct Head {
+        let changesSince: ChangeMark
+        let count: Int
+        /// Written as booksync writes it, so `ManifestLookup` can search it.
+        let canonical: Bool
+    }
+
     private var stamp: FileStamp?
-    private var manifest: Manifest?
+    private var head: Head?
     /// A mark later than the manifest's, learned by polls that found nothing new.
     private var ownMark: ChangeMark?
 
     /// The base recorded against `remote`, when it has a change mark; nil
     /// otherwise (or when it cannot be read: the pull then says why).
-    mutating func base(_ collection: CollectionDirectory, remote: any RemoteCollection) -> Manifest? {
+    mutating func base(_ collection: CollectionDirectory, remote: any RemoteCollection) -> Head? {
         guard let stat = try? FileSystem.stat(collection.paths.manifest) else { return nil }
         let current = FileStamp(stat)
         if current != stamp {
             stamp = current
-            manifest = try? collection.loadManifest(for: remote)
+            var canonical = false
+            head = (try? collection.loadManifest(for: remote, canonical: &canonical)).flatMap { manifest in
+                manifest.changesSince.map { Head(changesSince: $0, count: manifest.entries.count, canonical: canonical) }
+            }
         }
-        return manifest?.changesSince == nil ? nil : manifest
+        return head
     }
 
     /// The mark to ask from: the manifest's, or the watch's own when later.
-    func mark(of base: Manifest) -> ChangeMark? {
-        guard let recorded = base.changesSince else { return nil }
-        guard let own = ownMark, own.field == recorded.field, own.time > recorded.time else { return recorded }
+    func mark(of base: Head) -> ChangeMark {
+        guard let own = ownMark, own.field == base.changesSince.field, own.time > base.changesSince.time else { return base.changesSince }
         return own
     }
 
-    /// Whether `found` holds nothing the base does not: every document at
-    /// its base revision, no unusable one, the count (if asked) the base's.
-    /// Then the mark moves on as a pull's would (`ChangeMark.after`).
-    mutating func holdsEverything(_ found: RemoteChanges, base: Manifest, field: String) -> Bool {
-        guard found.unusable.isEmpty, found.count.map({ $0 == base.entries.count }) ?? true,
-              found.documents.allSatisfy({ base.entries[$0.key]?.revision == $0.value.revision }) else { return false }
+    /// Whether `found` holds nothing the base (the manifest at `manifestPath`)
+    /// does not: every document at its base revision, no unusable one, the
+    /// count (if asked) the base's. Then the mark moves on as a pull's would
+    /// (`ChangeMark.after`). A manifest that cannot be searched gives false:
+    /// the pull decides.
+    mutating func holdsEverything(_ found: RemoteChanges, base: Head, manifestPath: String, field: String) -> Bool {
+        guard found.unusable.isEmpty, found.count.map({ $0 == base.count }) ?? true else { return false }
+        if !found.documents.isEmpty {
+            guard base.canonical, let lookup = ManifestLookup(path: manifestPath) else { return false }
+            for (id, document) in found.documents {
+                guard case .entry(let entry) = lookup.find(id), entry.revision == document.revision else { return false }
+            }
+        }
         if !found.documents.isEmpty, let next = ChangeMark.after(field: field, readTime: found.readTime, unrecorded: []),
-           next.time > (mark(of: base)?.time ?? next.time) {
+           next.time > mark(of: base).time {
             ownMark = next
         }
         return true

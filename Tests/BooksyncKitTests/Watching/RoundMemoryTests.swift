@@ -52,4 +52,51 @@ struct RoundMemoryTests {
         #expect(memory.deletes[.push] == 2)
         #expect(memory.deletes[.pull] == 1)
     }
+
+    /// The base summary holds no entries: a poll's documents are checked by
+    /// binary search in the manifest, at their base revision or not; a count
+    /// off by one, an unusable document, or a manifest not as booksync writes
+    /// it leaves the decision to the pull; only a poll of held documents moves
+    /// the watch's own mark on.
+    @Test func theBaseSummaryFindsRevisionsInTheFile() async throws {
+        let scratch = try ScratchDirectory()
+        let root = try scratch.copyFixture("clean")
+        let collection = try CollectionDirectory.open(searchingFrom: root)
+        let remote = ScriptedRemote()
+        let mark = ChangeMark(field: "updatedAt", time: try Timestamp(rfc3339: "2024-05-01T10:00:00Z"))
+        var manifest = try collection.loadManifest()
+        manifest.changesSince = mark
+        let ids = Array(manifest.entries.keys)
+        try FileSystem.writeAtomically(manifest.encoded(), to: collection.paths.manifest)
+        func found(_ revisions: [RecordID: String], count: Int? = nil) -> RemoteChanges {
+            RemoteChanges(documents: revisions.reduce(into: [:]) { $0[$1.key] = RemoteDocument(id: $1.key, revision: $1.value, content: .invalid([])) },
+                          count: count, readTime: "2024-06-01T00:00:00.000000Z")
+        }
+        var summary = BaseSummary()
+        let loaded = summary.base(collection, remote: remote)
+        let head = try #require(loaded)
+        #expect(head.count == ids.count && head.canonical && summary.mark(of: head) == mark)
+        let held = Dictionary(uniqueKeysWithValues: ids.map { ($0, manifest.entries[$0]!.revision) })
+        let held1 = summary.holdsEverything(found([ids[0]: "2099-01-01T00:00:00.000001Z"]), base: head, manifestPath: collection.paths.manifest, field: "updatedAt")
+        #expect(!held1)
+        let held2 = summary.holdsEverything(found([Self.id("new"): "2024-01-01T00:00:00.000001Z"]), base: head, manifestPath: collection.paths.manifest, field: "updatedAt")
+        #expect(!held2)
+        let held3 = summary.holdsEverything(found(held, count: ids.count + 1), base: head, manifestPath: collection.paths.manifest, field: "updatedAt")
+        #expect(!held3)
+        #expect(summary.mark(of: head) == mark, "no mark moves on a poll that found something new")
+        let held4 = summary.holdsEverything(found(held, count: ids.count), base: head, manifestPath: collection.paths.manifest, field: "updatedAt")
+        #expect(held4)
+        #expect(summary.mark(of: head).time > mark.time)
+        // The same entries, written by hand on one line: not searched, the pull decides.
+        let oneLine = String(decoding: manifest.encoded(), as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
+        try FileSystem.writeAtomically(Array(oneLine.utf8), to: collection.paths.manifest)
+        var fresh = BaseSummary()
+        let reloaded = fresh.base(collection, remote: remote)
+        let handWritten = try #require(reloaded)
+        #expect(!handWritten.canonical)
+        let held5 = fresh.holdsEverything(found(held), base: handWritten, manifestPath: collection.paths.manifest, field: "updatedAt")
+        #expect(!held5)
+        let held6 = fresh.holdsEverything(found([:], count: ids.count), base: handWritten, manifestPath: collection.paths.manifest, field: "updatedAt")
+        #expect(held6)
+    }
 }
