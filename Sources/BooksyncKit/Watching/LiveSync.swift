@@ -25,7 +25,7 @@ package struct LiveSync: Sendable {
     }
 
     /// The time since the watch started, and a way to wait: the continuous
-    /// clock in the command; a seam, so the loop's clock can be replaced.
+    /// clock in the command, a virtual one in `LiveSyncLoopTests`.
     package struct Timing: Sendable {
         package let now: @Sendable () -> Duration
         package let sleep: @Sendable (Duration) async throws -> Void
