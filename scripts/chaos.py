@@ -14,6 +14,10 @@ Each trial uses a fresh Firestore project on the emulator at --host:
               `--theirs`, killed at a random moment, then run again and
               pushed (scripts/chaos_resolve.py: no resolution lost, both
               sides' one-sided changes kept).
+  watch trial: a synced directory with pending edits (and deletes) is
+              watched (`booksync watch --interval 0.5`), which pushes them;
+              the watch is killed with SIGKILL at a random moment, then
+              `push` finishes what it had not.
 After each trial:
   - the rerun exits 0 and reports no conflict and no "remote changed" line
     (a write whose answer was lost must be recognised, not reported);
@@ -51,7 +55,7 @@ import chaos_resolve  # noqa: E402
 import chaos_subcollections  # noqa: E402
 
 # The commands killed, in turn.
-KINDS = ["push", "pull", "resolve"]
+KINDS = ["push", "pull", "resolve", "watch"]
 
 # `init` options of every directory of a run: --subcollections adds reviews.
 INIT_OPTIONS = []
@@ -190,7 +194,15 @@ def trial(index, kind, args, scratch, rng):
     os.makedirs(directory)
     host, bin_path = args.host, args.bin
     run(bin_path, directory, ["-q", "init", "--firestore", project, "--collection", "books"] + INIT_OPTIONS, host)
-    if kind == "push":
+    if kind == "watch":
+        make_records(directory, args.records, rng.randint(0, 10**6))
+        first = run(bin_path, directory, ["-q", "push"], host)
+        if first.returncode != 0:
+            return ["setup push failed: " + first.stdout[-200:]], False
+        edit_some(directory, rng, args.records)
+        # A watch never ends by itself: it is always killed, somewhere in its first pull and push.
+        command = ["watch", "--interval", "0.5"]
+    elif kind == "push":
         make_records(directory, args.records, rng.randint(0, 10**6))
         if rng.random() < 0.5:  # start from a synced state with pending edits
             first = run(bin_path, directory, ["-q", "push"], host)
@@ -227,7 +239,7 @@ def trial(index, kind, args, scratch, rng):
         rerun = run(bin_path, directory, command, host)
         problems += chaos_resolve.problems_after_rerun(run, bin_path, directory, host, rerun, resolved_ids, choice)
     else:
-        rerun = run(bin_path, directory, command + ["--force"], host)
+        rerun = run(bin_path, directory, (["push"] if kind == "watch" else command) + ["--force"], host)
         if rerun.returncode != 0 or "conflict" in rerun.stdout or "remote changed" in rerun.stdout:
             problems.append("rerun exit %d: %s" % (rerun.returncode, (rerun.stdout + rerun.stderr)[-400:]))
     problems += problems_after(bin_path, directory, host, project, scratch)
@@ -255,6 +267,8 @@ def main():
         INIT_OPTIONS.extend(chaos_subcollections.INIT_ARGUMENTS)
     rng = random.Random(args.seed)
     scratch = tempfile.mkdtemp(prefix="booksync-chaos-")
+    # A killed watch leaves its socket behind: in the scratch folder, not in /tmp/booksync-UID.
+    os.environ["BOOKSYNC_WATCH_DIR"] = os.path.join(scratch, "watchers")
     started = time.time()
     try:
         if args.window is None:
