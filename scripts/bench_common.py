@@ -235,7 +235,10 @@ def fmt_bytes(n):
 
 
 def fmt_ratio(x):
-    return "–" if x is None else ("%.2f×" % x)
+    """Two decimals, or two significant digits below 0.01 (a watched status is 0.0019× git, not 0.00×)."""
+    if x is None:
+        return "–"
+    return ("%.2f×" % x) if x >= 0.01 or x == 0 else ("%.2g×" % x)
 
 
 class Row:

@@ -71,7 +71,7 @@ enum WatchCommand: Subcommand {
         defer { server?.stop() }
         let feed = InotifyChangeFeed(watch: watch, subcollections: collection.rules.subcollections)
         #else
-        // FSEvents is not written yet: every file is looked at every 2 s.
+        // No watcher outside Linux (LiveSync.md says why): every file is looked at every 2 s.
         let feed = RescanChangeFeed(interval: .seconds(2), reason: "no file watcher on this system; every file is looked at every 2 s")
         #endif
         let live = LiveSync(collection: collection, remote: remote, options: options, settings: settings, timing: .continuous())
@@ -108,7 +108,7 @@ enum WatchCommand: Subcommand {
         printer.stoppedForStatus()
         return .success
         #else
-        throw BooksyncError.invalidArgument("cannot watch for status: no file watcher is written for this system yet")
+        throw BooksyncError.invalidArgument("cannot watch for status: booksync has no file watcher on this system (only inotify, on Linux)")
         #endif
     }
 
