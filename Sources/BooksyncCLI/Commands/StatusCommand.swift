@@ -44,8 +44,16 @@ enum StatusCommand: Subcommand {
         let remote = arguments.has(.offline) ? nil : try context.makeRemote(collection)
         let progress = context.progressDisplay()
         // Offline, a running `booksync watch` can say what changed (nothing in the collection names it).
-        let watcher = remote == nil ? (try? WatcherSocket.forCollection(root: collection.paths.root, environment: context.environment, create: false))
-            .flatMap { FileSystem.exists($0.path) ? $0 : nil } : nil
+        var watcher: WatcherSocket?
+        if remote == nil {
+            do {
+                let socket = try WatcherSocket.forCollection(root: collection.paths.root, environment: context.environment, create: false)
+                watcher = FileSystem.exists(socket.path) ? socket : nil
+            } catch {
+                // A folder that is not private is worth saying; one that is missing means no watch ever ran.
+                if context.verbose, !error.missingFolder { context.console.err("watcher: not asked: \(error.description)") }
+            }
+        }
         let status = try await collection.status(remote: remote, fullListing: arguments.has(.full), scope: scope, watcher: watcher,
                                                  progress: progress.update)
         progress.finish()

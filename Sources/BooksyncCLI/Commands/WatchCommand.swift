@@ -96,7 +96,7 @@ enum WatchCommand: Subcommand {
         let server: WatchServer
         do {
             socket = try WatcherSocket.forCollection(root: collection.paths.root, environment: context.environment, create: true)
-            server = try WatchServer(socket: socket, answer: { watch.ask(since: $0) }, tick: { watch.drain() })
+            server = try WatchServer(socket: socket, layout: watch.layout, answer: { watch.ask(since: $0) }, tick: { watch.drain() })
         } catch {
             throw BooksyncError.invalidArgument("cannot watch for status: \(error.description)")
         }
@@ -117,7 +117,7 @@ enum WatchCommand: Subcommand {
     static func serve(_ watch: FolderWatch, context: CommandContext, printer: WatchPrinter) -> WatchServer? {
         do {
             let socket = try WatcherSocket.forCollection(root: watch.root, environment: context.environment, create: true)
-            return try WatchServer(socket: socket, answer: { watch.ask(since: $0) }, tick: { watch.drain() })
+            return try WatchServer(socket: socket, layout: watch.layout, answer: { watch.ask(since: $0) }, tick: { watch.drain() })
         } catch {
             printer.notServing(error.description)
             return nil

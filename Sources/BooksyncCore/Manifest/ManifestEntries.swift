@@ -37,6 +37,9 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
     private var table: [UInt32] = []
     /// How many slots are live.
     package private(set) var count = 0
+    /// Whether the entries were added in strictly increasing id order, as a
+    /// manifest booksync wrote decodes (a hand-edited one may not be sorted).
+    package var isInIDOrder: Bool { slotsInOrder && overlay.isEmpty && removed.isEmpty }
     /// True while slots were added in increasing id order (a canonical
     /// manifest decodes that way): encoding then needs no sort.
     private var slotsInOrder = true

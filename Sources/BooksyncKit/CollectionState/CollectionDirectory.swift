@@ -124,7 +124,8 @@ public struct CollectionDirectory: Sendable {
             var canonical = true
             while canonical, let fed = reader.next({ decoder.feed($0) }) { canonical = fed }
             if canonical, !reader.failed, let manifest = decoder.finish() {
-                isCanonical = true
+                // The fast reader takes records in any order; a binary search needs them sorted.
+                isCanonical = manifest.entries.isInIDOrder
                 return manifest
             }
         }

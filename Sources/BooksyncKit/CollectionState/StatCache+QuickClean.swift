@@ -209,7 +209,10 @@ extension StatCache {
         return withUnsafeTemporaryAllocation(of: CChar.self, capacity: nameLength + 1) { name -> LineVerdict in
             for k in 0..<nameLength { name[k] = CChar(bitPattern: b[line.name.lowerBound + k]) }
             name[nameLength] = 0
-            guard let stat = FileSystem.stat(directory: directory, cName: name.baseAddress!), stat.isRegularFile else { return .dirty }
+            // A file with other hard links is left to the full scan, which lists
+            // it for a watched status (its other names are not watched).
+            guard let stat = FileSystem.stat(directory: directory, cName: name.baseAddress!), stat.isRegularFile, stat.linkCount == 1
+            else { return .dirty }
             if stat.size == line.size, stat.mtimeNanoseconds == line.mtime, stat.ctimeNanoseconds == line.ctime,
                stat.inode == line.inode, !isRacy(mtime: line.mtime, ctime: line.ctime, scanStartedAt: started) {
                 return .unchanged

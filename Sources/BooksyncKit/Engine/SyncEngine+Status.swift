@@ -39,17 +39,19 @@ extension CollectionDirectory {
         // The stamp before anything is read: a manifest written meanwhile
         // has another, and the record is not believed.
         let stamp = manifestStamp()
-        var (status, canonical) = try await scannedStatus(remote: nil, fullListing: false, scope: scope, progress: progress)
-        recordWatchedScan(status, token: token, socket: watcher, manifestStamp: stamp, canonicalManifest: canonical)
+        var (status, canonical, linked) = try await scannedStatus(remote: nil, fullListing: false, scope: scope, progress: progress)
+        recordWatchedScan(status, linkedFiles: linked, token: token, socket: watcher, manifestStamp: stamp, canonicalManifest: canonical)
         status.watcherNote = reason
         return status
     }
 
     /// The status from a scan of every file; with whether the manifest
-    /// was read, and canonical.
+    /// was read, and canonical, and the record files with other hard links
+    /// (none when the stat cache proved the tree clean: it refuses those).
     private func scannedStatus(remote: (any RemoteCollection)?, fullListing: Bool, scope: RecordScope,
-                               progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> (status: SyncStatus, canonical: Bool) {
-        if remote == nil, scope.isEverything, let clean = quickCleanStatus() { return (clean, false) }
+                               progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError)
+        -> (status: SyncStatus, canonical: Bool, linkedFiles: [String]) {
+        if remote == nil, scope.isEverything, let clean = quickCleanStatus() { return (clean, false, []) }
         let stamp = manifestStamp()
         var canonical = false
         let manifest = try (remote == nil ? loadManifest(canonical: &canonical) : loadManifest(for: remote)).scoped(to: scope)
@@ -71,7 +73,7 @@ extension CollectionDirectory {
             unusableFiles: scan.unusableFiles, remoteRead: snapshot?.read, unusableRemote: listing?.unusable ?? [],
             recordCount: scan.files.count, remoteCount: listing.map { $0.revisions.count + $0.unusable.count },
             filesRead: scan.filesRead)
-        return (status, canonical)
+        return (status, canonical, scan.linkedFiles)
     }
 
     /// The records that differ from the base, classified one at a time against

@@ -32,7 +32,7 @@ extension CollectionDirectory {
     /// The status from the watcher's answer, or why a full scan is needed.
     func watchedStatus(_ socket: WatcherSocket) -> WatchedOutcome {
         let record = (try? FileSystem.readFile(socket.scanRecordPath)).flatMap(WatchedScan.decode)
-        guard let reply = socket.ask(since: record?.token) else { return .scan(token: nil, reason: "no watcher answers for this collection") }
+        guard let reply = socket.ask(since: record?.token, layout: WatcherMessages.layout(rules.subcollections)) else { return .scan(token: nil, reason: "no watcher answers for this collection") }
         guard let token = reply.token else { return .scan(token: nil, reason: "the watcher is not watching: \(reply.problem ?? "")") }
         guard var record else { return .scan(token: token, reason: "the watcher has no earlier scan to start from") }
         guard case .changed(let changed)? = reply.answer else {
@@ -55,24 +55,30 @@ extension CollectionDirectory {
 
     /// Keeps what a full scan found (`status`, under `token`) for the next status.
     /// Best effort: without it, the next status scans again.
-    func recordWatchedScan(_ status: SyncStatus, token: ChangeJournal.Token, socket: WatcherSocket, manifestStamp: FileStamp,
-                           canonicalManifest: Bool) {
+    func recordWatchedScan(_ status: SyncStatus, linkedFiles: [String], token: ChangeJournal.Token, socket: WatcherSocket,
+                           manifestStamp: FileStamp, canonicalManifest: Bool) {
+        // Without a record the next status scans too; an old one must not outlive the scan that replaced it.
+        try? FileSystem.remove(socket.scanRecordPath)
         var differing: [WatchedScan.Differing] = []
         for record in status.records {
-            // A nested invalid record may be blocked by its folder (a link):
-            // what a single look finds there is not what the scan found.
-            if case .invalidLocal = record.state, !record.id.isTopLevel { return }
+            // (A nested record the scan found blocked by its folder, a link or a
+            // file, is looked at again by every status, and `lookAgain` gives up
+            // on such a folder: the scan decides again.)
             let deleted = record.state == .localChange(.deleted)
             differing.append(WatchedScan.Differing(fileName: record.id.fileName, unusable: false, present: !deleted))
         }
         for file in status.unusableFiles {
-            guard !file.fileName.contains("/") else { return }
+            // A name that is not UTF-8 was listed with U+FFFD in it: no path spells it to look at it again.
+            guard !file.fileName.contains("/"), !file.fileName.unicodeScalars.contains("\u{FFFD}") else { return }
             differing.append(WatchedScan.Differing(fileName: file.fileName, unusable: true, present: true))
         }
-        guard differing.count <= WatchedScan.maximumDiffering, manifestStamp.isKnown else {
-            try? FileSystem.remove(socket.scanRecordPath)
-            return
+        // A record file with another hard link can be written through that
+        // name, outside the watched folders, which raises no event here: it is
+        // looked at again by every status, as if it differed.
+        for fileName in linkedFiles where !differing.contains(where: { $0.fileName == fileName }) {
+            differing.append(WatchedScan.Differing(fileName: fileName, unusable: false, present: true))
         }
+        guard differing.count <= WatchedScan.maximumDiffering, manifestStamp.isKnown else { return }
         let record = WatchedScan(token: token, manifest: paths.manifest, manifestStamp: manifestStamp, canonicalManifest: canonicalManifest,
                                  fingerprint: configFingerprint, recordCount: status.recordCount, differing: differing)
         try? FileSystem.writeAtomically(record.encoded(), to: socket.scanRecordPath)
@@ -91,6 +97,7 @@ extension CollectionDirectory {
         var records: [String: RecordID] = [:]
         var unusable: Set<String> = []
         var presentBefore: [String: Bool] = [:]
+        let collectionFolders = Set(rules.subcollections.entries.flatMap { $0.segments.map(RecordID.folderName(ofCollection:)) })
         for file in record.differing {
             if file.unusable {
                 unusable.insert(file.fileName)
@@ -110,7 +117,13 @@ extension CollectionDirectory {
                 continue
             }
             do {
-                guard let id = try RecordID.fromRelativePath(path, subcollections: rules.subcollections) else { continue }
+                guard let id = try RecordID.fromRelativePath(path, subcollections: rules.subcollections) else {
+                    // A file, link or FIFO where a subcollection folder belongs is the scan's to report.
+                    if collectionFolders.contains(FileSystem.split(path).name) {
+                        return .failure(WatchedStatusProblem(reason: "'\(path)' is where a subcollection folder belongs"))
+                    }
+                    continue
+                }
                 records[path] = id
             } catch {
                 guard !path.contains("/") else {
@@ -180,7 +193,7 @@ extension CollectionDirectory {
         let candidate = LocalScanner.Candidate(name: fileName, id: id, cached: nil, directory: directory, leaf: leaf)
         switch LocalScanner.examine(root: paths.root, candidate: candidate, cacheStartedAt: nil, knownHash: nil, rules: rules,
                                     keepRecord: { _ in false }) {
-        case .valid(let hash, _, _, _): return .present(hash: hash)
+        case .valid(let hash, _, _, _, _): return .present(hash: hash)
         case .invalid(let diagnostics, _): return .invalid(diagnostics)
         case .vanished: return .absent
         }

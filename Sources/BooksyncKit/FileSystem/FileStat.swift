@@ -83,3 +83,18 @@ extension FileKind {
         }
     }
 }
+
+/// Which folder or file a path leads to now (device and inode), to tell
+/// when the same path leads somewhere else.
+package struct FileIdentity: Equatable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+
+    /// The identity of what `path` leads to (links followed); nil when nothing is there.
+    package init?(path: String) {
+        var s = CStat()
+        guard stat(path, &s) == 0 else { return nil }
+        device = UInt64(s.st_dev)
+        inode = UInt64(s.st_ino)
+    }
+}

@@ -29,6 +29,9 @@ package struct LocalScan: Sendable {
     var changedRecords: [RecordID: CanonicalRecord] = [:]
     /// Subcollection folders holding booksync's temporary files (`SubcollectionWalker.foldersWithTemporaries`).
     var foldersWithTemporaries: [String] = []
+    /// Valid record files with more than one hard link (a watched status
+    /// looks at them every time), up to `LocalScanner.maximumLinkedFiles` + 1.
+    var linkedFiles: [String] = []
 }
 
 /// Scans the record files of a collection directory, reading only the files
@@ -70,8 +73,12 @@ struct LocalScanner: Sendable {
     /// Names listed and examined at a time.
     static let batchSize = 8192
 
+    /// Linked files listed at most (`LocalScan.linkedFiles`); one more means too many to look at each time.
+    static let maximumLinkedFiles = 10_000
+
     enum Outcome: Sendable {
-        case valid(hash: ContentHash, entry: StatCache.Entry?, read: Bool, record: CanonicalRecord?)
+        /// `linked`: the file has other hard links.
+        case valid(hash: ContentHash, entry: StatCache.Entry?, read: Bool, record: CanonicalRecord?, linked: Bool)
         case invalid([RecordDiagnostic], read: Bool)
         case vanished
     }
@@ -148,6 +155,7 @@ struct LocalScanner: Sendable {
         let subcollections = rules.subcollections
         var folderNames: [String] = []
         var foldersWithTemporaries: [String] = []
+        var linkedFiles: [String] = []
         /// Directories named like top-level record files (`cfg.json/`).
         var folderLikeRecordFiles: [String] = []
         let cacheStartedAt = previous?.scanStartedAt
@@ -165,7 +173,8 @@ struct LocalScanner: Sendable {
             for (candidate, result) in zip(batch, results) {
                 tally.candidates += 1
                 switch result.outcome {
-                case .valid(let hash, var entry, let read, let record):
+                case .valid(let hash, var entry, let read, let record, let linked):
+                    if linked, linkedFiles.count <= Self.maximumLinkedFiles { linkedFiles.append(candidate.name) }
                     let matchesBase = result.baseHash == hash
                     files.set(candidate.id, .valid(hash: hash), baseSlot: result.baseSlot, clean: matchesBase)
                     if let record, changedRecords.count < Self.maximumKeptRecords { changedRecords[candidate.id] = record }
@@ -263,7 +272,7 @@ struct LocalScanner: Sendable {
         unusable.sort { CanonicalJSON.utf8Less($0.fileName, $1.fileName) }
         files.finish()
         return LocalScan(files: files, unusableFiles: unusable, filesRead: tally.filesRead, changedRecords: changedRecords,
-                         foldersWithTemporaries: foldersWithTemporaries)
+                         foldersWithTemporaries: foldersWithTemporaries, linkedFiles: linkedFiles)
     }
 
     /// Puts the entry lines written to `lines` (after its `header` bytes) in
@@ -291,7 +300,7 @@ struct LocalScanner: Sendable {
             return .invalid([RecordDiagnostic(message: FileSystemError.refusal(stat.kind))], read: false)
         }
         if let cached = candidate.cached, let started = cacheStartedAt, StatCache.trusts(cached, stat, scanStartedAt: started) {
-            return .valid(hash: cached.hash, entry: StatCache.Entry(stat, hash: cached.hash), read: false, record: nil)
+            return .valid(hash: cached.hash, entry: StatCache.Entry(stat, hash: cached.hash), read: false, record: nil, linked: stat.linkCount > 1)
         }
         let bytes: [UInt8]
         do {
@@ -305,14 +314,15 @@ struct LocalScanner: Sendable {
         // so they need no parsing.
         if let knownHash, SHA256.contentHash(bytes) == knownHash {
             let entry = StatCache.Entry(stat, hash: knownHash)
-            return .valid(hash: knownHash, entry: entry, read: true, record: nil)
+            return .valid(hash: knownHash, entry: entry, read: true, record: nil, linked: stat.linkCount > 1)
         }
         switch rules.load(bytes, id: candidate.id) {
         case .success(let record):
             // Cache under the stat taken before reading: if the file changed
             // while we read it, the next scan sees a different stat and re-reads.
             let entry = StatCache.Entry(stat, hash: record.hash)
-            return .valid(hash: record.hash, entry: entry, read: true, record: keepRecord(record.hash) ? record : nil)
+            return .valid(hash: record.hash, entry: entry, read: true, record: keepRecord(record.hash) ? record : nil,
+                          linked: stat.linkCount > 1)
         case .failure(let problems):
             return .invalid(problems.diagnostics, read: true)
         }

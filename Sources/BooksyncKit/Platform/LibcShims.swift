@@ -32,11 +32,26 @@ enum LibcShims {
     typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
     /// `mallopt(option, value)` of `<malloc.h>`.
     typealias MallOpt = @convention(c) (Int32, Int32) -> Int32
+    /// `statfs(path, buffer)` of `<sys/vfs.h>`.
+    typealias StatFS = @convention(c) (UnsafePointer<CChar>, UnsafeMutableRawPointer) -> Int32
 
     /// glibc's `renameat2`; nil on other platforms or an older glibc.
     static let renameat2: RenameAt2? = function("renameat2", as: RenameAt2.self)
     /// glibc's `mallopt`; nil on other platforms.
     static let mallopt: MallOpt? = function("mallopt", as: MallOpt.self)
+    /// glibc's `statfs`; nil on other platforms.
+    static let statfs: StatFS? = function("statfs", as: StatFS.self)
+
+    /// The file system type of the folder at `path` (`f_type` of Linux's
+    /// `struct statfs`, its first field, a `long`); nil where unknown.
+    static func fileSystemType(_ path: String) -> Int? {
+        guard let statfs else { return nil }
+        // struct statfs is 120 bytes on 64-bit Linux; twice that is room enough.
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 8)
+        defer { buffer.deallocate() }
+        guard statfs(path, buffer) == 0 else { return nil }
+        return buffer.load(as: Int.self)
+    }
 
     private static func function<F>(_ name: String, as type: F.Type) -> F? {
         #if canImport(Glibc)

@@ -54,6 +54,11 @@ package struct ChangeJournal: Sendable {
         case notWatching
         /// A reason a watcher process gave, as it gave it (`WatcherMessages`).
         case told(String)
+        /// The collection's path leads to another folder now (the folder, or
+        /// one above it, was moved or replaced, or something was mounted over it).
+        case rootMoved
+        /// A file whose name is not UTF-8 changed: only a full scan reads such names.
+        case undecodableName
 
         package var description: String {
             switch self {
@@ -65,6 +70,8 @@ package struct ChangeJournal: Sendable {
             case .folderChanged(let folder): "the folder '\(folder)' was added, moved or removed"
             case .notWatching: "the watcher is not watching the folders now"
             case .told(let reason): reason
+            case .rootMoved: "the collection's folder was moved or replaced, or something was mounted over it"
+            case .undecodableName: "a file whose name is not UTF-8 changed"
             }
         }
     }

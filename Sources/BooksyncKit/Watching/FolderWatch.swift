@@ -10,10 +10,13 @@ import Synchronization
 /// hold records was added, moved or removed, the folders are watched anew
 /// (a new run of the journal, so every older token is answered
 /// `cannotVouch` with that reason). A run is never asked to vouch for a
-/// folder it does not watch.
+/// folder it does not watch, nor for a collection path that leads to
+/// another folder than the one it watches.
 package final class FolderWatch: Sendable {
     private struct State: ~Copyable {
         var watcher: InotifyWatcher?
+        /// The device and inode of the folder the root's path led to when it was watched.
+        var rootIdentity: FileIdentity?
         var run: UInt64
         /// The last token checked for lost events and new folders.
         var checked: ChangeJournal.Token?
@@ -25,6 +28,8 @@ package final class FolderWatch: Sendable {
     /// The collection directory, links resolved.
     package let root: String
     private let subcollections: Subcollections
+    /// The subcollections watched, as a question names them (`WatcherMessages.layout`).
+    package var layout: String { WatcherMessages.layout(subcollections) }
     private let state: Mutex<State>
 
     /// Watches `root` and its subcollection folders (`WatchedFolders`); when
@@ -72,6 +77,12 @@ package final class FolderWatch: Sendable {
     /// folder that matters changed since the last check.
     private func keepWhole(_ state: inout State) {
         guard let watcher = state.watcher else { return }
+        // inotify follows the folder, not the path: a folder moved away (or
+        // one above it), or one mounted over, is not the collection any more.
+        if FileIdentity(path: root) != state.rootIdentity {
+            end(&state, run: watcher.journal.token.instance, reason: .rootMoved)
+            return
+        }
         watcher.drain()
         let since = state.checked ?? watcher.journal.token
         var reason: ChangeJournal.Reason?
@@ -84,29 +95,61 @@ package final class FolderWatch: Sendable {
             }
         }
         state.checked = watcher.journal.token
-        if let reason {
-            state.ended[watcher.journal.token.instance] = reason
-            if state.ended.count > 8, let oldest = state.ended.keys.min() { state.ended[oldest] = nil }
-            Self.rewatch(&state, root: root, subcollections: subcollections)
-        }
+        if let reason { end(&state, run: watcher.journal.token.instance, reason: reason) }
+    }
+
+    /// Ends `run` (its tokens are answered `reason` from now on) and watches anew.
+    private func end(_ state: inout State, run: UInt64, reason: ChangeJournal.Reason) {
+        state.ended[run] = reason
+        if state.ended.count > 8, let oldest = state.ended.keys.min() { state.ended[oldest] = nil }
+        Self.rewatch(&state, root: root, subcollections: subcollections)
     }
 
     /// Watches the folders as they are now; false (and `problem` set) when it cannot.
+    ///
+    /// A folder made between listing its parent and watching the parent
+    /// raises no event, so the folders are listed again once all are
+    /// watched: a folder the second listing has and the first had not means
+    /// watching again (a few times, then giving up for now).
     @discardableResult
     private static func rewatch(_ state: inout State, root: String, subcollections: Subcollections) -> Bool {
         state.watcher = nil
-        state.run += 1
-        do {
-            let fresh = try InotifyWatcher(root: root, folders: WatchedFolders.list(root: root, subcollections: subcollections),
-                                           instance: state.run)
-            state.watcher = fresh
-            state.checked = fresh.journal.token
-            state.problem = nil
-            return true
-        } catch {
-            state.problem = error.description
+        if let problem = unwatchableFileSystem(root) {
+            state.problem = problem
             return false
         }
+        for _ in 0..<5 {
+            state.run += 1
+            let identity = FileIdentity(path: root)
+            let folders = WatchedFolders.list(root: root, subcollections: subcollections)
+            do {
+                let fresh = try InotifyWatcher(root: root, folders: folders, instance: state.run)
+                guard WatchedFolders.list(root: root, subcollections: subcollections) == folders, FileIdentity(path: root) == identity else {
+                    continue
+                }
+                state.watcher = fresh
+                state.rootIdentity = identity
+                state.checked = fresh.journal.token
+                state.problem = nil
+                return true
+            } catch {
+                state.problem = error.description
+                return false
+            }
+        }
+        state.problem = "the collection's folders kept changing while they were being watched"
+        return false
+    }
+
+    /// Why `root` cannot be watched for changes: on a network or FUSE file
+    /// system a change made by another machine (or process behind the file
+    /// system) raises no inotify event, as git's fsmonitor also refuses them.
+    private static func unwatchableFileSystem(_ root: String) -> String? {
+        guard let type = LibcShims.fileSystemType(root) else { return nil }
+        let kinds: [Int: String] = [0x6969: "NFS", 0x517B: "SMB", 0xFF53_4D42: "CIFS", 0xFE53_4D42: "SMB2", 0x6573_5546: "FUSE",
+                                    0x0102_1997: "9P", 0x00C3_6400: "Ceph", 0x0BD0_0BD0: "Lustre", 0x7461_636F: "OCFS2", 0x1373: "devfs"]
+        guard let kind = kinds[Int(UInt32(truncatingIfNeeded: type))] else { return nil }
+        return "the collection is on a \(kind) file system, where a change made elsewhere raises no event"
     }
 }
 #endif

@@ -99,7 +99,12 @@ package final class InotifyWatcher {
                     let mask = bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
                     let length = Int(bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
                     let nameBytes = bytes[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 }
-                    record(watch: watch, mask: mask, name: String(decoding: nameBytes, as: UTF8.self))
+                    if let name = String(validating: nameBytes, as: UTF8.self) {
+                        record(watch: watch, mask: mask, name: name)
+                    } else {
+                        // A path the journal cannot spell: whoever asks scans everything.
+                        journal.loseTrack(.undecodableName)
+                    }
                     offset += 16 + length
                     events += 1
                 }

@@ -13,32 +13,42 @@ import Darwin
 /// does not overflow while nobody asks.
 package final class WatchServer: Sendable {
     package let socket: WatcherSocket
+    /// The subcollections the watch watches (`WatcherMessages.layout`).
+    private let layout: String
     private let listener: Int32
+    /// The `flock`ed lock file: one serving watch per collection, and a
+    /// socket is removed only by whoever holds it.
+    private let lock: Int32
     /// The socket file's inode, so stopping removes this server's file and no other.
     private let inode: UInt64
     private let stopped = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Listens on `socket` and starts answering with `answer`; `tick` runs
-    /// about every 200 ms.
-    /// - Throws: `WatcherSocket.Problem` when another watcher answers there
-    ///   already, or the socket cannot be made.
-    package init(socket: WatcherSocket, answer: @escaping @Sendable (ChangeJournal.Token?) -> WatcherReply,
+    /// Listens on `socket` and starts answering with `answer` questions
+    /// about `layout`; `tick` runs about every 200 ms.
+    /// - Throws: `WatcherSocket.Problem` when another watcher serves the
+    ///   collection already, or the socket cannot be made.
+    package init(socket: WatcherSocket, layout: String, answer: @escaping @Sendable (ChangeJournal.Token?) -> WatcherReply,
                  tick: @escaping @Sendable () -> Void) throws(WatcherSocket.Problem) {
         self.socket = socket
-        if socket.isAnswered() {
+        self.layout = layout
+        let lock = open(socket.lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard lock >= 0 else { throw WatcherSocket.Problem(description: "cannot open '\(socket.lockPath)': \(String(cString: strerror(errno)))") }
+        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+            close(lock)
             throw WatcherSocket.Problem(description: "another watcher already serves this collection (its socket is '\(socket.path)')")
         }
-        // A socket left by a watcher that was killed: only a socket is removed.
+        // Whoever holds the lock owns the name: a socket left there is a killed watcher's.
         var s = CStat()
         if lstat(socket.path, &s) == 0, (s.st_mode & S_IFMT) == S_IFSOCK { unlink(socket.path) }
         let fd = WatcherSocket.newSocket()
-        guard fd >= 0 else { throw WatcherSocket.Problem(description: "cannot make the watcher's socket: \(String(cString: strerror(errno)))") }
-        guard WatcherSocket.withAddress(socket.path, { bind(fd, $0, $1) }) == 0, listen(fd, 16) == 0, lstat(socket.path, &s) == 0 else {
+        guard fd >= 0, WatcherSocket.withAddress(socket.path, { bind(fd, $0, $1) }) == 0, listen(fd, 16) == 0, lstat(socket.path, &s) == 0 else {
             let problem = "cannot listen on '\(socket.path)': \(String(cString: strerror(errno)))"
-            close(fd)
+            if fd >= 0 { close(fd) }
+            close(lock)
             throw WatcherSocket.Problem(description: problem)
         }
+        self.lock = lock
         listener = fd
         inode = UInt64(s.st_ino)
         DispatchQueue.global().async { [self] in
@@ -66,17 +76,25 @@ package final class WatchServer: Sendable {
         var s = CStat()
         if lstat(socket.path, &s) == 0, UInt64(s.st_ino) == inode { unlink(socket.path) }
         close(listener)
+        close(lock)
         finished.signal()
     }
 
     /// One question, one answer. A client of another user, or one that
-    /// sends something else, gets nothing.
+    /// sends something else, gets nothing; one that asks about other
+    /// subcollections than this watch watches is told so. A client that
+    /// sends nothing holds the watch up for 250 ms at most.
     private func serve(_ client: Int32, answer: (ChangeJournal.Token?) -> WatcherReply) {
-        WatcherSocket.setTimeouts(client, milliseconds: 1000)
+        WatcherSocket.setTimeouts(client, milliseconds: 250)
         guard WatcherSocket.peerIsSelf(client),
               let bytes = WatcherSocket.readAll(client, limit: WatcherMessages.maximumQuestionBytes),
               let question = WatcherMessages.parseQuestion(bytes), question.root == socket.root
         else { return }
+        guard question.layout == layout else {
+            let problem = "this watch was started with other subcollections in config.json; restart it"
+            _ = WatcherSocket.sendAll(WatcherMessages.answer(root: socket.root, WatcherReply(answer: nil, token: nil, problem: problem)), to: client)
+            return
+        }
         // A token that is not one is a token of no run: the journal answers it as unknown.
         let token = question.token.isEmpty ? nil : ChangeJournal.Token(question.token) ?? ChangeJournal.Token(instance: 0, sequence: .max)
         _ = WatcherSocket.sendAll(WatcherMessages.answer(root: socket.root, answer(token)), to: client)

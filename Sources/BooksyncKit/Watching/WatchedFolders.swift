@@ -22,7 +22,8 @@ package enum WatchedFolders {
         var folders = [""]
         guard !subcollections.isEmpty else { return folders }
         // A subcollection path `reviews/likes` has its records in
-        // DOC/reviews/ and DOC/reviews/R/likes/: the names below alternate
+        // DOC/reviews/ and DOC/reviews/R/likes/ (collection folders named as
+        // the scan names them, `my%20reviews`): the names below alternate
         // between document folders (any) and collection folders (configured).
         // `paths`: the configured paths whose collection names match the
         // folders taken so far (`reviews` then `likes` for reviews/likes).
@@ -32,7 +33,9 @@ package enum WatchedFolders {
                 let relative = folder.isEmpty ? name : folder + "/" + name
                 // Even depths are document folders (any name), odd ones collection folders named by a configured path.
                 let level = depth / 2
-                let below = depth % 2 == 1 ? paths.filter { $0.count > level && $0[level] == name } : paths.filter { $0.count > level }
+                let below = depth % 2 == 1
+                    ? paths.filter { $0.count > level && RecordID.folderName(ofCollection: $0[level]) == name }
+                    : paths.filter { $0.count > level }
                 guard !below.isEmpty, (try? FileSystem.stat(root + "/" + relative))?.kind == .directory else { continue }
                 folders.append(relative)
                 visit(relative, depth: depth + 1, paths: below)

@@ -1,3 +1,5 @@
+import BooksyncCore
+
 /// A watcher's answer to "what changed since this token?", with the token for now.
 package struct WatcherReply: Sendable, Equatable {
     /// What changed since the token asked about; nil when none was given.
@@ -20,11 +22,14 @@ package struct WatcherReply: Sendable, Equatable {
 ///
 /// Fields end in a NUL byte, which no path contains (a newline can):
 ///
-///     question: booksync-watch 1 · collection root · token or empty
+///     question: booksync-watch 1 · collection root · folder layout · token or empty
 ///     answer:   booksync-watch 1 · collection root · changed|cannot|token|none · token or empty · reason or empty · path … · end
 ///
 /// Both sides name the collection root (links resolved), so an answer about
-/// another collection is never taken for this one's.
+/// another collection is never taken for this one's; the question also
+/// names the subcollections the command reads from config.json (`layout`),
+/// and a watch started under other ones does not answer (it does not watch
+/// the folders they need).
 package enum WatcherMessages {
     static let magic = "booksync-watch 1"
     /// The last field of every answer: an answer without it was cut off.
@@ -34,17 +39,22 @@ package enum WatcherMessages {
     /// The longest question read.
     static let maximumQuestionBytes = 1 << 16
 
-    /// The question for the watcher of `root`.
-    static func question(root: String, since token: ChangeJournal.Token?) -> [UInt8] {
-        fields([magic, root, token?.description ?? ""])
+    /// The question for the watcher of `root`, watching the folders of `layout`.
+    static func question(root: String, layout: String, since token: ChangeJournal.Token?) -> [UInt8] {
+        fields([magic, root, layout, token?.description ?? ""])
     }
 
-    /// The question's root and token text (empty: only the token for now
-    /// is wanted); nil for anything else.
-    static func parseQuestion(_ bytes: [UInt8]) -> (root: String, token: String)? {
+    /// The question's root, layout and token text (empty: only the token for
+    /// now is wanted); nil for anything else.
+    static func parseQuestion(_ bytes: [UInt8]) -> (root: String, layout: String, token: String)? {
         let parts = split(bytes)
-        guard parts.count == 3, parts[0] == magic else { return nil }
-        return (parts[1], parts[2])
+        guard parts.count == 4, parts[0] == magic else { return nil }
+        return (parts[1], parts[2], parts[3])
+    }
+
+    /// The subcollections as a question names them: their paths, sorted, a line each.
+    package static func layout(_ subcollections: Subcollections) -> String {
+        subcollections.entries.map { $0.segments.joined(separator: "/") }.sorted().joined(separator: "\n")
     }
 
     /// The answer for the watcher of `root`.

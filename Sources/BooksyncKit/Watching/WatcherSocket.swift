@@ -23,10 +23,14 @@ package struct WatcherSocket: Sendable, Equatable {
     package let root: String
     /// Where status keeps its last full scan for this watcher (`WatchedScan`).
     package var scanRecordPath: String { String(path.dropLast(".sock".count)) + ".scan" }
+    /// The lock a serving watch holds for as long as it serves (one per collection).
+    var lockPath: String { String(path.dropLast(".sock".count)) + ".lock" }
 
     /// Why no socket can be used; a sentence.
     package struct Problem: Error, Equatable, CustomStringConvertible {
         package let description: String
+        /// The folder does not exist: no watch ever ran (nothing to tell a command's user).
+        package var missingFolder = false
     }
 
     /// The variable that overrides the folder (tests, or a user who keeps it elsewhere).
@@ -49,7 +53,8 @@ package struct WatcherSocket: Sendable, Equatable {
     static func privateFolder(environment: [String: String], create: Bool) throws(Problem) -> String {
         let user = geteuid()
         let folder: String
-        if let chosen = environment[folderVariable], chosen.hasPrefix("/") {
+        if let chosen = environment[folderVariable], !chosen.isEmpty {
+            guard chosen.hasPrefix("/") else { throw Problem(description: "\(folderVariable) must be an absolute path, not '\(chosen)'") }
             folder = chosen
         } else if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"), isPrivate(runtime, user: user) == nil {
             folder = runtime + "/booksync"
@@ -58,6 +63,9 @@ package struct WatcherSocket: Sendable, Equatable {
         }
         if create, mkdir(folder, 0o700) != 0, errno != EEXIST {
             throw Problem(description: "cannot create the watcher's folder '\(folder)': \(String(cString: strerror(errno)))")
+        }
+        if !create, !FileSystem.exists(folder) {
+            throw Problem(description: "the watcher's folder '\(folder)' does not exist (no watch has run)", missingFolder: true)
         }
         if let problem = isPrivate(folder, user: user) { throw Problem(description: problem) }
         return folder
@@ -80,22 +88,22 @@ package struct WatcherSocket: Sendable, Equatable {
     /// now). Nil when no watcher answers within `timeoutMilliseconds`, when the
     /// one that answers runs as another user, or when its answer is not about
     /// this collection: the caller then scans everything.
-    package func ask(since token: ChangeJournal.Token?, timeoutMilliseconds: Int32 = 2000) -> WatcherReply? {
+    package func ask(since token: ChangeJournal.Token?, layout: String, timeoutMilliseconds: Int32 = 2000) -> WatcherReply? {
         let fd = Self.newSocket()
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         Self.setTimeouts(fd, milliseconds: timeoutMilliseconds)
         guard Self.withAddress(path, { connect(fd, $0, $1) }) == 0, Self.peerIsSelf(fd) else { return nil }
-        let question = WatcherMessages.question(root: root, since: token)
+        let question = WatcherMessages.question(root: root, layout: layout, since: token)
         guard Self.sendAll(question, to: fd), shutdown(fd, Int32(SHUT_WR)) == 0,
               let bytes = Self.readAll(fd, limit: WatcherMessages.maximumAnswerBytes)
         else { return nil }
         return WatcherMessages.parseAnswer(bytes, root: root)
     }
 
-    /// Whether a watcher answers on the socket now.
+    /// Whether a watcher answers on the socket now (whatever it watches).
     package func isAnswered() -> Bool {
-        ask(since: nil, timeoutMilliseconds: 500) != nil
+        ask(since: nil, layout: "", timeoutMilliseconds: 500) != nil
     }
 
     static func newSocket() -> Int32 {

@@ -40,4 +40,22 @@ import BooksyncTestSupport
         try scratch.write("manifest.json", text)
         #expect(ManifestLookup(path: scratch.path + "/manifest.json") == nil)
     }
+
+    /// Lines as booksync writes them, but not sorted (edited by hand): the
+    /// manifest reads, and is not taken as searchable.
+    @Test func aManifestOutOfOrderIsNotSearchable() throws {
+        let scratch = try ScratchDirectory()
+        let collection = try CollectionDirectory.open(searchingFrom: try scratch.copyFixture("sample"))
+        var canonical = false
+        let manifest = try collection.loadManifest(canonical: &canonical)
+        #expect(canonical)
+        var lines = String(decoding: manifest.encoded(), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let records = lines.indices.filter { lines[$0].hasPrefix("    \"") }
+        let reordered = records.reversed().map { lines[$0].hasSuffix(",") ? String(lines[$0].dropLast()) : lines[$0] }
+        for (k, index) in records.enumerated() { lines[index] = reordered[k] + (k < records.count - 1 ? "," : "") }
+        try FileSystem.writeAtomically(Array(lines.joined(separator: "\n").utf8), to: collection.paths.manifest)
+        let reread = try collection.loadManifest(canonical: &canonical)
+        #expect(reread.entries == manifest.entries)
+        #expect(!canonical)
+    }
 }

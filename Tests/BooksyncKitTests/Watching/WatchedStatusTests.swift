@@ -47,7 +47,7 @@ import BooksyncTestSupport
         let socket = try WatcherSocket.forCollection(root: collection.paths.root, environment: [WatcherSocket.folderVariable: scratch.path + "/w"],
                                                      create: true)
         // Drained only when a status asks, so a burst can overflow the kernel's queue.
-        let server = try WatchServer(socket: socket, answer: { watch.ask(since: $0) }, tick: {})
+        let server = try WatchServer(socket: socket, layout: watch.layout, answer: { watch.ask(since: $0) }, tick: {})
         return Setup(scratch: scratch, collection: collection, watch: watch, server: server, socket: socket)
     }
 
@@ -64,7 +64,9 @@ import BooksyncTestSupport
         let path = paths[random.below(paths.count)]
         let file = root + "/" + (try RecordID(path: path, subcollections: rules.subcollections)).fileName
         serial += 1
-        switch random.below(14) {
+        // A file where a subcollection folder belongs makes every status scan while it is there: it goes soon.
+        for k in 0..<2 where fm.fileExists(atPath: root + "/zeta\(k)") && random.below(4) == 0 { try fm.removeItem(atPath: root + "/zeta\(k)") }
+        switch random.below(16) {
         case 0, 1:  // a new or edited valid record
             try write(file, book(path, "t\(random.below(3))"))
         case 2:  // back to its base content
@@ -102,11 +104,39 @@ import BooksyncTestSupport
         case 11:  // a subcollection folder replaced, or a document folder removed
             guard !rules.subcollections.isEmpty else { return }
             let folder = root + "/" + ["dune", "emma"][random.below(2)]
-            if random.below(2) == 0 {
-                try? fm.moveItem(atPath: folder + "/reviews", toPath: folder + "/reviews.old\(serial)")
-                try write(folder + "/reviews/r1.json", book("r1", "moved"))
-            } else {
+            switch random.below(3) {
+            case 0:
+                try? fm.moveItem(atPath: folder + "/my%20reviews", toPath: folder + "/reviews.old\(serial)")
+                try write(folder + "/my%20reviews/r1.json", book("r1", "moved"))
+            case 1:
                 try? fm.removeItem(atPath: folder)
+            default:  // a file where a subcollection folder belongs, in a new document folder
+                let zeta = root + "/zeta\(random.below(2))"
+                if fm.fileExists(atPath: zeta) { try fm.removeItem(atPath: zeta) } else if random.below(4) == 0 {
+                    try fm.createDirectory(atPath: zeta, withIntermediateDirectories: false)
+                    try write(zeta + "/my%20reviews", "not a folder")
+                }
+            }
+        case 13:  // a hard link outside the collection, and a write through it
+            let outside = setup.scratch.path + "/outside-\(random.below(3))"
+            // A link whose record file was replaced or deleted since links nothing in the collection: made again.
+            if (try? FileSystem.stat(outside))?.linkCount == 1 { try fm.removeItem(atPath: outside) }
+            if !fm.fileExists(atPath: outside), (try? FileSystem.stat(file))?.kind == .regular {
+                _ = link(file, outside)
+            } else if fm.fileExists(atPath: outside) {
+                // Written in place through the other name: the collection's folder sees nothing.
+                let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: outside))
+                try handle.truncate(atOffset: 0)
+                try handle.write(contentsOf: Data(book(path, "t\(random.below(3))").utf8))
+                try handle.close()
+            }
+        case 14:  // a name that is not UTF-8, made or removed
+            var name = Array((root + "/bad").utf8) + [0xFE] + Array(".json".utf8) + [0]
+            name.withUnsafeMutableBufferPointer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { path in
+                    // Made now and then, removed soon: while it is there, every status scans.
+                    if access(path.baseAddress!, F_OK) == 0 { unlink(path.baseAddress!) } else if random.below(4) == 0 { close(creat(path.baseAddress!, 0o644)) }
+                }
             }
         case 12:  // the manifest rewritten with the same entries (a new stamp; for 100 ms no stamp at all)
             if random.below(40) == 0 {
@@ -123,8 +153,9 @@ import BooksyncTestSupport
     @Test(arguments: [false, true])
     func theWatchedStatusIsTheFullScans(subcollections: Bool) async throws {
         let top = (0..<12).map { "b\($0)" } + ["dune", "emma"]
-        let nested = subcollections ? ["dune/reviews/r1", "dune/reviews/r2", "emma/reviews/r1", "emma/reviews/r3"] : []
-        let setup = try Self.setUp(subcollections: subcollections ? ["reviews"] : [], ids: Array(top.prefix(8)) + nested.prefix(2))
+        // A subcollection whose folder name is encoded (`my%20reviews`).
+        let nested = subcollections ? ["dune/my reviews/r1", "dune/my reviews/r2", "emma/my reviews/r1", "emma/my reviews/r3"] : []
+        let setup = try Self.setUp(subcollections: subcollections ? ["my reviews"] : [], ids: Array(top.prefix(8)) + nested.prefix(2))
         defer { setup.server.stop() }
         let paths = top + nested
         var random = SplitMix64(seed: subcollections ? 0x5CA9 : 0xC1EA)

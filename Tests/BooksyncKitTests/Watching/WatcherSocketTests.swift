@@ -25,7 +25,7 @@ import BooksyncTestSupport
             #expect(WatcherMessages.parseAnswer(bytes, root: "/other") == nil, "an answer about another collection")
             #expect(WatcherMessages.parseAnswer(Array(bytes.dropLast(4)), root: "/c") == nil, "a cut-off answer")
         }
-        #expect(WatcherMessages.parseQuestion(WatcherMessages.question(root: "/c", since: token))! == ("/c", "9:4"))
+        #expect(WatcherMessages.parseQuestion(WatcherMessages.question(root: "/c", layout: "reviews", since: token))! == ("/c", "reviews", "9:4"))
         #expect(WatcherMessages.parseQuestion(Array("GET / HTTP/1.0\r\n\r\n".utf8)) == nil)
     }
 
@@ -69,21 +69,52 @@ import BooksyncTestSupport
         let env = Self.environment(scratch.path + "/w")
         let socketA = try WatcherSocket.forCollection(root: scratch.path + "/a", environment: env, create: true)
         let watch = FolderWatch(root: scratch.path + "/a", subcollections: try Subcollections.parse(paths: [], requirements: []))
-        let server = try WatchServer(socket: socketA, answer: { watch.ask(since: $0) }, tick: { watch.drain() })
+        let server = try WatchServer(socket: socketA, layout: watch.layout, answer: { watch.ask(since: $0) }, tick: { watch.drain() })
         defer { server.stop() }
-        let first = try #require(socketA.ask(since: nil)?.token)
+        let first = try #require(socketA.ask(since: nil, layout: "")?.token)
         try "{}".write(toFile: scratch.path + "/a/dune.json", atomically: false, encoding: .utf8)
-        #expect(socketA.ask(since: first)?.answer == .changed(["dune.json"]))
+        #expect(socketA.ask(since: first, layout: "")?.answer == .changed(["dune.json"]))
         // B's question at A's socket (a socket file copied or linked over B's name) gets no answer.
         let socketB = try WatcherSocket.forCollection(root: scratch.path + "/b", environment: env, create: true)
         let misdirected = WatcherSocket(path: socketA.path, root: socketB.root)
-        #expect(misdirected.ask(since: nil) == nil)
-        #expect(throws: WatcherSocket.Problem.self) { try WatchServer(socket: socketA, answer: { watch.ask(since: $0) }, tick: {}) }
+        #expect(misdirected.ask(since: nil, layout: "") == nil)
+        #expect(throws: WatcherSocket.Problem.self) { try WatchServer(socket: socketA, layout: watch.layout, answer: { watch.ask(since: $0) }, tick: {}) }
+        // A command that reads other subcollections from config.json than the watch watches gets no token.
+        let otherLayout = socketA.ask(since: first, layout: "reviews")
+        #expect(otherLayout?.token == nil && otherLayout?.problem?.contains("restart it") == true, "\(String(describing: otherLayout))")
         // A token that is not one, or of another run, is never vouched for.
-        #expect(socketA.ask(since: ChangeJournal.Token(instance: first.instance + 1, sequence: 0))?.answer == .cannotVouch(.told(ChangeJournal.Reason.unknownToken.description)))
+        #expect(socketA.ask(since: ChangeJournal.Token(instance: first.instance + 1, sequence: 0), layout: "")?.answer == .cannotVouch(.told(ChangeJournal.Reason.unknownToken.description)))
         server.stop()
         #expect(!FileManager.default.fileExists(atPath: socketA.path), "the socket is removed when the watcher stops")
-        #expect(socketA.ask(since: first) == nil)
+        #expect(socketA.ask(since: first, layout: "") == nil)
+    }
+
+    /// The collection's folder moved away (with the folder above it) and a
+    /// copy put in its place: the path leads elsewhere now, and the watch
+    /// never vouches for the copy with what it saw of the original.
+    @Test func aCollectionMovedAwayIsNotVouchedFor() async throws {
+        let scratch = try ScratchDirectory()
+        try FileManager.default.createDirectory(atPath: scratch.path + "/p", withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: Fixtures.root + "/collections/sample", toPath: scratch.path + "/p/c")
+        let root = scratch.path + "/p/c"
+        let collection = try CollectionDirectory.open(searchingFrom: root)
+        let socket = try WatcherSocket.forCollection(root: root, environment: Self.environment(scratch.path + "/w"), create: true)
+        let watch = FolderWatch(root: root, subcollections: collection.rules.subcollections)
+        let server = try WatchServer(socket: socket, layout: watch.layout, answer: { watch.ask(since: $0) }, tick: { watch.drain() })
+        defer { server.stop() }
+        try await Task.sleep(for: .milliseconds(250))
+        _ = try await collection.status(remote: nil, watcher: socket)
+        let answered = try await collection.status(remote: nil, watcher: socket)
+        #expect(answered.watcherNote?.hasPrefix("the watcher vouched") == true, "\(answered.watcherNote ?? "")")
+        try FileManager.default.moveItem(atPath: scratch.path + "/p", toPath: scratch.path + "/p-old")
+        try FileManager.default.copyItem(atPath: scratch.path + "/p-old", toPath: scratch.path + "/p")
+        try await Task.sleep(for: .milliseconds(250))
+        _ = try await collection.status(remote: nil, watcher: socket)
+        try FileManager.default.removeItem(atPath: root + "/dune.json")
+        try "{}".write(toFile: root + "/new.json", atomically: false, encoding: .utf8)
+        let watched = try await collection.status(remote: nil, watcher: socket)
+        let full = try await collection.status(remote: nil, watcher: nil)
+        #expect(watched.records == full.records && watched.recordCount == full.recordCount, "\(watched.records) vs \(full.records)")
     }
 
     /// A scan record that is damaged, or whose token is of no running
@@ -96,7 +127,7 @@ import BooksyncTestSupport
         let collection = try CollectionDirectory.open(searchingFrom: root)
         let socket = try WatcherSocket.forCollection(root: root, environment: Self.environment(scratch.path + "/w"), create: true)
         let watch = FolderWatch(root: root, subcollections: collection.rules.subcollections)
-        let server = try WatchServer(socket: socket, answer: { watch.ask(since: $0) }, tick: { watch.drain() })
+        let server = try WatchServer(socket: socket, layout: watch.layout, answer: { watch.ask(since: $0) }, tick: { watch.drain() })
         defer { server.stop() }
         try FileSystem.writeAtomically(planted, to: socket.scanRecordPath)
         // The copied manifest's stamp is believed only once it is older than the stat cache's racy margin.
