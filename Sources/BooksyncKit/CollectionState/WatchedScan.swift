@@ -18,6 +18,11 @@ struct WatchedScan: Equatable {
         let unusable: Bool
         /// Whether the file was there (false for a record deleted locally).
         let present: Bool
+        /// A clean record file listed because it has other hard links.
+        var linked = false
+        /// Why an unusable name cannot be a record, as the scan said it (a
+        /// folder's reason cannot be worked out again from its name alone).
+        var message = ""
     }
 
     /// The watcher's token from before the scan started.
@@ -41,7 +46,9 @@ struct WatchedScan: Equatable {
     func encoded() -> [UInt8] {
         var fields = [Self.magic, token.description, manifest, manifestStamp.text, canonicalManifest ? "1" : "0", fingerprint,
                       String(recordCount)]
-        for file in differing { fields += [(file.unusable ? "u" : "r") + (file.present ? "1" : "0"), file.fileName] }
+        for file in differing {
+            fields += [(file.unusable ? "u" : file.linked ? "l" : "r") + (file.present ? "1" : "0"), file.fileName, file.message]
+        }
         var out: [UInt8] = []
         for field in fields {
             out += field.utf8
@@ -54,15 +61,16 @@ struct WatchedScan: Equatable {
     static func decode(_ bytes: [UInt8]) -> WatchedScan? {
         var fields = bytes.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
         guard fields.count >= 8, fields.removeLast().isEmpty, fields[0] == magic, let token = ChangeJournal.Token(fields[1]),
-              let count = Int(fields[6]), (fields.count - 7) % 2 == 0
+              let count = Int(fields[6]), (fields.count - 7) % 3 == 0
         else { return nil }
         var differing: [Differing] = []
         var i = 7
         while i < fields.count {
             let kind = fields[i]
-            guard kind.utf8.count == 2, let first = kind.first, "ur".contains(first), kind.last == "1" || kind.last == "0" else { return nil }
-            differing.append(Differing(fileName: fields[i + 1], unusable: first == "u", present: kind.last == "1"))
-            i += 2
+            guard kind.utf8.count == 2, let first = kind.first, "url".contains(first), kind.last == "1" || kind.last == "0" else { return nil }
+            differing.append(Differing(fileName: fields[i + 1], unusable: first == "u", present: kind.last == "1", linked: first == "l",
+                                       message: fields[i + 2]))
+            i += 3
         }
         return WatchedScan(token: token, manifest: fields[2], manifestStamp: FileStamp(text: fields[3]), canonicalManifest: fields[4] == "1",
                            fingerprint: fields[5], recordCount: count, differing: differing)

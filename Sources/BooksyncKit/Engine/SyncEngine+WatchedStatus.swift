@@ -70,13 +70,13 @@ extension CollectionDirectory {
         for file in status.unusableFiles {
             // A name that is not UTF-8 was listed with U+FFFD in it: no path spells it to look at it again.
             guard !file.fileName.contains("/"), !file.fileName.unicodeScalars.contains("\u{FFFD}") else { return }
-            differing.append(WatchedScan.Differing(fileName: file.fileName, unusable: true, present: true))
+            differing.append(WatchedScan.Differing(fileName: file.fileName, unusable: true, present: true, message: file.message))
         }
         // A record file with another hard link can be written through that
         // name, outside the watched folders, which raises no event here: it is
         // looked at again by every status, as if it differed.
         for fileName in linkedFiles where !differing.contains(where: { $0.fileName == fileName }) {
-            differing.append(WatchedScan.Differing(fileName: fileName, unusable: false, present: true))
+            differing.append(WatchedScan.Differing(fileName: fileName, unusable: false, present: true, linked: true))
         }
         guard differing.count <= WatchedScan.maximumDiffering, manifestStamp.isKnown else { return }
         let record = WatchedScan(token: token, manifest: paths.manifest, manifestStamp: manifestStamp, canonicalManifest: canonicalManifest,
@@ -95,15 +95,19 @@ extension CollectionDirectory {
     private func statusFromChanges(_ record: inout WatchedScan, changed: Set<String>,
                                    socket: WatcherSocket) -> Result<SyncStatus, WatchedStatusProblem> {
         var records: [String: RecordID] = [:]
-        var unusable: Set<String> = []
+        /// Unusable names, with the scan's reason when the record has it.
+        var unusable: [String: String] = [:]
         var presentBefore: [String: Bool] = [:]
+        /// Record files the scan found with other hard links.
+        var knownLinked: Set<String> = []
         let collectionFolders = Set(rules.subcollections.entries.flatMap { $0.segments.map(RecordID.folderName(ofCollection:)) })
         for file in record.differing {
             if file.unusable {
-                unusable.insert(file.fileName)
+                unusable[file.fileName] = file.message
             } else if let id = try? RecordID.fromRelativePath(file.fileName, subcollections: rules.subcollections) {
                 records[file.fileName] = id
                 presentBefore[file.fileName] = file.present
+                if file.linked { knownLinked.insert(file.fileName) }
             } else {
                 return .failure(WatchedStatusProblem(reason: "the last scan's record names a file that is not a record's"))
             }
@@ -122,6 +126,10 @@ extension CollectionDirectory {
                     if collectionFolders.contains(FileSystem.split(path).name) {
                         return .failure(WatchedStatusProblem(reason: "'\(path)' is where a subcollection folder belongs"))
                     }
+                    // Another name for a record file's bytes (ln dune.json x): its writes raise events under this name only.
+                    if let stat = try? FileSystem.stat(paths.root + "/" + path), stat.isRegularFile, stat.linkCount > 1 {
+                        return .failure(WatchedStatusProblem(reason: "'\(path)' has other hard links"))
+                    }
                     continue
                 }
                 records[path] = id
@@ -129,7 +137,7 @@ extension CollectionDirectory {
                 guard !path.contains("/") else {
                     return .failure(WatchedStatusProblem(reason: "'\(path)' changed, and only a full scan can say what it is"))
                 }
-                unusable.insert(path)
+                if unusable[path] == nil { unusable[path] = "" }
             }
         }
         guard records.count + unusable.count <= Self.maximumWatchedFiles else {
@@ -160,8 +168,12 @@ extension CollectionDirectory {
             case .absent: base = nil
             case .unknown: return .failure(WatchedStatusProblem(reason: "the manifest is not as booksync writes it, so it is read whole"))
             }
-            guard let local = lookAgain(fileName, id: id) else {
+            guard let (local, linked) = lookAgain(fileName, id: id) else {
                 return .failure(WatchedStatusProblem(reason: "'\(fileName)' could not be looked at alone"))
+            }
+            // A new hard link: the scan finds which other record files share its bytes.
+            if linked, !knownLinked.contains(fileName) {
+                return .failure(WatchedStatusProblem(reason: "'\(fileName)' has other hard links"))
             }
             if local != .absent { filesRead += 1 }
             recordCount += (local == .absent ? 0 : 1) - ((presentBefore[fileName] ?? (base != nil)) ? 1 : 0)
@@ -170,9 +182,11 @@ extension CollectionDirectory {
         }
         statuses.sort { $0.id < $1.id }
         var unusableFiles: [UnusableFile] = []
-        for name in unusable where FileSystem.exists(paths.root + "/" + name) {
+        for (name, said) in unusable where FileSystem.exists(paths.root + "/" + name) {
             do {
                 _ = try RecordID.fromFileName(name)
+                // Not a record file's name (a folder the walk could not take): as the scan said.
+                if !said.isEmpty { unusableFiles.append(UnusableFile(fileName: name, message: said)) }
             } catch {
                 unusableFiles.append(UnusableFile(fileName: name, message: error.message))
             }
@@ -183,19 +197,20 @@ extension CollectionDirectory {
     }
 
     /// The record file at `fileName` looked at as the scan looks at it (a
-    /// link or a folder is an invalid record); nil when a folder on its way
-    /// is not a plain folder, which only the full scan judges.
-    private func lookAgain(_ fileName: String, id: RecordID) -> LocalVersion? {
+    /// link or a folder is an invalid record), and whether it has other hard
+    /// links; nil when a folder on its way is not a plain folder, which only
+    /// the full scan judges.
+    private func lookAgain(_ fileName: String, id: RecordID) -> (LocalVersion, linked: Bool)? {
         let (folder, leaf) = fileName.contains("/") ? FileSystem.split(fileName) : ("", fileName)
         let directory = FileSystem.openFolderWithoutLinks(root: paths.root, folder)
-        guard directory >= 0 else { return -directory == ENOENT ? .absent : nil }
+        guard directory >= 0 else { return -directory == ENOENT ? (.absent, false) : nil }
         defer { FileSystem.closeDirectory(directory) }
         let candidate = LocalScanner.Candidate(name: fileName, id: id, cached: nil, directory: directory, leaf: leaf)
         switch LocalScanner.examine(root: paths.root, candidate: candidate, cacheStartedAt: nil, knownHash: nil, rules: rules,
                                     keepRecord: { _ in false }) {
-        case .valid(let hash, _, _, _, _): return .present(hash: hash)
-        case .invalid(let diagnostics, _): return .invalid(diagnostics)
-        case .vanished: return .absent
+        case .valid(let hash, _, _, _, let linked): return (.present(hash: hash), linked)
+        case .invalid(let diagnostics, _): return (.invalid(diagnostics), false)
+        case .vanished: return (.absent, false)
         }
     }
 }

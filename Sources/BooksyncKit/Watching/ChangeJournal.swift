@@ -59,6 +59,8 @@ package struct ChangeJournal: Sendable {
         case rootMoved
         /// A file whose name is not UTF-8 changed: only a full scan reads such names.
         case undecodableName
+        /// Something was mounted or unmounted: what is under a watched path may not be what was watched.
+        case mountsChanged
 
         package var description: String {
             switch self {
@@ -72,6 +74,7 @@ package struct ChangeJournal: Sendable {
             case .told(let reason): reason
             case .rootMoved: "the collection's folder was moved or replaced, or something was mounted over it"
             case .undecodableName: "a file whose name is not UTF-8 changed"
+            case .mountsChanged: "something was mounted or unmounted"
             }
         }
     }

@@ -1,6 +1,7 @@
 #if os(Linux)
 import BooksyncCore
 import Synchronization
+import Glibc
 
 /// The collection's folders under inotify, shared by everyone who asks what
 /// changed: a live sync's rounds (`InotifyChangeFeed`) and the status
@@ -17,6 +18,11 @@ package final class FolderWatch: Sendable {
         var watcher: InotifyWatcher?
         /// The device and inode of the folder the root's path led to when it was watched.
         var rootIdentity: FileIdentity?
+        /// `/proc/self/mountinfo`, read to its end when the folders were
+        /// watched: `poll` reports `POLLPRI` once anything is mounted or
+        /// unmounted (a mount over a watched folder or file hides what was
+        /// watched, and raises no event).
+        var mounts: Int32 = -1
         var run: UInt64
         /// The last token checked for lost events and new folders.
         var checked: ChangeJournal.Token?
@@ -43,6 +49,12 @@ package final class FolderWatch: Sendable {
         // earlier watcher process is not taken for one of this process.
         state = Mutex(State(run: UInt64.random(in: 1...(UInt64.max >> 16)) << 8))
         state.withLock { _ = Self.rewatch(&$0, root: self.root, subcollections: subcollections) }
+    }
+
+    deinit {
+        state.withLock { state in
+            if state.mounts >= 0 { close(state.mounts) }
+        }
     }
 
     /// Whether a change to the folder `path` can change what a scan finds (`WatchedFolders.folderMatters`).
@@ -83,6 +95,13 @@ package final class FolderWatch: Sendable {
             end(&state, run: watcher.journal.token.instance, reason: .rootMoved)
             return
         }
+        if state.mounts >= 0 {
+            var event = pollfd(fd: state.mounts, events: Int16(POLLPRI), revents: 0)
+            if poll(&event, 1, 0) > 0, event.revents & Int16(POLLPRI | POLLERR) != 0 {
+                end(&state, run: watcher.journal.token.instance, reason: .mountsChanged)
+                return
+            }
+        }
         watcher.drain()
         let since = state.checked ?? watcher.journal.token
         var reason: ChangeJournal.Reason?
@@ -114,14 +133,19 @@ package final class FolderWatch: Sendable {
     @discardableResult
     private static func rewatch(_ state: inout State, root: String, subcollections: Subcollections) -> Bool {
         state.watcher = nil
-        if let problem = unwatchableFileSystem(root) {
-            state.problem = problem
-            return false
-        }
+        if state.mounts >= 0 { close(state.mounts) }
+        state.mounts = openMounts()
         for _ in 0..<5 {
             state.run += 1
             let identity = FileIdentity(path: root)
             let folders = WatchedFolders.list(root: root, subcollections: subcollections)
+            // The root's file system, and that of any folder mounted below it.
+            for folder in folders where folder.isEmpty || FileIdentity(path: root + "/" + folder)?.device != identity?.device {
+                if let problem = unwatchableFileSystem(folder.isEmpty ? root : root + "/" + folder) {
+                    state.problem = problem
+                    return false
+                }
+            }
             do {
                 let fresh = try InotifyWatcher(root: root, folders: folders, instance: state.run)
                 guard WatchedFolders.list(root: root, subcollections: subcollections) == folders, FileIdentity(path: root) == identity else {
@@ -141,15 +165,25 @@ package final class FolderWatch: Sendable {
         return false
     }
 
-    /// Why `root` cannot be watched for changes: on a network or FUSE file
+    /// `/proc/self/mountinfo` opened and read to its end (so only later
+    /// changes raise `POLLPRI`); -1 without `/proc`.
+    private static func openMounts() -> Int32 {
+        let fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return -1 }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
+        return fd
+    }
+
+    /// Why `folder` cannot be watched for changes: on a network or FUSE file
     /// system a change made by another machine (or process behind the file
     /// system) raises no inotify event, as git's fsmonitor also refuses them.
-    private static func unwatchableFileSystem(_ root: String) -> String? {
-        guard let type = LibcShims.fileSystemType(root) else { return nil }
+    private static func unwatchableFileSystem(_ folder: String) -> String? {
+        guard let type = LibcShims.fileSystemType(folder) else { return nil }
         let kinds: [Int: String] = [0x6969: "NFS", 0x517B: "SMB", 0xFF53_4D42: "CIFS", 0xFE53_4D42: "SMB2", 0x6573_5546: "FUSE",
                                     0x0102_1997: "9P", 0x00C3_6400: "Ceph", 0x0BD0_0BD0: "Lustre", 0x7461_636F: "OCFS2", 0x1373: "devfs"]
         guard let kind = kinds[Int(UInt32(truncatingIfNeeded: type))] else { return nil }
-        return "the collection is on a \(kind) file system, where a change made elsewhere raises no event"
+        return "'\(folder)' is on a \(kind) file system, where a change made elsewhere raises no event"
     }
 }
 #endif
