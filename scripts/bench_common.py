@@ -8,6 +8,7 @@ import json
 import os
 import re
 import select
+import signal
 import statistics
 import subprocess
 import sys
@@ -84,6 +85,30 @@ def run(cmd, cwd=None, env=None, timeout=COMMAND_TIMEOUT, ok=(0,), rss=False):
         raise SystemExit("bench: command failed (exit %d): %s\n%s%s" % (
             result.rc, " ".join(cmd), result.out[-2000:], result.err[-2000:]))
     return result
+
+
+def peak_rss_kb(pid):
+    """VmHWM of a running process (its peak resident set so far), in KiB."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def interrupt(process, timeout):
+    """Stops a running command as Ctrl-C does (SIGINT), killing it if it has not ended within `timeout` seconds."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
 
 
 def load_average():

@@ -5,11 +5,10 @@ import os
 import re
 import time
 
-import signal
 import subprocess
 
-from bench_common import (GIT_ENV, MAKE_COLLECTION, PY, RACY_WAIT, Row, changed_ids, edit_rating, fmt_ratio, fmt_time, run,
-                          touch_all, write_manifest)
+from bench_common import (GIT_ENV, MAKE_COLLECTION, PY, RACY_WAIT, Row, changed_ids, edit_rating, fmt_ratio, fmt_time, interrupt,
+                          peak_rss_kb, run, touch_all, write_manifest)
 
 
 class LocalScenarios:
@@ -117,17 +116,11 @@ class LocalScenarios:
             self.local_pair(n, "status --offline, 10 edited, watcher running", status, lambda: None, ten,
                             "git status --porcelain", git_status, genv, lambda: None, git_ten,
                             "git", 0.05, "status --offline with the watcher, 10 edited", env=env, absolute=0.050)
-            with open("/proc/%d/status" % watch.pid) as f:
-                peak = next((int(line.split()[1]) for line in f if line.startswith("VmHWM:")), 0) / 1024
+            peak = (peak_rss_kb(watch.pid) or 0) / 1024
             self.target("peak RSS of watch --no-sync on %s records ≤ 150 MB" % "{:,}".format(n), "%.1f MB" % peak, peak <= 150,
                         applies=(n >= 100_000))
         finally:
-            watch.send_signal(signal.SIGINT)
-            try:
-                watch.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                watch.kill()
-                watch.wait(timeout=10)
+            interrupt(watch, timeout=30)
             log.close()
 
     def local_pair(self, n, title, bs_cmd, bs_prep, bs_check, ref_label, ref_cmd, ref_env, ref_prep, ref_check,

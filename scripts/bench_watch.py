@@ -15,12 +15,11 @@ proxy, and
 import http.client
 import json
 import os
-import signal
 import statistics
 import subprocess
 import time
 
-from bench_common import MAKE_COLLECTION, PY, emulator_request, run
+from bench_common import MAKE_COLLECTION, PY, emulator_request, interrupt, peak_rss_kb, run
 
 POLL_SECONDS = 1
 APP_WRITES = 20
@@ -29,18 +28,6 @@ APP_WRITES = 20
 def percentile(values, fraction):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
-
-
-def peak_rss_kb(pid):
-    """VmHWM of a running process (its peak resident set so far), in KiB."""
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
 
 
 class WatchScenarios:
@@ -188,13 +175,7 @@ class WatchScenarios:
             self.target("watch: peak RSS of a watch over %d records ≤ 150 MB" % records, "%.1f MB" % (peak / 1024.0),
                         0 < peak <= 150 * 1024)
         finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGINT)
-                try:
-                    process.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait(timeout=10)
+            interrupt(process, timeout=60)
             self.retarget(directory, self.proxy.host, self.host)
         with open(out_path) as f:
             lines = [json.loads(line) for line in f if line.strip()]

@@ -92,16 +92,14 @@ enum WatchCommand: Subcommand {
         let printer = WatchPrinter(context: context, collection: collection, json: arguments.has(.json))
         let watch = FolderWatch(root: collection.paths.root, subcollections: collection.rules.subcollections)
         if let problem = watch.ask(since: nil).problem { throw BooksyncError.invalidArgument("cannot watch for status: \(problem)") }
-        let socket: WatcherSocket
         let server: WatchServer
         do {
-            socket = try WatcherSocket.forCollection(root: collection.paths.root, environment: context.environment, create: true)
-            server = try WatchServer(socket: socket, layout: watch.layout, answer: { watch.ask(since: $0) }, tick: { watch.drain() })
+            server = try WatchServer.serving(watch, environment: context.environment)
         } catch {
             throw BooksyncError.invalidArgument("cannot watch for status: \(error.description)")
         }
         defer { server.stop() }
-        printer.startedForStatus(socket: socket.path)
+        printer.startedForStatus(socket: server.socket.path)
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(3600))
         }
@@ -116,8 +114,7 @@ enum WatchCommand: Subcommand {
     /// Lets status ask `watch` what changed; nil (said with --verbose) when it cannot.
     static func serve(_ watch: FolderWatch, context: CommandContext, printer: WatchPrinter) -> WatchServer? {
         do {
-            let socket = try WatcherSocket.forCollection(root: watch.root, environment: context.environment, create: true)
-            return try WatchServer(socket: socket, layout: watch.layout, answer: { watch.ask(since: $0) }, tick: { watch.drain() })
+            return try WatchServer.serving(watch, environment: context.environment)
         } catch {
             printer.notServing(error.description)
             return nil

@@ -23,24 +23,18 @@ extension CollectionDirectory {
         guard remote == nil, scope.isEverything, let watcher else {
             return try await scannedStatus(remote: remote, fullListing: fullListing, scope: scope, progress: progress).status
         }
-        let token: ChangeJournal.Token
-        let reason: String
+        let (token, reason): (ChangeJournal.Token?, String)
         switch watchedStatus(watcher) {
-        case .answered(let status):
-            return status
-        case .scan(nil, let why):
-            var status = try await scannedStatus(remote: nil, fullListing: false, scope: scope, progress: progress).status
-            status.watcherNote = why
-            return status
-        case .scan(let fresh?, let why):
-            token = fresh
-            reason = why
+        case .answered(let status): return status
+        case .scan(let fresh, let why): (token, reason) = (fresh, why)
         }
         // The stamp before anything is read: a manifest written meanwhile
         // has another, and the record is not believed.
         let stamp = manifestStamp()
         var (status, canonical, linked) = try await scannedStatus(remote: nil, fullListing: false, scope: scope, progress: progress)
-        recordWatchedScan(status, linkedFiles: linked, token: token, socket: watcher, manifestStamp: stamp, canonicalManifest: canonical)
+        if let token {
+            recordWatchedScan(status, linkedFiles: linked, token: token, socket: watcher, manifestStamp: stamp, canonicalManifest: canonical)
+        }
         status.watcherNote = reason
         return status
     }

@@ -32,7 +32,9 @@ extension CollectionDirectory {
     /// The status from the watcher's answer, or why a full scan is needed.
     func watchedStatus(_ socket: WatcherSocket) -> WatchedOutcome {
         let record = (try? FileSystem.readFile(socket.scanRecordPath)).flatMap(WatchedScan.decode)
-        guard let reply = socket.ask(since: record?.token, layout: WatcherMessages.layout(rules.subcollections)) else { return .scan(token: nil, reason: "no watcher answers for this collection") }
+        guard let reply = socket.ask(since: record?.token, layout: WatcherMessages.layout(rules.subcollections)) else {
+            return .scan(token: nil, reason: "no watcher answers for this collection")
+        }
         guard let token = reply.token else { return .scan(token: nil, reason: "the watcher is not watching: \(reply.problem ?? "")") }
         guard var record else { return .scan(token: token, reason: "the watcher has no earlier scan to start from") }
         guard case .changed(let changed)? = reply.answer else {

@@ -30,7 +30,7 @@ package struct LocalScan: Sendable {
     /// Subcollection folders holding booksync's temporary files (`SubcollectionWalker.foldersWithTemporaries`).
     var foldersWithTemporaries: [String] = []
     /// Valid record files with more than one hard link (a watched status
-    /// looks at them every time), up to `LocalScanner.maximumLinkedFiles` + 1.
+    /// looks at them every time), up to one more than `WatchedScan.maximumDiffering`.
     var linkedFiles: [String] = []
 }
 
@@ -72,9 +72,6 @@ struct LocalScanner: Sendable {
     static let maximumKeptRecords = 500
     /// Names listed and examined at a time.
     static let batchSize = 8192
-
-    /// Linked files listed at most (`LocalScan.linkedFiles`); one more means too many to look at each time.
-    static let maximumLinkedFiles = 10_000
 
     enum Outcome: Sendable {
         /// `linked`: the file has other hard links.
@@ -174,7 +171,7 @@ struct LocalScanner: Sendable {
                 tally.candidates += 1
                 switch result.outcome {
                 case .valid(let hash, var entry, let read, let record, let linked):
-                    if linked, linkedFiles.count <= Self.maximumLinkedFiles { linkedFiles.append(candidate.name) }
+                    if linked, linkedFiles.count <= WatchedScan.maximumDiffering { linkedFiles.append(candidate.name) }
                     let matchesBase = result.baseHash == hash
                     files.set(candidate.id, .valid(hash: hash), baseSlot: result.baseSlot, clean: matchesBase)
                     if let record, changedRecords.count < Self.maximumKeptRecords { changedRecords[candidate.id] = record }

@@ -181,7 +181,7 @@ package final class FolderWatch: Sendable {
     private static func unwatchableFileSystem(_ folder: String) -> String? {
         guard let type = LibcShims.fileSystemType(folder) else { return nil }
         let kinds: [Int: String] = [0x6969: "NFS", 0x517B: "SMB", 0xFF53_4D42: "CIFS", 0xFE53_4D42: "SMB2", 0x6573_5546: "FUSE",
-                                    0x0102_1997: "9P", 0x00C3_6400: "Ceph", 0x0BD0_0BD0: "Lustre", 0x7461_636F: "OCFS2", 0x1373: "devfs"]
+                                    0x0102_1997: "9P", 0x00C3_6400: "Ceph", 0x0BD0_0BD0: "Lustre", 0x7461_636F: "OCFS2"]
         guard let kind = kinds[Int(UInt32(truncatingIfNeeded: type))] else { return nil }
         return "'\(folder)' is on a \(kind) file system, where a change made elsewhere raises no event"
     }

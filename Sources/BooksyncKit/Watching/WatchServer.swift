@@ -100,3 +100,14 @@ package final class WatchServer: Sendable {
         _ = WatcherSocket.sendAll(WatcherMessages.answer(root: socket.root, answer(token)), to: client)
     }
 }
+
+#if os(Linux)
+extension WatchServer {
+    /// Answers for `watch` on its collection's socket (`WatcherSocket`), draining it between questions.
+    /// - Throws: `WatcherSocket.Problem` as `init` and `WatcherSocket.forCollection` do.
+    package static func serving(_ watch: FolderWatch, environment: [String: String]) throws(WatcherSocket.Problem) -> WatchServer {
+        let socket = try WatcherSocket.forCollection(root: watch.root, environment: environment, create: true)
+        return try WatchServer(socket: socket, layout: watch.layout, answer: { watch.ask(since: $0) }, tick: { watch.drain() })
+    }
+}
+#endif

@@ -85,25 +85,20 @@ package struct WatcherSocket: Sendable, Equatable {
     }
 
     /// Asks the watcher what changed since `token` (nil: only the token for
-    /// now). Nil when no watcher answers within `timeoutMilliseconds`, when the
+    /// now). Nil when no watcher answers within 2 s, when the
     /// one that answers runs as another user, or when its answer is not about
     /// this collection: the caller then scans everything.
-    package func ask(since token: ChangeJournal.Token?, layout: String, timeoutMilliseconds: Int32 = 2000) -> WatcherReply? {
+    package func ask(since token: ChangeJournal.Token?, layout: String) -> WatcherReply? {
         let fd = Self.newSocket()
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        Self.setTimeouts(fd, milliseconds: timeoutMilliseconds)
+        Self.setTimeouts(fd, milliseconds: 2000)
         guard Self.withAddress(path, { connect(fd, $0, $1) }) == 0, Self.peerIsSelf(fd) else { return nil }
         let question = WatcherMessages.question(root: root, layout: layout, since: token)
         guard Self.sendAll(question, to: fd), shutdown(fd, Int32(SHUT_WR)) == 0,
               let bytes = Self.readAll(fd, limit: WatcherMessages.maximumAnswerBytes)
         else { return nil }
         return WatcherMessages.parseAnswer(bytes, root: root)
-    }
-
-    /// Whether a watcher answers on the socket now (whatever it watches).
-    package func isAnswered() -> Bool {
-        ask(since: nil, layout: "", timeoutMilliseconds: 500) != nil
     }
 
     static func newSocket() -> Int32 {
