@@ -18,6 +18,12 @@ Each trial uses a fresh Firestore project on the emulator at --host:
               watched (`booksync watch --interval 0.5`), which pushes them;
               the watch is killed with SIGKILL at a random moment, then
               `push` finishes what it had not.
+  app-pull, app-clone, app-watch trials: a pull, clone or watch applying
+              a change to every document is stopped by SIGKILL, SIGTERM or
+              SIGHUP; an app then sets documents back, edits them, deletes
+              and restores them, and `sync` runs: no stale value is pushed
+              over the app's and no untouched file becomes a conflict
+              (scripts/chaos_app_writes.py).
 After each trial:
   - the rerun exits 0 and reports no conflict and no "remote changed" line
     (a write whose answer was lost must be recognised, not reported);
@@ -51,11 +57,12 @@ import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import chaos_app_writes  # noqa: E402
 import chaos_resolve  # noqa: E402
 import chaos_subcollections  # noqa: E402
 
 # The commands killed, in turn.
-KINDS = ["push", "pull", "resolve", "watch"]
+KINDS = ["push", "pull", "resolve", "watch"] + ["app-" + c for c in chaos_app_writes.COMMANDS]
 
 # `init` options of every directory of a run: --subcollections adds reviews.
 INIT_OPTIONS = []
@@ -189,6 +196,13 @@ def problems_after(bin_path, directory, host, project, scratch, synced_through=N
 
 
 def trial(index, kind, args, scratch, rng):
+    if kind.startswith("app-"):
+        problems, killed = chaos_app_writes.trial(sys.modules[__name__], index, kind[4:], args, scratch, rng)
+        print("trial %3d %-9s %s: %s" % (index, kind, "stopped mid-command" if killed else "(finished first)",
+                                          "ok" if not problems else "FAILED"), flush=True)
+        for p in problems:
+            print("    " + p, flush=True)
+        return problems, killed
     project = "chaos-%d-%s" % (index, uuid.uuid4().hex[:12])  # never reused, even with the same seed
     directory = os.path.join(scratch, "trial-%d" % index)
     os.makedirs(directory)
@@ -287,6 +301,8 @@ def main():
             args.window = max(0.05, timings[-1])
         # Each kind aims its kills on its own: resolve is quicker than a push.
         kinds = [kind for kind in args.kinds.split(",") if kind in KINDS] or KINDS
+        if INIT_OPTIONS:  # the app's writes are aimed at books alone
+            kinds = [kind for kind in kinds if not kind.startswith("app-")]
         args.windows = {kind: args.window for kind in kinds}
         print("chaos: seed %d, %d trials of %d records%s, kills within %.2fs" % (
             args.seed, args.trials, args.records, " with reviews" if INIT_OPTIONS else "", args.window), flush=True)

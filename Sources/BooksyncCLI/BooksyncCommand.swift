@@ -359,26 +359,45 @@ enum PathDisplay {
 extension BooksyncCommand {
     /// Runs booksync as a process: the real environment, working directory and terminal.
     ///
-    /// Ctrl-C cancels the running command instead of killing the process: the
-    /// command stops at the next record or batch, records what it finished, and
-    /// exits 130. A second Ctrl-C ends the process at once (booksync's files
-    /// are replaced atomically, so even that leaves no partial record).
+    /// Ctrl-C (SIGINT), SIGTERM (`kill`, `timeout`, a cancelled CI job,
+    /// `systemctl stop`) and SIGHUP (the terminal closed) cancel the running
+    /// command instead of killing the process: the command stops at the next
+    /// record or batch, records what it finished, and exits 128 + the signal's
+    /// number (130, 143, 129), as shells report a death by that signal. A
+    /// second signal ends the process at once (booksync's files are replaced
+    /// atomically and a pull journals its writes first, so even that leaves no
+    /// partial record and nothing the next command mistakes for an edit).
     package static func main(_ arguments: [String], network: NetworkAccess) async -> Int32 {
         let environment = ProcessEnvironment.variables()
-        let interrupted = Atomic<Bool>(false)
+        let stoppedBy = Atomic<Int32>(0)
         let task = Task {
             await run(arguments, environment: environment, currentDirectory: FileSystem.currentDirectory(), network: network)
         }
-        signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        source.setEventHandler {
-            interrupted.store(true, ordering: .relaxed)
-            signal(SIGINT, SIG_DFL)
-            task.cancel()
+        let sources = stoppingSignals.map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                _ = stoppedBy.compareExchange(expected: 0, desired: number, ordering: .relaxed)
+                // The next one ends the process: at its default, and unblocked in
+                // this thread (the helper starts with them blocked, see `NetworkAccess`).
+                var stopping = sigset_t()
+                sigemptyset(&stopping)
+                for other in stoppingSignals {
+                    signal(other, SIG_DFL)
+                    sigaddset(&stopping, other)
+                }
+                pthread_sigmask(SIG_UNBLOCK, &stopping, nil)
+                task.cancel()
+            }
+            source.resume()
+            return source
         }
-        source.resume()
         let status = await task.value
-        source.cancel()
-        return interrupted.load(ordering: .relaxed) ? ExitCode.interrupted.rawValue : status
+        for source in sources { source.cancel() }
+        let signalNumber = stoppedBy.load(ordering: .relaxed)
+        return signalNumber == 0 ? status : 128 + signalNumber
     }
+
+    /// The signals that stop a command at the next record instead of at once.
+    static let stoppingSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
 }

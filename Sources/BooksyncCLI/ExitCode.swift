@@ -14,7 +14,8 @@ package enum ExitCode: Int32, Sendable {
     /// Refused by a safety rail (mass delete, lock held by a live process, a
     /// symbolic link or other non-regular file where booksync keeps its state).
     case refused = 4
-    /// Interrupted by SIGINT, as shells report it.
+    /// Interrupted by SIGINT, as shells report it (SIGTERM and SIGHUP
+    /// give 143 and 129: 128 + the signal, see `BooksyncCommand.main`).
     case interrupted = 130
 }
 

@@ -37,12 +37,18 @@ extension NetworkAccess {
         guard FileSystem.exists(path) else {
             return .remote(.configuration("\(path) is missing: remote commands run through it; install it beside booksync"))
         }
-        // The helper starts as a fresh process would: no signal blocked (this
-        // runs on a worker thread, which blocks some) and Ctrl-C at its default.
-        var nothingBlocked = sigset_t()
-        sigemptyset(&nothingBlocked)
-        pthread_sigmask(SIG_SETMASK, &nothingBlocked, nil)
-        signal(SIGINT, SIG_DFL)
+        // The helper starts as a fresh process would (this runs on a worker
+        // thread, which blocks some signals), every signal at its default,
+        // except that the stopping signals stay blocked across the exec: one
+        // sent while the helper starts waits until its `main` listens for it,
+        // instead of killing it before it can stop cleanly.
+        var stopping = sigset_t()
+        sigemptyset(&stopping)
+        for number in BooksyncCommand.stoppingSignals { sigaddset(&stopping, number) }
+        pthread_sigmask(SIG_SETMASK, &stopping, nil)
+        for number in BooksyncCommand.stoppingSignals { signal(number, SIG_DFL) }
+        // Stopped just now (the signal came before the mask): do not start the helper.
+        if Task.isCancelled { return .interrupted }
         let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         execve(path, argv, envp)

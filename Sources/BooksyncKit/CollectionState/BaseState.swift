@@ -36,6 +36,12 @@ struct BaseState {
     /// Records given a new base since the last save whose stored conflict,
     /// if any, that save settles.
     private var settledSinceSave: [RecordID] = []
+    /// Whether `journal` wrote entries that the next save makes redundant.
+    private var journaled = false
+    /// Whether the manifest on disk does not yet name the target this command
+    /// records against (a first pull): saved before anything is journaled, so
+    /// a replayed journal is never recorded against no target.
+    private var targetUnsaved: Bool
 
     /// `configFingerprint`: the config the recorded records were validated under,
     /// and `target`: the remote they are synced with (nil: keep the manifest's),
@@ -44,6 +50,7 @@ struct BaseState {
         self.copies = copies
         self.manifest = manifest
         self.manifest.configFingerprint = configFingerprint
+        targetUnsaved = target.map { $0 != manifest.target } ?? false
         if let target { self.manifest.target = target }
         let store = ConflictStore(paths: copies.paths)
         conflicts = FileSystem.exists(copies.paths.conflicts) ? store : nil
@@ -57,6 +64,21 @@ struct BaseState {
     /// Forgets a record both sides no longer have.
     mutating func forget(_ id: RecordID) {
         note(.forgotten(id))
+    }
+
+    /// Journals the record file writes and removals a pull is about to make
+    /// (`PullJournal`), before it makes them: a pull killed before the next
+    /// save then leaves files the next command can tell from local edits.
+    mutating func journal(_ entries: [PullJournal.Entry]) throws(BooksyncError) {
+        guard !entries.isEmpty else { return }
+        if targetUnsaved {
+            markChanged()
+            try save()
+        }
+        try BooksyncError.io { () throws(FileSystemError) in
+            try PullJournal(paths: copies.paths).append(entries)
+        }
+        journaled = true
     }
 
     /// Records how far the base now reflects the remote's change field (nil:
@@ -82,8 +104,14 @@ struct BaseState {
             try CollectionDirectory.writeManifest(manifest, to: copies.paths.manifest)
         }
         dirty = false
+        targetUnsaved = false
         lastSave = .now
         lastSaveDuration = lastSave - started
+        // The manifest now records everything journaled (see `PullJournal`).
+        if journaled {
+            PullJournal(paths: copies.paths).remove()
+            journaled = false
+        }
         // Only now that the manifest records their new base (see the type's comment).
         if let conflicts {
             for id in settledSinceSave { try? conflicts.clear(id) }
@@ -158,18 +186,11 @@ struct BaseState {
 
     /// Applies a change prepared by `copy` (or `.forgotten`) to the manifest.
     mutating func note(_ change: BaseChange) {
-        switch change {
-        case .none: return
-        case .recorded(let entry, let id, let line):
-            if manifest.entries[id] != nil { madeCopiesStale = true }
-            manifest.entries[id] = entry
-            pendingCopies += line
-            if conflicts != nil { settledSinceSave.append(id) }
-        case .forgotten(let id):
-            if manifest.entries[id] != nil { madeCopiesStale = true }
-            manifest.entries[id] = nil
-            if conflicts != nil { settledSinceSave.append(id) }
-        }
+        guard let id = change.id else { return }
+        if manifest.entries[id] != nil { madeCopiesStale = true }
+        change.apply(to: &manifest)
+        if case .recorded(_, _, let line) = change { pendingCopies += line }
+        if conflicts != nil { settledSinceSave.append(id) }
         dirty = true
     }
 }
@@ -179,6 +200,23 @@ enum BaseChange: Sendable {
     case none
     case recorded(BaseEntry, RecordID, packLine: [UInt8])
     case forgotten(RecordID)
+
+    /// The record it changes; nil for `.none`.
+    var id: RecordID? {
+        switch self {
+        case .none: nil
+        case .recorded(_, let id, _), .forgotten(let id): id
+        }
+    }
+
+    /// Sets or removes the record's manifest entry (the base copy is not written).
+    func apply(to manifest: inout Manifest) {
+        switch self {
+        case .none: return
+        case .recorded(let entry, let id, _): manifest.entries[id] = entry
+        case .forgotten(let id): manifest.entries[id] = nil
+        }
+    }
 
     var isForgotten: Bool {
         if case .forgotten = self { return true }

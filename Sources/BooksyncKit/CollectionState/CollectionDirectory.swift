@@ -118,6 +118,27 @@ public struct CollectionDirectory: Sendable {
     /// The base, and in `canonical` whether the file was exactly as
     /// booksync writes it (so `ManifestLookup` can search it later).
     func loadManifest(canonical isCanonical: inout Bool) throws(BooksyncError) -> Manifest {
+        try loadManifest(canonical: &isCanonical, replayingJournal: true)
+    }
+
+    /// The same; with `replayingJournal`, a pull journal left beside the
+    /// manifest (a pull runs, or was killed and no command has taken the lock
+    /// since) is applied to the returned base in memory, so that a reader
+    /// without the lock sees the files that pull wrote as the remote's, not as
+    /// edits. Such a base is not what the file says, so it is not canonical.
+    private func loadManifest(canonical isCanonical: inout Bool, replayingJournal: Bool) throws(BooksyncError) -> Manifest {
+        var manifest = try loadManifestFile(canonical: &isCanonical)
+        let journal = PullJournal(paths: paths)
+        guard replayingJournal, journal.exists else { return manifest }
+        let changes = journal.confirmedChanges(paths: paths, rules: rules)
+        guard !changes.isEmpty else { return manifest }
+        isCanonical = false
+        for change in changes { change.apply(to: &manifest) }
+        return manifest
+    }
+
+    /// The manifest file as it is.
+    private func loadManifestFile(canonical isCanonical: inout Bool) throws(BooksyncError) -> Manifest {
         isCanonical = false
         if let reader = LineBlockReader(path: paths.manifest) {
             var decoder = CanonicalManifestDecoder(expectedBytes: reader.fileSize, subcollections: rules.subcollections, otherPathIDs: .forgotten)
@@ -222,6 +243,30 @@ public struct CollectionDirectory: Sendable {
             lock.release()
             throw .io(error)
         }
+        do {
+            try replayPullJournal()
+        } catch {
+            lock.release()
+            throw error
+        }
         return lock
+    }
+
+    /// Records in the base what a killed pull had written before it could
+    /// save (`PullJournal`), then removes the journal. Only under the lock:
+    /// a running pull's journal is its own.
+    private func replayPullJournal() throws(BooksyncError) {
+        let journal = PullJournal(paths: paths)
+        guard journal.exists else { return }
+        let changes = journal.confirmedChanges(paths: paths, rules: rules)
+        if !changes.isEmpty {
+            var canonical = false
+            let manifest = try loadManifest(canonical: &canonical, replayingJournal: false)
+            // The fingerprint the killed pull would have written is the one it ran under: keep the manifest's.
+            var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: manifest.configFingerprint ?? configFingerprint)
+            for change in changes { base.note(change) }
+            try base.save()
+        }
+        journal.remove()
     }
 }

@@ -37,6 +37,8 @@ package struct CollectionPaths: Sendable, Equatable {
     package var localRemoteStates: String { state + "/local" }
     /// The base state: each record's hash and remote revision (committed).
     package var manifest: String { syncState + "/manifest.json" }
+    /// What a running (or killed) pull is writing into record files (`PullJournal`), local only.
+    package var pullJournal: String { syncState + "/pull-journal" }
     /// Base copy of every synced record, for three-way merges.
     package var base: String { syncState + "/base" }
     /// Written by `init`: keeps the local-only files out of git.
@@ -80,7 +82,7 @@ package struct CollectionPaths: Sendable, Equatable {
         for directory in [sharedRemoteStates, localRemoteStates, syncState, base, conflicts, conflicts + "/revisions", recovered] {
             try FileSystem.requireDirectoryOrAbsent(directory)
         }
-        for file in [config, remotes, manifest, gitignore, index, lock, base + "/pack", base + "/.gitattributes"] {
+        for file in [config, remotes, manifest, pullJournal, gitignore, index, lock, base + "/pack", base + "/.gitattributes"] {
             try FileSystem.requireRegularOrAbsent(file, operation: "use")
         }
     }
@@ -90,6 +92,8 @@ package struct CollectionPaths: Sendable, Equatable {
         # Local-only state of booksync; config.json, manifest.json and base/ are meant to be committed.
         /index
         /lock
+        /pull-journal
+        /remotes/*/pull-journal
         /conflicts/
         /remotes/*/conflicts/
         /recovered/

@@ -163,12 +163,19 @@ extension SyncEngine {
             for (batch, parallelChunk) in [(together, 32)] + alone.map({ ([$0], 1) }) where !batch.isEmpty {
                 if Task.isCancelled { try base.saveAndThrow(.interrupted) }
                 let manifest = base.manifest
-                let outcomes = ParallelMap.map(batch, chunkSize: parallelChunk) { planned in
-                    let step = planned.step
+                // What the files will hold is journaled before any is written (`PullJournal`).
+                let prepared = ParallelMap.map(batch, chunkSize: parallelChunk) { planned in
+                    let document = snapshot.bodies[planned.step.id]
+                    return (planned: planned, entry: collection.journalEntry(planned.step, document: document,
+                                                                             revision: document?.revision ?? snapshot.listing.revisions[planned.step.id]))
+                }
+                try base.journal(prepared.compactMap(\.entry))
+                let outcomes = ParallelMap.map(prepared, chunkSize: parallelChunk) { prepared in
+                    let step = prepared.planned.step
                     let document = snapshot.bodies[step.id]
                     return collection.applyPull(step, scanned: files[step.id], read: localReads[step.id], document: document,
                                                 revision: document?.revision ?? snapshot.listing.revisions[step.id],
-                                                baseRevision: manifest.entries[step.id]?.revision)
+                                                baseRevision: manifest.entries[step.id]?.revision, prepared: prepared.entry?.change)
                 }
                 var failure: BooksyncError?
                 for (planned, outcome) in zip(batch, outcomes) {
@@ -192,11 +199,31 @@ extension SyncEngine {
 }
 
 extension CollectionDirectory {
+    /// The journal entry of a step that writes or removes a record file
+    /// (`PullJournal`): what the file will hold and the base change it
+    /// brings; nil for steps that leave the files alone. Pure.
+    fileprivate func journalEntry(_ step: PullStep, document: RemoteDocument?, revision: String?) -> PullJournal.Entry? {
+        switch step.action {
+        case .write:
+            guard let record = document?.record, let revision else { return nil }
+            return PullJournal.Entry(fileHash: record.hash, change: BaseState.copy(record, revision: revision))
+        case .merge(let fields):
+            guard let record = document?.record, let revision else { return nil }
+            return PullJournal.Entry(fileHash: SHA256.contentHash(rules.canonicalBytes(fields, id: step.id)),
+                                     change: BaseState.copy(record, revision: revision))
+        case .delete:
+            return PullJournal.Entry(fileHash: nil, change: .forgotten(step.id))
+        case .adopt, .forget, .keepLocal, .conflict:
+            return nil
+        }
+    }
+
     /// Carries out one pull step on the files; returns what happened and what
     /// the manifest must now say. Safe to run for different records at once.
-    /// `baseRevision`: the base's revision of the record, stored with a conflict.
+    /// `baseRevision`: the base's revision of the record, stored with a conflict;
+    /// `prepared`: the base change `journalEntry` made for it, not made twice.
     fileprivate func applyPull(_ step: PullStep, scanned: LocalFileState?, read: LocalRead?, document: RemoteDocument?, revision: String?,
-                           baseRevision: String?) -> Result<(SyncEventKind, BaseChange), BooksyncError> {
+                               baseRevision: String?, prepared: BaseChange?) -> Result<(SyncEventKind, BaseChange), BooksyncError> {
         let id = step.id
         // Folders on the way to a subcollection record are checked (never a
         // link), and created for a write.
@@ -228,7 +255,7 @@ extension CollectionDirectory {
                 guard try rules.replaceFile(file, id: id, with: record.fields, canonical: record.canonicalBytes, ifCurrent: stillScanned) else {
                     return .success((.changedDuringSync, .none))
                 }
-                change = BaseState.copy(record, revision: revision)
+                change = prepared ?? BaseState.copy(record, revision: revision)
             case .delete:
                 guard try FileSystem.remove(file, ifCurrent: stillScanned) else { return .success((.changedDuringSync, .none)) }
                 change = .forgotten(id)
@@ -242,7 +269,7 @@ extension CollectionDirectory {
                 guard try rules.replaceFile(file, id: id, with: fields, ifCurrent: stillScanned) else {
                     return .success((.changedDuringSync, .none))
                 }
-                change = BaseState.copy(record, revision: revision)
+                change = prepared ?? BaseState.copy(record, revision: revision)
             case .keepLocal:
                 if let record = document?.record, let revision {
                     change = BaseState.copy(record, revision: revision)

@@ -46,6 +46,8 @@ extension CollectionDirectory {
             return .scan(token: token, reason: "the base changed since the last scan")
         }
         guard record.fingerprint == configFingerprint else { return .scan(token: token, reason: "config.json changed since the last scan") }
+        // A pull runs, or one was killed: the base is the manifest plus its journal (`PullJournal`).
+        guard !PullJournal(paths: paths).exists else { return .scan(token: token, reason: "a pull is running or was stopped before it saved") }
         switch statusFromChanges(&record, changed: changed, socket: socket) {
         case .success(var status):
             status.watcherNote = "the watcher vouched for all but \(status.filesRead) file\(status.filesRead == 1 ? "" : "s")"
