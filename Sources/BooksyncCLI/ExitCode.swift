@@ -29,7 +29,7 @@ extension BooksyncError {
         // A link or FIFO planted where booksync keeps its state: a safety refusal, not a failed disk.
         case .io(let error) where error.unsafeKind != nil: .refused
         case .damagedStateFile, .io, .remote: .failure
-        case .lockHeld, .massDelete, .targetMismatch, .emptiedTarget, .atomicTooLarge, .atomicTooManyBytes: .refused
+        case .lockHeld, .massDelete, .targetMismatch, .emptiedTarget, .atomicTooLarge, .atomicTooManyBytes, .gitBusy: .refused
         case .interrupted: .interrupted
         }
     }

@@ -124,6 +124,12 @@ final class WatchPrinter {
                     context.console.err("booksync: hint: \(SyncCommandSupport.conflictHint)")
                 }
             }
+        case .waitingForGit(let activity):
+            if json {
+                emit(["type": .string("waiting"), "reason": .string(activity)])
+            } else {
+                context.console.err("booksync: waiting: \(activity); the watch syncs again when git is done")
+            }
         case .lookingAtEverything(let reason):
             if json {
                 emit(["type": .string("rescan"), "reason": .string(reason)])

@@ -35,6 +35,10 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case atomicTooLarge(writes: Int, limit: Int)
     /// `push --atomic` of writes whose one request would exceed the remote's size limit (bytes).
     case atomicTooManyBytes(bytes: Int, limit: Int)
+    /// git is changing the work tree (a checkout, a merge, a rebase…), or
+    /// changed the base while the command read the files: syncing now would
+    /// take git's writes for edits. `activity` says what, as a phrase.
+    case gitBusy(activity: String)
 
     public var description: String {
         switch self {
@@ -81,6 +85,10 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
             "push --atomic would send \(bytes / 1024) KiB in one commit, and one request to this target may carry at most \(limit / 1024) KiB; "
                 + "nothing was sent. "
                 + "Push without --atomic (every write is still guarded), or fewer records at once with pathspecs"
+        case .gitBusy(let activity):
+            "\(activity); booksync does not sync while git changes the files (it would take git's writes for your edits, and a file "
+                + "git is rewriting for a deletion). Nothing was read from the remote or written. Let git finish (or finish the merge, "
+                + "rebase or bisect yourself), then run the command again"
         case .emptiedTarget(let remote, let target, let baseCount, let deletes):
             "\(target) has no documents, but the base of remote '\(remote)' records \(baseCount) synced record\(baseCount == 1 ? "" : "s"); "
                 + "pull would delete \(deletes == 1 ? "its file" : "all \(deletes) of their files") here and refuses. Was the emulator "

@@ -50,6 +50,7 @@ extension SyncEngine {
                 report.events = plan.takeEvents()
                 return finishedReport()
             }
+            try requireGitQuiet()
             releasePlanningBase()
             report.events = try applyPullPlan(&plan, snapshot: snapshot, localReads: classified.localReads, applied: applied)
             // A change query that found nothing leaves the mark where it is: the

@@ -103,6 +103,7 @@ extension SyncEngine {
             report.events = plan.takeEvents()
             return finishedReport()
         }
+        try requireGitQuiet()
         releasePlanningBase()
         // At most one base entry per write: room for them now, not by doubling;
         // only when the writes outnumber an eighth of the base: a copy changed

@@ -32,6 +32,7 @@ extension CollectionDirectory {
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
         let lock = options.dryRun ? nil : try await self.lock(onStaleLock: onStaleLock)
         defer { lock?.release() }
+        try waitForQuietGit()
         let manifest = try loadManifest(for: remote)
         var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
         scanner.writeIndex = !options.dryRun
@@ -68,6 +69,7 @@ extension CollectionDirectory {
             report.events.sortByID()
             return report
         }
+        if let activity = GitActivity.inProgress(at: paths.root) { throw .gitBusy(activity: activity) }
         var stripped = manifest
         stripped.changesSince = nil
         var base = BaseState(copies: baseCopies, manifest: stripped, configFingerprint: configFingerprint, target: remote.identity)

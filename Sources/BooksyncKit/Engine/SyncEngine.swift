@@ -30,6 +30,9 @@ struct SyncEngine {
     var base: BaseState
     /// What the command did (or, in a dry run, would do), record by record.
     var report: SyncReport
+    /// The manifest's stamp as the command read it: one that moves before
+    /// the command writes was moved by someone else (`requireGitQuiet`).
+    let manifestStampAtStart: FileStamp
 
     /// Loads the base and scans the files, as pull and push start. A dry run
     /// does not even update the stat cache.
@@ -45,6 +48,8 @@ struct SyncEngine {
         self.remote = remote
         self.options = options
         self.progress = progress
+        try collection.waitForQuietGit()
+        manifestStampAtStart = collection.manifestStamp()
         let whole = try collection.loadManifest(for: remote)
         manifest = whole.scoped(to: options.scope)
         var scanner = LocalScanner(paths: collection.paths, rules: collection.rules, fingerprint: collection.configFingerprint)
@@ -74,6 +79,15 @@ struct SyncEngine {
     /// base, or the whole one (`SyncOptions.scopeFromWatcher`).
     var guardedBaseCount: Int {
         options.scopeFromWatcher ? base.manifest.entries.count : manifest.entries.count
+    }
+
+    /// Refuses to write when git began changing the tree, or the base moved,
+    /// since the command read them: its plan would push git's writes as edits.
+    func requireGitQuiet() throws(BooksyncError) {
+        if let activity = GitActivity.inProgress(at: collection.paths.root) { throw .gitBusy(activity: activity) }
+        guard collection.manifestStamp() == manifestStampAtStart else {
+            throw .gitBusy(activity: "the base (\(collection.paths.manifest)) changed while booksync read the files, as a git checkout does")
+        }
     }
 
     /// Drops the planning copy of the base once the plan is made (see `manifest`).

@@ -19,6 +19,9 @@ package struct LiveSync: Sendable {
         case round(SyncReport)
         /// The next push looks at every file, and why.
         case lookingAtEverything(String)
+        /// No round starts while git changes the tree (`GitActivity`); said
+        /// once when the waiting starts.
+        case waitingForGit(String)
         /// A round failed; `retrying`: it is tried again by itself (else the
         /// next save, or the next poll, tries again).
         case failed(SyncPhase, BooksyncError, retrying: Bool)
@@ -70,7 +73,6 @@ package struct LiveSync: Sendable {
                      report: (Event) -> Void) async throws(BooksyncError) {
         var schedule = LiveSyncSchedule(settings, start: timing.now())
         var rounds = RoundMemory()
-        var base = BaseSummary()
         /// Reports a failure once while it repeats; throws the ones that end the watch.
         func failed(_ phase: SyncPhase, _ error: BooksyncError, retrying: Bool) throws(BooksyncError) {
             guard !Self.endsWatch(error) else { throw error }
@@ -89,7 +91,41 @@ package struct LiveSync: Sendable {
             try failed(.pull, error, retrying: false)
         }
         schedule.noteLocalChanges([], everything: true, at: timing.now())
+        var base = BaseSummary()
+        var git = GitWatch(ownStamp: collection.manifestStamp(), resync: false)
         while !Task.isCancelled {
+            // No round starts while git changes the tree; once it is done, a base
+            // git (not this watch) wrote means a pull and every file looked at,
+            // as `sync` after the git command would do.
+            if let activity = GitActivity.inProgress(at: collection.paths.root) {
+                // Said once, and for git's index lock only when it lasts (an
+                // editor's background `git status` takes it for a moment).
+                let since = git.waitingSince ?? timing.now()
+                git.waitingSince = since
+                if git.said != activity, !GitActivity.isShortLived(activity) || timing.now() - since >= .seconds(2) {
+                    report(.waitingForGit(activity))
+                    git.said = activity
+                }
+                do { try await timing.sleep(tick) } catch { return }
+                continue
+            }
+            git.waitingSince = nil
+            git.said = nil
+            if git.resync || collection.manifestStamp() != git.ownStamp {
+                report(.lookingAtEverything("the base changed outside the watch (a git checkout, reset, merge or stash): pulling, then looking at every file"))
+                do {
+                    succeeded(try await pull(counting: true, prefetched: nil, rounds: rounds, onStaleLock: onStaleLock))
+                    git.resync = false
+                } catch .interrupted {
+                    return
+                } catch {
+                    git.resync = Self.isGitBusy(error)
+                    if !git.resync { try failed(.pull, error, retrying: Self.worthRetrying(error)) }
+                }
+                git.ownStamp = collection.manifestStamp()
+                schedule.noteLocalChanges([], everything: true, at: timing.now())
+                continue
+            }
             let now = timing.now()
             switch feed.take(at: now) {
             case .records(let ids)?: schedule.noteLocalChanges(ids, at: now)
@@ -109,8 +145,9 @@ package struct LiveSync: Sendable {
                 } catch {
                     let retrying = Self.worthRetrying(error)
                     schedule.pushFailed(ids, retrying: retrying, at: timing.now())
-                    try failed(.push, error, retrying: retrying)
+                    if Self.isGitBusy(error) { git.resync = true } else { try failed(.push, error, retrying: retrying) }
                 }
+                git.ownStamp = collection.manifestStamp()
             case .pull(let counting)?:
                 do {
                     let outcome = try await poll(counting: counting, base: &base, rounds: rounds, onStaleLock: onStaleLock)
@@ -121,8 +158,9 @@ package struct LiveSync: Sendable {
                 } catch {
                     let retrying = Self.worthRetrying(error)
                     schedule.polled(counting: counting, retrying ? .failedRetrying : .failed, at: timing.now())
-                    try failed(.pull, error, retrying: retrying)
+                    if Self.isGitBusy(error) { git.resync = true } else { try failed(.pull, error, retrying: retrying) }
                 }
+                git.ownStamp = collection.manifestStamp()
             case nil:
                 let wake = schedule.nextWake(after: now).map { $0 - now } ?? tick
                 do {
@@ -197,6 +235,13 @@ package struct LiveSync: Sendable {
         }
     }
 
+    /// Whether a round was refused because git changed the tree meanwhile:
+    /// the watch then waits for git and looks at everything (`GitWatch`).
+    static func isGitBusy(_ error: BooksyncError) -> Bool {
+        if case .gitBusy = error { return true }
+        return false
+    }
+
     /// Failures no later round gets past: the watch stops with them.
     static func endsWatch(_ error: BooksyncError) -> Bool {
         switch error {
@@ -204,4 +249,17 @@ package struct LiveSync: Sendable {
         default: false
         }
     }
+}
+
+/// What the watch knows about git's work on the tree between rounds.
+private struct GitWatch {
+    /// The manifest's stamp as this watch's last round left it: another one
+    /// was written by someone else (git).
+    var ownStamp: FileStamp
+    /// Whether a round was refused because git changed the tree meanwhile.
+    var resync: Bool
+    /// Since when the watch waits for git.
+    var waitingSince: Duration?
+    /// What git is doing, once said while the watch waits.
+    var said: String?
 }

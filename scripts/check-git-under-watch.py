@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""git's own commands under a running `booksync watch` leave the remote as
+`sync` after the git command would.
+
+Usage: check-git-under-watch.py --bin BOOKSYNC --host 127.0.0.1:PORT [--records N]
+
+A collection in a git repository: branch master holds N records titled "A"
+(pushed, committed), branch b the same records titled "B" (pushed, committed:
+the remote holds B). On branch b a watch runs (`--interval 0.5`). Then, each
+with the watch running:
+  1. `git checkout master` through a smudge filter that sleeps 10 ms per
+     record file and 0.4 s for every tenth (as git-lfs or a checkout of many
+     files does): git writes the manifest first, then each file, and the
+     watch's rounds are due between its writes. `sync` after it pulls B back into the
+     files; the remote keeps B, and no document is deleted and created again
+     (its createTime is unchanged).
+  2. `git reset --hard` to the master commit again (files back to A): the same.
+  3. a merge with a conflict in a record file left unfinished: the watch
+     pushes nothing while MERGE_HEAD exists, and says it waits.
+Every check prints a line; the closing line is "N passed, M failed".
+Bounded: every wait has a deadline, and the watch is stopped at the end.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def rest(host, path):
+    request = urllib.request.Request("http://%s%s" % (host, path), headers={"Authorization": "Bearer owner"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read() or b"{}")
+
+
+def remote_state(host, project):
+    """id -> (title, createTime) of every document of books."""
+    docs, token = {}, None
+    for _ in range(1000):
+        path = "/v1/projects/%s/databases/(default)/documents/books?pageSize=300" % project
+        if token:
+            path += "&pageToken=" + urllib.request.quote(token, safe="")
+        page = rest(host, path)
+        for d in page.get("documents", []):
+            docs[d["name"].rsplit("/", 1)[1]] = (d["fields"].get("title", {}).get("stringValue"), d["createTime"])
+        token = page.get("nextPageToken")
+        if not token:
+            break
+    return docs
+
+
+def titles(directory):
+    return {n[:-5]: json.load(open(os.path.join(directory, n), encoding="utf-8"))["title"]
+            for n in os.listdir(directory) if n.endswith(".json")}
+
+
+def set_titles(directory, title):
+    for name in os.listdir(directory):
+        if name.endswith(".json"):
+            path = os.path.join(directory, name)
+            record = json.load(open(path, encoding="utf-8"))
+            text = open(path, encoding="utf-8").read()
+            open(path, "w", encoding="utf-8").write(text.replace('"title": %s' % json.dumps(record["title"], ensure_ascii=False),
+                                                                   '"title": %s' % json.dumps(title), 1))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--host", required=True)
+    parser.add_argument("--records", type=int, default=200)
+    args = parser.parse_args()
+    scratch = tempfile.mkdtemp(prefix="booksync-git-watch-")
+    env = dict(os.environ, FIRESTORE_EMULATOR_HOST=args.host, NO_COLOR="1", BOOKSYNC_WATCH_DIR=os.path.join(scratch, "watchers"),
+               GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
+    directory = os.path.join(scratch, "books")
+    os.makedirs(directory)
+    project = "git-watch-" + uuid.uuid4().hex[:12]
+    results = []
+
+    def check(name, ok, detail=""):
+        results.append(ok)
+        print("%s %s%s" % ("ok  " if ok else "FAIL", name, "" if ok else ": " + detail), flush=True)
+
+    def booksync(*arguments, timeout=300):
+        return subprocess.run([args.bin, "-C", directory] + list(arguments), env=env, capture_output=True, text=True, timeout=timeout)
+
+    def git(*arguments, timeout=300):
+        return subprocess.run(["git", "-C", directory] + list(arguments), env=env, capture_output=True, text=True, timeout=timeout)
+
+    def wait_until(condition, seconds):
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            if condition():
+                return True
+            time.sleep(0.5)
+        return condition()
+
+    watch = None
+    try:
+        git("init", "-q", "-b", "master")
+        booksync("-q", "init", "--firestore", project, "--collection", "books")
+        subprocess.run([sys.executable, os.path.join(HERE, "make-collection.py"), directory, str(args.records), "5"], check=True)
+        set_titles(directory, "A")
+        assert booksync("-q", "push").returncode == 0
+        git("add", "-A")
+        git("commit", "-q", "-m", "A")
+        git("checkout", "-q", "-b", "b")
+        set_titles(directory, "B")
+        assert booksync("-q", "push").returncode == 0
+        git("add", "-A")
+        git("commit", "-q", "-m", "B")
+        created = {k: v[1] for k, v in remote_state(args.host, project).items()}
+        # A slow smudge filter for record files, set in this repository only.
+        # Pauses longer than the watch's push delay and poll interval, so rounds run between git's writes.
+        git("config", "filter.slow.smudge", "sh -c 'case \"$1\" in *5.json) sleep 0.4;; *) sleep 0.01;; esac; cat' slow %f")
+        git("config", "filter.slow.clean", "cat")
+        with open(os.path.join(directory, ".git", "info", "attributes"), "w") as attributes:
+            attributes.write("*.json filter=slow\n")
+        log = open(os.path.join(scratch, "watch.log"), "w")
+        watch = subprocess.Popen([args.bin, "-C", directory, "watch", "--interval", "0.5"], env=env, stdout=log, stderr=subprocess.STDOUT)
+        time.sleep(3)
+
+        def settled_to_b():
+            remote = remote_state(args.host, project)
+            return all(v[0] == "B" for v in remote.values()) and all(t == "B" for t in titles(directory).values()) \
+                and booksync("status", "--short", "--offline").stdout.strip() == ""
+
+        for step, command in [("git checkout master (slow filter)", ["checkout", "-q", "master"]),
+                              ("git reset --hard master (from b)", None)]:
+            if command is None:
+                git("checkout", "-q", "b")
+                wait_until(settled_to_b, 60)
+                git("reset", "-q", "--hard", "master")
+            else:
+                started = time.time()
+                git(*command)
+                print("     (%s took %.1f s)" % (step, time.time() - started), flush=True)
+            settled = wait_until(settled_to_b, 90)
+            remote = remote_state(args.host, project)
+            reverted = sorted(k for k, v in remote.items() if v[0] != "B")
+            recreated = sorted(k for k, v in remote.items() if created.get(k) != v[1])
+            missing = sorted(set(created) - set(remote))
+            check(step + ": the remote keeps B", not reverted and not missing,
+                  "%d documents hold another title, e.g. %s; %d missing" % (len(reverted), reverted[:3], len(missing)))
+            check(step + ": no document deleted and created again", not recreated, "%d recreated, e.g. %s" % (len(recreated), recreated[:3]))
+            check(step + ": the files hold B and status is clean", settled, booksync("status", "--short", "--offline").stdout[:300])
+        # An unfinished merge with a conflict in a record file: nothing is pushed meanwhile.
+        git("commit", "-q", "-am", "pulled B")
+        first = sorted(n for n in os.listdir(directory) if n.endswith(".json"))[0]
+        path = os.path.join(directory, first)
+
+        def retitle(title):
+            text = open(path, encoding="utf-8").read()
+            open(path, "w", encoding="utf-8").write(text.replace('"title": "B"', '"title": "%s"' % title, 1))
+            git("commit", "-q", "-am", title)
+            return wait_until(lambda: remote_state(args.host, project)[first[:-5]][0] == title, 60)
+
+        git("checkout", "-q", "-b", "other")
+        retitle("C")
+        git("checkout", "-q", "master")
+        wait_until(lambda: remote_state(args.host, project)[first[:-5]][0] == "B", 60)
+        retitle("D")
+        merged = git("merge", "-q", "other")
+        in_merge = os.path.exists(os.path.join(directory, ".git", "MERGE_HEAD"))
+        before = remote_state(args.host, project)
+        time.sleep(4)
+        after = remote_state(args.host, project)
+        check("an unfinished merge: nothing is pushed while MERGE_HEAD exists", in_merge and before == after,
+              "merge exit %d, MERGE_HEAD %s, %d documents changed" % (merged.returncode, in_merge,
+                                                                     sum(1 for k in after if before.get(k) != after[k])))
+        log.flush()
+        said = "waiting: a git merge is in progress" in open(os.path.join(scratch, "watch.log")).read()
+        check("the watch says it waits for git", said, open(os.path.join(scratch, "watch.log")).read()[-400:])
+        git("merge", "--abort")
+    finally:
+        if watch is not None:
+            watch.send_signal(signal.SIGINT)
+            try:
+                watch.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                watch.kill()
+        shutil.rmtree(scratch, ignore_errors=True)
+    passed = sum(1 for r in results if r)
+    print("%d passed, %d failed" % (passed, len(results) - passed))
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
