@@ -163,7 +163,9 @@ extension SyncEngine {
             }
             switch result {
             case .failure(let failed):
-                if outcome.failure == nil { outcome.failure = .remoteFailure(failed.error) }
+                // A commit is all or nothing: the record it refused cannot be narrowed down as a batch's is.
+                let error = failed.error
+                if outcome.failure == nil { outcome.failure = atomic && error.refusesContent ? .atomicCommitRefused(error) : .remoteFailure(error) }
             case .success(let done):
                 // An accepted write keeps its planned event (`.pushed` with the same action).
                 changeEvents(done.events)

@@ -12,7 +12,10 @@ extension FirestoreRemote {
     /// here into requests within the limits, up to `parallelRequests` in
     /// flight: the writes are independent of each other, so a split loses
     /// nothing, and an error would make every caller learn Firestore's limits.
-    /// Atomic writes cannot be split: over the limits they are refused.
+    /// Atomic writes cannot be split: over the limits they are refused. A
+    /// request Firestore refuses as a whole for what it holds is split until
+    /// the writes it refuses are alone (`batchWriteNarrowing`); a commit is
+    /// all or nothing, and its refusal is the error.
     ///
     /// - Throws: `RemoteError.configuration` for atomic writes over the limits;
     ///   the request's error when one fails after retries.
@@ -61,12 +64,12 @@ extension FirestoreRemote {
         }
         let requests = Self.withinRequestLimits(encoded, byteLimit: requestByteLimit)
         if requests.count == 1 {
-            let outcomes = try await batchWrite(requests[0])
+            let outcomes = try await batchWriteNarrowing(requests[0])
             progress(writes.count)
             return outcomes
         }
         let results = try await BoundedTaskGroup.map(requests, limit: Self.parallelRequests, cancelled: client.cancelled()) { (batch) throws(RemoteError) -> [RecordID: WriteOutcome] in
-            let outcomes = try await self.batchWrite(batch)
+            let outcomes = try await self.batchWriteNarrowing(batch)
             progress(batch.count)
             return outcomes
         }
@@ -128,8 +131,9 @@ extension FirestoreRemote {
     }
 
     /// `:batchWrite`: each write succeeds or fails on its own. Writes that fail
-    /// with a transient status are sent again, within the retry budget.
-    private func batchWrite(_ batch: [EncodedWrite]) async throws(RemoteError) -> [RecordID: WriteOutcome] {
+    /// with a transient status are sent again, within the retry budget. A
+    /// request refused as a whole is narrowed down by `batchWriteNarrowing`.
+    func batchWrite(_ batch: [EncodedWrite]) async throws(RemoteError) -> [RecordID: WriteOutcome] {
         var pending = batch
         var outcomes: [RecordID: WriteOutcome] = [:]
         var attempt = 1

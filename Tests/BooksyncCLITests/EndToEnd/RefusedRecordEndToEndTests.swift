@@ -1,12 +1,14 @@
 import Foundation
 import Testing
 import BooksyncTestSupport
+import BooksyncURLSession
 @testable import BooksyncCore
 @testable import BooksyncKit
 
 /// One record the server will not take never blocks a push, and is named:
 /// a field path past 1,500 bytes is refused by `validate` and by push before
-/// anything is sent.
+/// anything is sent; a record the emulator refuses whole-request (400
+/// INVALID_ARGUMENT, naming no document) is narrowed down, the others written.
 @Suite struct RefusedRecordEndToEndTests {
     /// A book whose map `m` holds one key of `keyBytes` bytes: its field path `m.<key>` is 2 bytes longer.
     static func book(_ id: String, keyBytes: Int) -> String {
@@ -47,5 +49,62 @@ import BooksyncTestSupport
         #expect(push.stdout.contains("invalid  long.json: field path 'm.kkk"), "\(push.stdout)\(push.stderr)")
         #expect(push.stdout.hasSuffix("pushed 3, 1 invalid\n"), "\(push.stdout)")
         #expect(try await ws.rest.all().keys.sorted() == ["a", "b", "c"])
+    }
+
+    /// A record that passes booksync's checks but that the emulator refuses
+    /// for the whole request (a reference to a reserved id): the batch is
+    /// narrowed down, the good records are written, and the bad one is
+    /// rejected by name (exit 1, not 3, as before).
+    @Test func aRecordTheEmulatorRefusesWholeRequestIsRejectedAndTheOthersPushed() async throws {
+        let ws = try workspace("refusedbatch")
+        try ws.initialize()
+        let ids = (0..<12).map { "g\($0)" }
+        for id in ids { try ws.write(id + ".json", bookFile(id)) }
+        try ws.write("bad.json", bookFile("bad", extra: ["r": .reference("authors/__x__")]))
+        #expect(try ws.run("validate").status == 0)
+        let push = try ws.run("push")
+        #expect(push.status == 1, "\(push.stdout)\(push.stderr)")
+        #expect(push.stdout.contains(#"rejected bad: Firestore refused this record (400 INVALID_ARGUMENT): Resource id "__x__" is invalid"#),
+                "\(push.stdout)\(push.stderr)")
+        #expect(try await ws.rest.all().keys.sorted() == ids.sorted())
+        // The next push sends the bad record alone, and rejects it again.
+        let again = try ws.run("push")
+        #expect(again.status == 1)
+        #expect(again.stdout.contains("rejected bad: "), "\(again.stdout)")
+        #expect(!again.stdout.contains("g1"), "\(again.stdout)")
+    }
+
+    /// The remote alone, past booksync's own checks, against what the
+    /// emulator counts: a 1,501-byte field path among good writes is
+    /// rejected alone; in an atomic commit, nothing is written.
+    @Test func theEmulatorsWholeRequestRefusalOfALongFieldPathIsNarrowedDown() async throws {
+        let host = try Emulator.requireHost()
+        let project = Emulator.uniqueProject("pathremote")
+        let target = FirestoreTarget(project: project, collectionPath: "books")
+        let endpoint = try FirestoreEndpoint.resolve(environment: ["FIRESTORE_EMULATOR_HOST": host], transport: nil)
+        let remote = FirestoreRemote(target: target, endpoint: endpoint, rules: CollectionConfig(remote: target).rules,
+                                     transport: URLSessionTransport.make(requestTimeout: 60))
+        func record(_ id: String, keyBytes: Int = 1) throws -> CanonicalRecord {
+            var fields = bookFields(id)
+            fields["m"] = .map([String(repeating: "k", count: keyBytes): .integer(1)])
+            return CanonicalRecord(id: try RecordID(id), fields: fields, leadingKeys: RecordSchema.books.leadingKeys)
+        }
+        let rest = RESTClient(host: host, project: project, collection: "books")
+
+        let atomic = [try record("x1"), try record("long", keyBytes: 1_499), try record("x2")].map { RemoteWrite.create($0) }
+        await #expect(throws: RemoteError.self) { _ = try await remote.write(atomic, atomic: true) { _ in } }
+        #expect(try await rest.all().isEmpty, "an atomic commit is all or nothing")
+
+        let good = (0..<6).map { "w\($0)" }
+        var writes = try good.map { RemoteWrite.create(try record($0)) }
+        writes.insert(.create(try record("long", keyBytes: 1_499)), at: 3)
+        writes.append(.create(try record("edge", keyBytes: 1_498)))
+        let outcomes = try await remote.write(writes, atomic: false) { _ in }
+        guard case .rejected(let message)? = outcomes[try RecordID("long")] else {
+            Issue.record("long: \(String(describing: outcomes[try RecordID("long")]))")
+            return
+        }
+        #expect(message == "Firestore refused this record (400 INVALID_ARGUMENT): Property m contains an invalid nested entity.")
+        #expect(try await rest.all().keys.sorted() == (good + ["edge"]).sorted())
     }
 }
