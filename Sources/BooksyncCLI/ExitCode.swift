@@ -27,7 +27,7 @@ extension BooksyncError {
         case .notACollection, .alreadyInitialized, .invalidArgument, .unfinishedGitMerge: .usage
         // A link or FIFO planted where booksync keeps its state: a safety refusal, not a failed disk.
         case .io(let error) where error.unsafeKind != nil: .refused
-        case .damagedStateFile, .io, .remote, .atomicCommitRefused: .failure
+        case .damagedStateFile, .io, .remote: .failure
         case .lockHeld, .massDelete, .targetMismatch, .emptiedTarget, .atomicTooLarge, .atomicTooManyBytes: .refused
         case .interrupted: .interrupted
         }

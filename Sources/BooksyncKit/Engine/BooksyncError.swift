@@ -35,9 +35,6 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case atomicTooLarge(writes: Int, limit: Int)
     /// `push --atomic` of writes whose one request would exceed the remote's size limit (bytes).
     case atomicTooManyBytes(bytes: Int, limit: Int)
-    /// Firestore refused the one commit of `push --atomic` for what it holds
-    /// (400 INVALID_ARGUMENT), without naming a record: nothing was written.
-    case atomicCommitRefused(RemoteError)
 
     public var description: String {
         switch self {
@@ -84,10 +81,6 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
             "push --atomic would send \(bytes / 1024) KiB in one commit, and one request to this target may carry at most \(limit / 1024) KiB; "
                 + "nothing was sent. "
                 + "Push without --atomic (every write is still guarded), or fewer records at once with pathspecs"
-        case .atomicCommitRefused(let error):
-            "push --atomic wrote nothing: \(error.description.hasSuffix(".") ? String(error.description.dropLast()) : error.description). "
-                + "Firestore does not say which record it refused, and an --atomic push is one commit, which cannot be split. "
-                + "Push without --atomic to have that record named as rejected (the others are written), or fix it and push again"
         case .emptiedTarget(let remote, let target, let baseCount, let deletes):
             "\(target) has no documents, but the base of remote '\(remote)' records \(baseCount) synced record\(baseCount == 1 ? "" : "s"); "
                 + "pull would delete \(deletes == 1 ? "its file" : "all \(deletes) of their files") here and refuses. Was the emulator "

@@ -163,9 +163,7 @@ extension SyncEngine {
             }
             switch result {
             case .failure(let failed):
-                // A commit is all or nothing: the record it refused cannot be narrowed down as a batch's is.
-                let error = failed.error
-                if outcome.failure == nil { outcome.failure = atomic && error.refusesContent ? .atomicCommitRefused(error) : .remoteFailure(error) }
+                if outcome.failure == nil { outcome.failure = .remoteFailure(failed.error) }
             case .success(let done):
                 // An accepted write keeps its planned event (`.pushed` with the same action).
                 changeEvents(done.events)

@@ -15,7 +15,8 @@ extension FirestoreRemote {
     /// Atomic writes cannot be split: over the limits they are refused. A
     /// request Firestore refuses as a whole for what it holds is split until
     /// the writes it refuses are alone (`batchWriteNarrowing`); a commit is
-    /// all or nothing, and its refusal is the error.
+    /// all or nothing, and such a refusal leaves every write of it rejected
+    /// as not written (`commitReportingRefusal`).
     ///
     /// - Throws: `RemoteError.configuration` for atomic writes over the limits;
     ///   the request's error when one fails after retries.
@@ -58,7 +59,7 @@ extension FirestoreRemote {
             guard encoded.count <= most, bytes <= mostBytes else {
                 throw .configuration("--atomic can send at most \(most) writes and \(mostBytes / 1024) KiB in one commit; this push has \(encoded.count) writes of \(bytes / 1024) KiB")
             }
-            let outcomes = try await commit(encoded)
+            let outcomes = try await commitReportingRefusal(encoded)
             progress(writes.count)
             return outcomes
         }
@@ -182,7 +183,7 @@ extension FirestoreRemote {
     /// `:commit`: all writes or none. A failed precondition fails the whole
     /// commit, and the answer does not say which write caused it: every write
     /// is reported as precondition-failed, for the engine to re-check.
-    private func commit(_ batch: [EncodedWrite]) async throws(RemoteError) -> [RecordID: WriteOutcome] {
+    func commit(_ batch: [EncodedWrite]) async throws(RemoteError) -> [RecordID: WriteOutcome] {
         let during = "commit \(batch.count) write\(batch.count == 1 ? "" : "s") to \(target.collectionPath)"
         let request = HTTPRequest(method: "POST", url: endpoint.baseURL + URLPath.encode(documentsRoot) + ":commit", body: requestBody(batch))
         let body: Value

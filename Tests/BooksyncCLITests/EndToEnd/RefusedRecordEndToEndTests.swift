@@ -52,7 +52,8 @@ import BooksyncURLSession
     }
 
     /// A record that passes booksync's checks but that the emulator refuses
-    /// for the whole request (a reference to a reserved id): the batch is
+    /// for the whole request (a reference to a reserved id): `--atomic`
+    /// writes nothing and says so for every record; without it the batch is
     /// narrowed down, the good records are written, and the bad one is
     /// rejected by name (exit 1, not 3, as before).
     @Test func aRecordTheEmulatorRefusesWholeRequestIsRejectedAndTheOthersPushed() async throws {
@@ -62,9 +63,17 @@ import BooksyncURLSession
         for id in ids { try ws.write(id + ".json", bookFile(id)) }
         try ws.write("bad.json", bookFile("bad", extra: ["r": .reference("authors/__x__")]))
         #expect(try ws.run("validate").status == 0)
+
+        let atomic = try ws.run("push", "--atomic")
+        #expect(atomic.status == 1, "\(atomic.stdout)\(atomic.stderr)")
+        let notWritten = atomic.stdout.split(separator: "\n").filter { $0.contains(": not written: Firestore refused the --atomic commit") }
+        #expect(notWritten.count == 13, "\(atomic.stdout)")
+        #expect(atomic.stdout.contains("push without --atomic to have that record named"), "\(atomic.stdout)")
+        #expect(try await ws.rest.all().isEmpty)
+
         let push = try ws.run("push")
         #expect(push.status == 1, "\(push.stdout)\(push.stderr)")
-        #expect(push.stdout.contains(#"rejected bad: Firestore refused this record (400 INVALID_ARGUMENT): Resource id "__x__" is invalid"#),
+        #expect(push.stdout.contains(#"rejected bad: Firestore refused this record: 400 INVALID_ARGUMENT: Resource id "__x__" is invalid"#),
                 "\(push.stdout)\(push.stderr)")
         #expect(try await ws.rest.all().keys.sorted() == ids.sorted())
         // The next push sends the bad record alone, and rejects it again.
@@ -92,7 +101,10 @@ import BooksyncURLSession
         let rest = RESTClient(host: host, project: project, collection: "books")
 
         let atomic = [try record("x1"), try record("long", keyBytes: 1_499), try record("x2")].map { RemoteWrite.create($0) }
-        await #expect(throws: RemoteError.self) { _ = try await remote.write(atomic, atomic: true) { _ in } }
+        let refused = try await remote.write(atomic, atomic: true) { _ in }
+        #expect(refused.count == 3 && refused.values.allSatisfy {
+            if case .rejected(let message) = $0 { message.hasPrefix("not written: ") } else { false }
+        }, "\(refused)")
         #expect(try await rest.all().isEmpty, "an atomic commit is all or nothing")
 
         let good = (0..<6).map { "w\($0)" }
@@ -104,7 +116,7 @@ import BooksyncURLSession
             Issue.record("long: \(String(describing: outcomes[try RecordID("long")]))")
             return
         }
-        #expect(message == "Firestore refused this record (400 INVALID_ARGUMENT): Property m contains an invalid nested entity.")
+        #expect(message == "Firestore refused this record: 400 INVALID_ARGUMENT: Property m contains an invalid nested entity.")
         #expect(try await rest.all().keys.sorted() == (good + ["edge"]).sorted())
     }
 }
