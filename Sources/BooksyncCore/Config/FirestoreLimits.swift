@@ -10,6 +10,15 @@ package enum FirestoreLimits {
     package static let maximumFieldCount = 20_000
     /// Maximum size of a field name.
     package static let maximumFieldNameBytes = 1_500
+    /// Maximum size of a field path: the names from the top of the document
+    /// down to a field, joined by dots, in UTF-8 bytes. Firestore documents
+    /// the number, not how it counts; this is how the emulator counts (tried
+    /// at 1,500 and 1,501 bytes): no backticks, however a name would be
+    /// escaped in a field path, and arrays add nothing (a map in an array
+    /// counts from the array's field). A nested name within the name limit
+    /// can still make a path past this one, and Firestore then refuses the
+    /// whole request, not only the document.
+    package static let maximumFieldPathBytes = 1_500
     /// Maximum number of writes in one `:batchWrite` or `:commit` request; a
     /// push sends its changes in chunks of this size (one request each).
     package static let maximumWritesPerRequest = 500
@@ -30,7 +39,7 @@ package enum FirestoreLimits {
         var problems: [String] = []
         var fieldCount = 0
         // Top-level fields are at depth 1; each map or array adds a level.
-        checkMap(fields, path: "", depth: 1, problems: &problems, fieldCount: &fieldCount)
+        checkMap(fields, path: Path(), depth: 1, problems: &problems, fieldCount: &fieldCount)
         if fieldCount > maximumFieldCount {
             problems.append("the record has \(fieldCount) fields; Firestore allows at most \(maximumFieldCount)")
         }
@@ -67,40 +76,62 @@ package enum FirestoreLimits {
         }
     }
 
-    private static func checkMap(_ fields: Fields, path: String, depth: Int, problems: inout [String], fieldCount: inout Int) {
+    /// Where a field is: the path shown in messages (`a[1].b`), and the
+    /// bytes Firestore counts for it (`a.b`); nil once a path above was
+    /// already too long, so only the shortest such path is reported.
+    private struct Path {
+        var shown = ""
+        var bytes: Int? = 0
+        var isTop = true
+
+        func appending(_ key: String) -> Path {
+            Path(shown: isTop ? key : shown + "." + key, bytes: bytes.map { $0 + (isTop ? 0 : 1) + key.utf8.count }, isTop: false)
+        }
+
+        func item(_ index: Int) -> Path { Path(shown: "\(shown)[\(index)]", bytes: bytes, isTop: false) }
+    }
+
+    private static func checkMap(_ fields: Fields, path parent: Path, depth: Int, problems: inout [String], fieldCount: inout Int) {
         for key in fields.keys.sorted(by: CanonicalJSON.utf8Less) {
-            let fieldPath = path.isEmpty ? key : path + "." + key
+            var path = parent.appending(key)
+            let fieldPath = path.shown
             fieldCount += 1
             if key.isEmpty {
                 problems.append("field '\(fieldPath)' has an empty name; Firestore field names cannot be empty")
             } else if key.utf8.count > maximumFieldNameBytes {
                 problems.append("field name '\(key.prefix(40))…' is \(key.utf8.count) bytes; Firestore allows at most \(maximumFieldNameBytes)")
+                path.bytes = nil
             } else if key.utf8.count >= 4, key.hasPrefix("__"), key.hasSuffix("__") {
                 problems.append("field '\(fieldPath)': names of the form __name__ are reserved by Firestore")
             }
-            checkValue(fields[key]!, path: fieldPath, depth: depth, problems: &problems, fieldCount: &fieldCount)
+            if let bytes = path.bytes, bytes > maximumFieldPathBytes {
+                problems.append("field path '\(fieldPath.prefix(40))…' is \(bytes) bytes (the names down to the field, joined by dots); "
+                    + "Firestore allows at most \(maximumFieldPathBytes)")
+                path.bytes = nil
+            }
+            checkValue(fields[key]!, path: path, depth: depth, problems: &problems, fieldCount: &fieldCount)
         }
     }
 
-    private static func checkValue(_ value: Value, path: String, depth: Int, problems: inout [String], fieldCount: inout Int) {
+    private static func checkValue(_ value: Value, path: Path, depth: Int, problems: inout [String], fieldCount: inout Int) {
         switch value {
         case .map(let m):
             if depth + 1 > maximumDepth {
-                problems.append("field '\(path)' is nested more than \(maximumDepth) levels deep; Firestore allows \(maximumDepth)")
+                problems.append("field '\(path.shown)' is nested more than \(maximumDepth) levels deep; Firestore allows \(maximumDepth)")
                 return
             }
             checkMap(m, path: path, depth: depth + 1, problems: &problems, fieldCount: &fieldCount)
         case .array(let items):
             if depth + 1 > maximumDepth {
-                problems.append("field '\(path)' is nested more than \(maximumDepth) levels deep; Firestore allows \(maximumDepth)")
+                problems.append("field '\(path.shown)' is nested more than \(maximumDepth) levels deep; Firestore allows \(maximumDepth)")
                 return
             }
             for (i, item) in items.enumerated() {
                 if case .array = item {
-                    problems.append("field '\(path)[\(i)]' is an array inside an array; Firestore does not allow that (wrap it in a map)")
+                    problems.append("field '\(path.shown)[\(i)]' is an array inside an array; Firestore does not allow that (wrap it in a map)")
                     continue
                 }
-                checkValue(item, path: "\(path)[\(i)]", depth: depth + 1, problems: &problems, fieldCount: &fieldCount)
+                checkValue(item, path: path.item(i), depth: depth + 1, problems: &problems, fieldCount: &fieldCount)
             }
         default:
             break

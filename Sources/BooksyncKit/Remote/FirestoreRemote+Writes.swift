@@ -12,7 +12,11 @@ extension FirestoreRemote {
     /// here into requests within the limits, up to `parallelRequests` in
     /// flight: the writes are independent of each other, so a split loses
     /// nothing, and an error would make every caller learn Firestore's limits.
-    /// Atomic writes cannot be split: over the limits they are refused.
+    /// Atomic writes cannot be split: over the limits they are refused. A
+    /// request Firestore refuses as a whole for what it holds is split until
+    /// the writes it refuses are alone (`batchWriteNarrowing`); a commit is
+    /// all or nothing, and such a refusal leaves every write of it rejected
+    /// as not written (`commitReportingRefusal`).
     ///
     /// - Throws: `RemoteError.configuration` for atomic writes over the limits;
     ///   the request's error when one fails after retries.
@@ -55,18 +59,18 @@ extension FirestoreRemote {
             guard encoded.count <= most, bytes <= mostBytes else {
                 throw .configuration("--atomic can send at most \(most) writes and \(mostBytes / 1024) KiB in one commit; this push has \(encoded.count) writes of \(bytes / 1024) KiB")
             }
-            let outcomes = try await commit(encoded)
+            let outcomes = try await commitReportingRefusal(encoded)
             progress(writes.count)
             return outcomes
         }
         let requests = Self.withinRequestLimits(encoded, byteLimit: requestByteLimit)
         if requests.count == 1 {
-            let outcomes = try await batchWrite(requests[0])
+            let outcomes = try await batchWriteNarrowing(requests[0])
             progress(writes.count)
             return outcomes
         }
         let results = try await BoundedTaskGroup.map(requests, limit: Self.parallelRequests, cancelled: client.cancelled()) { (batch) throws(RemoteError) -> [RecordID: WriteOutcome] in
-            let outcomes = try await self.batchWrite(batch)
+            let outcomes = try await self.batchWriteNarrowing(batch)
             progress(batch.count)
             return outcomes
         }
@@ -128,8 +132,9 @@ extension FirestoreRemote {
     }
 
     /// `:batchWrite`: each write succeeds or fails on its own. Writes that fail
-    /// with a transient status are sent again, within the retry budget.
-    private func batchWrite(_ batch: [EncodedWrite]) async throws(RemoteError) -> [RecordID: WriteOutcome] {
+    /// with a transient status are sent again, within the retry budget. A
+    /// request refused as a whole is narrowed down by `batchWriteNarrowing`.
+    func batchWrite(_ batch: [EncodedWrite]) async throws(RemoteError) -> [RecordID: WriteOutcome] {
         var pending = batch
         var outcomes: [RecordID: WriteOutcome] = [:]
         var attempt = 1
@@ -178,7 +183,7 @@ extension FirestoreRemote {
     /// `:commit`: all writes or none. A failed precondition fails the whole
     /// commit, and the answer does not say which write caused it: every write
     /// is reported as precondition-failed, for the engine to re-check.
-    private func commit(_ batch: [EncodedWrite]) async throws(RemoteError) -> [RecordID: WriteOutcome] {
+    func commit(_ batch: [EncodedWrite]) async throws(RemoteError) -> [RecordID: WriteOutcome] {
         let during = "commit \(batch.count) write\(batch.count == 1 ? "" : "s") to \(target.collectionPath)"
         let request = HTTPRequest(method: "POST", url: endpoint.baseURL + URLPath.encode(documentsRoot) + ":commit", body: requestBody(batch))
         let body: Value

@@ -80,24 +80,37 @@ package final class WatchServer: Sendable {
         finished.signal()
     }
 
+    /// How long one client may take to send its whole question. The server
+    /// answers one client at a time, and drains the watch between them: a
+    /// client that trickles its question in, a byte now and then, is dropped
+    /// then, and the watch goes back to draining.
+    static let questionWait = Duration.seconds(1)
+    /// How long a client may stay silent while sending its question.
+    static let questionIdle = Duration.milliseconds(250)
+
     /// One question, one answer. A client of another user, or one that
     /// sends something else, gets nothing; one that asks about other
-    /// subcollections than this watch watches is told so. A client that
-    /// sends nothing holds the watch up for 250 ms at most.
+    /// subcollections than this watch watches is told so. A client holds
+    /// the watch up for `questionWait` at most to ask (`questionIdle` if it
+    /// sends nothing), and for the asking command's `answerWait` at most to
+    /// take the answer: past that nobody reads it.
     private func serve(_ client: Int32, answer: (ChangeJournal.Token?) -> WatcherReply) {
-        WatcherSocket.setTimeouts(client, milliseconds: 250)
+        let accepted = ContinuousClock.now
         guard WatcherSocket.peerIsSelf(client),
-              let bytes = WatcherSocket.readAll(client, limit: WatcherMessages.maximumQuestionBytes),
+              let bytes = SocketExchange.readAll(client, limit: WatcherMessages.maximumQuestionBytes,
+                                                 deadline: accepted + Self.questionWait, idle: Self.questionIdle),
               let question = WatcherMessages.parseQuestion(bytes), question.root == socket.root
         else { return }
+        let answered = accepted + WatcherSocket.answerWait
         guard question.layout == layout else {
             let problem = "this watch was started with other subcollections in config.json; restart it"
-            _ = WatcherSocket.sendAll(WatcherMessages.answer(root: socket.root, WatcherReply(answer: nil, token: nil, problem: problem)), to: client)
+            let reply = WatcherMessages.answer(root: socket.root, WatcherReply(answer: nil, token: nil, problem: problem))
+            _ = SocketExchange.sendAll(reply, to: client, deadline: answered)
             return
         }
         // A token that is not one is a token of no run: the journal answers it as unknown.
         let token = question.token.isEmpty ? nil : ChangeJournal.Token(question.token) ?? ChangeJournal.Token(instance: 0, sequence: .max)
-        _ = WatcherSocket.sendAll(WatcherMessages.answer(root: socket.root, answer(token)), to: client)
+        _ = SocketExchange.sendAll(WatcherMessages.answer(root: socket.root, answer(token)), to: client, deadline: answered)
     }
 }
 

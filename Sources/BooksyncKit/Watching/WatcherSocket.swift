@@ -84,19 +84,26 @@ package struct WatcherSocket: Sendable, Equatable {
         return nil
     }
 
+    /// How long a command waits for the watcher's whole answer, connecting
+    /// included; past it, status scans everything, as without a watcher.
+    package static let answerWait = Duration.seconds(2)
+
     /// Asks the watcher what changed since `token` (nil: only the token for
-    /// now). Nil when no watcher answers within 2 s, when the
-    /// one that answers runs as another user, or when its answer is not about
-    /// this collection: the caller then scans everything.
+    /// now). Nil when no watcher has answered in full within `answerWait`
+    /// (however it trickles its answer in), when the one that answers runs
+    /// as another user, or when its answer is not about this collection: the
+    /// caller then scans everything.
     package func ask(since token: ChangeJournal.Token?, layout: String) -> WatcherReply? {
+        let deadline = ContinuousClock.now + Self.answerWait
         let fd = Self.newSocket()
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        Self.setTimeouts(fd, milliseconds: 2000)
+        // Bounds `connect`, which waits while the watcher's backlog is full.
+        Self.setTimeouts(fd, milliseconds: Int32(Self.answerWait.components.seconds * 1000))
         guard Self.withAddress(path, { connect(fd, $0, $1) }) == 0, Self.peerIsSelf(fd) else { return nil }
         let question = WatcherMessages.question(root: root, layout: layout, since: token)
-        guard Self.sendAll(question, to: fd), shutdown(fd, Int32(SHUT_WR)) == 0,
-              let bytes = Self.readAll(fd, limit: WatcherMessages.maximumAnswerBytes)
+        guard SocketExchange.sendAll(question, to: fd, deadline: deadline), shutdown(fd, Int32(SHUT_WR)) == 0,
+              let bytes = SocketExchange.readAll(fd, limit: WatcherMessages.maximumAnswerBytes, deadline: deadline)
         else { return nil }
         return WatcherMessages.parseAnswer(bytes, root: root)
     }
@@ -146,44 +153,5 @@ package struct WatcherSocket: Sendable, Equatable {
         guard getpeereid(fd, &user, &group) == 0 else { return false }
         return user == geteuid()
         #endif
-    }
-
-    /// Sends all of `bytes`; false when the other end went away (without
-    /// the SIGPIPE that would end this process).
-    static func sendAll(_ bytes: [UInt8], to fd: Int32) -> Bool {
-        #if canImport(Glibc)
-        let flags = Int32(MSG_NOSIGNAL)
-        #else
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
-        let flags: Int32 = 0
-        #endif
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, flags) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            sent += n
-        }
-        return true
-    }
-
-    /// Everything the other end sends until it closes; nil past `limit`, on a
-    /// timeout or an error.
-    static func readAll(_ fd: Int32, limit: Int) -> [UInt8]? {
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count == 0 { return out }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
-            out.append(contentsOf: chunk[0..<count])
-            if out.count > limit { return nil }
-        }
     }
 }

@@ -62,6 +62,36 @@ import Testing
         #expect(FirestoreLimits.problems(in: fields, id: Self.id, collectionPath: "books") == problems, "\(name)")
     }
 
+    /// The whole dotted path counts, as the emulator counts it (tried on it
+    /// at 1,500 and 1,501 bytes): names joined by dots, no backticks for a
+    /// name that would need them, arrays adding nothing. Only the shortest
+    /// path past the limit is reported, not every field below it.
+    @Test(arguments: [
+        ("m.<1,498>: 1,500 bytes", ["m": .map([String(repeating: "a", count: 1_498): .null])], nil),
+        ("m.<1,499>: 1,501 bytes", ["m": .map([String(repeating: "a", count: 1_499): .null])], 1_501),
+        ("é is two bytes", ["m": .map([String(repeating: "é", count: 749) + "a": .null])], 1_501),
+        ("no backticks counted", ["-": .map([String(repeating: "-", count: 1_498): .null])], nil),
+        ("arrays add nothing", ["a": .array([.map([String(repeating: "k", count: 1_498): .null])])], nil),
+        ("a map in an array", ["a": .array([.integer(1), .map([String(repeating: "k", count: 1_499): .null])])], 1_501),
+        ("deeper", ["a": .map(["b": .map(["c": .map([String(repeating: "k", count: 1_495): .map(["below": .null])])])])], 1_501),
+    ] as [(String, Fields, Int?)])
+    func fieldPathLimit(name: String, fields: Fields, bytes: Int?) {
+        let problems = FirestoreLimits.problems(in: fields, id: Self.id, collectionPath: "books")
+        if let bytes {
+            #expect(problems.count == 1, "\(name): \(problems)")
+            #expect(problems.first?.hasSuffix(" is \(bytes) bytes (the names down to the field, joined by dots); Firestore allows at most 1500") == true,
+                    "\(name): \(problems)")
+        } else {
+            #expect(problems.isEmpty, "\(name): \(problems)")
+        }
+    }
+
+    @Test func aNameTooLongIsNotAlsoAPathTooLong() {
+        let name = String(repeating: "n", count: 1_501)
+        #expect(FirestoreLimits.problems(in: ["m": .map([name: .map(["x": .null])])], id: Self.id, collectionPath: "books")
+            == ["field name '\(name.prefix(40))…' is 1501 bytes; Firestore allows at most 1500"])
+    }
+
     @Test func documentSizeFollowsTheDocumentedExample() throws {
         // https://firebase.google.com/docs/firestore/storage-size: users/jeff/tasks/my_task_id is 147 bytes.
         let fields: Fields = ["type": .string("Personal"), "done": .bool(false), "priority": .integer(1), "description": .string("Learn Cloud Firestore")]
