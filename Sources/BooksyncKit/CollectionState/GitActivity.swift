@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Whether git is changing the work tree a collection lives in.
 ///
 /// A checkout, reset, stash or merge rewrites the manifest and the record
@@ -80,12 +74,16 @@ extension CollectionDirectory {
     /// (up to `gitWaitLimit`) and refuses at once a merge, rebase,
     /// cherry-pick, revert or bisect left in progress (<doc:Safety>).
     /// - Throws: `.gitBusy` naming what git is doing.
-    func waitForQuietGit() throws(BooksyncError) {
+    func waitForQuietGit() async throws(BooksyncError) {
         let clock = ContinuousClock()
         let deadline = clock.now + Self.gitWaitLimit
         while let activity = GitActivity.inProgress(at: paths.root) {
             guard GitActivity.isShortLived(activity), clock.now < deadline else { throw .gitBusy(activity: activity) }
-            usleep(50_000)
+            do {
+                try await Task.sleep(for: .milliseconds(50))
+            } catch {
+                throw .interrupted
+            }
         }
     }
 }

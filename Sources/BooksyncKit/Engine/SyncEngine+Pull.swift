@@ -18,6 +18,7 @@ extension CollectionDirectory {
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
         let lock = options.dryRun ? nil : try await self.lock(onStaleLock: onStaleLock)
         defer { lock?.release() }
+        try await waitForQuietGit()
         var engine = try SyncEngine(self, command: .pull, remote: remote, options: options, progress: progress)
         return try await engine.pull()
     }

@@ -25,6 +25,7 @@ extension CollectionDirectory {
         defer { lock?.release() }
         // No remote content is compared with the files, so the scan keeps no hashes
         // of changed ones, and the push is planned record by record, never whole.
+        try await waitForQuietGit()
         var engine = try SyncEngine(self, command: .push, remote: remote, options: options, progress: progress,
                                     keepChangedRecords: !options.dryRun, keepHashes: false)
         return try await engine.push()

@@ -32,10 +32,11 @@ struct SyncEngine {
     var report: SyncReport
     /// The manifest's stamp as the command read it: one that moves before
     /// the command writes was moved by someone else (`requireGitQuiet`).
-    let manifestStampAtStart: FileStamp
+    let manifestStampAtStart: FileStamp?
 
-    /// Loads the base and scans the files, as pull and push start. A dry run
-    /// does not even update the stat cache.
+    /// Loads the base and scans the files, as pull and push start (once git
+    /// is quiet: `CollectionDirectory.waitForQuietGit`). A dry run does not
+    /// even update the stat cache.
     /// - Parameters:
     ///   - keepChangedRecords: Keep the records that differ from the base,
     ///     parsed, for push to send.
@@ -48,8 +49,7 @@ struct SyncEngine {
         self.remote = remote
         self.options = options
         self.progress = progress
-        try collection.waitForQuietGit()
-        manifestStampAtStart = collection.manifestStamp()
+        manifestStampAtStart = collection.manifestWriteStamp()
         let whole = try collection.loadManifest(for: remote)
         manifest = whole.scoped(to: options.scope)
         var scanner = LocalScanner(paths: collection.paths, rules: collection.rules, fingerprint: collection.configFingerprint)
@@ -85,7 +85,7 @@ struct SyncEngine {
     /// since the command read them: its plan would push git's writes as edits.
     func requireGitQuiet() throws(BooksyncError) {
         if let activity = GitActivity.inProgress(at: collection.paths.root) { throw .gitBusy(activity: activity) }
-        guard collection.manifestStamp() == manifestStampAtStart else {
+        guard collection.manifestWriteStamp() == manifestStampAtStart else {
             throw .gitBusy(activity: "the base (\(collection.paths.manifest)) changed while booksync read the files, as a git checkout does")
         }
     }

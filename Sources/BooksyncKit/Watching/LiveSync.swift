@@ -92,7 +92,7 @@ package struct LiveSync: Sendable {
         }
         schedule.noteLocalChanges([], everything: true, at: timing.now())
         var base = BaseSummary()
-        var git = GitWatch(ownStamp: collection.manifestStamp(), resync: false)
+        var git = GitWatch(ownStamp: collection.manifestWriteStamp(), resync: false)
         while !Task.isCancelled {
             // No round starts while git changes the tree; once it is done, a base
             // git (not this watch) wrote means a pull and every file looked at,
@@ -111,7 +111,7 @@ package struct LiveSync: Sendable {
             }
             git.waitingSince = nil
             git.said = nil
-            if git.resync || collection.manifestStamp() != git.ownStamp {
+            if git.resync || collection.manifestWriteStamp() != git.ownStamp {
                 report(.lookingAtEverything("the base changed outside the watch (a git checkout, reset, merge or stash): pulling, then looking at every file"))
                 do {
                     succeeded(try await pull(counting: true, prefetched: nil, rounds: rounds, onStaleLock: onStaleLock))
@@ -122,7 +122,7 @@ package struct LiveSync: Sendable {
                     git.resync = Self.isGitBusy(error)
                     if !git.resync { try failed(.pull, error, retrying: Self.worthRetrying(error)) }
                 }
-                git.ownStamp = collection.manifestStamp()
+                git.ownStamp = collection.manifestWriteStamp()
                 schedule.noteLocalChanges([], everything: true, at: timing.now())
                 continue
             }
@@ -147,7 +147,7 @@ package struct LiveSync: Sendable {
                     schedule.pushFailed(ids, retrying: retrying, at: timing.now())
                     if Self.isGitBusy(error) { git.resync = true } else { try failed(.push, error, retrying: retrying) }
                 }
-                git.ownStamp = collection.manifestStamp()
+                git.ownStamp = collection.manifestWriteStamp()
             case .pull(let counting)?:
                 do {
                     let outcome = try await poll(counting: counting, base: &base, rounds: rounds, onStaleLock: onStaleLock)
@@ -160,7 +160,7 @@ package struct LiveSync: Sendable {
                     schedule.polled(counting: counting, retrying ? .failedRetrying : .failed, at: timing.now())
                     if Self.isGitBusy(error) { git.resync = true } else { try failed(.pull, error, retrying: retrying) }
                 }
-                git.ownStamp = collection.manifestStamp()
+                git.ownStamp = collection.manifestWriteStamp()
             case nil:
                 let wake = schedule.nextWake(after: now).map { $0 - now } ?? tick
                 do {
@@ -255,7 +255,7 @@ package struct LiveSync: Sendable {
 private struct GitWatch {
     /// The manifest's stamp as this watch's last round left it: another one
     /// was written by someone else (git).
-    var ownStamp: FileStamp
+    var ownStamp: FileStamp?
     /// Whether a round was refused because git changed the tree meanwhile.
     var resync: Bool
     /// Since when the watch waits for git.
