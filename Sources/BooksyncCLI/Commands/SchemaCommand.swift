@@ -58,7 +58,7 @@ enum SchemaCommand: Subcommand {
             }
             let collectionName = file.subcollection.map { collection.config.remote.collectionPath + "/*/" + $0 } ?? collection.config.remote.collectionPath
             let source = SwiftDTOSource.make(schema, typeName: typeName, collection: collectionName, idField: collection.config.idField)
-            // `SwiftDTOSource` replaces every control character and bidi override of config.json's text.
+            // config.json's text is in comments or escaped literals, with no control character or bidi override (`SwiftSourceText`).
             context.console.out(TerminalText(trusted: String(source.dropLast())))
             return .success
         }
