@@ -103,6 +103,9 @@ enum RemoteCommand: Subcommand {
         } else if arguments.has(.emulator) {
             endpoint = .emulator(host: nil)
         }
+        if let problem = RemoteList.problem(withName: name, endpoint: endpoint) {
+            throw arguments.usageError("\(problem); add it with --emulator or --emulator-host HOST:PORT, or choose another name")
+        }
         let shares = arguments.has(.sharedState) || (!arguments.has(.localState) && endpoint == .production)
         if shares, endpoint != .production { throw arguments.usageError("--shared: \(RemoteList.emulatorStateIsLocal)") }
         var remotes = try collection.loadRemotes()

@@ -44,6 +44,8 @@ package struct RemoteList: Sendable, Equatable {
     package static let origin = "origin"
     /// The remote `FIRESTORE_EMULATOR_HOST` selects when no remote of this name is defined.
     package static let emulator = "emulator"
+    /// Why a remote called `emulator` must be one (`problem(withName:endpoint:)`), for sentences that add what to do.
+    package static let emulatorIsReserved = "the name 'emulator' is reserved for the Firestore emulator (--remote emulator always means one)"
 
     /// The remotes, sorted by name (bytes).
     package private(set) var remotes: [RemoteDefinition]
@@ -77,6 +79,15 @@ package struct RemoteList: Sendable, Equatable {
         guard isAlphanumeric(first), name.utf8.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
         else { return "remote name '\(name)' must start with a letter or digit and hold only letters, digits, '.', '_' and '-'" }
         return nil
+    }
+
+    /// Why a remote called `name` cannot go to `endpoint`, or nil. `--remote
+    /// emulator` is documented as the emulator's own state, so a remote of
+    /// that name is an emulator or nothing: named so in a clone's remotes.json
+    /// with production Firestore, it would send `status --remote emulator`
+    /// (and a push) to a project the clone chose.
+    package static func problem(withName name: String, endpoint: RemoteEndpoint) -> String? {
+        name == emulator && endpoint == .production ? emulatorIsReserved : nil
     }
 
     /// Why `name` cannot be added beside these remotes, or nil: it differs
@@ -185,6 +196,10 @@ package struct RemoteList: Sendable, Equatable {
         case let other?: throw StateFileError(message: "remote '\(name)': \"state\" must be \"shared\" or \"local\", not '\(other)'")
         }
         if sharesState, endpoint != .production { throw StateFileError(message: "remote '\(name)': \(emulatorStateIsLocal)") }
+        if let problem = problem(withName: name, endpoint: endpoint) {
+            throw StateFileError(message: "remote '\(name)': \(problem), but this one names production Firestore; "
+                + "give it \"endpoint\": \"emulator\", or another name")
+        }
         return RemoteDefinition(name: name, target: FirestoreTarget(project: project, database: database, collectionPath: collection),
                                 endpoint: endpoint, sharesState: sharesState)
     }
