@@ -113,6 +113,7 @@ enum RemoteCommand: Subcommand {
             throw BooksyncError.invalidArgument("remote '\(name)' exists already; 'booksync remote remove \(name)' first to redefine it")
         }
         if let clash = remotes.caseClash(name) { throw arguments.usageError(clash) }
+        if let problem = remotes.problemAddingOne { throw BooksyncError.invalidArgument(problem) }
         remotes.set(RemoteDefinition(name: name, target: target, endpoint: endpoint, sharesState: shares))
         try collection.saveRemotes(remotes)
         if !context.quiet {

@@ -68,6 +68,10 @@ public struct FirestoreTarget: Sendable, Equatable {
 public struct CollectionConfig: Sendable, Equatable {
     /// The `"version"` this booksync writes and the only one `decode(_:)` accepts.
     package static let currentVersion: Int64 = 1
+    /// The most bytes booksync reads of config.json (every command reads it,
+    /// and a clone may bring it): a schema of thousands of fields takes a
+    /// fraction of this.
+    package static let maximumFileBytes = 4 << 20
 
     /// The Firestore collection this directory syncs with.
     public var remote: FirestoreTarget
