@@ -68,7 +68,7 @@ enum SchemaCommand: Subcommand {
         }
         if arguments.has(.check) {
             var stale = 0
-            for file in files where (try? FileSystem.readFile(file.path)) != file.bytes {
+            for file in files where (try? FileSystem.readFile(file.path, limit: file.bytes.count)) != file.bytes {
                 stale += 1
                 context.console.out("\(context.display(file.path)): \(FileSystem.exists(file.path) ? "out of date" : "missing")")
             }
