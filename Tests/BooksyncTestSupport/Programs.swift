@@ -9,6 +9,10 @@ package struct ProgramOutput: Sendable {
 
 /// Runs `program` to the end in `directory`, with `environment` as its whole
 /// environment (nil: this process's), and returns what it printed.
+///
+/// Standard error goes to a file, not a second pipe: a program that fills
+/// the stderr pipe while this reads stdout to its end (a compiler's many
+/// errors) would otherwise wait for this, and this for it, forever.
 package func runProgram(_ program: String, _ arguments: [String], in directory: String,
                        environment: [String: String]? = nil) throws -> ProgramOutput {
     let process = Process()
@@ -16,13 +20,18 @@ package func runProgram(_ program: String, _ arguments: [String], in directory: 
     process.arguments = arguments
     process.currentDirectoryURL = URL(fileURLWithPath: directory)
     if let environment { process.environment = environment }
-    let out = Pipe(), err = Pipe()
+    let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("booksync-test-stderr-" + UUID().uuidString)
+    guard FileManager.default.createFile(atPath: errorFile.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+    defer { try? FileManager.default.removeItem(at: errorFile) }
+    let err = try FileHandle(forWritingTo: errorFile)
+    defer { try? err.close() }
+    let out = Pipe()
     process.standardOutput = out
     process.standardError = err
     try process.run()
     let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
+    let stderr = try Data(contentsOf: errorFile)
     return ProgramOutput(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
                          stderr: String(decoding: stderr, as: UTF8.self))
 }

@@ -103,6 +103,9 @@ enum RemoteCommand: Subcommand {
         } else if arguments.has(.emulator) {
             endpoint = .emulator(host: nil)
         }
+        if let problem = RemoteList.problem(withName: name, endpoint: endpoint) {
+            throw arguments.usageError("\(problem); add it with --emulator or --emulator-host HOST:PORT, or choose another name")
+        }
         let shares = arguments.has(.sharedState) || (!arguments.has(.localState) && endpoint == .production)
         if shares, endpoint != .production { throw arguments.usageError("--shared: \(RemoteList.emulatorStateIsLocal)") }
         var remotes = try collection.loadRemotes()
@@ -110,6 +113,7 @@ enum RemoteCommand: Subcommand {
             throw BooksyncError.invalidArgument("remote '\(name)' exists already; 'booksync remote remove \(name)' first to redefine it")
         }
         if let clash = remotes.caseClash(name) { throw arguments.usageError(clash) }
+        if let problem = remotes.problemAddingOne { throw BooksyncError.invalidArgument(problem) }
         remotes.set(RemoteDefinition(name: name, target: target, endpoint: endpoint, sharesState: shares))
         try collection.saveRemotes(remotes)
         if !context.quiet {

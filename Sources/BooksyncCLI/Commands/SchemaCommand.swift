@@ -58,7 +58,7 @@ enum SchemaCommand: Subcommand {
             }
             let collectionName = file.subcollection.map { collection.config.remote.collectionPath + "/*/" + $0 } ?? collection.config.remote.collectionPath
             let source = SwiftDTOSource.make(schema, typeName: typeName, collection: collectionName, idField: collection.config.idField)
-            // `SwiftDTOSource` replaces every control character and bidi override of config.json's text.
+            // config.json's text is in comments or escaped literals, with no control character or bidi override (`SwiftSourceText`).
             context.console.out(TerminalText(trusted: String(source.dropLast())))
             return .success
         }
@@ -68,7 +68,7 @@ enum SchemaCommand: Subcommand {
         }
         if arguments.has(.check) {
             var stale = 0
-            for file in files where (try? FileSystem.readFile(file.path)) != file.bytes {
+            for file in files where (try? FileSystem.readFile(file.path, limit: file.bytes.count)) != file.bytes {
                 stale += 1
                 context.console.out("\(context.display(file.path)): \(FileSystem.exists(file.path) ? "out of date" : "missing")")
             }

@@ -19,8 +19,16 @@ public struct FirestoreTarget: Sendable, Equatable {
     /// `projects/P/databases/D/documents`, the root that document names and references hang from.
     package var documentsRoot: String { "projects/\(project)/databases/\(database)/documents" }
 
-    /// Checks a collection path: an odd number of non-empty segments, no `.`/`..`.
+    /// Checks a collection path: an odd number of non-empty segments, no
+    /// `.`/`..`, and no scalar a terminal or an editor acts on instead of
+    /// showing (controls, line separators, bidi overrides): the path of a
+    /// cloned config.json is printed in every status header and written into
+    /// the comments of `schema --swift`, where a newline would start a line of code.
     package static func validateCollectionPath(_ path: String) -> String? {
+        if let scalar = path.unicodeScalars.first(where: TerminalEscaping.isUnsafe) {
+            return "collection path '\(TerminalEscaping.escapeName(TerminalEscaping.abbreviate(path)))' contains "
+                + "\(TerminalEscaping.describeUnsafe(scalar)); a collection id must be visible text"
+        }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
         if segments.contains(where: { $0.isEmpty }) { return "collection path '\(path)' has an empty segment" }
         if segments.count % 2 == 0 {
@@ -60,6 +68,10 @@ public struct FirestoreTarget: Sendable, Equatable {
 public struct CollectionConfig: Sendable, Equatable {
     /// The `"version"` this booksync writes and the only one `decode(_:)` accepts.
     package static let currentVersion: Int64 = 1
+    /// The most bytes booksync reads of config.json (every command reads it,
+    /// and a clone may bring it): a schema of thousands of fields takes a
+    /// fraction of this.
+    package static let maximumFileBytes = 4 << 20
 
     /// The Firestore collection this directory syncs with.
     public var remote: FirestoreTarget

@@ -55,12 +55,18 @@ extension RecordSchema {
         guard case .array(let requiredItems)? = object["required"] else {
             throw StateFileError(message: "\(what) must be {\"required\": [{\"name\": …, \"type\": …}, …]}")
         }
-        let required = try decodeFields(requiredItems, what: "\(what).required", taken: [])
+        var names: Set<String> = []
+        let required = try decodeFields(requiredItems, what: "\(what).required", names: &names)
         var optional: [FieldRequirement] = []
         switch object["optional"] {
         case nil, .null?: break
-        case .array(let items)?: optional = try decodeFields(items, what: "\(what).optional", taken: required.map(\.name))
+        case .array(let items)?: optional = try decodeFields(items, what: "\(what).optional", names: &names)
         case .some: throw StateFileError(message: "\(what).optional must be [{\"name\": …, \"type\": …}, …]")
+        }
+        let declared = DeclaredFields(required: required, optional: optional).count
+        guard declared <= FirestoreLimits.maximumFieldCount else {
+            throw StateFileError(message: "\(what) declares \(declared) fields (counting those inside maps); a Firestore document holds "
+                + "at most \(FirestoreLimits.maximumFieldCount), and booksync reads no more")
         }
         var strictness = SchemaStrictness.off
         switch object["strict"] {
@@ -74,15 +80,17 @@ extension RecordSchema {
     }
 
     /// A field list, checked: known types, usable names, no name twice (nor
-    /// one of `taken`), value lists only for strings; `id` is dropped (always required).
+    /// one of `names`, the level's names so far, which these join), value
+    /// lists only for strings; `id` is dropped (always required). A set, so
+    /// that a cloned config of many fields costs each one look-up.
     /// - Parameter depth: The fields' level in a record (1 at the top), for
     ///   Firestore's 20 levels; below the top, `id` is an ordinary name.
-    private static func decodeFields(_ items: [Value], what: String, taken: [String], depth: Int = 1) throws(StateFileError) -> [FieldRequirement] {
+    private static func decodeFields(_ items: [Value], what: String, names: inout Set<String>, depth: Int = 1) throws(StateFileError) -> [FieldRequirement] {
         var fields: [FieldRequirement] = []
         for item in items {
             guard let field = try decodeField(item, what: what, depth: depth) else { continue }
-            guard !fields.contains(where: { $0.name == field.name }), !taken.contains(field.name) else {
-                throw StateFileError(message: "\(what) lists '\(field.name)' twice (a field is either required or optional, once)")
+            guard names.insert(field.name).inserted else {
+                throw StateFileError(message: "\(what) lists '\(TerminalEscaping.abbreviate(field.name))' twice (a field is either required or optional, once)")
             }
             fields.append(field)
         }
@@ -116,17 +124,23 @@ extension RecordSchema {
                                 itemType: try itemType(m["items"], type: type, field: field))
     }
 
-    /// `"enum"`: distinct strings, for a string field only.
+    /// `"enum"`: distinct strings, for a string field only, at most
+    /// `FieldRequirement.maximumAllowedValues`; duplicates found with a set.
     private static func allowedValues(_ list: Value?, type: FieldType, field: String) throws(StateFileError) -> [String]? {
         guard let list else { return nil }
         guard type == .string else { throw StateFileError(message: "\(field): \"enum\" lists allowed strings, so the type must be string") }
         guard case .array(let values) = list, !values.isEmpty else {
             throw StateFileError(message: "\(field): \"enum\" must be a non-empty list of strings")
         }
+        guard values.count <= FieldRequirement.maximumAllowedValues else {
+            throw StateFileError(message: "\(field): \"enum\" lists \(values.count) values; booksync takes at most "
+                + "\(FieldRequirement.maximumAllowedValues) (for more, declare the field a plain string)")
+        }
         var strings: [String] = []
+        var seen: Set<String> = []
         for value in values {
             guard case .string(let s) = value else { throw StateFileError(message: "\(field): \"enum\" must be a non-empty list of strings") }
-            guard !strings.contains(s) else { throw StateFileError(message: "\(field): \"enum\" lists \"\(TerminalEscaping.abbreviate(s))\" twice") }
+            guard seen.insert(s).inserted else { throw StateFileError(message: "\(field): \"enum\" lists \"\(TerminalEscaping.abbreviate(s))\" twice") }
             strings.append(s)
         }
         return strings
@@ -145,8 +159,9 @@ extension RecordSchema {
             case .some: throw StateFileError(message: "\(field): \"\(key)\" must be [{\"name\": …, \"type\": …}, …]")
             }
         }
-        let required = try decodeFields(try list("required"), what: "\(field).required", taken: [], depth: depth + 1)
-        let optional = try decodeFields(try list("optional"), what: "\(field).optional", taken: required.map(\.name), depth: depth + 1)
+        var names: Set<String> = []
+        let required = try decodeFields(try list("required"), what: "\(field).required", names: &names, depth: depth + 1)
+        let optional = try decodeFields(try list("optional"), what: "\(field).optional", names: &names, depth: depth + 1)
         return DeclaredFields(required: required, optional: optional)
     }
 

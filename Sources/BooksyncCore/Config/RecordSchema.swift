@@ -37,15 +37,34 @@ public struct FieldRequirement: Sendable, Equatable {
     /// for any value but an array (Firestore has no arrays in arrays).
     public let itemType: FieldType?
 
+    /// `allowedValues` as a set, so that checking a value costs one look-up
+    /// however many there are (`isAllowed(_:)`).
+    private let allowedSet: Set<String>?
+
+    /// The most values an `"enum"` may list. A config.json may come with a
+    /// clone, and an enumeration of thousands is a list of data, not a rule
+    /// (declare such a field a plain string).
+    package static let maximumAllowedValues = 10_000
+
     /// A declaration as given; `parse(_:)` and config decoding check user text first.
     public init(name: String, type: FieldType, allowedValues: [String]? = nil, description: String? = nil,
                 mapFields: DeclaredFields? = nil, itemType: FieldType? = nil) {
         self.name = name
         self.type = type
         self.allowedValues = allowedValues
+        self.allowedSet = allowedValues.map(Set.init)
         self.description = description
         self.mapFields = mapFields
         self.itemType = itemType
+    }
+
+    /// Whether `text` is one of `allowedValues` byte for byte. The set finds
+    /// a value equal as a Swift string (canonically equivalent); only when
+    /// that one's bytes differ can another with the same bytes be listed too.
+    func isAllowed(_ text: String) -> Bool {
+        guard let allowedValues, let allowedSet else { return true }
+        guard let index = allowedSet.firstIndex(of: text) else { return false }
+        return allowedSet[index].utf8.elementsEqual(text.utf8) || allowedValues.contains { $0.utf8.elementsEqual(text.utf8) }
     }
 
     /// Every way `value` does not fit this declaration, as sentences naming
@@ -56,8 +75,10 @@ public struct FieldRequirement: Sendable, Equatable {
         }
         switch value {
         case .string(let text):
-            if let allowedValues, !allowedValues.contains(where: { $0.utf8.elementsEqual(text.utf8) }) {
-                let list = allowedValues.map { "\"\($0)\"" }.joined(separator: ", ")
+            if let allowedValues, !isAllowed(text) {
+                // Up to 10 named, so a long enumeration does not bury the sentence.
+                var list = allowedValues.prefix(10).map { "\"\(TerminalEscaping.abbreviate($0))\"" }.joined(separator: ", ")
+                if allowedValues.count > 10 { list += ", … (\(allowedValues.count) values in all)" }
                 return ["field '\(path)' must be one of \(list); found \"\(TerminalEscaping.abbreviate(text))\""]
             }
         case .map(let fields):
@@ -91,6 +112,11 @@ public struct DeclaredFields: Sendable, Equatable {
 
     /// Every declared field: the required ones, then the optional ones.
     package var all: [FieldRequirement] { required + optional }
+
+    /// How many fields these declare, counting those of declared maps at every depth.
+    package var count: Int {
+        all.reduce(0) { $0 + 1 + ($1.mapFields?.count ?? 0) }
+    }
 
     /// Every way `fields` breaks these declarations, as sentences naming the
     /// field by its path (`path` is the map's own, nil for a record's top level).

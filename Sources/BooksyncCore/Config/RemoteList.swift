@@ -44,6 +44,16 @@ package struct RemoteList: Sendable, Equatable {
     package static let origin = "origin"
     /// The remote `FIRESTORE_EMULATOR_HOST` selects when no remote of this name is defined.
     package static let emulator = "emulator"
+    /// Why a remote called `emulator` must be one (`problem(withName:endpoint:)`), for sentences that add what to do.
+    package static let emulatorIsReserved = "the name 'emulator' is reserved for the Firestore emulator (--remote emulator always means one)"
+
+    /// The most remotes a collection may define. Every command reads
+    /// remotes.json, which may come with a clone; a collection has a handful
+    /// (staging, an emulator), and thousands would only slow every command.
+    package static let maximumRemotes = 1_000
+    /// The most bytes booksync reads of remotes.json: room for `maximumRemotes`
+    /// several times over, so that a cloned file of any size costs nothing.
+    package static let maximumFileBytes = 1 << 20
 
     /// The remotes, sorted by name (bytes).
     package private(set) var remotes: [RemoteDefinition]
@@ -79,14 +89,40 @@ package struct RemoteList: Sendable, Equatable {
         return nil
     }
 
+    /// Why a remote called `name` cannot go to `endpoint`, or nil. `--remote
+    /// emulator` is documented as the emulator's own state, so a remote of
+    /// that name is an emulator or nothing: named so in a clone's remotes.json
+    /// with production Firestore, it would send `status --remote emulator`
+    /// (and a push) to a project the clone chose.
+    package static func problem(withName name: String, endpoint: RemoteEndpoint) -> String? {
+        name == emulator && endpoint == .production ? emulatorIsReserved : nil
+    }
+
     /// Why `name` cannot be added beside these remotes, or nil: it differs
     /// from another remote, `origin` or `emulator` only in letter case.
     /// State folders are named after remotes, and macOS's file system
     /// ignores case, so `Staging` and `staging` would share one base there.
     package func caseClash(_ name: String) -> String? {
-        let lowered = name.lowercased()
-        guard let other = (remotes.map(\.name) + [Self.origin, Self.emulator]).first(where: { $0 != name && $0.lowercased() == lowered }) else { return nil }
+        var names = Self.reservedByLowercase
+        for remote in remotes where remote.name != name { names[remote.name.lowercased()] = remote.name }
+        return Self.caseClash(name, among: names)
+    }
+
+    /// `origin` and `emulator` by their lower case, where `caseClash(_:among:)`
+    /// starts; each remote's name joins them.
+    private static let reservedByLowercase = [origin: origin, emulator: emulator]
+
+    /// `caseClash(_:)` against names kept by their lower case: one look-up,
+    /// so reading a file of many remotes costs each a constant, not the list.
+    private static func caseClash(_ name: String, among names: [String: String]) -> String? {
+        guard let other = names[name.lowercased()], other != name else { return nil }
         return "remote name '\(name)' differs from '\(other)' only in letter case; on macOS they would share one sync state"
+    }
+
+    /// Why these remotes cannot take one more, or nil.
+    package var problemAddingOne: String? {
+        remotes.count < Self.maximumRemotes ? nil
+            : "this collection has \(remotes.count) remotes, the most booksync reads (\(Self.maximumRemotes)); remove one first"
     }
 
     /// Why an emulator host from the remotes file cannot be used, or nil:
@@ -141,13 +177,20 @@ package struct RemoteList: Sendable, Equatable {
             throw StateFileError(message: "\"version\" must be \(currentVersion) (this booksync reads version \(currentVersion))")
         }
         guard case .map(let entries)? = top["remotes"] else { throw StateFileError(message: "missing \"remotes\" object") }
+        guard entries.count <= maximumRemotes else {
+            throw StateFileError(message: "\(entries.count) remotes are defined; booksync reads at most \(maximumRemotes) "
+                + "(every command reads this file, and a collection needs a handful): remove the ones not in use")
+        }
         var remotes: [RemoteDefinition] = []
-        for (name, value) in entries {
+        var names = reservedByLowercase
+        // In name order, so that the same file always gets the same first complaint.
+        for name in entries.keys.sorted(by: CanonicalJSON.utf8Less) {
             if let problem = problem(withName: name) { throw StateFileError(message: problem) }
             guard name != origin else { throw StateFileError(message: "'origin' is config.json's remote; name this one differently") }
-            guard case .map(let fields) = value else { throw StateFileError(message: "remote '\(name)' must be an object") }
+            guard case .map(let fields)? = entries[name] else { throw StateFileError(message: "remote '\(name)' must be an object") }
             let defined = try definition(name, fields)
-            if let clash = RemoteList(remotes).caseClash(name) { throw StateFileError(message: clash) }
+            if let clash = caseClash(name, among: names) { throw StateFileError(message: clash) }
+            names[name.lowercased()] = name
             remotes.append(defined)
         }
         return RemoteList(remotes)
@@ -185,6 +228,10 @@ package struct RemoteList: Sendable, Equatable {
         case let other?: throw StateFileError(message: "remote '\(name)': \"state\" must be \"shared\" or \"local\", not '\(other)'")
         }
         if sharesState, endpoint != .production { throw StateFileError(message: "remote '\(name)': \(emulatorStateIsLocal)") }
+        if let problem = problem(withName: name, endpoint: endpoint) {
+            throw StateFileError(message: "remote '\(name)': \(problem), but this one names production Firestore; "
+                + "give it \"endpoint\": \"emulator\", or another name")
+        }
         return RemoteDefinition(name: name, target: FirestoreTarget(project: project, database: database, collectionPath: collection),
                                 endpoint: endpoint, sharesState: sharesState)
     }

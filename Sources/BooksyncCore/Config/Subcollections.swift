@@ -75,9 +75,15 @@ public struct Subcollections: Sendable, Equatable {
     /// Why `path` cannot be a subcollection path, or nil. Each collection id
     /// must be a valid record id (it becomes a folder name with the same
     /// encoding) and may not contain `:`, which separates the path from the
-    /// field in `init --subcollection-require PATH:FIELD:TYPE`.
+    /// field in `init --subcollection-require PATH:FIELD:TYPE`, nor anything
+    /// a terminal or an editor acts on instead of showing, as the collection's
+    /// own path may not (`FirestoreTarget.validateCollectionPath`).
     package static func problem(withPath path: String) -> String? {
         if path.isEmpty { return "a subcollection path cannot be empty" }
+        if let scalar = path.unicodeScalars.first(where: TerminalEscaping.isUnsafe) {
+            return "subcollection path '\(TerminalEscaping.escapeName(TerminalEscaping.abbreviate(path)))' contains "
+                + "\(TerminalEscaping.describeUnsafe(scalar)); a collection id must be visible text"
+        }
         for segment in path.split(separator: "/", omittingEmptySubsequences: false) {
             if segment.isEmpty { return "subcollection path '\(TerminalEscaping.abbreviate(path))' has an empty segment" }
             if segment.contains(":") { return "subcollection path '\(TerminalEscaping.abbreviate(path))' contains ':'" }

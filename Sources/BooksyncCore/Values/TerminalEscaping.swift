@@ -37,6 +37,18 @@ public enum TerminalEscaping {
         }
     }
 
+    /// `U+202E, a bidirectional formatting character`: an unsafe scalar named
+    /// for a sentence that refuses it, since the scalar itself shows nothing.
+    package static func describeUnsafe(_ scalar: Unicode.Scalar) -> String {
+        let code = "U+" + Hex.string(scalar.value, minimumDigits: 4, .upper)
+        switch scalar.value {
+        case 0x2028: return code + ", a line separator"
+        case 0x2029: return code + ", a paragraph separator"
+        case 0x00...0x1F, 0x7F...0x9F: return code + ", a control character"
+        default: return code + ", a bidirectional formatting character"
+        }
+    }
+
     /// Whether `text` would be changed by `escapeMessage`.
     package static func needsEscaping(_ text: String) -> Bool {
         text.unicodeScalars.contains(where: isUnsafe)

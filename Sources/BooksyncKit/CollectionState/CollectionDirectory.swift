@@ -44,9 +44,10 @@ public struct CollectionDirectory: Sendable {
 
     static func open(_ paths: CollectionPaths) throws(BooksyncError) -> CollectionDirectory {
         try requireOwnedByUs(paths)
-        let bytes = try BooksyncError.io { () throws(FileSystemError) -> [UInt8] in
-            try paths.verifyStateKinds()
-            return try FileSystem.readFile(paths.config)
+        try BooksyncError.io { () throws(FileSystemError) in try paths.verifyStateKinds() }
+        guard let bytes = try StateFileCaps.read(paths.config, limit: CollectionConfig.maximumFileBytes,
+                                                 holds: "room for a schema of many thousands of fields") else {
+            throw .io(FileSystemError(path: paths.config, operation: "open", code: ENOENT))
         }
         do {
             let config = try CollectionConfig.decode(bytes)

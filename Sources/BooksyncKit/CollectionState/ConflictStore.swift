@@ -43,6 +43,12 @@ struct ConflictStore {
     /// The one line an older booksync wrote for a remote deletion.
     static let deletedMarker = "deleted"
 
+    /// The most bytes read of a revision file, which holds two revisions
+    /// (timestamps) in a few dozen: a larger one, committed by a clone, is
+    /// not read, and like any unreadable one means no stored conflict, so
+    /// the next pull stores the remote side anew.
+    static let maximumRevisionFileBytes = 64 << 10
+
     /// Stores the remote side of `id`'s conflict, found against `baseRevision`
     /// (the manifest entry's revision then, nil when it had none).
     func save(_ id: RecordID, record: CanonicalRecord?, revision: String?, baseRevision: String?) throws(FileSystemError) {
@@ -96,7 +102,7 @@ struct ConflictStore {
     ///   against another base is stale (resolve or pull saved a new base and
     ///   was killed before clearing it, see `BaseState`), and cleared.
     func load(_ id: RecordID, rules: RecordRules, base: Manifest? = nil) -> RemoteSide? {
-        guard let bytes = try? FileSystem.readFile(revisionFile(id)) else { return nil }
+        guard let bytes = try? FileSystem.readFile(revisionFile(id), limit: Self.maximumRevisionFileBytes) else { return nil }
         let stored = Self.decode(bytes)
         if let base, Self.isSettled(stored, by: base.entries[id]) {
             try? clear(id)

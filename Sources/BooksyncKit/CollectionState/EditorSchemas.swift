@@ -55,7 +55,8 @@ extension CollectionDirectory {
     package func writeEditorSchemas() throws(BooksyncError) -> [(file: EditorSchemaFile, written: Bool)] {
         var results: [(file: EditorSchemaFile, written: Bool)] = []
         for file in editorSchemaFiles {
-            if (try? FileSystem.readFile(file.path)) == file.bytes {
+            // Read only up to the size it should have: a larger file differs, however large.
+            if (try? FileSystem.readFile(file.path, limit: file.bytes.count)) == file.bytes {
                 results.append((file, false))
                 continue
             }
@@ -79,8 +80,11 @@ extension CollectionDirectory {
     /// edited by hand since): `validate` says so.
     package func staleEditorSchemas() -> [EditorSchemaFile] {
         editorSchemaFiles.filter { file in
-            guard let bytes = try? FileSystem.readFile(file.path) else { return false }
-            return bytes != file.bytes
+            do throws(FileSystemError) {
+                return try FileSystem.readFile(file.path, limit: file.bytes.count) != file.bytes
+            } catch {
+                return error.isTooLarge
+            }
         }
     }
 }

@@ -47,12 +47,9 @@ package struct SelectedRemote: Sendable, Equatable {
 extension CollectionDirectory {
     /// The remotes of `.booksync/remotes.json` (none when it is absent).
     package func loadRemotes() throws(BooksyncError) -> RemoteList {
-        let bytes: [UInt8]
-        do {
-            bytes = try FileSystem.readFile(paths.remotes)
-        } catch {
-            if error.isNotFound { return RemoteList() }
-            throw .io(error)
+        guard let bytes = try StateFileCaps.read(paths.remotes, limit: RemoteList.maximumFileBytes,
+                                                 holds: "room for its \(RemoteList.maximumRemotes) remotes several times over") else {
+            return RemoteList()
         }
         do {
             return try RemoteList.decode(bytes)

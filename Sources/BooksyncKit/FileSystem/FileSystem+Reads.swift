@@ -151,14 +151,16 @@ extension FileSystem {
 
     /// The contents of the regular file at `path`. A symbolic link (as the
     /// last component), FIFO, device or directory is refused, never read.
-    package static func readFile(_ path: String) throws(FileSystemError) -> [UInt8] {
+    /// - Parameter limit: The most bytes read: a larger file fails with
+    ///   `EFBIG` (`isTooLarge`), before or while it is read, never read whole.
+    package static func readFile(_ path: String, limit: Int = .max) throws(FileSystemError) -> [UInt8] {
         let fd = open(path, readFlags)
         guard fd >= 0 else {
             let code = errno
             throw refusedKind(path, code: code, operation: "read") ?? FileSystemError(path: path, operation: "open", code: code)
         }
         defer { close(fd) }
-        return try readRegular(fd, path: path)
+        return try readRegular(fd, path: path, limit: limit)
     }
 
     /// The first `count` bytes (or fewer) of the regular file at `path`,

@@ -54,4 +54,7 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
     /// `ENOTDIR`, never a refusal of an unsafe kind. Lets a caller take the
     /// path as absent instead of failing.
     public var isNotFound: Bool { unsafeKind == nil && (code == ENOENT || code == ENOTDIR) }
+
+    /// The file is larger than the limit a read was given (`EFBIG`).
+    package var isTooLarge: Bool { unsafeKind == nil && code == EFBIG }
 }

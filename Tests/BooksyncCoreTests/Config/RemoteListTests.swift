@@ -33,6 +33,11 @@ import Testing
         (#"{"version": 1, "remotes": {"staging": {"project": "p", "collection": "c"}, "Staging": {"project": "q", "collection": "c"}}}"#, "only in letter case"),
         (#"{"version": 1, "remotes": {"Emulator": {"project": "p", "collection": "c", "endpoint": "emulator"}}}"#, "differs from 'emulator' only in letter case"),
         (#"{"version": 1, "remotes": {"ORIGIN": {"project": "p", "collection": "c"}}}"#, "differs from 'origin' only in letter case"),
+        // `--remote emulator` means an emulator: a clone cannot point it at production.
+        (#"{"version": 1, "remotes": {"emulator": {"project": "p", "collection": "c", "endpoint": "production"}}}"#,
+         "remote 'emulator': the name 'emulator' is reserved for the Firestore emulator (--remote emulator always means one), "
+            + "but this one names production Firestore; give it \"endpoint\": \"emulator\", or another name"),
+        (#"{"version": 1, "remotes": {"emulator": {"project": "p", "collection": "c", "state": "local"}}}"#, "reserved for the Firestore emulator"),
     ])
     func badRemotesAreRefused(text: String, expected: String) {
         #expect(throws: StateFileError.self) { try RemoteList.decode(Array(text.utf8)) }
@@ -41,6 +46,13 @@ import Testing
         } catch {
             #expect(error.message.contains(expected), "\(error.message)")
         }
+    }
+
+    @Test func aRemoteCalledEmulatorIsAnEmulator() throws {
+        let text = #"{"version": 1, "remotes": {"emulator": {"project": "p", "collection": "c", "endpoint": "emulator", "emulatorHost": "127.0.0.1:8080"}}}"#
+        #expect(try RemoteList.decode(Array(text.utf8))["emulator"]?.endpoint == .emulator(host: "127.0.0.1:8080"))
+        #expect(RemoteList.problem(withName: "emulator", endpoint: .emulator(host: nil)) == nil)
+        #expect(RemoteList.problem(withName: "staging", endpoint: .production) == nil)
     }
 
     @Test func stateDefaultsToSharedForProductionAndLocalForTheEmulator() throws {

@@ -1,4 +1,6 @@
+import Foundation
 import Testing
+import BooksyncTestSupport
 @testable import BooksyncCore
 
 /// `booksync schema --swift TYPE` (<doc:SwiftLibrary>): the struct for a
@@ -50,10 +52,93 @@ import Testing
     }
 
     @Test func configTextCannotReachATerminalOrHideCode() {
-        let schema = RecordSchema(requiredFields: [FieldRequirement(name: "a", type: .string, description: "x\u{1B}[2Jy\u{202E}z\rw")])
+        let schema = RecordSchema(requiredFields: [FieldRequirement(name: "a", type: .string, description: "x\u{1B}[2Jy\u{202E}z\rw\u{2028}v\r\nu")])
         let source = SwiftDTOSource.make(schema, typeName: "T", collection: "books", idField: .standard)
-        #expect(!source.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x202E || $0.value == 0x0D })
-        #expect(source.contains("/// x\u{FFFD}[2Jy\u{FFFD}z\u{FFFD}w"))
+        #expect(!source.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x202E || $0.value == 0x0D || $0.value == 0x2028 })
+        #expect(source.contains("    /// x\u{FFFD}[2Jy\u{FFFD}z\u{FFFD}w\u{FFFD}v\n    /// u\n"), "\(source)")
+    }
+
+    /// Text a stranger's config.json can put into the DTO: each scalar a
+    /// terminal or an editor acts on instead of showing, and what ends a
+    /// comment or a literal elsewhere, each followed by code.
+    static let hostile: [String] = CollectionPathTests.invisible.map { "x\(Unicode.Scalar($0)!)let pwned = PWNED()" } + [
+        "*/ let pwned = PWNED() /*", "\"\"\"\nlet pwned = PWNED()\n\"\"\"", "\" + PWNED() + \"", "\\(PWNED())",
+        "\r\nlet pwned = PWNED()", "\n}\nlet pwned = PWNED()\nstruct X {",
+    ]
+
+    /// Every config string that reaches the source (the schema's and each
+    /// field's description, allowed values, field names at the top and in a
+    /// map, the id field, the collection path) holds every hostile text: the
+    /// source shows none of those scalars, every line outside a `///`
+    /// comment is code booksync wrote (the text is only in escaped literals,
+    /// which hold the field names exactly), and `swiftc` type-checks it.
+    @Test func configTextStaysInCommentsAndLiterals() throws {
+        var required: [FieldRequirement] = []
+        var optional: [FieldRequirement] = []
+        for (i, text) in Self.hostile.enumerated() {
+            required.append(FieldRequirement(name: "f\(i)" + text, type: .string, allowedValues: [text, "plain"], description: text))
+            optional.append(FieldRequirement(name: "m\(i)" + text, type: .map, description: text,
+                                             mapFields: DeclaredFields(required: [FieldRequirement(name: "n" + text, type: .string, description: text)])))
+            optional.append(FieldRequirement(name: "v\(i)" + text, type: .any, description: text))
+        }
+        let all = Self.hostile.joined()
+        let schema = RecordSchema(requiredFields: required, optionalFields: optional, description: all)
+        let source = SwiftDTOSource.make(schema, typeName: "HostileDTO", collection: "books" + all, idField: .field("docId" + all))
+
+        #expect(!source.unicodeScalars.contains { $0 != "\n" && TerminalEscaping.isUnsafe($0) })
+        var keys: Set<String> = []
+        for line in source.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.drop(while: { $0 == " " }).hasPrefix("///") { continue }
+            let (code, literals) = Self.splitLiterals(String(line))
+            #expect(!code.contains("PWNED(") && !code.contains("let pwned") && !code.contains("\u{FFFD}"), "code from config.json: \(line)")
+            keys.formUnion(literals)
+        }
+        let renamed = (required + optional).map(\.name) + Self.hostile.map { "n" + $0 }
+        #expect(keys == Set(renamed), "each coding key is its field's name exactly")
+
+        let scratch = try ScratchDirectory()
+        try scratch.write("Stubs.swift", "struct Value: Codable, Sendable {}\n")
+        try scratch.write("HostileDTO.swift", source.replacingOccurrences(of: "import BooksyncStore\n", with: ""))
+        let compiled = try runProgram("/usr/bin/env", ["swiftc", "-typecheck", "-swift-version", "6", "Stubs.swift", "HostileDTO.swift"],
+                                      in: scratch.path)
+        #expect(compiled.status == 0, "\(compiled.stderr.prefix(3000))")
+    }
+
+    /// A line of generated code without its string literals, and what each
+    /// literal holds (its escapes read back); an unterminated literal leaves
+    /// `UNTERMINATED` in the code.
+    static func splitLiterals(_ line: String) -> (code: String, literals: [String]) {
+        var code = "", literals: [String] = []
+        var scalars = Array(line.unicodeScalars)[...]
+        while let scalar = scalars.popFirst() {
+            guard scalar == "\"" else {
+                code.unicodeScalars.append(scalar)
+                continue
+            }
+            var literal = String.UnicodeScalarView()
+            var closed = false
+            while let next = scalars.popFirst() {
+                if next == "\"" {
+                    closed = true
+                    break
+                }
+                guard next == "\\", let escaped = scalars.popFirst() else {
+                    literal.append(next)
+                    continue
+                }
+                if escaped == "u", scalars.first == "{", let end = scalars.firstIndex(of: "}"),
+                   let value = UInt32(String(String.UnicodeScalarView(scalars[scalars.index(after: scalars.startIndex)..<end])), radix: 16),
+                   let decoded = Unicode.Scalar(value) {
+                    literal.append(decoded)
+                    scalars = scalars[scalars.index(after: end)...]
+                } else {
+                    literal.append(escaped)
+                }
+            }
+            code += closed ? "\"\"" : "UNTERMINATED"
+            literals.append(String(literal))
+        }
+        return (code, literals)
     }
 
     static let names: [(field: String, swift: String)] = [
