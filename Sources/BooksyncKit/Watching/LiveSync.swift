@@ -91,6 +91,7 @@ package struct LiveSync: Sendable {
             try failed(.pull, error, retrying: false)
         }
         schedule.noteLocalChanges([], everything: true, at: timing.now())
+        var lastFullLook = timing.now()
         var base = BaseSummary()
         var git = GitWatch(ownStamp: collection.manifestWriteStamp(), resync: false)
         while !Task.isCancelled {
@@ -124,6 +125,7 @@ package struct LiveSync: Sendable {
                 }
                 git.ownStamp = collection.manifestWriteStamp()
                 schedule.noteLocalChanges([], everything: true, at: timing.now())
+                lastFullLook = timing.now()
                 continue
             }
             let now = timing.now()
@@ -132,7 +134,13 @@ package struct LiveSync: Sendable {
             case .everything(let reason)?:
                 if let reason { report(.lookingAtEverything(reason)) }
                 schedule.noteLocalChanges([], everything: true, at: now)
+                lastFullLook = now
             case nil: break
+            }
+            // Now and then every file, for writes no watcher reports (a shared memory map).
+            if let interval = settings.fullLookInterval, now - lastFullLook >= interval {
+                schedule.noteLocalChanges([], everything: true, at: now)
+                lastFullLook = now
             }
             switch schedule.due(at: now) {
             case .push?:

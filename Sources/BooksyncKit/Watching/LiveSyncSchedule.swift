@@ -39,6 +39,12 @@ package struct LiveSyncSchedule: Sendable {
         package var readBackPause: Duration = .seconds(65)
         /// How many held documents one poll may read back before the pause.
         package var readBackLimit = 100
+        /// How often a syncing watch looks at every file even though the
+        /// watcher reported nothing (nil: never): a write through a shared
+        /// memory map raises no event, so only such a look finds it. It costs
+        /// what a push with nothing to push costs (a stat of every record
+        /// file, the stat cache proving the rest).
+        package var fullLookInterval: Duration? = .seconds(600)
 
         package init() {}
     }

@@ -140,10 +140,12 @@ import BooksyncTestSupport
     }
 
     /// Runs the loop on the virtual clock until `end`; the events it reported, with their times.
-    static func run(_ setup: Setup, feed: ScriptedFeed, until end: Duration) async throws -> [(at: Duration, event: LiveSync.Event)] {
+    static func run(_ setup: Setup, feed: ScriptedFeed, until end: Duration,
+                    configure: (inout LiveSyncSchedule.Settings) -> Void = { _ in }) async throws -> [(at: Duration, event: LiveSync.Event)] {
         var settings = LiveSyncSchedule.Settings()
         settings.pollInterval = .seconds(5)
         settings.countEvery = 1
+        configure(&settings)
         let clock = setup.clock
         let timing = LiveSync.Timing(now: { clock.now }, sleep: { duration in
             guard clock.now < end else { throw CancellationError() }
@@ -208,5 +210,16 @@ import BooksyncTestSupport
         #expect(try setup.remoteTitle("dune") == "saved")
         let failures = events.filter { if case .failed(.push, _, retrying: true) = $0.event { true } else { false } }
         #expect(failures.count == 1, "told once while it repeats: \(failures.count)")
+    }
+
+    /// A write no watcher reports (through a shared memory map) is pushed by
+    /// the look at every file that comes every `fullLookInterval`, not before.
+    @Test func aWriteNoWatcherReportsIsPushedAtTheNextLookAtEveryFile() async throws {
+        let setup = try Self.setUp()
+        let feed = ScriptedFeed([(.seconds(2), { try setup.save("dune", title: "written through a map"); return nil })])
+        _ = try await Self.run(setup, feed: feed, until: .seconds(45)) { $0.fullLookInterval = .seconds(30) }
+        let writes = setup.remote.writeTimes.withLock { $0 }
+        #expect(writes.count == 1 && writes.allSatisfy { $0 >= .seconds(30) && $0 < .seconds(31) }, "\(writes)")
+        #expect(try setup.remoteTitle("dune") == "written through a map")
     }
 }
