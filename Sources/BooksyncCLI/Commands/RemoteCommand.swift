@@ -14,7 +14,8 @@ enum RemoteCommand: Subcommand {
         state: committed in .booksync/remotes/NAME (--shared, the default for
         production), or on this machine only in .booksync/local/NAME (--local,
         and always for the emulator). status, diff, pull, push, sync, resolve
-        and verify take --remote NAME.
+        and verify take --remote NAME. A remote named emulator must be on the
+        emulator: --remote emulator always means one.
 
         forget drops a remote's base: the files stay, and the next pull compares
         each with that remote by content. remove deletes the definition and
