@@ -17,6 +17,9 @@ with the watch running:
   2. `git reset --hard` to the master commit again (files back to A): the same.
   3. a merge with a conflict in a record file left unfinished: the watch
      pushes nothing while MERGE_HEAD exists, and says it waits.
+  4. `git stash pop` and `git rebase` (then `git reset --hard`) under a watch
+     end with the remote and the files that `sync` after each of those
+     commands leaves (scripts/git_watch_replay.py).
 Every check prints a line; the closing line is "N passed, M failed".
 Bounded: every wait has a deadline, and the watch is stopped at the end.
 """
@@ -33,6 +36,8 @@ import urllib.request
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import git_watch_replay  # noqa: E402
 
 
 def rest(host, path):
@@ -181,6 +186,14 @@ def main():
         said = "waiting: a git merge is in progress" in open(os.path.join(scratch, "watch.log")).read()
         check("the watch says it waits for git", said, open(os.path.join(scratch, "watch.log")).read()[-400:])
         git("merge", "--abort")
+        if watch is not None:
+            watch.send_signal(signal.SIGINT)
+            watch.wait(timeout=30)
+            watch = None
+        # git stash pop and git rebase under a watch, against sync after each step.
+        git_watch_replay.check(args.bin, args.host, scratch, 40,
+                               lambda d, n: subprocess.run([sys.executable, os.path.join(HERE, "make-collection.py"), d, str(n), "9"], check=True),
+                               check)
     finally:
         if watch is not None:
             watch.send_signal(signal.SIGINT)
