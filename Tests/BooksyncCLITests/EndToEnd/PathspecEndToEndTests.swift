@@ -43,6 +43,9 @@ import BooksyncTestSupport
         (["*.txt"], "pathspec '*.txt' matches no record"),
         (["../outside.json"], "not a record file of the collection"),
         (["/etc/passwd.json"], "not a record file of the collection"),
+        // The file system's root is outside the collection like /tmp, never "the current folder".
+        (["/"], "'/': not a record file of the collection"),
+        (["//"], "'//': not a record file of the collection"),
         (["../*"], "a glob is relative to the collection"),
         (["dune/likes/x"], "pathspec 'dune/likes/x'"),
     ])
