@@ -89,6 +89,18 @@ import BooksyncTestSupport
         #expect(!(linked.stderr + outside.stderr).contains("x.json"))
     }
 
+    /// A folder is named as its id reads (`café/`) as well as as its file
+    /// is named (`caf%C3%A9/`), as globs are.
+    @Test(arguments: ["caf\u{E9}/", "caf%C3%A9/", "caf\u{E9}/reviews/", "caf%C3%A9/reviews/"])
+    func aFolderIsNamedAsItsIdReadsOrAsItIsEscaped(pathspec: String) throws {
+        let ws = try Self.collection()
+        try FileManager.default.createDirectory(atPath: ws.root + "/caf%C3%A9/reviews", withIntermediateDirectories: true)
+        try ws.write("caf%C3%A9/reviews/r1.json", bookFile("r1"))
+        let status = try ws.run("status", "--offline", "--short", pathspec)
+        #expect(status.status == 0, "\(pathspec): \(status.stderr)")
+        #expect(status.stdout == "A  caf\u{E9}/reviews/r1\n", "\(pathspec)")
+    }
+
     @Test func globsAndFilesAreRelativeToTheCurrentFolder() throws {
         let ws = try Self.collection()
         let inside = try BinaryTests.run(["status", "--offline", "--short", "r*", "r2.json"], in: ws.root + "/dune/reviews", environment: ws.environment)
