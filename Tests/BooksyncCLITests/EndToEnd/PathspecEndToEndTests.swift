@@ -152,6 +152,8 @@ import BooksyncTestSupport
         for id in ["sci-0", "sci-1", "sci-2", "sci-3"] { try await ws.rest.delete(id) }
         let refused = try ws.run("pull", "sci-*")
         #expect(refused.status == 4 && refused.stderr.contains("pull would delete 4 of 5 records"), "\(refused.stderr)")
+        // The advice keeps the scope: without it, the forced pull would reach every record.
+        #expect(refused.stderr.contains("run 'booksync pull --force 'sci-*'' (or raise --max-delete)"), "\(refused.stderr)")
         #expect(try ws.run("pull", "sci-*", "--max-delete", "90%").status == 0)
         #expect(try ws.recordFiles().count == 21)
     }
