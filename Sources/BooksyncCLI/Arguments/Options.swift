@@ -93,7 +93,7 @@ extension Option {
 
     // status, diff, validate and the sync commands (each words --offline and --json for itself).
     static let offline = Option("--offline", help: "do not contact the remote; report local changes only")
-    static let json = Option("--json", help: "print a JSON document (see README.md)")
+    static let json = Option("--json", help: "print a JSON document (see the Commands article of the docs)")
     static let short = Option("--short", alias: "s", help: "one line per record: two status columns and the id")
     static let exitCode = Option("--exit-code", help: "exit 1 when anything differs from the base")
     static let remote = Option("--remote", value: .text("NAME"), help: "work with this remote and its own sync state (default origin; see 'booksync remote')")

@@ -25,21 +25,7 @@ enum CloneCommand: Subcommand {
         if let problem = FirestoreTarget.validateCollectionPath(collection) { throw arguments.usageError("--collection: \(problem)") }
         let name = arguments.positionals.first ?? String(collection.split(separator: "/").last ?? "collection")
         let directory = PathDisplay.resolve(name, against: context.directory)
-        // Inside another collection, its scan would take these files for its own records.
-        if let enclosing = CollectionPaths.locate(from: FileSystem.split(directory).directory) {
-            throw BooksyncError.invalidArgument("\(context.display(directory)) is inside the collection \(context.display(enclosing.root)); clone next to it, not into it")
-        }
-        if FileSystem.exists(directory) {
-            guard FileSystem.isDirectory(directory), (try? FileSystem.listDirectory(directory))?.isEmpty == true else {
-                throw BooksyncError.invalidArgument("\(context.display(directory)) already exists and is not an empty folder; clone into a new one")
-            }
-        } else {
-            do {
-                try FileSystem.createDirectories(directory)
-            } catch {
-                throw BooksyncError.io(error)
-            }
-        }
+        try prepareFolder(directory, mustBeEmpty: true, context: context)
         let inside = context.working(in: directory)
         let initialized = try await InitCommand.run(arguments.withoutOperands(), context: inside)
         guard initialized == .success else { return initialized }
@@ -55,5 +41,27 @@ enum CloneCommand: Subcommand {
         SyncCommandSupport.render([report], context: inside, root: opened.paths.root, conflicts: opened.relativeConflictsFolder,
                                   unresolvedConflict: opened.unresolvedConflicts())
         return report.needsAttention ? .attention : .success
+    }
+
+    /// The folder `clone` or `init DIR` makes a collection: created with its
+    /// missing parents, never inside another collection (whose scan would
+    /// take these files for its own records). `mustBeEmpty`: an existing
+    /// folder must be empty (clone pulls files into it; init writes none).
+    static func prepareFolder(_ directory: String, mustBeEmpty: Bool, context: CommandContext) throws(BooksyncError) {
+        let verb = mustBeEmpty ? "clone" : "init"
+        if let enclosing = CollectionPaths.locate(from: FileSystem.split(directory).directory) {
+            throw .invalidArgument("\(context.display(directory)) is inside the collection \(context.display(enclosing.root)); \(verb) next to it, not into it")
+        }
+        if FileSystem.exists(directory) {
+            guard FileSystem.isDirectory(directory), !mustBeEmpty || (try? FileSystem.listDirectory(directory))?.isEmpty == true else {
+                throw .invalidArgument("\(context.display(directory)) already exists and is not \(mustBeEmpty ? "an empty folder" : "a folder"); \(verb) into a new one")
+            }
+        } else {
+            do {
+                try FileSystem.createDirectories(directory)
+            } catch {
+                throw .io(error)
+            }
+        }
     }
 }

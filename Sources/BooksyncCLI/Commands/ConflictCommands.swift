@@ -46,8 +46,10 @@ enum DiffCommand: Subcommand {
             for problem in problems {
                 context.console.out("  \(Style.red.apply("problem: \(problem.description)", enabled: color))")
             }
-            // A file that does not parse has no fields to compare: its problem says so.
-            if diff.fields.isEmpty, problems.isEmpty {
+            if case .invalidLocal = diff.state, !diff.inLocal {
+                // The file is there but does not parse: its fields are unknown, not deleted.
+                context.console.out("  (the file is invalid, so its fields cannot be compared; fix the problem, then run diff again)")
+            } else if diff.fields.isEmpty, problems.isEmpty {
                 context.console.out("  (no field differs)")
             }
             for field in diff.fields {

@@ -1,15 +1,21 @@
 import BooksyncCore
 import BooksyncKit
 
-/// `booksync init`: make the current directory (or -C DIR) a collection directory.
+/// `booksync init`: make the current directory, DIR (created if missing, as
+/// `git init DIR` and `booksync clone … DIR` do) or -C DIR a collection directory.
 enum InitCommand: Subcommand {
     static let name = "init"
-    static let summary = "create .booksync/ here, linked to a Firestore collection"
-    static let usage = "booksync init [--firestore PROJECT[/DATABASE]] --collection PATH [--require FIELD:TYPE]... [--optional FIELD:TYPE]... [--strict warning|error] [--id-field NAME|none] [--change-field NAME] [--subcollection PATH]... [--subcollection-require PATH:FIELD:TYPE]... [--editor vscode] [--git]"
+    static let summary = "create .booksync/ here (or in DIR), linked to a Firestore collection"
+    static let usage = "booksync init [--firestore PROJECT[/DATABASE]] --collection PATH [--require FIELD:TYPE]... [--optional FIELD:TYPE]... [--strict warning|error] [--id-field NAME|none] [--change-field NAME] [--subcollection PATH]... [--subcollection-require PATH:FIELD:TYPE]... [--editor vscode] [--git] [DIR]"
     static let discussion = """
         Writes .booksync/config.json, an empty manifest and a .gitignore for the
         local-only files. No network is needed. PATH may be nested
         (users/u1/books); the database defaults to (default).
+
+        DIR (default: the current folder) is created with any missing parents,
+        as git init DIR does; a folder that exists already may hold record
+        files (init reads and writes none), but not be inside another
+        collection.
 
         Without --firestore (or with --firestore /DATABASE), the project is
         $GOOGLE_CLOUD_PROJECT, else $GCLOUD_PROJECT, else the default project
@@ -65,7 +71,19 @@ enum InitCommand: Subcommand {
     static let options: [Option] = [.firestore, .collection, .require, .optional, .strict, .idField, .changeField, .subcollection, .subcollectionRequire, .editor, .git]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
-        try arguments.expectNoOperands()
+        guard arguments.positionals.count <= 1 else { throw arguments.usageError("init takes at most one DIR") }
+        guard let folder = arguments.positionals.first else { return try await run(arguments, context: context, creating: false) }
+        let directory = PathDisplay.resolve(folder, against: context.directory)
+        if FileSystem.exists(directory), !FileSystem.isDirectory(directory) {
+            throw BooksyncError.invalidArgument("\(context.display(directory)) exists and is not a folder; name a folder, or a new one to create")
+        }
+        return try await run(arguments.withoutOperands(), context: context.working(in: directory), creating: true)
+    }
+
+    /// `creating`: the folder was named as DIR, so it is made when missing
+    /// (only once every option is known good, so a usage error leaves
+    /// nothing behind) and must not be inside another collection.
+    private static func run(_ arguments: ParsedArguments, context: CommandContext, creating: Bool) async throws -> ExitCode {
         let requirements = arguments.values(.require)
         if arguments.has(.git), arguments.value(.collection) == nil, let existing = try? context.openCollection() {
             if !requirements.isEmpty || arguments.value(.idField) != nil || arguments.value(.changeField) != nil
@@ -120,6 +138,7 @@ enum InitCommand: Subcommand {
         }
         let (target, detected) = try resolveTarget(arguments.value(.firestore), collection: collection, context: context)
         let config = CollectionConfig(remote: target, schema: schema, idField: idField, changeField: changeField, subcollections: subcollections)
+        if creating { try CloneCommand.prepareFolder(context.directory, mustBeEmpty: false, context: context) }
         let directory = try CollectionDirectory.initialize(at: context.directory, config: config)
         if !context.quiet {
             context.console.out("Initialized booksync collection in \(directory.paths.root)")

@@ -64,7 +64,7 @@ enum MergeFileCommand: Subcommand {
             switch rules.parse(bytes) {
             case .success(let fields): return .some(fields)
             case .failure(let diagnostic):
-                report("\(side) version\(StatusRenderer.located(diagnostic)); falling back to git's line merge")
+                report("\(side) version\(MergeDriverFiles.at(diagnostic.position)): \(diagnostic.message); falling back to git's line merge")
                 return nil
             }
         }
@@ -171,7 +171,7 @@ enum MergeManifestCommand: Subcommand {
             do {
                 return try Manifest.decode(bytes, otherPathIDs: .kept)
             } catch {
-                report("\(side) version" + (error.position.map { ":\($0)" } ?? "") + ": \(error.message); falling back to git's line merge")
+                report("\(side) version\(MergeDriverFiles.at(error.position)): \(error.message); falling back to git's line merge")
                 return nil
             }
         }
@@ -235,6 +235,13 @@ struct MergeDriverFiles {
         let prefix = ["booksync", arguments.command].compactMap { $0 }.joined(separator: " ")
         let console = context.console
         report = { message in console.err("\(prefix): \(name: label): \(message)") }
+    }
+
+    /// Where in a side the problem is, in words: git's temporary file is
+    /// not the file the user knows, so `file:line:column` has no file to
+    /// name, and `our version:1:49` would read as a name.
+    static func at(_ position: SourcePosition?) -> String {
+        position.map { " (line \($0.line), column \($0.column))" } ?? ""
     }
 
     /// git's own line merge of the three files into OURS, with conflict markers.

@@ -67,16 +67,23 @@ enum RemoteCommand: Subcommand {
         let remotes = try collection.loadRemotes()
         let origin = collection.config.remote
         context.console.out("origin\t\(describe(origin)) (production, or FIRESTORE_EMULATOR_HOST; state \(context.shownPath(collection.paths.state)), committed)")
-        for remote in remotes.remotes {
+        var lines: [(name: String, line: TerminalText)] = remotes.remotes.map { remote in
             let state = collection.syncStateDirectory(of: remote)
             let endpoint: String
             switch remote.endpoint {
             case .production: endpoint = "production"
             case .emulator(let host): endpoint = "emulator " + (host ?? "at FIRESTORE_EMULATOR_HOST")
             }
-            context.console.out("\(name: remote.name)\t\(describe(remote.target)) (\(endpoint); state \(context.shownPath(state)), "
+            return (remote.name, "\(name: remote.name)\t\(describe(remote.target)) (\(endpoint); state \(context.shownPath(state)), "
                 + (remote.sharesState ? "committed)" : "this machine only)"))
         }
+        // The emulator's own state, which FIRESTORE_EMULATOR_HOST selects when
+        // origin's base belongs to another target: not in remotes.json, but a base.
+        if let state = collection.implicitEmulatorState(remotes) {
+            lines.append((RemoteList.emulator, "\(RemoteList.emulator)\t\(describe(origin)) (emulator at FIRESTORE_EMULATOR_HOST, "
+                + "built in; state \(context.shownPath(state)), this machine only)"))
+        }
+        for entry in lines.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) { context.console.out(entry.line) }
     }
 
     private static func describe(_ target: FirestoreTarget) -> TerminalText {

@@ -24,7 +24,8 @@ enum StatusCommand: Subcommand {
         remotely). Files whose name is not a valid record id are listed with '!'
         and their file name.
 
-        --json prints a stable document, described in README.md.
+        --json prints a stable document, described in the Commands article
+        of the docs.
 
         PATHSPECs narrow it to some records: an id (dune), a file (dune.json,
         ./-Nq1.json), a folder (dune/reviews/) or a quoted glob ('sci-*',

@@ -80,7 +80,7 @@ enum SyncCommand: SyncPhasesCommand {
 /// Options, execution and rendering shared by pull, push and sync.
 enum SyncCommandSupport {
     /// `--json` as pull, push and sync word it.
-    static let json = Option.json.explained("print one JSON document instead of the lines (see README.md)")
+    static let json = Option.json.explained("print one JSON document instead of the lines (see the Commands article of the docs)")
 
     static func options(_ arguments: ParsedArguments) throws(UsageError) -> SyncOptions {
         var options = SyncOptions()

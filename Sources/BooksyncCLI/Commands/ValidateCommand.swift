@@ -20,7 +20,7 @@ enum ValidateCommand: Subcommand {
         exits 1 if there are any. Under "strict": "warning", undeclared fields
         are printed as FILE: warning: MESSAGE and do not fail the check.
         """
-    static let options: [Option] = [.json.explained("print one JSON document listing every file and its problems (see README.md)")]
+    static let options: [Option] = [.json.explained("print one JSON document listing every file and its problems (see the Commands article of the docs)")]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let collection = try context.openCollection()

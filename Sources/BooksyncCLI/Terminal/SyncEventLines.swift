@@ -8,8 +8,9 @@ extension SyncCommandSupport {
                        unresolvedConflict: (RecordID) -> ConflictKind?) {
         var counts: [SyncCount: Int] = [:]
         renderLines(reports, context: context, root: root, conflicts: conflicts, unresolvedConflict: unresolvedConflict, counts: &counts)
-        let parts = summaryParts(counts)
-        let prefix = reports.first?.dryRun == true ? "dry run: nothing written; " : ""
+        let dryRun = reports.first?.dryRun == true
+        let parts = summaryParts(counts, dryRun: dryRun)
+        let prefix = dryRun ? "dry run: nothing written; " : ""
         context.console.out("\(prefix)\(parts.isEmpty ? "nothing to do" : parts.joined(separator: ", "))")
         let stored = reports.contains { report in
             report.command == .pull && !report.dryRun && report.events.contains { if case .conflict = $0.kind { true } else { false } }
@@ -17,11 +18,12 @@ extension SyncCommandSupport {
         if stored, !context.quiet { context.console.err("booksync: hint: \(conflictHint)") }
     }
 
-    /// The summary's parts in order (`pulled 3`, `2 conflicts`), only counts above zero.
-    static func summaryParts(_ counts: [SyncCount: Int]) -> [String] {
+    /// The summary's parts in order (`pulled 3`, `2 conflicts`; a dry run's
+    /// `would pull 3`), only counts above zero.
+    static func summaryParts(_ counts: [SyncCount: Int], dryRun: Bool = false) -> [String] {
         SyncCount.allCases.compactMap { count -> String? in
             guard let n = counts[count], n > 0 else { return nil }
-            return count.summary(n)
+            return count.summary(n, dryRun: dryRun)
         }
     }
 
@@ -191,12 +193,24 @@ enum SyncCount: String, CaseIterable {
 
     /// `n` events of the bucket in the text summary: the verbs come first
     /// (`pulled 3`), the rest after the count (`2 conflicts`, `1 remote changed`).
-    func summary(_ n: Int) -> String {
+    /// A dry run did none of it: its verbs say what it would do (`would push 2`).
+    func summary(_ n: Int, dryRun: Bool = false) -> String {
         switch self {
-        case .pulled, .pushed, .merged, .recorded: "\(rawValue) \(n)"
+        case .pulled, .pushed, .merged, .recorded: dryRun ? "would \(verb) \(n)" : "\(rawValue) \(n)"
         case .conflict: plural(n, "conflict")
         case .remoteChanged: "\(n) remote changed"
         case .invalid, .rejected, .skipped: "\(n) \(rawValue)"
+        }
+    }
+
+    /// The verb of a bucket that is one (`push` for `pushed`).
+    private var verb: String {
+        switch self {
+        case .pulled: "pull"
+        case .pushed: "push"
+        case .merged: "merge"
+        case .recorded: "record"
+        default: rawValue
         }
     }
 }

@@ -201,10 +201,11 @@ package enum CanonicalJSON {
     }
 
     /// Shortest round-trip text of a finite double, always recognisable as a double.
-    /// -0.0 is written `0.0`: Firestore does not keep the sign of zero (the
-    /// emulator stores and returns 0.0, and compares the two as equal), so a
-    /// negative zero could never round-trip; booksync treats it as a spelling
-    /// of 0.0, like `4.2e1` is a spelling of `42.0`.
+    /// -0.0 is written `0.0`: Firestore's REST API reads `-0` as `0` (the
+    /// proto3 JSON mapping; the emulator stores 0.0 for every spelling of
+    /// it), so a negative zero could never round-trip through booksync's
+    /// writes; booksync treats it as a spelling of 0.0, like `4.2e1` is a
+    /// spelling of `42.0` (<doc:CollectionFormat>).
     package static func formatDouble(_ d: Double) -> String {
         if d == 0 { return "0.0" }
         var s = d.description  // shortest round-trip digits, e.g. "1e+300", "1e-07", "0.1", "100.0"

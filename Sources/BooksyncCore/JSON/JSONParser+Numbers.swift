@@ -49,7 +49,7 @@ extension JSONGrammar {
             if text.utf8.prefix(while: { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }).contains(where: { $0 >= 0x31 && $0 <= 0x39 }) {
                 return try valueError("number \(shown) is too small for a double (it would become 0.0; the smallest is 5e-324)", at: start)
             }
-            // -0.0 is written 0.0 (see `Value`): Firestore keeps no negative zero.
+            // -0.0 is read as 0.0 (see `Value`): Firestore's REST API cannot take a negative zero back.
             return .double(0)
         }
         return .double(v)

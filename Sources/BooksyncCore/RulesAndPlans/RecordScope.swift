@@ -4,8 +4,8 @@
 ///
 /// Patterns are matched against a record's file path relative to the
 /// collection directory (`dune.json`, `dune/reviews/r1.json`), in its encoded
-/// form (`RecordID.fileName`); a glob also against the id as it reads, with
-/// `.json` (`café.json` for the file `caf%C3%A9.json`).
+/// form (`RecordID.fileName`); a folder or glob also against the id as it
+/// reads, with `.json` (`café.json` for the file `caf%C3%A9.json`).
 public struct RecordScope: Sendable, Equatable {
     /// One pathspec, with the text it was given as, for messages.
     public struct Pattern: Sendable, Equatable {
@@ -44,9 +44,10 @@ public struct RecordScope: Sendable, Equatable {
         public func matches(_ id: RecordID) -> Bool {
             switch kind {
             case .record(let named): id == named
-            case .folder: matches(path: id.fileName)
-            // An escaped id also matches as it reads: `'café*'` as well as `'caf%C3%A9*'`.
-            case .glob: matches(path: id.fileName) || (id.encodedName != id.rawValue && matches(path: id.rawValue + ".json"))
+            // An escaped id also matches as it reads: `'café*'` and `café/` as
+            // well as `'caf%C3%A9*'` and `caf%C3%A9/`, so a folder and a glob
+            // take the same spellings.
+            case .folder, .glob: matches(path: id.fileName) || (id.encodedName != id.rawValue && matches(path: id.rawValue + ".json"))
             }
         }
     }

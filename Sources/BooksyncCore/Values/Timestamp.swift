@@ -23,7 +23,8 @@ public struct Timestamp: Hashable, Sendable, Comparable {
     /// 0–9 fraction digits). Digits beyond microseconds must be zero, because
     /// Firestore would silently drop them and the value would change.
     /// - Throws: `TimestampError`: `.malformed` for bad syntax or an impossible
-    ///   date, `.subMicrosecond`, or `.outOfRange` outside `minimum`...`maximum`.
+    ///   date, `.leapSecond` for second 60, `.subMicrosecond`, or
+    ///   `.outOfRange` outside `minimum`...`maximum`.
     public init(rfc3339 text: String) throws(TimestampError) {
         let b = Array(text.utf8)
         var i = 0
@@ -80,8 +81,11 @@ public struct Timestamp: Hashable, Sendable, Comparable {
         }
         guard i == b.count else { throw .malformed(text) }
         guard (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year),
-              hour < 24, minute < 60, second < 60
+              hour < 24, minute < 60, second <= 60
         else { throw .malformed(text) }
+        // RFC 3339 writes a leap second as second 60; Firestore's timestamps
+        // (Unix time, smeared) have none, so it is refused as what it is.
+        if second == 60 { throw .leapSecond(text) }
         let days = Self.daysFromCivil(year: year, month: month, day: day)
         let seconds = days * Self.secondsPerDay + hour * 3600 + minute * 60 + second - offsetSeconds
         let value = seconds * Self.microsPerSecond + micros
@@ -153,6 +157,8 @@ public enum TimestampError: Error, Equatable, Sendable {
     case malformed(String)
     /// Non-zero digits beyond the sixth fraction digit.
     case subMicrosecond(String)
+    /// A leap second (`23:59:60Z`): valid RFC 3339, but no Firestore timestamp.
+    case leapSecond(String)
     /// Before 0001-01-01 or after 9999-12-31 (UTC).
     case outOfRange(String)
 
@@ -161,6 +167,9 @@ public enum TimestampError: Error, Equatable, Sendable {
         switch self {
         case .malformed(let s):
             "'\(TerminalEscaping.abbreviate(s))' is not an RFC 3339 timestamp like 2024-05-01T12:00:00.000000Z"
+        case .leapSecond(let s):
+            "'\(TerminalEscaping.abbreviate(s))' is a leap second, which Firestore cannot store (its timestamps have no second 60); "
+                + "write the second before or after it"
         case .subMicrosecond(let s):
             "'\(TerminalEscaping.abbreviate(s))' is more precise than a microsecond; Firestore keeps microseconds, so drop the extra digits"
         case .outOfRange(let s):

@@ -11,8 +11,9 @@ public enum Value: Sendable {
     /// A JSON number without fraction or exponent; Firestore's 64-bit `integerValue`.
     case integer(Int64)
     /// Any IEEE double, including NaN and the infinities. -0.0 is the same
-    /// value as 0.0 (equal, written `0.0`, hashed alike): Firestore does not
-    /// keep the sign of zero, so booksync does not either.
+    /// value as 0.0 (equal, written `0.0`, hashed alike): Firestore's REST
+    /// API reads `-0` as `0` (the proto3 JSON mapping), so booksync could
+    /// never write a negative zero back, and does not keep one.
     case double(Double)
     /// Text, compared by its UTF-8 bytes.
     case string(String)

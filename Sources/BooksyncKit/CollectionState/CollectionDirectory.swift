@@ -237,8 +237,18 @@ public struct CollectionDirectory: Sendable {
 
     /// What a writing command does once it holds the lock (see `lock`).
     private func prepare(_ lock: CollectionLock, stalePID: Int32?, onStaleLock: (Int32) -> Void) throws(BooksyncError) -> CollectionLock {
+        // A pull killed before its swap leaves its own download under a swap
+        // name; told apart by the journal, it is no file to recover (a resumed
+        // clone would otherwise ask the user to check every one of them).
+        let downloads = PullJournal(paths: paths).plannedWrites(paths: paths, rules: rules)
         for directory in Set([paths.root, paths.state, paths.syncState, paths.base, paths.conflicts, paths.conflicts + "/revisions"]) {
-            FileSystem.removeStaleTemporaries(in: directory, recoverInto: directory == paths.root ? paths.recovered : nil)
+            let own = directory == paths.root ? downloads[directory] ?? [] : []
+            FileSystem.removeStaleTemporaries(in: directory, recoverInto: directory == paths.root ? paths.recovered : nil,
+                                              isOwnWrite: { own.contains(SHA256.contentHash($0)) })
+        }
+        // Subcollection folders the journal names (checked to be real folders); the scan finds any others.
+        for (folder, own) in downloads where folder != paths.root {
+            FileSystem.removeStaleTemporaries(in: folder, recoverInto: paths.recovered, isOwnWrite: { own.contains(SHA256.contentHash($0)) })
         }
         // After the clean-up, so that the notice can tell about recovered files.
         if let stalePID { onStaleLock(stalePID) }

@@ -105,6 +105,26 @@ struct PullJournal: Sendable {
         return changes
     }
 
+    /// The content hashes of the files the journaled writes put in each
+    /// folder (absolute; only folders reached without a link): what a killed
+    /// pull was writing, so that a swap file holding exactly that is known
+    /// for its download, not a file it swapped out of place.
+    func plannedWrites(paths: CollectionPaths, rules: RecordRules) -> [String: Set<ContentHash>] {
+        guard let reader = LineBlockReader(path: path, maximumLine: Self.maximumLine) else { return [:] }
+        var planned: [String: Set<ContentHash>] = [:]
+        while let _: Void = reader.next({ block in
+            var start = 0
+            while start < block.count, let end = block[start...].firstIndex(of: Self.newline) {
+                if let entry = Self.entry(UnsafeBufferPointer(rebasing: block[start..<end]), rules: rules), let hash = entry.fileHash,
+                   let id = entry.change.id, let file = try? paths.recordFile(id) {
+                    planned[FileSystem.split(file).directory, default: []].insert(hash)
+                }
+                start = end + 1
+            }
+        }) {}
+        return planned
+    }
+
     /// The entry of one line (without its LF), with its base copy checked
     /// against its hash; nil for a line that is not one.
     static func entry(_ line: UnsafeBufferPointer<UInt8>, rules: RecordRules) -> Entry? {

@@ -105,6 +105,15 @@ extension CollectionDirectory {
     /// The name of the emulator's own state when no remote names the emulator.
     static let implicitEmulator = RemoteList.emulator
 
+    /// The folder of the emulator's own state (`--remote emulator` when no
+    /// remote of `remotes` has that name), once a command has used it:
+    /// `booksync remote` lists it with the remotes, since it is a base too.
+    package func implicitEmulatorState(_ remotes: RemoteList) -> String? {
+        guard remotes[Self.implicitEmulator] == nil else { return nil }
+        let state = syncStateDirectory(implicitEmulatorRemote(reason: nil))
+        return FileSystem.isDirectory(state) ? state : nil
+    }
+
     /// This collection working with the remote `name`, or, with none named,
     /// the one the environment implies:
     ///

@@ -68,7 +68,7 @@ package enum CredentialSources {
         do {
             fields = try JSONParser.parseObject(bytes)
         } catch {
-            throw .configuration("\(origin) is not a JSON object (at byte \(error.position): \(error.message))")
+            throw .configuration("\(origin) is not a JSON object (line \(error.position.line), column \(error.position.column): \(error.message))")
         }
         func string(_ key: String, required: Bool = true) throws(RemoteError) -> String? {
             if case .string(let value)? = fields[key], !value.isEmpty { return value }

@@ -22,8 +22,12 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case remote(RemoteError)
     /// Ctrl-C: the command stopped early; what it finished is recorded.
     case interrupted
-    /// A pull or push would delete too many records (`--max-delete`).
-    case massDelete(command: String, deletes: Int, baseCount: Int, maximumPercent: Double)
+    /// A pull, push or `seed --delete` would delete too many records
+    /// (`--max-delete`): `deletes` of `baseCount` (for seed, the target's
+    /// documents). In a watch, `alreadyDeleted` of them are the deletions it
+    /// made since it started, counted in both numbers; `rerun` is the command
+    /// line that runs it past the guard (nil: `booksync COMMAND --force`).
+    case massDelete(command: String, deletes: Int, baseCount: Int, maximumPercent: Double, alreadyDeleted: Int = 0, rerun: String? = nil)
     /// The base in use was recorded against another target than the one the
     /// command would reach (`remote`: the name of the remote whose state it is;
     /// `recorded` nil: an older booksync recorded no target, and the command
@@ -68,9 +72,9 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
             error.description
         case .interrupted:
             "interrupted; what was finished is recorded, run the command again to complete it"
-        case .massDelete(let command, let deletes, let baseCount, let percent):
-            "\(command) would delete \(deletes) of \(baseCount) records, more than --max-delete \(Self.format(percent))%; "
-                + "check what happened, then run 'booksync \(command) --force' (or raise --max-delete) if it is intended"
+        case .massDelete(let command, let deletes, let baseCount, let percent, let alreadyDeleted, let rerun):
+            Self.massDeleteAdvice(command: command, deletes: deletes, baseCount: baseCount, percent: percent,
+                                  alreadyDeleted: alreadyDeleted, rerun: rerun ?? "booksync \(command) --force")
         case .targetMismatch(let remote, let manifest, let recorded, let using):
             "the base of remote '\(remote)' (\(manifest)) was recorded against "
                 + (recorded.map(\.description) ?? "a target an older booksync did not record")
@@ -95,6 +99,26 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "restarted, the project or database wrong, or the target wiped? Nothing was deleted. To load the target from these files, run "
                 + "'booksync seed\(remote == RemoteList.origin ? "" : " --remote " + remote)'; if every document really was deleted, run 'booksync pull --force'"
         }
+    }
+
+    /// The mass-delete refusal: the numbers, as what they count, and the
+    /// command that goes past the guard exactly as refused (its remote, its
+    /// pathspecs, seed's `--delete`). In a watch, the earlier deletions it
+    /// adds up are named, so "5 of 9" is not read against a collection of 6.
+    private static func massDeleteAdvice(command: String, deletes: Int, baseCount: Int, percent: Double,
+                                         alreadyDeleted: Int, rerun: String) -> String {
+        let limit = "more than --max-delete \(format(percent))%; check what happened, then "
+        if command == "seed" {
+            return "seed --delete would delete \(deletes) of the \(baseCount) documents in the target, \(limit)"
+                + "run '\(rerun)' (or raise --max-delete) if it is intended"
+        }
+        guard alreadyDeleted > 0 else {
+            return "\(command) would delete \(deletes) of \(baseCount) records, \(limit)run '\(rerun)' (or raise --max-delete) if it is intended"
+        }
+        let now = deletes - alreadyDeleted
+        return "\(command) would delete \(now) more record\(now == 1 ? "" : "s"); with the \(alreadyDeleted) this watch deleted before, "
+            + "that is \(deletes) of the \(baseCount) records the base had before it deleted any, \(limit)"
+            + "stop the watch and run '\(rerun)' (or start it again with a higher --max-delete) if it is intended"
     }
 
     /// The first way out of a target mismatch: the setting that reaches the recorded target.

@@ -6,7 +6,8 @@ public struct RecordDiff: Sendable, Equatable {
     public let id: RecordID
     /// Its class, as `status` reports it.
     public let state: SyncState
-    /// Fields that are not the same in base, local and remote.
+    /// Fields that are not the same in base, local and remote; none when
+    /// the record file is there but cannot be read as a record.
     public let fields: [FieldDifference]
     /// Whether each side has the record at all (a deleted side has no fields).
     public let inBase: Bool
@@ -86,8 +87,12 @@ extension CollectionDirectory {
             } else {
                 remoteFields = base
             }
+            // A file there that cannot be read as a record (a syntax error, a
+            // duplicate key) has fields nobody knows, not none: compared as
+            // absent, every field would read as deleted locally.
+            let unreadable = local == nil && scan.files[id] != nil
             diffs.append(RecordDiff(
-                id: id, state: state, fields: FieldDiff.compare(base: base, local: local, remote: remoteFields),
+                id: id, state: state, fields: unreadable ? [] : FieldDiff.compare(base: base, local: local, remote: remoteFields),
                 inBase: base != nil, inLocal: local != nil, inRemote: remoteFields != nil))
         }
         return CollectionDiff(

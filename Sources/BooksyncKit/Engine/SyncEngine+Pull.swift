@@ -46,7 +46,8 @@ extension SyncEngine {
             var plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
             classified.records = []
             try checkNotEmptied(snapshot, deletes: plan.deletes)
-            try options.checkDeletes(plan, command: .pull, baseCount: guardedBaseCount)
+            try options.checkDeletes(plan, command: .pull, baseCount: guardedBaseCount,
+                                     rerun: collection.forcedCommandLine("pull", scope: options.scope, fromWatcher: options.scopeFromWatcher))
             if options.dryRun {
                 report.events = plan.takeEvents()
                 return finishedReport()

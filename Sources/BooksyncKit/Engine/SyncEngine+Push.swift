@@ -97,7 +97,8 @@ extension SyncEngine {
         // The added files' ids are in the plan's events now; the scan needs them
         // again only to count the records left below a deleted document.
         if rules.subcollections.isEmpty || plan.deletes == 0 { scan.files.forgetAdded() }
-        try options.checkDeletes(plan, command: .push, baseCount: guardedBaseCount)
+        try options.checkDeletes(plan, command: .push, baseCount: guardedBaseCount,
+                                     rerun: collection.forcedCommandLine("push", scope: options.scope, fromWatcher: options.scopeFromWatcher))
         // Refused before anything is sent, and by a dry run as by the real one.
         if options.atomic { try checkAtomicSize(plan) }
         if options.dryRun {

@@ -60,7 +60,8 @@ extension CollectionDirectory {
             deletes = listing.revisions.keys.filter { scan.files[$0] == nil }.sorted()
             if !options.force, options.deleteGuard.refuses(deletes: deletes.count, baseCount: listing.revisions.count) {
                 throw .massDelete(command: "seed", deletes: deletes.count, baseCount: listing.revisions.count,
-                                  maximumPercent: options.deleteGuard.maximumPercent)
+                                  maximumPercent: options.deleteGuard.maximumPercent,
+                                  rerun: forcedCommandLine("seed", options: ["--delete"]) ?? "booksync seed --delete --force")
             }
         }
         if options.dryRun {

@@ -49,13 +49,15 @@ public struct SyncOptions: Sendable {
     /// The one mass-delete check (<doc:Safety>), for the plan of either
     /// command: refuses a plan that deletes too much of the `baseCount` base
     /// records, unless `--force`.
+    /// - Parameter rerun: the command line that runs it past the guard (nil: `booksync COMMAND --force`).
     /// - Throws: `BooksyncError.massDelete` naming the command and the numbers.
-    func checkDeletes<Action>(_ plan: SyncPlan<Action>, command: SyncPhase, baseCount: Int) throws(BooksyncError) {
+    func checkDeletes<Action>(_ plan: SyncPlan<Action>, command: SyncPhase, baseCount: Int, rerun: String?) throws(BooksyncError) {
         guard plan.deletes > 0 else { return }
         let deletes = plan.deletes + deletesAlreadyMade
         let baseCount = baseCount + deletesAlreadyMade
         guard !force, deleteGuard.refuses(deletes: deletes, baseCount: baseCount) else { return }
-        throw .massDelete(command: command.rawValue, deletes: deletes, baseCount: baseCount, maximumPercent: deleteGuard.maximumPercent)
+        throw .massDelete(command: command.rawValue, deletes: deletes, baseCount: baseCount, maximumPercent: deleteGuard.maximumPercent,
+                          alreadyDeleted: deletesAlreadyMade, rerun: rerun)
     }
 }
 

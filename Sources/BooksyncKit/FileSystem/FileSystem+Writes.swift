@@ -88,9 +88,12 @@ extension FileSystem {
     ///
     /// Files of a guarded replace (`swapMarker`) may hold what an editor saved,
     /// swapped out just before the process was killed: they are moved into
-    /// `recoverInto`, never deleted.
+    /// `recoverInto`, never deleted. One whose bytes `isOwnWrite` recognises
+    /// (what the killed pull was writing, by its journal) holds no one's
+    /// save but booksync's own download, and is deleted like a temporary.
     @discardableResult
-    package static func removeStaleTemporaries(in directory: String, recoverInto: String? = nil) -> Int {
+    package static func removeStaleTemporaries(in directory: String, recoverInto: String? = nil,
+                                               isOwnWrite: ([UInt8]) -> Bool = { _ in false }) -> Int {
         // Listed in batches, keeping only the marked names: the top of a
         // collection holds every record file, and a million names held at once
         // were the peak of a whole push (<doc:Benchmarks>).
@@ -108,7 +111,7 @@ extension FileSystem {
             let rest = name.dropFirst(marker.count)
             guard let pid = Int32(rest.prefix { $0 != "-" }) else { continue }
             if pid == getpid() || (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM)) { continue }
-            if marker == swapMarker, let recoverInto {
+            if marker == swapMarker, let recoverInto, !((try? readFile(directory + "/" + name)).map(isOwnWrite) ?? false) {
                 if (try? createDirectory(recoverInto)) != nil, rename(directory + "/" + name, recoverInto + "/" + name) == 0 { removed += 1 }
             } else if unlink(directory + "/" + name) == 0 {
                 removed += 1

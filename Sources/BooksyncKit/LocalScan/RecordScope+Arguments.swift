@@ -33,7 +33,9 @@ extension CollectionDirectory {
             }
             return RecordScope.Pattern(.glob((fromRoot ? "" : currentFolderPrefix()) + glob), text: argument)
         }
-        let trimmed = argument.hasSuffix("/") ? String(argument.dropLast()) : argument
+        // `/` stays `/`: the root of the file system, outside the collection
+        // like `/tmp`, never an empty path that would read as the current folder.
+        let trimmed = argument.hasSuffix("/") && argument.contains(where: { $0 != "/" }) ? String(argument.dropLast()) : argument
         // A bare word is an id even where a folder has its name (`dune` and `dune/`):
         // the folder needs its slash, or a name that is no id (`dune/reviews`).
         let namesRecord = !argument.hasSuffix("/") && (argument.hasSuffix(".json") || (try? rules.recordID(argument)) != nil)

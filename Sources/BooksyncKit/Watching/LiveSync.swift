@@ -206,7 +206,13 @@ package struct LiveSync: Sendable {
             }
         }
         let result = try await pull(counting: counting, prefetched: prefetched, rounds: rounds, onStaleLock: onStaleLock)
-        if collection.rules.changeField != nil, case .everyName? = result.remoteRead { return (result, .listedEveryName) }
+        // Polls slow down after a listing of every name only while the next
+        // one would list again: not when this one recorded a change mark
+        // (a base forgotten under the watch, a mark the server's time
+        // contradicted), after which the change query answers again.
+        if collection.rules.changeField != nil, case .everyName? = result.remoteRead, base.base(collection, remote: remote) == nil {
+            return (result, .listedEveryName)
+        }
         return (result, .readChanges)
     }
 

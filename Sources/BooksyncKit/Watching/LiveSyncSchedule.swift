@@ -181,7 +181,8 @@ package struct LiveSyncSchedule: Sendable {
     package enum PollOutcome: Equatable, Sendable {
         /// It read only what changed (or nothing needed reading).
         case readChanges
-        /// It had to list every name: the next polls come at most every `listingInterval`.
+        /// It had to list every name and left no change mark, so the next
+        /// poll would list every name again: polls come at most every `listingInterval`.
         case listedEveryName
         /// It read back many documents the base already holds (a bulk write
         /// of the last minute, which the change mark's margin returns to

@@ -153,7 +153,7 @@ import BooksyncURLSession
         (["resolve", "b1", "--theirs", "--ours"], "booksync resolve: --ours and --theirs cannot be combined"),
         (["sync", "--ours", "--theirs"], "booksync sync: --ours and --theirs cannot be combined"),
         (["verify", "extra"], "booksync verify: unexpected argument 'extra'"),
-        (["init", "--git", "extra"], "booksync init: unexpected argument 'extra'"),
+        (["init", "--git", "one", "two"], "booksync init: init takes at most one DIR"),
         (["push", "--max-delete", "101%"], "booksync push: --max-delete takes a percentage from 0 to 100, like 25%"),
         (["--progress", "fancy", "status"], "booksync status: --progress takes auto or bar or plain or none"),
     ])

@@ -99,6 +99,48 @@ import BooksyncTestSupport
         #expect(result.stderr.hasPrefix("booksync init: --require, --optional, --strict, --id-field, --change-field and --subcollection only apply when a collection is created; edit .booksync/config.json to change them"))
     }
 
+    /// `init DIR` as `git init DIR` and `clone … DIR`: the folder is created
+    /// with its parents, or an existing one (with files, which init never
+    /// touches) is used.
+    @Test(arguments: ["new/books", "./fresh", "existing"])
+    func initTakesAFolder(folder: String) async throws {
+        let scratch = try ScratchDirectory()
+        try FileManager.default.createDirectory(atPath: scratch.path + "/existing", withIntermediateDirectories: true)
+        try scratch.write("existing/dune.json", "{\"id\": \"dune\"}\n")
+        let result = await initialize(["--firestore", "p", "--collection", "books", folder], in: scratch.path)
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let root = (scratch.path + "/" + folder).replacingOccurrences(of: "/./", with: "/")
+        #expect(result.stdout.hasPrefix("Initialized booksync collection in \(root)\n"), "\(result.stdout)")
+        #expect(try config(root).remote.collectionPath == "books")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path + "/.booksync"), "the current folder is left alone")
+        if folder == "existing" { #expect(try scratch.read("existing/dune.json") == "{\"id\": \"dune\"}\n") }
+    }
+
+    /// (the folder, what is there first, the error): nothing is created when init refuses.
+    static let refusedFolders: [(String, String, String)] = [
+        ("a.json", "file", "a.json exists and is not a folder"),
+        ("outer/inner", "collection", "outer/inner is inside the collection outer; init next to it, not into it"),
+        ("late", "none", "--require: unknown type 'str'"),
+    ]
+
+    @Test(arguments: refusedFolders)
+    func initRefusesAFolderItCannotUse(folder: String, first: String, error: String) async throws {
+        let scratch = try ScratchDirectory()
+        if first == "file" { try scratch.write(folder, "{}") }
+        if first == "collection" {
+            try FileManager.default.createDirectory(atPath: scratch.path + "/outer", withIntermediateDirectories: true)
+            #expect(await initialize(["-q", "--firestore", "p", "--collection", "books"], in: scratch.path + "/outer").exitCode == 0)
+        }
+        let extra = first == "none" ? ["--require", "a:str"] : []
+        let result = await initialize(["--firestore", "p", "--collection", "books"] + extra + [folder], in: scratch.path)
+        #expect(result.exitCode == 2, "\(result.stderr)")
+        #expect(result.stderr.contains(error), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path + "/" + folder + "/.booksync"))
+        if first == "none" { #expect(!FileManager.default.fileExists(atPath: scratch.path + "/" + folder), "a usage error creates nothing") }
+        let two = await initialize(["--firestore", "p", "--collection", "books", "a", "b"], in: scratch.path)
+        #expect(two.exitCode == 2 && two.stderr.contains("init takes at most one DIR"), "\(two.stderr)")
+    }
+
     /// (command line, the values of --require; nil for a usage error): the
     /// parser keeps every value of a repeated option, and an option's value is
     /// never taken for another option.

@@ -263,7 +263,9 @@ struct GitScratchRepository {
         #expect(try repo.git("diff", "--name-only", "--diff-filter=U").stdout == "books/dune.json\n")
     }
 
-    /// Parse errors and other messages of the record driver name the record, not git's temporary file.
+    /// Parse errors and other messages of the record driver name the record,
+    /// not git's temporary file; where a side breaks is said in words, since
+    /// `their version:2:1` read as a file name.
     @Test func mergeFileNamesThePathGitMerges() throws {
         let scratch = try ScratchDirectory()
         let base = scratch.path + "/.merge_file_a", ours = scratch.path + "/.merge_file_b", theirs = scratch.path + "/.merge_file_c"
@@ -272,7 +274,8 @@ struct GitScratchRepository {
         try "{\"id\": \"x\",\n".write(toFile: theirs, atomically: true, encoding: .utf8)
         let result = try BinaryTests.run(["merge-file", base, ours, theirs, "books/x.json"], in: scratch.path)
         #expect(result.status == 1)
-        #expect(result.stderr.contains("booksync merge-file: books/x.json: their version:2:1:"), "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("booksync merge-file: books/x.json: their version (line 2, column 1): unexpected end of file"), "\(result.stderr)")
+        #expect(!result.stderr.contains("version:"), "\(result.stderr)")
         #expect(!result.stderr.contains(".merge_file"))
     }
 

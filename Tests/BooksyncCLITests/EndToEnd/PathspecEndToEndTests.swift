@@ -43,6 +43,9 @@ import BooksyncTestSupport
         (["*.txt"], "pathspec '*.txt' matches no record"),
         (["../outside.json"], "not a record file of the collection"),
         (["/etc/passwd.json"], "not a record file of the collection"),
+        // The file system's root is outside the collection like /tmp, never "the current folder".
+        (["/"], "'/': not a record file of the collection"),
+        (["//"], "'//': not a record file of the collection"),
         (["../*"], "a glob is relative to the collection"),
         (["dune/likes/x"], "pathspec 'dune/likes/x'"),
     ])
@@ -84,6 +87,18 @@ import BooksyncTestSupport
         let outside = try ws.run("status", "--offline", "../")
         #expect(outside.status == 2 && outside.stderr.contains("'../': not a record file"), "\(outside.stderr)")
         #expect(!(linked.stderr + outside.stderr).contains("x.json"))
+    }
+
+    /// A folder is named as its id reads (`café/`) as well as as its file
+    /// is named (`caf%C3%A9/`), as globs are.
+    @Test(arguments: ["caf\u{E9}/", "caf%C3%A9/", "caf\u{E9}/reviews/", "caf%C3%A9/reviews/"])
+    func aFolderIsNamedAsItsIdReadsOrAsItIsEscaped(pathspec: String) throws {
+        let ws = try Self.collection()
+        try FileManager.default.createDirectory(atPath: ws.root + "/caf%C3%A9/reviews", withIntermediateDirectories: true)
+        try ws.write("caf%C3%A9/reviews/r1.json", bookFile("r1"))
+        let status = try ws.run("status", "--offline", "--short", pathspec)
+        #expect(status.status == 0, "\(pathspec): \(status.stderr)")
+        #expect(status.stdout == "A  caf\u{E9}/reviews/r1\n", "\(pathspec)")
     }
 
     @Test func globsAndFilesAreRelativeToTheCurrentFolder() throws {
@@ -137,6 +152,8 @@ import BooksyncTestSupport
         for id in ["sci-0", "sci-1", "sci-2", "sci-3"] { try await ws.rest.delete(id) }
         let refused = try ws.run("pull", "sci-*")
         #expect(refused.status == 4 && refused.stderr.contains("pull would delete 4 of 5 records"), "\(refused.stderr)")
+        // The advice keeps the scope: without it, the forced pull would reach every record.
+        #expect(refused.stderr.contains("run 'booksync pull --force 'sci-*'' (or raise --max-delete)"), "\(refused.stderr)")
         #expect(try ws.run("pull", "sci-*", "--max-delete", "90%").status == 0)
         #expect(try ws.recordFiles().count == 21)
     }

@@ -283,6 +283,25 @@ import BooksyncTestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: victim).isEmpty, "nothing written through the link")
     }
 
+    /// The mass-delete guard refusing `seed --delete` names what it counts
+    /// (the target's documents) and a command that, run as printed, does
+    /// what was refused: with `--delete`, without which seed deletes nothing.
+    @Test(arguments: [[], ["--remote", "emulator"]])
+    func aRefusedSeedDeleteAdvisesACommandThatDeletes(remote: [String]) async throws {
+        let ws = try Workspace(project: Emulator.uniqueProject("seedguard"), host: try Emulator.requireHost())
+        try ws.initialize()
+        for id in ["a", "b"] { try ws.write("\(id).json", bookFile(id)) }
+        try await ws.rest.put(["a", "b", "c", "d", "e", "f"].map { (id: $0, fields: bookFields($0)) })
+        let refused = try ws.run(["seed", "--delete"] + remote)
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(refused.stderr.contains("seed --delete would delete 4 of the 6 documents in the target, more than --max-delete 50%"), "\(refused.stderr)")
+        let advice = try #require(refused.stderr.components(separatedBy: "then run '").last?.components(separatedBy: "'").first)
+        #expect(advice == (["booksync", "seed"] + remote + ["--delete", "--force"]).joined(separator: " "), "\(refused.stderr)")
+        let forced = try ws.run(Array(advice.split(separator: " ").dropFirst().map(String.init)))
+        #expect(forced.status == 0, "\(advice): \(forced.stderr)")
+        #expect(try await ws.rest.all().keys.sorted() == ["a", "b"], "run as printed, it deletes what was refused")
+    }
+
     @Test func seedNeedsTheTargetNamedUnlessItIsTheEmulator() async throws {
         let productionHost = try Self.secondHost()
         let ws = try Workspace(project: Emulator.uniqueProject("seedprod"), host: try Emulator.requireHost())

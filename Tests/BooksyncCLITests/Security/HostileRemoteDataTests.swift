@@ -146,7 +146,8 @@ import BooksyncTestSupport
         }
     }
 
-    /// -0.0 is written 0.0 (Firestore keeps no negative zero), so a record
+    /// -0.0 is written 0.0 (Firestore's REST API takes -0 for 0, so booksync
+    /// could never write one back; CollectionFormat says so), so a record
     /// holding it stays clean across pushes and other remote edits.
     @Test func negativeZeroStaysCleanAfterRemoteEdits() async throws {
         let ws = try workspace("negzero")

@@ -187,9 +187,22 @@ import BooksyncTestSupport
     }
 
     @Test(arguments: ["2023-02-29T00:00:00Z", "2024-05-01 12:00:00Z", "2024-05-01T12:00:00", "2024-05-01T24:00:00Z",
-                      "2024-05-01T12:00:60Z", "24-05-01T12:00:00Z", "2024-05-01T12:00:00.Z", "2024-05-01T12:00:00+0200"])
+                      "2024-05-01T12:00:61Z", "24-05-01T12:00:00Z", "2024-05-01T12:00:00.Z", "2024-05-01T12:00:00+0200"])
     func rejectsMalformed(input: String) {
         #expect(throws: TimestampError.malformed(input)) { try Timestamp(rfc3339: input) }
+    }
+
+    /// Second 60 is RFC 3339's leap second: a timestamp, which Firestore
+    /// cannot store, and the message says that rather than "not RFC 3339".
+    @Test(arguments: ["2016-12-31T23:59:60Z", "2016-12-31T23:59:60.5Z", "2017-01-01T00:59:60+01:00"])
+    func aLeapSecondIsRefusedAsOne(input: String) {
+        do {
+            let parsed = try Timestamp(rfc3339: input)
+            Issue.record("\(input) was taken as \(parsed.rfc3339)")
+        } catch {
+            #expect(error.message == "'\(input)' is a leap second, which Firestore cannot store (its timestamps have no second 60); "
+                + "write the second before or after it")
+        }
     }
 
     @Test func rejectsOutOfRange() {

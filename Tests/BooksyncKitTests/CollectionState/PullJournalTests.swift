@@ -25,6 +25,26 @@ import BooksyncTestSupport
         return (collection, documents)
     }
 
+    /// A pull (a clone) killed before it put a download in place leaves the
+    /// download under a swap name. The journal says it is booksync's own
+    /// bytes: removed, not kept in recovered/ for the user to check (a
+    /// resumed clone said to check hundreds of them). A file a pull swapped
+    /// out of place is still kept.
+    @Test func aKilledPullsOwnDownloadIsRemovedNotRecovered() async throws {
+        let scratch = try ScratchDirectory()
+        let (collection, _) = try await Self.killedPull(in: scratch)
+        let unwritten = try PullPipelineTests.document(collection, "b0002", #"{"id": "b0002", "title": "Later", "author": "A", "genre": "g"}"#, revision: "r2")
+        guard case .record(let later) = unwritten.content else { throw CancellationError() }
+        let dead = "999999"  // beyond pid_max on Linux: never a live process
+        let download = FileSystem.swapMarker + dead + "-1", swappedOut = FileSystem.swapMarker + dead + "-2"
+        try Data(later.canonicalBytes).write(to: URL(fileURLWithPath: collection.paths.root + "/" + download))
+        try scratch.write(swappedOut, "EDITOR SAVE")
+        try await collection.lock().release()
+        #expect(!FileSystem.exists(collection.paths.root + "/" + download))
+        #expect(!FileSystem.exists(collection.paths.recovered + "/" + download), "booksync's own download is nothing to recover")
+        #expect(try scratch.read(".booksync/recovered/" + swappedOut) == "EDITOR SAVE")
+    }
+
     /// The app sets b0000 back to its earlier value after the kill: the file
     /// the killed pull wrote is the remote's r2, not an edit, so nothing is
     /// pushed over the app's write and the next pull brings the app's value.

@@ -200,6 +200,10 @@ import BooksyncTestSupport
         Failure(name: "form body echoed", file: authorizedUser,
                 answer: { request in HTTPResponse(status: 400, headers: ["content-type": "text/plain"], body: request.body ?? []) },
                 says: ["refused it (400"]),
+        // A place in a text file is its line and column, never "byte 3:3".
+        Failure(name: "not JSON", file: "{\n  \"type\": \"authorized_user\",\n  oops\n}",
+                answer: { _ in FakeEndpoint.json(200, "{}") },
+                says: ["is not a JSON object (line 3, column 3: "]),
         Failure(name: "damaged key", file: #"{"type": "service_account", "client_email": "e", "private_key": "not a key"}"#,
                 answer: { _ in FakeEndpoint.json(200, "{}") },
                 says: ["its private_key is not a PEM private key"]),
