@@ -359,22 +359,36 @@ enum PathDisplay {
 extension BooksyncCommand {
     /// Runs booksync as a process: the real environment, working directory and terminal.
     ///
-    /// Ctrl-C (SIGINT), SIGTERM (`kill`, `timeout`, a cancelled CI job,
-    /// `systemctl stop`) and SIGHUP (the terminal closed) cancel the running
-    /// command instead of killing the process: the command stops at the next
+    /// Ctrl-C (SIGINT) cancels the running command instead of killing the
+    /// process, and so do SIGTERM (`kill`, `timeout`, a cancelled CI job,
+    /// `systemctl stop`) and SIGHUP (the terminal closed) in `booksync-network`,
+    /// which runs every command that syncs: the command stops at the next
     /// record or batch, records what it finished, and exits 128 + the signal's
-    /// number (130, 143, 129), as shells report a death by that signal. A
-    /// second signal ends the process at once (booksync's files are replaced
-    /// atomically and a pull journals its writes first, so even that leaves no
-    /// partial record and nothing the next command mistakes for an edit).
+    /// number (130, 143, 129), as shells report a death by that signal. Local
+    /// commands end at SIGTERM and SIGHUP at once, as before (they write files
+    /// atomically and have nothing to record). A signal ignored when booksync
+    /// started (`nohup`, `trap '' HUP`) stays ignored. A second signal ends the
+    /// process at once (files are replaced atomically and a pull journals its
+    /// writes first, so even that leaves no partial record and nothing the
+    /// next command mistakes for an edit).
     package static func main(_ arguments: [String], network: NetworkAccess) async -> Int32 {
         let environment = ProcessEnvironment.variables()
         let stoppedBy = Atomic<Int32>(0)
         let task = Task {
             await run(arguments, environment: environment, currentDirectory: FileSystem.currentDirectory(), network: network)
         }
-        let sources = stoppingSignals.map { number in
-            signal(number, SIG_IGN)
+        var handled: [Int32] = []
+        for number in stoppingSignals {
+            let previous = signal(number, SIG_IGN)
+            if unsafeBitCast(previous, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) {
+                ignoredAtStart.withLock { _ = $0.insert(number) }
+            } else if number == SIGINT || network.isLinked {
+                handled.append(number)
+            } else {
+                signal(number, previous)
+            }
+        }
+        let sources = handled.map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 _ = stoppedBy.compareExchange(expected: 0, desired: number, ordering: .relaxed)
@@ -382,7 +396,7 @@ extension BooksyncCommand {
                 // this thread (the helper starts with them blocked, see `NetworkAccess`).
                 var stopping = sigset_t()
                 sigemptyset(&stopping)
-                for other in stoppingSignals {
+                for other in handled {
                     signal(other, SIG_DFL)
                     sigaddset(&stopping, other)
                 }
@@ -400,4 +414,8 @@ extension BooksyncCommand {
 
     /// The signals that stop a command at the next record instead of at once.
     static let stoppingSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+
+    /// The stopping signals that were ignored when this process started:
+    /// they stay ignored, in the network helper too.
+    static let ignoredAtStart = Mutex<Set<Int32>>([])
 }

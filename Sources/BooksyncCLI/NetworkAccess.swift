@@ -25,6 +25,12 @@ package enum NetworkAccess: Sendable {
 }
 
 extension NetworkAccess {
+    /// Whether this executable links a transport (it is `booksync-network`).
+    var isLinked: Bool {
+        if case .linked = self { return true }
+        return false
+    }
+
     /// Replaces this process with `helper` beside the running executable, same
     /// arguments and environment. Returns only if that failed, with the reason.
     static func execute(helper: String, arguments: [String], environment: [String: String]) -> BooksyncError {
@@ -42,11 +48,14 @@ extension NetworkAccess {
         // except that the stopping signals stay blocked across the exec: one
         // sent while the helper starts waits until its `main` listens for it,
         // instead of killing it before it can stop cleanly.
+        // Signals ignored when booksync started (`nohup`) stay ignored.
+        let ignored = BooksyncCommand.ignoredAtStart.withLock { $0 }
+        let stoppingSignals = BooksyncCommand.stoppingSignals.filter { !ignored.contains($0) }
         var stopping = sigset_t()
         sigemptyset(&stopping)
-        for number in BooksyncCommand.stoppingSignals { sigaddset(&stopping, number) }
+        for number in stoppingSignals { sigaddset(&stopping, number) }
         pthread_sigmask(SIG_SETMASK, &stopping, nil)
-        for number in BooksyncCommand.stoppingSignals { signal(number, SIG_DFL) }
+        for number in stoppingSignals { signal(number, SIG_DFL) }
         // Stopped just now (the signal came before the mask): do not start the helper.
         if Task.isCancelled { return .interrupted }
         let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]

@@ -38,6 +38,8 @@ struct BaseState {
     private var settledSinceSave: [RecordID] = []
     /// Whether `journal` wrote entries that the next save makes redundant.
     private var journaled = false
+    /// Whether this command journaled at all (the `.gitignore` is checked once).
+    private var journaledBefore = false
     /// Whether the manifest on disk does not yet name the target this command
     /// records against (a first pull): saved before anything is journaled, so
     /// a replayed journal is never recorded against no target.
@@ -74,6 +76,10 @@ struct BaseState {
         if targetUnsaved {
             markChanged()
             try save()
+        }
+        if !journaledBefore {
+            PullJournal.ensureIgnored(paths: copies.paths)
+            journaledBefore = true
         }
         try BooksyncError.io { () throws(FileSystemError) in
             try PullJournal(paths: copies.paths).append(entries)

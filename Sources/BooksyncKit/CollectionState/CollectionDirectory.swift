@@ -130,7 +130,7 @@ public struct CollectionDirectory: Sendable {
     private func loadManifest(canonical isCanonical: inout Bool, replayingJournal: Bool) throws(BooksyncError) -> Manifest {
         var manifest = try loadManifestFile(canonical: &isCanonical)
         let journal = PullJournal(paths: paths)
-        guard replayingJournal, journal.exists else { return manifest }
+        guard replayingJournal, journal.exists, GitActivity.inProgress(at: paths.root) == nil else { return manifest }
         let changes = journal.confirmedChanges(paths: paths, rules: rules)
         guard !changes.isEmpty else { return manifest }
         isCanonical = false
@@ -270,11 +270,13 @@ public struct CollectionDirectory: Sendable {
     }
 
     /// Records in the base what a killed pull had written before it could
-    /// save (`PullJournal`), then removes the journal. Only under the lock:
-    /// a running pull's journal is its own.
-    private func replayPullJournal() throws(BooksyncError) {
+    /// save (`PullJournal`), then removes the journal. Only under the lock
+    /// (a running pull's journal is its own), and only while git is quiet:
+    /// files git is rewriting are not what the pull wrote, and the journal
+    /// waits for the next command (syncs call this again after waiting for git).
+    func replayPullJournal() throws(BooksyncError) {
         let journal = PullJournal(paths: paths)
-        guard journal.exists else { return }
+        guard journal.exists, GitActivity.inProgress(at: paths.root) == nil else { return }
         let changes = journal.confirmedChanges(paths: paths, rules: rules)
         if !changes.isEmpty {
             var canonical = false

@@ -31,7 +31,7 @@ package enum GitActivity {
 
     /// git's markers of work on the tree, the short-lived one first.
     static let markers: [(marker: String, meaning: String)] = [
-        ("index.lock", "git is changing the files (it holds its index lock)"),
+        ("index.lock", "git is changing the files (it holds its index lock; if no git command runs, a crashed one left it: remove the file)"),
         ("MERGE_HEAD", "a git merge is in progress"),
         ("rebase-merge", "a git rebase is in progress"),
         ("rebase-apply", "a git rebase or am is in progress"),
@@ -43,7 +43,8 @@ package enum GitActivity {
     /// The git directory of the nearest `.git` at or above `root`; nil
     /// when there is none or a `.git` file does not name one.
     static func gitDirectory(above root: String) -> String? {
-        var directory = root
+        // The folders above the collection itself, not above a link to it.
+        var directory = FileSystem.realPath(root) ?? root
         while true {
             let candidate = directory == "/" ? "/.git" : directory + "/.git"
             if FileSystem.isDirectory(candidate) { return candidate }
@@ -85,5 +86,14 @@ extension CollectionDirectory {
                 throw .interrupted
             }
         }
+    }
+
+    /// What a sync does once it holds the lock: waits for git, then records
+    /// what a killed pull wrote (`replayPullJournal`), now that git no longer
+    /// rewrites the files. A dry run holds no lock and replays nothing (its
+    /// reads apply the journal in memory).
+    func prepareForSync(holdingLock: Bool) async throws(BooksyncError) {
+        try await waitForQuietGit()
+        if holdingLock { try replayPullJournal() }
     }
 }

@@ -80,6 +80,18 @@ struct PullJournal: Sendable {
         if failure != 0 { throw FileSystemError(path: path, operation: "append to", code: failure) }
     }
 
+    /// Adds the journal to `.booksync/.gitignore` where an older booksync's
+    /// `init` did not list it, so `git add -A` after a killed pull never
+    /// commits it (a clone would replay it). Best effort: a journal that is
+    /// committed is harmless, only noise.
+    static func ensureIgnored(paths: CollectionPaths) {
+        guard let bytes = try? FileSystem.readFilePrefix(paths.gitignore, count: 1 << 16), bytes.count < 1 << 16 else { return }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard !text.contains("/pull-journal") else { return }
+        let lines = (text.isEmpty || text.hasSuffix("\n") ? "" : "\n") + "/pull-journal\n/remotes/*/pull-journal\n"
+        try? FileSystem.writeAtomically(Array((text + lines).utf8), to: paths.gitignore)
+    }
+
     /// Removes the journal once the manifest records everything in it.
     func remove() {
         unlink(path)
@@ -139,11 +151,12 @@ struct PullJournal: Sendable {
         let rest = UnsafeBufferPointer(rebasing: line[start...])
         switch text(fields[0]) {
         case "D":
-            guard let id = RecordID.fromEncodedName(text(start..<line.count)) else { return nil }
+            guard let id = RecordID.fromEncodedName(text(start..<line.count)), configured(id, rules) else { return nil }
             return Entry(fileHash: nil, change: .forgotten(id))
         case "W":
             guard let parts = BasePack.parts(of: rest),
-                  let id = RecordID.fromEncodedName(String(decoding: UnsafeBufferPointer(rebasing: rest[parts.name]), as: UTF8.self)) else {
+                  let id = RecordID.fromEncodedName(String(decoding: UnsafeBufferPointer(rebasing: rest[parts.name]), as: UTF8.self)),
+                  configured(id, rules) else {
                 return nil
             }
             let baseHash = ContentHash(text: String(decoding: UnsafeBufferPointer(rebasing: rest[parts.hash]), as: UTF8.self))
@@ -157,6 +170,12 @@ struct PullJournal: Sendable {
         default:
             return nil
         }
+    }
+
+    /// Whether `id` is a record of the collection as config.json has it now
+    /// (a subcollection removed since the pull is no longer synced).
+    private static func configured(_ id: RecordID, _ rules: RecordRules) -> Bool {
+        id.isTopLevel || (try? RecordID(path: id.rawValue, subcollections: rules.subcollections)) != nil
     }
 
     /// Whether the record's file is as `entry` planned: no file for a

@@ -91,7 +91,7 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "Push without --atomic (every write is still guarded), or fewer records at once with pathspecs"
         case .gitBusy(let activity):
             "\(activity); booksync does not sync while git changes the files (it would take git's writes for your edits, and a file "
-                + "git is rewriting for a deletion). Nothing was read from the remote or written. Let git finish (or finish the merge, "
+                + "git is rewriting for a deletion). Nothing was written. Let git finish (or finish the merge, "
                 + "rebase or bisect yourself), then run the command again"
         case .emptiedTarget(let remote, let target, let baseCount, let deletes):
             "\(target) has no documents, but the base of remote '\(remote)' records \(baseCount) synced record\(baseCount == 1 ? "" : "s"); "

@@ -18,7 +18,7 @@ extension CollectionDirectory {
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
         let lock = options.dryRun ? nil : try await self.lock(onStaleLock: onStaleLock)
         defer { lock?.release() }
-        try await waitForQuietGit()
+        try await prepareForSync(holdingLock: lock != nil)
         var engine = try SyncEngine(self, command: .pull, remote: remote, options: options, progress: progress)
         return try await engine.pull()
     }
@@ -52,7 +52,7 @@ extension SyncEngine {
                 report.events = plan.takeEvents()
                 return finishedReport()
             }
-            try requireGitQuiet()
+            try await requireGitQuiet()
             releasePlanningBase()
             report.events = try applyPullPlan(&plan, snapshot: snapshot, localReads: classified.localReads, applied: applied)
             // A change query that found nothing leaves the mark where it is: the

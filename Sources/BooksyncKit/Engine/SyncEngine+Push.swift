@@ -25,7 +25,7 @@ extension CollectionDirectory {
         defer { lock?.release() }
         // No remote content is compared with the files, so the scan keeps no hashes
         // of changed ones, and the push is planned record by record, never whole.
-        try await waitForQuietGit()
+        try await prepareForSync(holdingLock: lock != nil)
         var engine = try SyncEngine(self, command: .push, remote: remote, options: options, progress: progress,
                                     keepChangedRecords: !options.dryRun, keepHashes: false)
         return try await engine.push()
@@ -105,7 +105,7 @@ extension SyncEngine {
             report.events = plan.takeEvents()
             return finishedReport()
         }
-        try requireGitQuiet()
+        try await requireGitQuiet()
         releasePlanningBase()
         // At most one base entry per write: room for them now, not by doubling;
         // only when the writes outnumber an eighth of the base: a copy changed

@@ -32,7 +32,7 @@ extension CollectionDirectory {
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
         let lock = options.dryRun ? nil : try await self.lock(onStaleLock: onStaleLock)
         defer { lock?.release() }
-        try await waitForQuietGit()
+        try await prepareForSync(holdingLock: lock != nil)
         let manifest = try loadManifest(for: remote)
         var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
         scanner.writeIndex = !options.dryRun

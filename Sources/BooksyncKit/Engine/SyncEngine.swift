@@ -83,8 +83,14 @@ struct SyncEngine {
 
     /// Refuses to write when git began changing the tree, or the base moved,
     /// since the command read them: its plan would push git's writes as edits.
-    func requireGitQuiet() throws(BooksyncError) {
-        if let activity = GitActivity.inProgress(at: collection.paths.root) { throw .gitBusy(activity: activity) }
+    /// git's index lock alone is waited out (an editor's background `git
+    /// status` takes it for a moment); a checkout that held it also moved the
+    /// manifest, which refuses.
+    func requireGitQuiet() async throws(BooksyncError) {
+        if let activity = GitActivity.inProgress(at: collection.paths.root) {
+            guard GitActivity.isShortLived(activity) else { throw .gitBusy(activity: activity) }
+            try await collection.waitForQuietGit()
+        }
         guard collection.manifestWriteStamp() == manifestStampAtStart else {
             throw .gitBusy(activity: "the base (\(collection.paths.manifest)) changed while booksync read the files, as a git checkout does")
         }

@@ -88,12 +88,13 @@ package struct LiveSync: Sendable {
         } catch .interrupted {
             return
         } catch {
-            try failed(.pull, error, retrying: false)
+            // Refused because git works: the loop says it waits, and syncs everything after.
+            if !Self.isGitBusy(error) { try failed(.pull, error, retrying: false) }
         }
         schedule.noteLocalChanges([], everything: true, at: timing.now())
         var lastFullLook = timing.now()
         var base = BaseSummary()
-        var git = GitWatch(ownStamp: collection.manifestWriteStamp(), resync: false)
+        var git = GitWatch(ownStamp: collection.manifestWriteStamp(), resync: GitActivity.inProgress(at: collection.paths.root) != nil)
         while !Task.isCancelled {
             // No round starts while git changes the tree; once it is done, a base
             // git (not this watch) wrote means a pull and every file looked at,
@@ -113,7 +114,7 @@ package struct LiveSync: Sendable {
             git.waitingSince = nil
             git.said = nil
             if git.resync || collection.manifestWriteStamp() != git.ownStamp {
-                report(.lookingAtEverything("the base changed outside the watch (a git checkout, reset, merge or stash): pulling, then looking at every file"))
+                report(.lookingAtEverything("the base changed outside the watch (git, or another booksync command): pulling, then looking at every file"))
                 do {
                     succeeded(try await pull(counting: true, prefetched: nil, rounds: rounds, onStaleLock: onStaleLock))
                     git.resync = false

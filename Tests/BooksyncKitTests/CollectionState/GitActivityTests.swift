@@ -70,4 +70,43 @@ import BooksyncTestSupport
         #expect(!FileManager.default.fileExists(atPath: lock))
         #expect(remote.chunks.withLock { $0 } == [["b1"]])
     }
+
+    /// Reached through a link, the collection's own git is still found.
+    @Test func gitIsFoundAboveTheCollectionNotAboveALinkToIt() async throws {
+        let scratch = try ScratchDirectory()
+        let (collection, gitDirectory) = try await Self.collection(in: scratch, linked: false)
+        _ = FileManager.default.createFile(atPath: gitDirectory + "/MERGE_HEAD", contents: Data())
+        try FileManager.default.createSymbolicLink(atPath: scratch.path + "/link", withDestinationPath: collection.paths.root)
+        #expect(GitActivity.inProgress(at: scratch.path + "/link")?.hasPrefix("a git merge") == true)
+    }
+
+    /// A killed pull's journal is not replayed while git rewrites the files
+    /// (they are git's, not the pull's); the sync that waited for git does it.
+    @Test func theJournalWaitsForGit() async throws {
+        let scratch = try ScratchDirectory()
+        let (collection, gitDirectory) = try await Self.collection(in: scratch, linked: false)
+        _ = try await collection.push(remote: ScriptedRemote())
+        let bytes = try FileSystem.readFile(collection.paths.root + "/b1.json")
+        let record = try collection.rules.load(bytes, id: try RecordID("b1")).get()
+        try PullJournal(paths: collection.paths).append([PullJournal.Entry(fileHash: record.hash, change: BaseState.copy(record, revision: "r9"))])
+        let lock = gitDirectory + "/index.lock"
+        _ = FileManager.default.createFile(atPath: lock, contents: Data())
+        try await collection.lock().release()
+        #expect(FileSystem.exists(collection.paths.pullJournal))
+        #expect(try collection.loadManifest().entries[try RecordID("b1")]?.revision == "r1")
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { try? FileManager.default.removeItem(atPath: lock) }
+        _ = try await collection.push(remote: ScriptedRemote())
+        #expect(!FileSystem.exists(collection.paths.pullJournal))
+        #expect(try collection.loadManifest().entries[try RecordID("b1")]?.revision == "r9")
+    }
+
+    /// An older booksync's `.gitignore` learns the journal before one is written.
+    @Test func anOlderGitignoreLearnsTheJournal() async throws {
+        let scratch = try ScratchDirectory()
+        let (collection, _) = try await Self.collection(in: scratch, linked: false)
+        try "/index\n/lock".write(toFile: collection.paths.gitignore, atomically: true, encoding: .utf8)
+        PullJournal.ensureIgnored(paths: collection.paths)
+        PullJournal.ensureIgnored(paths: collection.paths)
+        #expect(try String(contentsOfFile: collection.paths.gitignore, encoding: .utf8) == "/index\n/lock\n/pull-journal\n/remotes/*/pull-journal\n")
+    }
 }
