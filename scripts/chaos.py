@@ -60,6 +60,7 @@ sys.path.insert(0, HERE)
 import chaos_app_writes  # noqa: E402
 import chaos_resolve  # noqa: E402
 import chaos_subcollections  # noqa: E402
+from check_support import emulator_documents  # noqa: E402
 
 # The commands killed, in turn.
 KINDS = ["push", "pull", "resolve", "watch"] + ["app-" + c for c in chaos_app_writes.COMMANDS]
@@ -79,17 +80,7 @@ def rest(host, method, path, body=None):
 
 def remote_documents(host, project):
     """id -> updateTime of every document in books (and of its reviews with --subcollections)."""
-    docs, token = {}, None
-    for _ in range(10_000):
-        path = "/v1/projects/%s/databases/(default)/documents/books?pageSize=300&mask.fieldPaths=__name__" % project
-        if token:
-            path += "&pageToken=" + urllib.request.quote(token, safe="")
-        page = rest(host, "GET", path)
-        for d in page.get("documents", []):
-            docs[d["name"].rsplit("/", 1)[1]] = d["updateTime"]
-        token = page.get("nextPageToken")
-        if not token or not page.get("documents"):
-            break
+    docs = {d["name"].rsplit("/", 1)[1]: d["updateTime"] for d in emulator_documents(host, project, mask=["__name__"])}
     if INIT_OPTIONS:
         docs.update(chaos_subcollections.remote_reviews(rest, host, project))
     return docs

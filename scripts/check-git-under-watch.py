@@ -32,34 +32,18 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import git_watch_replay  # noqa: E402
-
-
-def rest(host, path):
-    request = urllib.request.Request("http://%s%s" % (host, path), headers={"Authorization": "Bearer owner"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return json.loads(response.read() or b"{}")
+from check_support import emulator_documents  # noqa: E402
 
 
 def remote_state(host, project):
     """id -> (title, createTime) of every document of books."""
-    docs, token = {}, None
-    for _ in range(1000):
-        path = "/v1/projects/%s/databases/(default)/documents/books?pageSize=300" % project
-        if token:
-            path += "&pageToken=" + urllib.request.quote(token, safe="")
-        page = rest(host, path)
-        for d in page.get("documents", []):
-            docs[d["name"].rsplit("/", 1)[1]] = (d["fields"].get("title", {}).get("stringValue"), d["createTime"])
-        token = page.get("nextPageToken")
-        if not token:
-            break
-    return docs
+    return {d["name"].rsplit("/", 1)[1]: (d["fields"].get("title", {}).get("stringValue"), d["createTime"])
+            for d in emulator_documents(host, project)}
 
 
 def titles(directory):

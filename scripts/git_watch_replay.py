@@ -15,6 +15,8 @@ import sys
 import time
 import uuid
 
+import check_support
+
 
 def edit(directory, names, title):
     for name in names:
@@ -66,11 +68,7 @@ def run(bin_path, host, scratch, records, name, steps, watched, make_collection)
                 for n in os.listdir(directory) if n.endswith(".json")}
 
     def remote():
-        url = "http://%s/v1/projects/%s/databases/(default)/documents/books?pageSize=1000" % (host, project)
-        request = __import__("urllib.request").request.Request(url, headers={"Authorization": "Bearer owner"})
-        with __import__("urllib.request").request.urlopen(request, timeout=30) as response:
-            page = json.loads(response.read() or b"{}")
-        return {d["name"].rsplit("/", 1)[1]: d["fields"]["title"]["stringValue"] for d in page.get("documents", [])}
+        return {d["name"].rsplit("/", 1)[1]: d["fields"]["title"]["stringValue"] for d in check_support.emulator_documents(host, project)}
 
     def settled():
         deadline = time.time() + 60

@@ -164,13 +164,8 @@ package final class BaseCopyStore: Sendable {
         guard !lines.isEmpty else { return }
         let path = packPath
         // Appending through a planted link would write base copies into any file: never follow one.
-        let fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
-        guard fd >= 0 else {
-            let code = errno
-            throw FileSystem.refusedKind(path, code: code, operation: "append to") ?? FileSystemError(path: path, operation: "open", code: code)
-        }
+        let fd = try FileSystem.openForAppending(path)
         defer { close(fd) }
-        try FileSystem.requireOwnRegularFile(fd, path: path, operation: "append to")
         let size = try FileSystem.stat(descriptor: fd).size
         var bytes: [UInt8] = []
         if size == 0 {

@@ -69,13 +69,8 @@ struct PullJournal: Sendable {
         var bytes: [UInt8] = []
         for entry in entries { if let line = Self.line(entry) { bytes += line } }
         guard !bytes.isEmpty else { return }
-        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
-        guard fd >= 0 else {
-            let code = errno
-            throw FileSystem.refusedKind(path, code: code, operation: "append to") ?? FileSystemError(path: path, operation: "open", code: code)
-        }
+        let fd = try FileSystem.openForAppending(path)
         defer { close(fd) }
-        try FileSystem.requireOwnRegularFile(fd, path: path, operation: "append to")
         let failure = FileSystem.writeAll(bytes, to: fd)
         if failure != 0 { throw FileSystemError(path: path, operation: "append to", code: failure) }
     }

@@ -64,6 +64,24 @@ extension FileSystem {
     }
 
     /// Writes all of `bytes` to `fd`; the errno of a failure, or 0.
+    /// Opens (creating it) a state file that booksync appends to, for
+    /// reading and appending: never through a link, and refused unless it is
+    /// a regular file with this one name. The caller closes the descriptor.
+    static func openForAppending(_ path: String) throws(FileSystemError) -> Int32 {
+        let fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
+        guard fd >= 0 else {
+            let code = errno
+            throw refusedKind(path, code: code, operation: "append to") ?? FileSystemError(path: path, operation: "open", code: code)
+        }
+        do {
+            try requireOwnRegularFile(fd, path: path, operation: "append to")
+        } catch {
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+
     static func writeAll(_ bytes: [UInt8], to fd: Int32) -> Int32 {
         bytes.withUnsafeBytes { writeAll($0, to: fd) }
     }
