@@ -207,13 +207,13 @@ public struct CollectionDirectory: Sendable {
         return try scanner.scan()
     }
 
-    /// The manifest's stamp for the stat cache (see `StatCache`).
     /// The manifest's stamp as it is now, however recently it changed (nil:
     /// no manifest), to tell whether someone else wrote it meanwhile.
     func manifestWriteStamp() -> FileStamp? {
         (try? FileSystem.stat(paths.manifest)).map(FileStamp.init)
     }
 
+    /// The manifest's stamp for the stat cache (see `StatCache`).
     func manifestStamp() -> FileStamp {
         guard let stat = try? FileSystem.stat(paths.manifest) else { return .unknown }
         return StatCache.stamp(of: stat, scanStartedAt: WallClock.nowNanoseconds())
