@@ -365,8 +365,8 @@ extension BooksyncCommand {
     /// which runs every command that syncs: the command stops at the next
     /// record or batch, records what it finished, and exits 128 + the signal's
     /// number (130, 143, 129), as shells report a death by that signal. Local
-    /// commands end at SIGTERM and SIGHUP at once, as before (they write files
-    /// atomically and have nothing to record). A signal ignored when booksync
+    /// commands end at SIGTERM and SIGHUP at once, with the same status (they
+    /// write files atomically and have nothing to record). A signal ignored when booksync
     /// started (`nohup`, `trap '' HUP`) stays ignored. A second signal ends the
     /// process at once (files are replaced atomically and a pull journals its
     /// writes first, so even that leaves no partial record and nothing the
@@ -378,6 +378,7 @@ extension BooksyncCommand {
             await run(arguments, environment: environment, currentDirectory: FileSystem.currentDirectory(), network: network)
         }
         var handled: [Int32] = []
+        var ending: [Int32] = []
         for number in stoppingSignals {
             let previous = signal(number, SIG_IGN)
             if unsafeBitCast(previous, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) {
@@ -385,10 +386,19 @@ extension BooksyncCommand {
             } else if number == SIGINT || network.isLinked {
                 handled.append(number)
             } else {
-                signal(number, previous)
+                ending.append(number)
             }
         }
-        let sources = handled.map { number in
+        // Here (before a syncing command moves to `booksync-network`, or in a
+        // local command) SIGTERM and SIGHUP end the process at once, with the
+        // status a shell reports for them.
+        let enders = ending.map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { _exit(128 + number) }
+            source.resume()
+            return source
+        }
+        let sources = enders + handled.map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 _ = stoppedBy.compareExchange(expected: 0, desired: number, ordering: .relaxed)
