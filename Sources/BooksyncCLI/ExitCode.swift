@@ -29,7 +29,8 @@ extension BooksyncError {
         // A link or FIFO planted where booksync keeps its state: a safety refusal, not a failed disk.
         case .io(let error) where error.unsafeKind != nil: .refused
         case .damagedStateFile, .io, .remote: .failure
-        case .lockHeld, .massDelete, .targetMismatch, .emptiedTarget, .atomicTooLarge, .atomicTooManyBytes, .gitBusy: .refused
+        case .lockHeld, .massDelete, .targetMismatch, .emptiedTarget, .atomicTooLarge, .atomicTooManyBytes, .gitBusy,
+             .planRefused, .planDrift: .refused
         case .interrupted: .interrupted
         }
     }

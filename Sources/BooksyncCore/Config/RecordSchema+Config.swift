@@ -98,7 +98,7 @@ extension RecordSchema {
     }
 
     /// The keys a field entry may have.
-    static let fieldKeys = ["name", "type", "enum", "description", "required", "optional", "items"]
+    static let fieldKeys = ["name", "type", "title", "enum", "description", "required", "optional", "items"]
 
     /// One entry of a field list; nil for a top-level `id`, which is always required.
     private static func decodeField(_ item: Value, what: String, depth: Int) throws(StateFileError) -> FieldRequirement? {
@@ -121,7 +121,8 @@ extension RecordSchema {
         return FieldRequirement(name: name, type: type, allowedValues: try allowedValues(m["enum"], type: type, field: field),
                                 description: try text(m["description"], what: "\(field) description"),
                                 mapFields: try mapFields(m, type: type, field: field, depth: depth),
-                                itemType: try itemType(m["items"], type: type, field: field))
+                                itemType: try itemType(m["items"], type: type, field: field),
+                                title: try text(m["title"], what: "\(field) title"))
     }
 
     /// `"enum"`: distinct strings, for a string field only, at most
@@ -186,11 +187,12 @@ extension RecordSchema {
 }
 
 extension FieldRequirement {
-    /// `{"name": …, "type": …}`, with `enum` and `description` when set.
+    /// `{"name": …, "type": …}`, with `enum`, `description` and `title` when set.
     var configValue: Value {
         var fields: Fields = ["name": .string(name), "type": .string(type.rawValue)]
         if let allowedValues { fields["enum"] = .array(allowedValues.map(Value.string)) }
         if let description { fields["description"] = .string(description) }
+        if let title { fields["title"] = .string(title) }
         if let mapFields {
             fields["required"] = .array(mapFields.required.map(\.configValue))
             if !mapFields.optional.isEmpty { fields["optional"] = .array(mapFields.optional.map(\.configValue)) }

@@ -30,6 +30,9 @@ public struct FieldRequirement: Sendable, Equatable {
     public let allowedValues: [String]?
     /// The field's meaning (config `"description"`), shown by editors on hover.
     public let description: String?
+    /// A short name for the field (config `"title"`): editors show it, and a
+    /// plan's Markdown names the field by it beside its path.
+    public let title: String?
     /// For a map: the fields it declares (config `"required"`/`"optional"`
     /// inside the field's entry), checked like a record's; nil for any map.
     public let mapFields: DeclaredFields?
@@ -48,7 +51,8 @@ public struct FieldRequirement: Sendable, Equatable {
 
     /// A declaration as given; `parse(_:)` and config decoding check user text first.
     public init(name: String, type: FieldType, allowedValues: [String]? = nil, description: String? = nil,
-                mapFields: DeclaredFields? = nil, itemType: FieldType? = nil) {
+                mapFields: DeclaredFields? = nil, itemType: FieldType? = nil, title: String? = nil) {
+        self.title = title
         self.name = name
         self.type = type
         self.allowedValues = allowedValues
@@ -219,6 +223,19 @@ public struct RecordSchema: Sendable, Equatable {
 
     /// Every declared field besides `id`: the required ones, then the optional ones.
     package var declaredFields: [FieldRequirement] { requiredFields + optionalFields }
+
+    /// The declaration of the field at `path` (inside declared maps for a
+    /// deeper path); nil when it is not declared.
+    package func declaration(at path: FieldPath) -> FieldRequirement? {
+        var fields = declared
+        var found: FieldRequirement?
+        for segment in path.segments {
+            guard let field = fields.all.first(where: { $0.name.utf8.elementsEqual(segment.utf8) }) else { return nil }
+            found = field
+            fields = field.mapFields ?? DeclaredFields(required: [], optional: [])
+        }
+        return found
+    }
 
     /// Names a record has besides its declared fields: `id`. One set for every
     /// record checked, not one made per record on the load path.

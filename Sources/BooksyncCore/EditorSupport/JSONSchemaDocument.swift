@@ -66,6 +66,7 @@ package enum JSONSchemaDocument {
         if !required { typed = object(["anyOf": .array([typed, object(["type": .string("null")])])]) }
         guard case .map(var fields) = typed else { return typed }
         fields["description"] = .string(field.description ?? "\(field.name): \(field.type.rawValue), \(required ? "required" : "optional")")
+        if let title = field.title { fields["title"] = .string(title) }
         return .map(fields)
     }
 

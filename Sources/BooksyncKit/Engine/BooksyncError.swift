@@ -43,6 +43,13 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// changed the base while the command read the files: syncing now would
     /// take git's writes for edits. `activity` says what, as a phrase.
     case gitBusy(activity: String)
+    /// A plan file that cannot be applied here: `plan` names the file and
+    /// `problem` ends the sentence (another target, another format version,
+    /// edited by hand).
+    case planRefused(plan: String, problem: String)
+    /// The files, the base or the remote moved since the plan was made:
+    /// each of `drifted` says which record and what moved. Nothing was written.
+    case planDrift(plan: String, drifted: [String])
 
     public var description: String {
         switch self {
@@ -93,6 +100,11 @@ public enum BooksyncError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(activity); booksync does not sync while git changes the files (it would take git's writes for your edits, and a file "
                 + "git is rewriting for a deletion). Nothing was written. Let git finish (or finish the merge, "
                 + "rebase or bisect yourself), then run the command again"
+        case .planRefused(let plan, let problem):
+            "\(plan) \(problem). Nothing was written"
+        case .planDrift(let plan, let drifted):
+            "\(plan) no longer matches what it was made from, so nothing was written: " + drifted.joined(separator: "; ")
+                + ". Make the plan again (booksync plan --out \(plan)), review it, and apply the new one"
         case .emptiedTarget(let remote, let target, let baseCount, let deletes):
             "\(target) has no documents, but the base of remote '\(remote)' records \(baseCount) synced record\(baseCount == 1 ? "" : "s"); "
                 + "pull would delete \(deletes == 1 ? "its file" : "all \(deletes) of their files") here and refuses. Was the emulator "

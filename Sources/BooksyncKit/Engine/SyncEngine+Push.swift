@@ -100,7 +100,7 @@ extension SyncEngine {
         try options.checkDeletes(plan, command: .push, baseCount: guardedBaseCount,
                                      rerun: collection.forcedCommandLine("push", scope: options.scope, fromWatcher: options.scopeFromWatcher))
         // Refused before anything is sent, and by a dry run as by the real one.
-        if options.atomic { try checkAtomicSize(plan) }
+        if options.atomic { try checkAtomicSize(plan, records: scan.changedRecords) }
         if options.dryRun {
             report.events = plan.takeEvents()
             return finishedReport()
@@ -113,24 +113,32 @@ extension SyncEngine {
         // base must not copy it.
         let baseCount = base.manifest.entries.count
         if plan.steps > baseCount / 8 { base.manifest.entries.reserveCapacity(baseCount + plan.steps) }
-        let outcome = await sendPipelined(plan)
+        try await send(&plan, records: scan.changedRecords)
+        return finishedReport()
+    }
+
+    /// Sends the plan's writes (`records` holds the ones already parsed), records
+    /// what the server accepted and saves the base; the report's events become
+    /// the plan's, with what differed from the plan.
+    /// - Throws: The first failure, after the base is saved with what was accepted.
+    mutating func send(_ plan: inout PushPlan, records: [RecordID: CanonicalRecord]) async throws(BooksyncError) {
+        let outcome = await sendPipelined(plan, records: records)
         if let failure = outcome.failure { try base.saveAndThrow(failure) }
         try base.finish()
         // The planned events, in id order, with what differed from the plan
         // (moved out of the plan, so they change in place, not in a copy).
         report.events = plan.takeEvents()
         for (index, kind) in outcome.changedEvents { report.events.replaceKind(at: index, with: kind) }
-        return finishedReport()
     }
 
     /// Refuses an atomic push that one commit cannot take, by count and then by
     /// bytes as the remote encodes them (its one chunk loaded to measure it).
-    private func checkAtomicSize(_ plan: PushPlan) throws(BooksyncError) {
+    func checkAtomicSize(_ plan: PushPlan, records: [RecordID: CanonicalRecord]) throws(BooksyncError) {
         guard plan.steps <= FirestoreLimits.maximumWritesPerRequest else {
             throw .atomicTooLarge(writes: plan.steps, limit: FirestoreLimits.maximumWritesPerRequest)
         }
         guard let chunk = plan.chunks.first else { return }
-        let writes = collection.loadChunk(plan.steps(in: chunk), scanned: scan.changedRecords).writes
+        let writes = collection.loadChunk(plan.steps(in: chunk), scanned: records).writes
         if let size = remote.atomicRequestSize(writes), size.bytes > size.limit {
             throw .atomicTooManyBytes(bytes: size.bytes, limit: size.limit)
         }
@@ -140,9 +148,9 @@ extension SyncEngine {
     /// flight, and records in the base what the server accepted as each answer
     /// arrives. On a failure or cancellation no new chunk starts, the ones in
     /// flight are still recorded, and the first failure is returned.
-    private mutating func sendPipelined(_ plan: PushPlan) async -> PushOutcome {
+    private mutating func sendPipelined(_ plan: PushPlan, records scanned: [RecordID: CanonicalRecord]) async -> PushOutcome {
         let counter = ProgressCounter(phase: "uploading", total: plan.steps, report: progress)
-        let (atomic, collection, remote, scanned) = (options.atomic, self.collection, self.remote, scan.changedRecords)
+        let (atomic, collection, remote) = (options.atomic, self.collection, self.remote)
         var outcome = PushOutcome()
         let started = await BoundedTaskGroup.run(plan.chunks, limit: CollectionDirectory.pushRequestsInFlight) { range -> Result<SentChunk, FailedChunk> in
             let loaded = collection.loadChunk(plan.steps(in: range), scanned: scanned)
