@@ -5,7 +5,7 @@ import BooksyncKit
 enum DiffCommand: Subcommand {
     static let name = "diff"
     static let summary = "show base, local and remote versions of records field by field"
-    static let usage = "booksync diff [ID...] [--remote NAME] [--offline] [--json]"
+    static let usage = "booksync diff [ID...] [--remote NAME] [--offline] [--json|--markdown]"
     static let discussion = """
         For each named record (or every record that differs from the base), lists
         the fields whose value is not the same in the base, the local file and
@@ -16,9 +16,12 @@ enum DiffCommand: Subcommand {
         written in record files. IDs may also be given as file names.
         With --offline the remote side is taken to be the base. An invalid
         record is shown with every problem; like status, diff exits 1 when a
-        record is invalid or in conflict.
+        record is invalid or in conflict. --markdown prints one table row per
+        field for a pull-request comment, every value escaped as plan --markdown
+        escapes it.
         """
-    static let options: [Option] = [.remote, .offline.explained("do not contact the remote; compare the file with the base only"), .json]
+    static let options: [Option] = [.remote, .offline.explained("do not contact the remote; compare the file with the base only"), .json, PlanCommand.markdown]
+    static let exclusiveOptions: [(Option, Option)] = [(.json, PlanCommand.markdown)]
 
     static func reachesRemote(_ arguments: ParsedArguments) -> Bool { !arguments.has(.offline) }
 
@@ -33,6 +36,12 @@ enum DiffCommand: Subcommand {
         let exitCode: ExitCode = result.needsAttention ? .attention : .success
         if arguments.has(.json) {
             context.console.out(JSONDocuments.text(json(result)))
+            return exitCode
+        }
+        if arguments.has(PlanCommand.markdown) {
+            // Escaped for GitHub and free of control characters by `MarkdownText.escape`.
+            let schema = collection.rules.schema
+            context.console.out(TerminalText(trusted: DiffMarkdown.render(result, schema: { $0.isTopLevel ? schema : nil })))
             return exitCode
         }
         let color = context.console.colorStdout
