@@ -34,8 +34,8 @@ extension CollectionDirectory {
                       progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
                       onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> ApplyOutcome {
         guard let identity = remote.identity, identity == plan.target else {
-            throw .planRefused(plan: planName, problem: "writes to \(plan.target), but remote '\(remote.displayName)' is "
-                + (remote.identity?.description ?? "a remote without a fixed identity")
+            throw .planRefused(plan: planName, problem: "writes to \(plan.target), but the remote here is "
+                + (remote.identity?.description ?? "one without a fixed identity")
                 + "; apply it where it was made (booksync apply --remote NAME), or make a plan for this remote")
         }
         let lock = try await self.lock(onStaleLock: onStaleLock)
