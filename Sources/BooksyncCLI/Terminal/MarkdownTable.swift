@@ -62,8 +62,9 @@ enum MarkdownText {
 
     /// `text` with every character GitHub could read as markup written so it
     /// reads as itself: ASCII punctuation backslash-escaped (`|` cannot end a
-    /// cell, `` ` `` open a code span, `@` mention, `#` link an issue, `*` or
-    /// `_` emphasise, `[`/`!` make a link or image), `<`, `>` and `&` as
+    /// cell, `` ` `` open a code span, `*` or `_` emphasise, `[`/`!` make a
+    /// link or image, `:`/`.` complete an autolink), `@` and `#` each in a code
+    /// span of its own (no mention, no issue link), `<`, `>` and `&` as
     /// entities (no HTML), and every control, bidirectional-override,
     /// invisible or line-separating scalar as a visible `\uXXXX` (a newline
     /// would end the row; a bidi control reorders what the reviewer reads).
@@ -75,6 +76,10 @@ enum MarkdownText {
             case "<": out += "&lt;"
             case ">": out += "&gt;"
             case "&": out += "&amp;"
+            // GitHub links mentions and issue numbers in the rendered text, where a
+            // backslash is gone; text in a code span it leaves alone.
+            case "@": out += "`@`"
+            case "#": out += "`#`"
             case _ where scalar.isASCII && isASCIIPunctuation(scalar):
                 out += "\\"
                 out.unicodeScalars.append(scalar)

@@ -51,7 +51,13 @@ public struct FieldRequirement: Sendable, Equatable {
 
     /// A declaration as given; `parse(_:)` and config decoding check user text first.
     public init(name: String, type: FieldType, allowedValues: [String]? = nil, description: String? = nil,
-                mapFields: DeclaredFields? = nil, itemType: FieldType? = nil, title: String? = nil) {
+                mapFields: DeclaredFields? = nil, itemType: FieldType? = nil) {
+        self.init(name: name, type: type, allowedValues: allowedValues, description: description, mapFields: mapFields, itemType: itemType, title: nil)
+    }
+
+    /// A declaration with a short `title` (config `"title"`) as well.
+    public init(name: String, type: FieldType, allowedValues: [String]? = nil, description: String? = nil,
+                mapFields: DeclaredFields? = nil, itemType: FieldType? = nil, title: String?) {
         self.title = title
         self.name = name
         self.type = type

@@ -24,8 +24,10 @@ import BooksyncTestSupport
             #expect(!["<", ">"].contains(scalar), "\(escaped.debugDescription) keeps raw HTML")
         }
         // Every ASCII punctuation character is preceded by a backslash, except in the entities made for <, > and &.
+        // …and except @ and #, which stand alone in a code span.
         let scalars = Array(escaped.replacingOccurrences(of: "&lt;", with: "").replacingOccurrences(of: "&gt;", with: "")
-            .replacingOccurrences(of: "&amp;", with: "").unicodeScalars)
+            .replacingOccurrences(of: "&amp;", with: "").replacingOccurrences(of: "`@`", with: "")
+            .replacingOccurrences(of: "`#`", with: "").unicodeScalars)
         var index = 0
         while index < scalars.count {
             let scalar = scalars[index]

@@ -121,7 +121,7 @@ import Testing
         (#"{"required": [{"name": "$schema", "type": "string"}], "optional": []}"#,
          "schema.required: '$schema' is the editor's schema hint in record files, never a field; it cannot be declared"),
         (#"{"required": [{"name": "a", "type": "string", "colour": 1}]}"#,
-         "schema.required field 'a' has an unknown key 'colour' (known: name, type, enum, description, required, optional, items)"),
+         "schema.required field 'a' has an unknown key 'colour' (known: name, type, title, enum, description, required, optional, items)"),
     ]
 
     @Test(arguments: badConfigs)
