@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""The "Reviewing changes" recipe, run as CI would run it, against the emulator.
+
+  check-review-recipe.py --bin PATH/booksync --host HOST:PORT
+
+A git repository holds the collection folder books/ whose origin is
+"production" (a non-emulator target reached through BOOKSYNC_FIRESTORE_URL, so
+its base is committed as a real production base is) and whose remote staging
+is another project. Then, in order, with the booksync commands the article
+shows:
+
+  1. a pull request bulk-edits prices (every file, then fmt); CI runs validate,
+     schema --check and plan --markdown, and the comment renders safely
+     (scripts/check-markdown.py, with GitHub's cmark-gfm);
+  2. after the merge CI plans the merged tree, applies it, commits the base;
+     production holds the edit and status is clean in a fresh clone;
+  3. a reviewed plan applied after production moved is refused (exit 4,
+     nothing written); re-planned, the moved record is held;
+  4. the scheduled job finds the production edit (status --exit-code is 1),
+     pulls it into a branch, and the branch merges;
+  5. staging is promoted: compare names the difference, pull --remote staging
+     brings it into the files, plan and apply write it to production, and
+     compare then finds the two the same.
+
+Production is signed in as CI signs in when credentials are given with
+--credentials-env (a JSON object of environment variables); without it a fixed
+token. Every step is bounded in time; the script stops by itself.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.request
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_support import Checks, emulator_documents  # noqa: E402
+
+STEP_TIMEOUT = 120
+
+
+class Recipe:
+    def __init__(self, arguments, checks):
+        self.bin = os.path.abspath(arguments.bin)
+        self.host = arguments.host
+        self.checks = checks
+        self.root = tempfile.mkdtemp(prefix="booksync-recipe-")
+        suffix = uuid.uuid4().hex[:8]
+        self.production = "books-prod-" + suffix
+        self.staging = "books-staging-" + suffix
+        self.environment = dict(os.environ, NO_COLOR="1", GIT_AUTHOR_NAME="ci", GIT_AUTHOR_EMAIL="ci@example.com",
+                                GIT_COMMITTER_NAME="ci", GIT_COMMITTER_EMAIL="ci@example.com")
+        self.environment.pop("FIRESTORE_EMULATOR_HOST", None)
+        self.environment["BOOKSYNC_FIRESTORE_URL"] = arguments.production_url or "http://%s/v1/" % self.host
+        if arguments.credentials_env:
+            self.environment.update(json.loads(arguments.credentials_env))
+        else:
+            self.environment["BOOKSYNC_ACCESS_TOKEN"] = "owner"
+        self.outputs = []
+
+    def run(self, *command, cwd=None, expect=0):
+        """Runs a command in the repository (or cwd); checks its exit status."""
+        result = subprocess.run(list(command), cwd=cwd or self.repo, env=self.environment, capture_output=True, text=True,
+                                timeout=STEP_TIMEOUT, stdin=subprocess.DEVNULL)
+        self.outputs.append(result.stdout + result.stderr)
+        shown = " ".join(command).replace(self.bin, "booksync")
+        self.checks.check(result.returncode == expect, "%s exited %d, expected %d:\n%s%s" % (shown, result.returncode, expect,
+                                                                                      result.stdout[-2000:], result.stderr[-2000:]))
+        return result
+
+    def booksync(self, *arguments, expect=0):
+        return self.run(self.bin, "-C", "books", *arguments, expect=expect)
+
+    def git(self, *arguments):
+        return self.run("git", *arguments)
+
+    def documents(self, project):
+        found = {}
+        for document in emulator_documents(self.host, project):
+            fields = document.get("fields", {})
+            found[document["name"].rsplit("/", 1)[1]] = {k: list(v.values())[0] for k, v in fields.items()}
+        return found
+
+    def rest_set(self, project, record, field, value):
+        """An app's one-field update of a document."""
+        name = "projects/%s/databases/(default)/documents/books/%s" % (project, record)
+        body = {"writes": [{"update": {"name": name, "fields": {field: value}}, "updateMask": {"fieldPaths": [field]}}]}
+        request = urllib.request.Request("http://%s/v1/projects/%s/databases/(default)/documents:commit" % (self.host, project),
+                                         data=json.dumps(body).encode(), method="POST",
+                                         headers={"Authorization": "Bearer owner", "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            response.read()
+
+    def write_book(self, record, price, title=None):
+        with open(os.path.join(self.repo, "books", record + ".json"), "w") as f:
+            json.dump({"id": record, "title": title or record.title(), "author": "A. Author", "genre": "fiction", "price": price}, f)
+
+    def bulk_edit_prices(self):
+        """What `jq '.price = (.price * 1.1 | floor)'` over every file does."""
+        folder = os.path.join(self.repo, "books")
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".json"):
+                path = os.path.join(folder, name)
+                with open(path) as f:
+                    record = json.load(f)
+                record["price"] = int(record["price"] * 1.1)
+                with open(path, "w") as f:
+                    json.dump(record, f)
+
+    # The recipe, step by step.
+
+    def setup(self):
+        self.repo = os.path.join(self.root, "catalogue")
+        os.makedirs(self.repo)
+        self.git("init", "-q", "-b", "main")
+        self.run(self.bin, "init", "--firestore", self.production, "--collection", "books", "--require", "title:string",
+                 "--optional", "price:integer", "--git", "books")
+        for index, record in enumerate(["dune", "emma", "ivanhoe", "kim"]):
+            self.write_book(record, 100 + 10 * index)
+        self.booksync("fmt")
+        self.booksync("schema")
+        self.booksync("push")
+        self.booksync("remote", "add", "staging", "--firestore", self.staging)
+        self.booksync("seed", "--remote", "staging")
+        self.git("add", "-A")
+        self.git("commit", "-qm", "catalogue")
+        self.checks.check(set(self.documents(self.production)) == {"dune", "emma", "ivanhoe", "kim"}, "production was not loaded")
+
+    def pull_request_and_merge(self):
+        self.git("switch", "-qc", "price-update")
+        self.bulk_edit_prices()
+        self.booksync("fmt")
+        self.booksync("validate")
+        self.booksync("schema", "--check")
+        comment = self.booksync("plan", "--markdown").stdout
+        self.checks.check("4 writes (4 updates), 4 field changes" in comment, "the plan comment's summary:\n" + comment)
+        self.checks.check("| dune | *update* | price | 100 | 110 |" in comment, "the plan comment's row for dune:\n" + comment)
+        self.comment = os.path.join(self.root, "plan.md")
+        with open(self.comment, "w") as f:
+            f.write(comment)
+        markdown = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "check-markdown.py"), self.comment],
+                                  capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+        self.checks.check(markdown.returncode == 0, "the plan comment does not render safely:\n" + markdown.stdout + markdown.stderr)
+        # The reviewed plan, kept as the pull request's build artifact.
+        self.booksync("plan", "--out", "../../reviewed-plan.json")
+        self.git("commit", "-qam", "prices up 10%")
+        self.git("switch", "-q", "main")
+        self.git("merge", "-q", "--no-ff", "-m", "Merge price-update", "price-update")
+        # CI after the merge: the plan of the merged tree, applied, the base committed.
+        self.booksync("plan", "--out", "../../merged-plan.json")
+        self.booksync("apply", "../../merged-plan.json")
+        self.git("add", "books/.booksync")
+        self.git("commit", "-qm", "booksync: applied")
+        prices = {k: v.get("price") for k, v in self.documents(self.production).items()}
+        self.checks.check(prices == {"dune": "110", "emma": "121", "ivanhoe": "132", "kim": "143"}, "production after apply: %s" % prices)
+        fresh = os.path.join(self.root, "fresh")
+        self.run("git", "clone", "-q", self.repo, fresh, cwd=self.root)
+        self.run(self.bin, "-C", "books", "status", "--exit-code", cwd=fresh)
+        # The reviewed plan was applied in substance: applying it says so and writes nothing.
+        again = self.booksync("apply", "../../reviewed-plan.json")
+        self.checks.check("was already applied" in again.stdout, "the reviewed plan after the merged one:\n" + again.stdout)
+
+    def drift_and_production_edits(self):
+        self.git("switch", "-qc", "kim-title")
+        with open(os.path.join(self.repo, "books", "kim.json")) as f:
+            kim = json.load(f)
+        kim["title"] = "Kim (1901)"
+        with open(os.path.join(self.repo, "books", "kim.json"), "w") as f:
+            json.dump(kim, f)
+        self.booksync("fmt")
+        self.booksync("plan", "--out", "../../kim-plan.json")
+        self.git("commit", "-qam", "kim's title")
+        self.git("switch", "-q", "main")
+        self.git("merge", "-q", "--no-ff", "-m", "Merge kim-title", "kim-title")
+        # Meanwhile someone edits kim in production (the console, the app).
+        self.rest_set(self.production, "kim", "title", {"stringValue": "KIM"})
+        before = self.documents(self.production)
+        refused = self.booksync("apply", "../../kim-plan.json", expect=4)
+        self.checks.check("'kim' (kim.json): the remote changed it since the plan" in refused.stderr, "the drift message:\n" + refused.stderr)
+        self.checks.check(self.documents(self.production) == before, "a refused plan wrote")
+        held = self.booksync("plan", expect=1)
+        self.checks.check("held    " in held.stdout and "the remote changed it since your last pull" in held.stdout, "re-plan:\n" + held.stdout)
+        # The scheduled job: production edits found, pulled into a branch, merged.
+        self.booksync("status", "--exit-code", expect=1)
+        self.git("switch", "-qc", "production-edits")
+        pulled = self.booksync("pull", expect=1)
+        self.checks.check("conflict" in pulled.stdout, "kim changed on both sides is a conflict:\n" + pulled.stdout)
+        self.booksync("resolve", "--theirs", "kim")
+        self.git("add", "-A")
+        self.git("commit", "-qm", "Edits made in production")
+        self.git("switch", "-q", "main")
+        self.git("merge", "-q", "--no-ff", "-m", "Merge production-edits", "production-edits")
+        self.booksync("status", "--exit-code")
+
+    def promotion(self, compare):
+        self.rest_set(self.staging, "emma", "genre", {"stringValue": "romance"})
+        if compare:
+            differs = self.booksync("compare", "staging", "origin", expect=1)
+            self.checks.check("emma" in differs.stdout, "compare names emma:\n" + differs.stdout)
+        self.git("switch", "-qc", "promote-staging")
+        self.booksync("pull", "--remote", "staging")
+        planned = self.booksync("plan", "--out", "../../promote.json")
+        self.checks.check("genre: \"fiction\" -> \"romance\"" in planned.stdout, "promotion plan:\n" + planned.stdout)
+        self.booksync("apply", "../../promote.json")
+        self.checks.check(self.documents(self.production)["emma"]["genre"] == "romance", "emma's genre was not promoted")
+        self.booksync("status", "--exit-code")
+
+    def no_secret_in_output(self, secrets):
+        for secret in secrets:
+            self.checks.check(not any(secret in output for output in self.outputs), "a secret reached the output")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--host", required=True, help="the emulator standing in for production and staging")
+    parser.add_argument("--production-url", help="BOOKSYNC_FIRESTORE_URL (default: the emulator itself)")
+    parser.add_argument("--credentials-env", help="JSON object of environment variables that sign production in")
+    parser.add_argument("--secrets", default="[]", help="JSON list of strings no output may contain")
+    parser.add_argument("--skip-compare", action="store_true")
+    arguments = parser.parse_args()
+    checks = Checks()
+    recipe = Recipe(arguments, checks)
+    try:
+        recipe.setup()
+        recipe.pull_request_and_merge()
+        recipe.drift_and_production_edits()
+        recipe.promotion(compare=not arguments.skip_compare)
+        recipe.no_secret_in_output(json.loads(arguments.secrets))
+    finally:
+        shutil.rmtree(recipe.root, ignore_errors=True)
+    sys.exit(checks.finish())
+
+
+if __name__ == "__main__":
+    main()
