@@ -6,8 +6,10 @@ import BooksyncTestSupport
 
 /// `scripts/token_server.py` on 127.0.0.1: a token endpoint that verifies
 /// service-account JWTs with openssl and the account's public key, a fake
-/// metadata server, and a proxy in front of the emulator that lets through
-/// only bearer tokens it issued itself.
+/// metadata server, STS and IAM Credentials stand-ins and a URL subject-token
+/// source, and a proxy in front of the emulator that lets through only
+/// bearer tokens it issued itself (only those of the IAM stand-in, when so
+/// configured).
 final class TokenServer {
     static let script = URL(fileURLWithPath: Fixtures.root).deletingLastPathComponent()
         .appendingPathComponent("scripts/token_server.py").path
@@ -17,10 +19,11 @@ final class TokenServer {
     let server: LoopbackScript
     let port: Int
 
-    init(upstream: String, publicKey: String) throws {
+    /// - Parameter extra: More of the script's options (the STS and IAM stand-ins').
+    init(upstream: String, publicKey: String, extra: [String] = []) throws {
         server = try LoopbackScript(python: [Self.script, "--upstream", upstream, "--client-email", Self.clientEmail,
                                              "--public-key", publicKey, "--refresh-token", Self.refreshToken,
-                                             "--lifetime", "120", "--max-seconds", "300"])
+                                             "--lifetime", "120", "--max-seconds", "300"] + extra)
         port = try #require(server.ports["port"], "the token server did not start")
     }
 
