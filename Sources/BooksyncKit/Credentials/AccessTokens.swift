@@ -90,12 +90,14 @@ public actor AccessTokens {
     private func exchange(_ exchange: TokenExchange) async -> Result<String, RemoteError> {
         defer { inFlight = nil }
         do {
-            let (token, lifetime) = try await exchange.fetch()
+            let fetched = try await exchange.fetch()
+            let (token, lifetime) = (fetched.token, fetched.lifetime)
             let usable = lifetime > 2 * Self.expiryMargin ? lifetime - Self.expiryMargin : lifetime / 2
             cached = token
             expiry = ContinuousClock.now + .milliseconds(Int64(usable * 1000))
             failure = nil
-            if !issued.contains(token) { issued.append(token) }
+            // The subject, federated or source token that led to it is as secret as the token.
+            for secret in fetched.secrets + [token] where !secret.isEmpty && !issued.contains(secret) { issued.append(secret) }
             return .success(token)
         } catch {
             failure = error

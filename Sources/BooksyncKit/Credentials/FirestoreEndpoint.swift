@@ -71,7 +71,7 @@ public struct FirestoreEndpoint: Sendable {
             described = "the token command in \(path)"
         } else if let transport, let found = try CredentialSources.find(environment: environment, transport: transport, timeout: commandTimeout) {
             source = .exchange(found.exchange)
-            described = found.exchange.origin
+            described = found.description
             quotaProject = found.quotaProject
         }
         if let quota = environment[EnvironmentVariable.quotaProject], !quota.isEmpty { quotaProject = quota }

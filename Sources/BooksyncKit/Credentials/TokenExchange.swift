@@ -8,7 +8,9 @@ import Darwin
 
 /// A credential that is exchanged over HTTP for short-lived access tokens
 /// (<doc:Firestore>, sources 3–5): a service account's signed JWT or a user's
-/// refresh token POSTed to a `token_uri`, or a GET to the metadata server.
+/// refresh token POSTed to a `token_uri`, a GET to the metadata server, or
+/// one of the keyless chains of several requests (`ExternalAccount`,
+/// `ServiceAccountImpersonation`).
 ///
 /// The request goes through the same `HTTPTransport` as Firestore's, so it is
 /// bounded in time, never follows a redirect, and tests can replay it. Every
@@ -24,6 +26,24 @@ package struct TokenExchange: Sendable {
         case authorizedUser(clientID: String, clientSecret: String, refreshToken: String, tokenURI: String)
         /// `host` is `GCE_METADATA_HOST` (default `metadata.google.internal`).
         case metadata(host: String)
+        /// An `external_account` file (workload identity federation): a
+        /// subject token exchanged at Google's STS, then, when the file says
+        /// so, a service account impersonated with the federated token.
+        case externalAccount(ExternalAccount)
+        /// An `impersonated_service_account` file (`gcloud auth
+        /// application-default login --impersonate-service-account`): a token
+        /// of `source` (a service_account or authorized_user grant, with the
+        /// IAM scope) exchanged for one of the impersonated account.
+        indirect case impersonated(source: Grant, ServiceAccountImpersonation)
+    }
+
+    /// A token an exchange obtained, how many seconds it is valid, and the
+    /// secrets met on the way to it (a subject token, a federated token, a
+    /// source token) that `AccessTokens` scrubs from any later text as well.
+    struct Issued {
+        let token: String
+        let lifetime: Double
+        var secrets: [String] = []
     }
 
     /// The scope Firestore's REST API accepts.
@@ -42,6 +62,9 @@ package struct TokenExchange: Sendable {
 
     /// The credential to exchange.
     package let grant: Grant
+    /// The scope a service account's JWT asks for: Firestore's, or IAM's when
+    /// the token only serves to impersonate another account.
+    let scope: String
     /// Where the credential came from, e.g. "the credentials file /k.json (GOOGLE_APPLICATION_CREDENTIALS)".
     package let origin: String
     let transport: HTTPTransport
@@ -53,8 +76,10 @@ package struct TokenExchange: Sendable {
     ///   - transport: Carries the token request (normally Firestore's own).
     ///   - timeout: Seconds one token request may take (at most
     ///     `metadataTimeout` for the metadata server).
-    package init(grant: Grant, origin: String, transport: @escaping HTTPTransport, timeout: Double) {
+    ///   - scope: What a service account's JWT asks for (default Firestore's).
+    package init(grant: Grant, origin: String, transport: @escaping HTTPTransport, timeout: Double, scope: String = TokenExchange.scope) {
         self.grant = grant
+        self.scope = scope
         self.origin = origin
         self.transport = transport
         self.timeout = timeout
@@ -64,9 +89,15 @@ package struct TokenExchange: Sendable {
     /// (`SecretRedaction` also finds them percent- or form-encoded, as an
     /// endpoint or proxy that echoes the form body shows them). A signed JWT
     /// is made per request: see `Attempt.assertion`.
-    var secrets: [String] {
-        if case .authorizedUser(_, let secret, let refresh, _) = grant { return [secret, refresh] }
-        return []
+    var secrets: [String] { Self.secrets(of: grant) }
+
+    static func secrets(of grant: Grant) -> [String] {
+        switch grant {
+        case .authorizedUser(_, let secret, let refresh, _): [secret, refresh]
+        case .externalAccount(let account): account.secrets
+        case .impersonated(let source, _): secrets(of: source)
+        case .serviceAccount, .metadata: []
+        }
     }
 
     /// One token request as sent: the signed JWT in it (a secret: anyone who
@@ -98,8 +129,27 @@ package struct TokenExchange: Sendable {
     /// Google's tokens live an hour.
     static let lifetimeBounds: ClosedRange<Double> = 30...86_400
 
-    /// A new access token and how many seconds it is valid.
-    func fetch() async throws(RemoteError) -> (token: String, lifetime: Double) {
+    /// A new access token, how many seconds it is valid, and the secrets
+    /// met on the way. The keyless grants take several requests, each in its
+    /// own file; the others one, below.
+    func fetch() async throws(RemoteError) -> Issued {
+        switch grant {
+        case .externalAccount(let account):
+            return try await account.fetch(by: self)
+        case .impersonated(let source, let impersonation):
+            let sourceExchange = TokenExchange(grant: source, origin: origin, transport: transport, timeout: timeout,
+                                               scope: ServiceAccountImpersonation.sourceScope)
+            let sourceToken = try await sourceExchange.fetch()
+            var issued = try await impersonation.generate(bearer: sourceToken.token, by: self, known: secrets + sourceToken.secrets)
+            issued.secrets += sourceToken.secrets + [sourceToken.token]
+            return issued
+        case .serviceAccount, .authorizedUser, .metadata:
+            return try await fetchOne()
+        }
+    }
+
+    /// The one request of a service account, an authorized user or the metadata server.
+    private func fetchOne() async throws(RemoteError) -> Issued {
         var probe: String?
         if case .metadata(let host) = grant {
             switch Self.metadataHosts.withLock({ $0[host] }) {
@@ -162,13 +212,20 @@ package struct TokenExchange: Sendable {
         case .double(let d)? where d.isFinite && d > 0: lifetime = d
         default: lifetime = 3600
         }
-        return (token, min(max(lifetime, Self.lifetimeBounds.lowerBound), Self.lifetimeBounds.upperBound))
+        return Issued(token: token, lifetime: Self.bounded(lifetime))
+    }
+
+    /// `seconds` within `lifetimeBounds`.
+    static func bounded(_ seconds: Double) -> Double {
+        min(max(seconds, lifetimeBounds.lowerBound), lifetimeBounds.upperBound)
     }
 
     var endpointURL: String {
         switch grant {
         case .serviceAccount(_, _, _, let uri), .authorizedUser(_, _, _, let uri): uri
         case .metadata(let host): "http://\(host)/computeMetadata/v1/instance/service-accounts/default/token"
+        case .externalAccount(let account): account.tokenURL
+        case .impersonated(_, let impersonation): impersonation.url
         }
     }
 
@@ -179,7 +236,7 @@ package struct TokenExchange: Sendable {
         case .serviceAccount(let email, let key, let keyID, let uri):
             let jwt: String
             do {
-                jwt = try ServiceAccountJWT.sign(clientEmail: email, key: key, privateKeyID: keyID, scope: Self.scope,
+                jwt = try ServiceAccountJWT.sign(clientEmail: email, key: key, privateKeyID: keyID, scope: scope,
                                                  tokenURI: uri, issuedAt: now)
             } catch {
                 throw .authentication("\(origin): \(error.message)")
@@ -196,6 +253,9 @@ package struct TokenExchange: Sendable {
             return Attempt(request: HTTPRequest(method: "GET", url: endpointURL, headers: ["Metadata-Flavor": "Google"],
                                                 timeout: min(timeout, Self.metadataTimeout)),
                            assertion: nil, issuedAt: now)
+        case .externalAccount, .impersonated:
+            // Sent in steps by `fetch()`, never as one request.
+            throw .authentication("\(origin): its credentials take several requests, not one")
         }
     }
 

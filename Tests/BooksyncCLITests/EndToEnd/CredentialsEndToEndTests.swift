@@ -6,8 +6,10 @@ import BooksyncTestSupport
 
 /// `scripts/token_server.py` on 127.0.0.1: a token endpoint that verifies
 /// service-account JWTs with openssl and the account's public key, a fake
-/// metadata server, and a proxy in front of the emulator that lets through
-/// only bearer tokens it issued itself.
+/// metadata server, STS and IAM Credentials stand-ins and a URL subject-token
+/// source, and a proxy in front of the emulator that lets through only
+/// bearer tokens it issued itself (only those of the IAM stand-in, when so
+/// configured).
 final class TokenServer {
     static let script = URL(fileURLWithPath: Fixtures.root).deletingLastPathComponent()
         .appendingPathComponent("scripts/token_server.py").path
@@ -17,10 +19,11 @@ final class TokenServer {
     let server: LoopbackScript
     let port: Int
 
-    init(upstream: String, publicKey: String) throws {
+    /// - Parameter extra: More of the script's options (the STS and IAM stand-ins').
+    init(upstream: String, publicKey: String, extra: [String] = []) throws {
         server = try LoopbackScript(python: [Self.script, "--upstream", upstream, "--client-email", Self.clientEmail,
                                              "--public-key", publicKey, "--refresh-token", Self.refreshToken,
-                                             "--lifetime", "120", "--max-seconds", "300"])
+                                             "--lifetime", "120", "--max-seconds", "300"] + extra)
         port = try #require(server.ports["port"], "the token server did not start")
     }
 
@@ -105,13 +108,13 @@ final class TokenServer {
                 "private_key": try keys.pem("sa"), "token_uri": server.tokenURI, "quota_project_id": "quota-p",
             ]))
             extra["GOOGLE_APPLICATION_CREDENTIALS"] = scratch.path + "/sa.json"
-            named = "the credentials file \(scratch.path)/sa.json (GOOGLE_APPLICATION_CREDENTIALS)"
+            named = "service_account from the credentials file \(scratch.path)/sa.json (GOOGLE_APPLICATION_CREDENTIALS), as \(TokenServer.clientEmail)"
         case .authorizedUserADCFile:
             try scratch.write("gcloud/application_default_credentials.json", try Self.json([
                 "type": "authorized_user", "client_id": "test-client", "client_secret": "test-secret",
                 "refresh_token": TokenServer.refreshToken, "token_uri": server.tokenURI,
             ]))
-            named = "gcloud's credentials file \(scratch.path)/gcloud/application_default_credentials.json"
+            named = "authorized_user from gcloud's credentials file \(scratch.path)/gcloud/application_default_credentials.json"
         case .metadataServer:
             extra["GCE_METADATA_HOST"] = "127.0.0.1:\(server.port)"
             named = "the metadata server 127.0.0.1:\(server.port)"
@@ -173,8 +176,8 @@ final class TokenServer {
         Failure(name: "expired refresh token", file: ["type": "authorized_user", "client_id": "test-client", "client_secret": "test-secret",
                                                       "refresh_token": "1//revoked-long-ago", "token_uri": "$URI"],
                 says: ["invalid_grant: Token has been expired or revoked.", "run 'gcloud auth application-default login'"]),
-        Failure(name: "unknown type", file: ["type": "impersonated_service_account", "token_uri": "$URI"],
-                says: ["holds credentials of type 'impersonated_service_account', which booksync does not use"]),
+        Failure(name: "unknown type", file: ["type": "gdch_service_account", "token_uri": "$URI"],
+                says: ["holds credentials of type 'gdch_service_account', which booksync does not use"]),
         Failure(name: "unreachable token endpoint", file: ["type": "authorized_user", "client_id": "test-client", "client_secret": "test-secret",
                                                            "refresh_token": TokenServer.refreshToken, "token_uri": "http://127.0.0.1:9/token"],
                 says: ["cannot reach the token endpoint http://127.0.0.1:9/token"]),

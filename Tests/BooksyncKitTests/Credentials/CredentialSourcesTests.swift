@@ -57,7 +57,8 @@ import BooksyncTestSupport
         let endpoint = try FirestoreEndpoint.resolve(environment: ["GOOGLE_APPLICATION_CREDENTIALS": scratch.path + "/sa.json", "HOME": scratch.path],
                                                      transport: server.transport)
         #expect(endpoint.quotaProject == "billing-p")
-        #expect(endpoint.credentialSource == "the credentials file \(scratch.path)/sa.json (GOOGLE_APPLICATION_CREDENTIALS)")
+        #expect(endpoint.credentialSource
+            == "service_account from the credentials file \(scratch.path)/sa.json (GOOGLE_APPLICATION_CREDENTIALS), as sync@p.iam.gserviceaccount.com")
         let beforeExchange = Date().timeIntervalSince1970
         #expect(try await endpoint.tokens.token() == "at-1")
         let afterExchange = Date().timeIntervalSince1970
@@ -146,7 +147,7 @@ import BooksyncTestSupport
         #expect(try FirestoreEndpoint.resolve(environment: env.merging(["BOOKSYNC_TOKEN_COMMAND": "echo t"]) { $1 }, transport: server.transport)
             .credentialSource == "the token command in BOOKSYNC_TOKEN_COMMAND")
         #expect(try FirestoreEndpoint.resolve(environment: env, transport: server.transport).credentialSource
-            == "gcloud's credentials file \(scratch.path)/application_default_credentials.json")
+            == "authorized_user from gcloud's credentials file \(scratch.path)/application_default_credentials.json")
         #expect(try FirestoreEndpoint.resolve(environment: ["HOME": scratch.path, "GCE_METADATA_HOST": "127.0.0.1:9"], transport: server.transport)
             .credentialSource == "the metadata server 127.0.0.1:9")
         // NO_GCE_CHECK (google-auth's switch) leaves the metadata server out: the plain "no credentials" sentence.
@@ -182,9 +183,9 @@ import BooksyncTestSupport
         Failure(name: "expired refresh token", file: authorizedUser,
                 answer: { _ in FakeEndpoint.json(400, #"{"error": "invalid_grant", "error_description": "Bad Request 1//refresh-SECRET"}"#) },
                 says: ["invalid_grant", "run 'gcloud auth application-default login'", "the token endpoint https://oauth2.googleapis.com/token refused it (400"]),
-        Failure(name: "unknown type", file: #"{"type": "external_account", "audience": "x"}"#,
+        Failure(name: "unknown type", file: #"{"type": "external_account_authorized_user", "audience": "x"}"#,
                 answer: { _ in FakeEndpoint.json(200, "{}") },
-                says: ["holds credentials of type 'external_account', which booksync does not use"]),
+                says: ["holds credentials of type 'external_account_authorized_user', which booksync does not use"]),
         Failure(name: "plain HTTP token_uri", file: #"{"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r", "token_uri": "http://tokens.example.test/token"}"#,
                 answer: { _ in FakeEndpoint.json(200, "{}") },
                 says: ["its token_uri http://tokens.example.test/token is plain HTTP"]),
