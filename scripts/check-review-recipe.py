@@ -22,12 +22,17 @@ shows:
      brings it into the files, plan and apply write it to production, and
      compare then finds the two the same.
 
-Production is signed in as CI signs in when credentials are given with
---credentials-env (a JSON object of environment variables); without it a fixed
-token. Every step is bounded in time; the script stops by itself.
+Production and staging are reached as CI reaches them without a key: through
+scripts/token_server.py on 127.0.0.1, a proxy in front of the emulator that
+accepts only tokens its IAM stand-in issued, reached with an external_account
+credentials file (a subject token from a file, exchanged at the STS stand-in,
+then a service account impersonated), as google-github-actions/auth writes one.
+No output may hold the subject token or any token issued. Every step is
+bounded in time; the script stops by itself.
 """
 import argparse
 import json
+import secrets
 import os
 import shutil
 import subprocess
@@ -53,13 +58,55 @@ class Recipe:
         self.staging = "books-staging-" + suffix
         self.environment = dict(os.environ, NO_COLOR="1", GIT_AUTHOR_NAME="ci", GIT_AUTHOR_EMAIL="ci@example.com",
                                 GIT_COMMITTER_NAME="ci", GIT_COMMITTER_EMAIL="ci@example.com")
-        self.environment.pop("FIRESTORE_EMULATOR_HOST", None)
-        self.environment["BOOKSYNC_FIRESTORE_URL"] = arguments.production_url or "http://%s/v1/" % self.host
-        if arguments.credentials_env:
-            self.environment.update(json.loads(arguments.credentials_env))
-        else:
-            self.environment["BOOKSYNC_ACCESS_TOKEN"] = "owner"
+        for name in ("FIRESTORE_EMULATOR_HOST", "BOOKSYNC_ACCESS_TOKEN", "BOOKSYNC_TOKEN_COMMAND", "GOOGLE_APPLICATION_CREDENTIALS"):
+            self.environment.pop(name, None)
+        self.environment["CLOUDSDK_CONFIG"] = os.path.join(self.root, "no-gcloud")
+        self.environment["NO_GCE_CHECK"] = "1"
         self.outputs = []
+        self.server = None
+
+    def sign_in_without_keys(self):
+        """Starts the token server (STS, IAM, proxy) and writes the external_account file CI gets."""
+        here = os.path.dirname(os.path.abspath(__file__))
+        key = os.path.join(self.root, "unused-key.pem")
+        subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", key],
+                       check=True, capture_output=True, timeout=60)
+        public = os.path.join(self.root, "unused-key.pub")
+        subprocess.run(["openssl", "pkey", "-in", key, "-pubout", "-out", public], check=True, capture_output=True, timeout=60)
+        self.subject_token = "oidc-" + secrets.token_hex(24)
+        self.account = "catalogue-ci@books-prod.iam.gserviceaccount.com"
+        audience = "//iam.googleapis.com/projects/123456/locations/global/workloadIdentityPools/github/providers/repo"
+        self.server = subprocess.Popen(
+            [sys.executable, os.path.join(here, "token_server.py"), "--upstream", self.host, "--client-email", "unused@x.iam.gserviceaccount.com",
+             "--public-key", public, "--audience", audience, "--subject-token", self.subject_token, "--impersonate", self.account,
+             "--require-impersonated", "--lifetime", "600", "--max-seconds", "900"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.port = json.loads(self.server.stdout.readline())["port"]
+        token_file = os.path.join(self.root, "oidc-token")
+        with open(token_file, "w") as f:
+            f.write(self.subject_token)
+        credentials = os.path.join(self.root, "gha-creds.json")
+        with open(credentials, "w") as f:
+            json.dump({
+                "type": "external_account", "audience": audience, "subject_token_type": "urn:ietf:params:oauth:token-type:jwt",
+                "token_url": "http://127.0.0.1:%d/sts" % self.port, "credential_source": {"file": token_file},
+                "service_account_impersonation_url":
+                    "http://127.0.0.1:%d/v1/projects/-/serviceAccounts/%s:generateAccessToken" % (self.port, self.account),
+            }, f)
+        self.environment["GOOGLE_APPLICATION_CREDENTIALS"] = credentials
+        self.environment["BOOKSYNC_FIRESTORE_URL"] = "http://127.0.0.1:%d/v1/" % self.port
+
+    def server_log(self):
+        with urllib.request.urlopen("http://127.0.0.1:%d/__log" % self.port, timeout=30) as response:
+            return json.loads(response.read())
+
+    def stop(self):
+        if self.server:
+            self.server.stdin.close()
+            try:
+                self.server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
 
     def run(self, *command, cwd=None, expect=0):
         """Runs a command in the repository (or cwd); checks its exit status."""
@@ -208,29 +255,37 @@ class Recipe:
         self.checks.check(self.documents(self.production)["emma"]["genre"] == "romance", "emma's genre was not promoted")
         self.booksync("status", "--exit-code")
 
-    def no_secret_in_output(self, secrets):
-        for secret in secrets:
-            self.checks.check(not any(secret in output for output in self.outputs), "a secret reached the output")
+    def signed_in_as_ci(self):
+        """-v names the credentials; the proxy saw only impersonated tokens; no token was printed."""
+        verbose = self.booksync("-v", "status")
+        self.checks.check("credentials: external_account from" in verbose.stderr and self.account in verbose.stderr,
+                          "-v does not name the credentials:\n" + verbose.stderr)
+        log = self.server_log()
+        self.checks.check(log.get("proxied", 0) > 0 and log.get("sts"), "production was not reached through the STS and IAM stand-ins: %s"
+                          % {k: log.get(k) for k in ("proxied", "rejected", "sts")})
+        self.checks.check(all(i.get("bearer_kind") == "sts" for i in log.get("impersonations", [])) and log.get("impersonations"),
+                          "impersonation was not by the federated token: %s" % log.get("impersonations"))
+        for secret in [self.subject_token] + log.get("issued", []):
+            self.checks.check(not any(secret in output for output in self.outputs), "a token reached booksync's output")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", required=True)
     parser.add_argument("--host", required=True, help="the emulator standing in for production and staging")
-    parser.add_argument("--production-url", help="BOOKSYNC_FIRESTORE_URL (default: the emulator itself)")
-    parser.add_argument("--credentials-env", help="JSON object of environment variables that sign production in")
-    parser.add_argument("--secrets", default="[]", help="JSON list of strings no output may contain")
-    parser.add_argument("--skip-compare", action="store_true")
+    parser.add_argument("--skip-compare", action="store_true", help="leave out booksync compare")
     arguments = parser.parse_args()
     checks = Checks()
     recipe = Recipe(arguments, checks)
     try:
+        recipe.sign_in_without_keys()
         recipe.setup()
         recipe.pull_request_and_merge()
         recipe.drift_and_production_edits()
         recipe.promotion(compare=not arguments.skip_compare)
-        recipe.no_secret_in_output(json.loads(arguments.secrets))
+        recipe.signed_in_as_ci()
     finally:
+        recipe.stop()
         shutil.rmtree(recipe.root, ignore_errors=True)
     sys.exit(checks.finish())
 
