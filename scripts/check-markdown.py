@@ -27,8 +27,9 @@ from check_support import REPOSITORY, Checks, PinnedVenv  # noqa: E402
 
 VENV = PinnedVenv("markdown-venv", "cmarkgfm", "2025.10.22")
 ALLOWED = {"h3", "p", "em", "table", "thead", "tbody", "tr", "th", "td", "code"}
-HIDDEN = [c for c in range(0x20)] + list(range(0x7F, 0xA0)) + [0x061C, 0x180E] + list(range(0x200B, 0x2010)) \
-    + list(range(0x2028, 0x202F)) + list(range(0x2060, 0x206A)) + [0xFEFF, 0xFFF9, 0xFFFA, 0xFFFB]
+HIDDEN = [c for c in range(0x20)] + list(range(0x7F, 0xA0)) + [0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x180E] \
+    + list(range(0x200B, 0x2010)) + list(range(0x2028, 0x202F)) + list(range(0x2060, 0x2070)) + [0x2800, 0x3164] \
+    + [0xFEFF, 0xFFA0, 0xFFF9, 0xFFFA, 0xFFFB] + list(range(0xE0000, 0xE0080))
 
 
 class Inspector(html.parser.HTMLParser):

@@ -34,8 +34,9 @@ enum PlanCommand: Subcommand {
         options.scope = try collection.scope(arguments.positionals, fromRoot: context.operandsFromCollection)
         let output = try arguments.value(out).map { path throws -> String in
             let absolute = PathDisplay.resolve(path, against: context.directory)
-            if absolute.hasSuffix(".json"), isInside(absolute, folder: collection.paths.root) {
-                throw arguments.usageError("--out \(path) is inside the collection, where every .json file is a record; save the plan outside it")
+            if isInside(absolute, folder: collection.paths.root) {
+                throw arguments.usageError("--out \(path) is inside the collection, where every .json file is a record and "
+                    + ".booksync holds its state; save the plan outside it (with -C, paths are relative to the collection: --out ../plan.json)")
             }
             return absolute
         }
@@ -68,18 +69,21 @@ enum PlanCommand: Subcommand {
     }
 }
 
-/// Whether `path` (a file that may not exist yet) is inside `folder`, links resolved.
+/// Whether `path` (a file that may not exist yet, or a link) is inside `folder`, links resolved.
 private func isInside(_ path: String, folder: String) -> Bool {
+    guard let root = FileSystem.realPath(folder) else { return false }
     let parent = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-    guard let real = FileSystem.realPath(parent.isEmpty ? "/" : parent), let root = FileSystem.realPath(folder) else { return false }
-    return real == root || real.hasPrefix(root + "/")
+    let name = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
+    var candidates = [FileSystem.realPath(parent.isEmpty ? "/" : parent).map { $0 + "/" + name }]
+    candidates.append(FileSystem.realPath(path))
+    return candidates.compactMap { $0 }.contains { $0 == root || $0.hasPrefix(root + "/") }
 }
 
 /// `booksync apply`: performs exactly a saved plan's writes.
 enum ApplyCommand: Subcommand {
     static let name = "apply"
     static let summary = "perform exactly the writes of a saved plan, or nothing if anything moved since"
-    static let usage = "booksync apply FILE [--remote NAME] [--atomic]"
+    static let usage = "booksync apply FILE [--remote NAME] [--atomic] [--max-delete N%] [--force]"
     static let discussion = """
         Reads a plan saved by booksync plan --out and checks, before writing
         anything, that every planned file still has the planned bytes, that
@@ -92,11 +96,15 @@ enum ApplyCommand: Subcommand {
         remote already holds (a plan applied before) are recorded, not sent.
         A plan for another target, of another format version, or edited by
         hand is refused. The remote is the plan's unless --remote names one
-        (it must be the same target).
+        (it must be the same target). The mass-delete guard applies again:
+        a plan made with --force is applied with --force.
         """
-    static let options: [Option] = [.remote, .atomic]
+    static let options: [Option] = [.remote, .atomic, .maxDelete, .force]
 
     static func reachesRemote(_ arguments: ParsedArguments) -> Bool { true }
+
+    /// Records of a refused plan named one per line; the rest are counted.
+    static let driftLinesShown = 50
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         guard arguments.positionals.count == 1, let file = arguments.positionals.first else {
@@ -106,7 +114,8 @@ enum ApplyCommand: Subcommand {
         let opened = try context.openCollection()
         let bytes: [UInt8]
         do {
-            bytes = try FileSystem.readFile(path, limit: SavedPlan.maximumFileBytes)
+            // The user's own path: a link to the plan is followed (the file read is never inside the collection's tree).
+            bytes = try FileSystem.readFile(FileSystem.realPath(path) ?? path, limit: SavedPlan.maximumFileBytes)
         } catch {
             throw BooksyncError.invalidArgument("cannot read the plan \(file): \(error)")
         }
@@ -122,8 +131,7 @@ enum ApplyCommand: Subcommand {
         }
         let collection = try opened.selectingRemote(remoteName, environment: context.environment)
         let remote = try context.makeRemote(collection)
-        var options = SyncOptions()
-        options.atomic = arguments.has(.atomic)
+        let options = try SyncCommandSupport.options(arguments)
         let progress = context.progressDisplay()
         let outcome: ApplyOutcome
         do {
@@ -133,7 +141,8 @@ enum ApplyCommand: Subcommand {
             progress.finish()
             guard case .planDrift(let plan, let drifted) = error else { throw error }
             context.console.err("booksync: \(plan) no longer matches what it was made from, so nothing was written:")
-            for line in drifted { context.console.err("  \(line)") }
+            for line in drifted.prefix(Self.driftLinesShown) { context.console.err("  \(line)") }
+            if drifted.count > Self.driftLinesShown { context.console.err("  … and \(drifted.count - Self.driftLinesShown) more records") }
             context.console.err("booksync: make the plan again (booksync plan --out \(plan)), review it, and apply the new one")
             return .refused
         }

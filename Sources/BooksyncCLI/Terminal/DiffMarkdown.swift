@@ -23,8 +23,7 @@ enum DiffMarkdown {
                 table.add([
                     .text(record.id.rawValue), .text(PlanRenderer.fieldLabel(field.path, schema: schema(record.id))),
                     .note(DiffCommand.label(field.change)),
-                    cell(field.base, present: record.inBase), cell(field.local, present: record.inLocal), cell(field.remote, present: record.inRemote),
-                ])
+                ] + cells(field, record))
             }
         }
         for file in result.unusableFiles {
@@ -33,7 +32,7 @@ enum DiffMarkdown {
         for document in result.unusableRemote {
             table.add([.text(document.name), .note(""), .note("unusable document"), .text(document.message)])
         }
-        return out + table.rendered
+        return out + table.rendered()
     }
 
     /// "3 records differ: 1 changed locally, 1 changed remotely, 1 in conflict".
@@ -69,8 +68,9 @@ enum DiffMarkdown {
         }
     }
 
-    private static func cell(_ value: Value?, present: Bool) -> MarkdownTable.Cell {
-        guard present else { return .note("record absent") }
-        return value.map(MarkdownTable.Cell.value) ?? .note("field absent")
+    /// Base, local and remote, windowed together; a side without the record says so.
+    private static func cells(_ field: FieldDifference, _ record: RecordDiff) -> [MarkdownTable.Cell] {
+        let windowed = MarkdownText.window([field.base, field.local, field.remote], absent: "field absent")
+        return zip(windowed, [record.inBase, record.inLocal, record.inRemote]).map { $1 ? $0 : .note("record absent") }
     }
 }

@@ -14,6 +14,8 @@ struct MarkdownTable: Sendable {
         case text(String)
         /// A value as record files write it, on one line (escaped and shortened like text).
         case value(Value)
+        /// Text already cut to size (`MarkdownText.window`): escaped, not shortened again.
+        case cut(String)
         /// booksync's own words in italics, such as "absent".
         case note(String)
     }
@@ -36,12 +38,19 @@ struct MarkdownTable: Sendable {
         rows.append(Array((cells + Array(repeating: .note(""), count: max(0, columns.count - cells.count))).prefix(columns.count)))
     }
 
-    /// The table, a line per row, each line ending in a newline.
-    var rendered: String {
+    /// The table, a line per row, each line ending in a newline; rows past
+    /// `budget` characters are left out and counted in a last line (GitHub
+    /// refuses a comment over 65,536 characters).
+    func rendered(budget: Int = MarkdownText.commentBudget) -> String {
         var out = "| " + columns.map(MarkdownText.escape).joined(separator: " | ") + " |\n"
         out += "|" + String(repeating: " --- |", count: columns.count) + "\n"
-        for row in rows {
-            out += "| " + row.map(render).joined(separator: " | ") + " |\n"
+        for (index, row) in rows.enumerated() {
+            let line = "| " + row.map(render).joined(separator: " | ") + " |\n"
+            guard out.utf8.count + line.utf8.count <= budget else {
+                out += "\n*\(rows.count - index) more rows not shown; the terminal output has them all*\n"
+                break
+            }
+            out += line
         }
         return out
     }
@@ -50,6 +59,7 @@ struct MarkdownTable: Sendable {
         switch cell {
         case .text(let text): MarkdownText.escape(MarkdownText.shorten(text, limit: limit))
         case .value(let value): MarkdownText.escape(MarkdownText.shorten(CanonicalJSON.encodeInline(value), limit: limit))
+        case .cut(let text): MarkdownText.escape(text)
         case .note(let note): note.isEmpty ? "" : "*" + MarkdownText.escape(note) + "*"
         }
     }
@@ -59,6 +69,30 @@ struct MarkdownTable: Sendable {
 enum MarkdownText {
     /// Characters of a value shown in a table cell before it is shortened.
     static let defaultLimit = 80
+    /// Characters of a comment's tables: GitHub takes at most 65,536 in a comment.
+    static let commentBudget = 60_000
+
+    /// The values of one row (before and after, or base, local and remote)
+    /// as cells that show where they differ: when one is longer than `limit`
+    /// and they share a long start, each begins shortly before the first
+    /// difference ("… " marks what is left out), so a change past the cut is
+    /// never shown as two equal cells. Absent values become `absent` notes.
+    static func window(_ values: [Value?], limit: Int = defaultLimit, absent: String = "absent") -> [MarkdownTable.Cell] {
+        let texts = values.map { $0.map(CanonicalJSON.encodeInline) }
+        let present = texts.compactMap { $0 }.map { Array($0) }
+        var skip = 0
+        if present.count > 1, present.contains(where: { $0.count > limit }) {
+            var common = 0
+            while present.allSatisfy({ common < $0.count }), present.allSatisfy({ $0[common] == present[0][common] }) { common += 1 }
+            skip = max(0, common - limit / 4)
+        }
+        return texts.map { text -> MarkdownTable.Cell in
+            guard let text else { return .note(absent) }
+            let characters = Array(text)
+            let rest = skip > 0 ? "… " + String(characters[min(skip, characters.count)...]) : text
+            return .cut(shorten(rest, limit: limit))
+        }
+    }
 
     /// `text` with every character GitHub could read as markup written so it
     /// reads as itself: ASCII punctuation backslash-escaped (`|` cannot end a
@@ -94,11 +128,20 @@ enum MarkdownText {
 
     /// `text` cut to `limit` characters (grapheme clusters), with "…" and the
     /// number of characters left out, so a reviewer knows it goes on.
+    /// Also at most four scalars per character kept: one character of a
+    /// letter and thousands of combining marks is cut too.
     static func shorten(_ text: String, limit: Int) -> String {
         let count = text.count
-        guard count > limit else { return text }
+        let scalarLimit = limit * 4
+        guard count > limit || text.unicodeScalars.count > scalarLimit else { return text }
         let kept = max(1, limit - 1)
-        return String(text.prefix(kept)) + "… (\(count - kept) more characters)"
+        var cut = String(text.prefix(kept))
+        if cut.unicodeScalars.count > scalarLimit {
+            var scalars = String.UnicodeScalarView()
+            scalars.append(contentsOf: cut.unicodeScalars.prefix(scalarLimit))
+            cut = String(scalars)
+        }
+        return cut + "… (\(max(1, count - cut.count)) more characters)"
     }
 
     /// CommonMark's ASCII punctuation: each may be backslash-escaped, and each
@@ -111,11 +154,14 @@ enum MarkdownText {
     /// Scalars a reader would not see, or that change how the rest of the
     /// line reads: controls (C0, DEL, C1), line and paragraph separators,
     /// bidirectional marks, embeddings, overrides and isolates, zero-width
-    /// characters, the byte-order mark and interlinear annotations.
+    /// characters, the byte-order mark, interlinear annotations, and the
+    /// characters that show as nothing (soft hyphen, Hangul fillers, the
+    /// blank Braille pattern, tag characters that smuggle hidden text).
     static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F: true
-        case 0x061C, 0x180E, 0x200B...0x200F, 0x2028...0x202E, 0x2060...0x2069, 0xFEFF, 0xFFF9...0xFFFB: true
+        case 0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x180E, 0x200B...0x200F, 0x2028...0x202E, 0x2060...0x206F, 0x2800, 0x3164,
+             0xFEFF, 0xFFA0, 0xFFF9...0xFFFB, 0xE0000...0xE007F: true
         default: false
         }
     }

@@ -34,16 +34,16 @@ enum PlanRenderer {
                     table.add([.text(write.id.rawValue), .note(write.action.rawValue), .note("no field changes")])
                 }
                 for change in write.changes {
-                    table.add([.text(write.id.rawValue), .note(write.action.rawValue), .text(fieldLabel(change.path, schema: schema(write.id))),
-                               cell(change.before), cell(change.after)])
+                    table.add([.text(write.id.rawValue), .note(write.action.rawValue), .text(fieldLabel(change.path, schema: schema(write.id)))]
+                              + MarkdownText.window([change.before, change.after]))
                 }
             }
-            out += table.rendered + "\n"
+            out += table.rendered() + "\n"
         }
         if !plan.held.isEmpty {
             var table = MarkdownTable(columns: ["Held record", "Why it is not written"], limit: 300)
             for held in plan.held { table.add([.text(held.id.rawValue), .text(held.reason)]) }
-            out += table.rendered + "\n"
+            out += table.rendered(budget: 4_000) + "\n"
         }
         return out
     }
@@ -71,10 +71,6 @@ enum PlanRenderer {
     static func fieldLabel(_ path: FieldPath, schema: RecordSchema?) -> String {
         guard let title = schema?.declaration(at: path)?.title else { return path.description }
         return "\(path.description) (\(title))"
-    }
-
-    private static func cell(_ value: Value?) -> MarkdownTable.Cell {
-        value.map(MarkdownTable.Cell.value) ?? .note("absent")
     }
 
     private static func show(_ value: Value?) -> TerminalText {

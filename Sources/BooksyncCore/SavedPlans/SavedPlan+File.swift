@@ -66,6 +66,12 @@ extension SavedPlan {
                 return Held(id: try Self.id(map, recordID: recordID), reason: try map.string("reason"))
             })
         guard .map(plan.summaryFields()) == fields["summary"] else { throw .edited }
+        // As booksync writes them: each record once, in id order (a record
+        // written twice would be sent twice).
+        let ids = plan.writes.map(\.id) + plan.held.map(\.id)
+        guard zip(plan.writes, plan.writes.dropFirst()).allSatisfy({ $0.id < $1.id }), Set(ids).count == ids.count else {
+            throw .field("writes", "in id order, each record once (in writes or in held)")
+        }
         return plan
     }
 

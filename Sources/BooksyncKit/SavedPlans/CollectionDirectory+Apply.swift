@@ -28,7 +28,8 @@ extension CollectionDirectory {
     ///   - plan: The plan, read by `SavedPlan.read`.
     ///   - planName: How messages name the plan file.
     ///   - remote: The remote the plan writes to; its identity must be the plan's target.
-    ///   - options: `--atomic`; the mass-delete guard was applied when the plan was made.
+    ///   - options: `--atomic`, and the mass-delete guard (`--max-delete`,
+    ///     `--force`), measured against the whole base as for push.
     /// - Throws: `.planRefused` (another target), `.planDrift`, and as `push`.
     public func apply(_ plan: SavedPlan, planName: String, remote: any RemoteCollection, options: SyncOptions = SyncOptions(),
                       progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
@@ -96,6 +97,8 @@ extension SyncEngine {
         var push = PushPlan(chunkSize: options.atomic ? Int.max : CollectionDirectory.pushChunk)
         for step in steps { push.add(.step(step)) }
         push.finish()
+        // The guard push applies: a crafted plan may not delete what a push could not.
+        try options.checkDeletes(push, command: .push, baseCount: base.manifest.entries.count, rerun: "booksync apply --force \(planName)")
         if options.atomic { try checkAtomicSize(push, records: records) }
         try await requireGitQuiet()
         try await send(&push, records: records)

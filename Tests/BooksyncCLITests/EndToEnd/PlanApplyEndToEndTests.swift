@@ -136,11 +136,33 @@ import BooksyncTestSupport
         #expect(remote["b1"]?.fields["title"] == .string("Remote b1") && remote["b3"] == nil && remote["b4"] != nil)
     }
 
-    @Test func planOutInsideTheCollectionIsRefused() throws {
+    @Test(arguments: ["plan.json", ".booksync/base/pack", "notes.txt", "-"])
+    func planOutInsideTheCollectionIsRefused(_ out: String) throws {
         let ws = try Self.editedCollection()
-        let result = try ws.run("plan", "--out", "plan.json")
+        let before = try ws.snapshot()
+        let result = try ws.run("plan", "--out", out)
         #expect(result.status == 2 && result.stderr.contains("inside the collection"), "\(result.stderr)")
-        #expect(ws.read("plan.json") == nil)
+        #expect(try ws.snapshot() == before)
+    }
+
+    /// The mass-delete guard applies again: a plan that deletes most records
+    /// (made with --force) needs --force to be applied.
+    @Test func applyKeepsTheMassDeleteGuard() async throws {
+        let ws = try Workspace(project: Emulator.uniqueProject("plan-guard"), host: try Emulator.requireHost())
+        try ws.initialize()
+        let ids = (1...8).map { "g\($0)" }
+        for id in ids { try ws.write("\(id).json", bookFile(id)) }
+        #expect(try ws.run("push").status == 0)
+        // Five of eight deleted: over the default 50%.
+        for id in ids.prefix(5) { try ws.remove("\(id).json") }
+        #expect(try await plan(ws).status == 4)
+        #expect(try await plan(ws, "--force").status == 0)
+        let refused = try ws.run("apply", planPath(ws))
+        #expect(refused.status == 4 && refused.stderr.contains("booksync apply --force"), "\(refused.stderr)")
+        #expect(try await ws.rest.all().count == 8)
+        let forced = try ws.run("apply", "--force", planPath(ws))
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(try await ws.rest.all().keys.sorted() == ["g6", "g7", "g8"])
     }
 }
 

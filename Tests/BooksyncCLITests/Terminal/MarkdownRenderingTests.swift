@@ -15,6 +15,7 @@ import BooksyncTestSupport
         "a | b", "`code`", "```fence", "<script>alert(1)</script>", "line\nbreak", "cr\rhere", "tab\there",
         "\u{202E}txt.exe", "a\u{2066}b\u{2069}", "zero\u{200B}width", "@octocat", "#1", "[link](http://x)", "![img](http://x/i.png)",
         "*bold* _it_", "&amp;", "\\|", "\u{1B}[31mred", "\u{7F}\u{85}", "line\u{2028}sep", "~~strike~~", ":+1:",
+        "hi\u{E0041}\u{E0042}", "soft\u{AD}hy", "\u{3164}filler", "\u{2800}braille",
     ]
 
     @Test(arguments: hostile) func escapedTextHasNoMarkupLeft(_ text: String) {
@@ -39,6 +40,29 @@ import BooksyncTestSupport
                     "\(escaped.debugDescription) has an unescaped \(scalar)")
             index += 1
         }
+    }
+
+    /// Two long values that differ only past the cut are shown from shortly
+    /// before their first difference, so the cells differ as the values do.
+    @Test func aChangePastTheCutIsShown() {
+        let before = Value.array(Array(repeating: .integer(10), count: 40) + [.integer(99)])
+        let after = Value.array(Array(repeating: .integer(10), count: 40) + [.integer(11)])
+        let cells = MarkdownText.window([before, after])
+        guard case .cut(let shownBefore) = cells[0], case .cut(let shownAfter) = cells[1] else {
+            Issue.record("not cut: \(cells)")
+            return
+        }
+        #expect(shownBefore != shownAfter)
+        #expect(shownBefore.hasPrefix("… ") && shownBefore.contains("99") && shownAfter.contains("11"), "\(shownBefore) / \(shownAfter)")
+        // Short values are shown whole; an absent one is a note.
+        #expect(MarkdownText.window([.integer(1), nil]) == [.cut("1"), .note("absent")])
+    }
+
+    @Test func oneCharacterOfThousandsOfScalarsIsCutToo() {
+        let grapheme = "a" + String(repeating: "\u{301}", count: 3_000)
+        let shown = MarkdownText.shorten(grapheme, limit: 80)
+        #expect(shown.unicodeScalars.count < 400, "\(shown.unicodeScalars.count) scalars")
+        #expect(shown.hasSuffix("more characters)"))
     }
 
     @Test func longValuesAreShortenedAndSaySo() {

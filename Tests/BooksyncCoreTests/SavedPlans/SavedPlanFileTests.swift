@@ -74,6 +74,21 @@ import Testing
         #expect(throws: SavedPlanError.edited) { try Self.read(CanonicalJSON.encode(fields, leadingKeys: ["format", "version", "digest"])) }
     }
 
+    /// A write listed twice would be sent twice: refused even with a recomputed digest.
+    @Test func aRecordWrittenTwiceIsRefused() throws {
+        var fields = try JSONParser.parseObject(Self.plan.fileBytes())
+        guard case .array(let writes)? = fields["writes"], case .map(var summary)? = fields["summary"] else { throw SavedPlanError.edited }
+        fields["writes"] = .array([writes[0], writes[0]] + writes.dropFirst())
+        summary["updates"] = .integer(2)
+        summary["fields"] = .integer(6)
+        fields["summary"] = .map(summary)
+        fields.removeValue(forKey: "digest")
+        fields["digest"] = .string(SHA256.contentHash(CanonicalJSON.encode(fields, leadingKeys: ["format", "version", "digest"])).text)
+        #expect(throws: SavedPlanError.field("writes", "in id order, each record once (in writes or in held)")) {
+            try Self.read(CanonicalJSON.encode(fields, leadingKeys: ["format", "version", "digest"]))
+        }
+    }
+
     @Test func anIDThatIsNoRecordsIsRefused() {
         let hostile = Self.text.replacingFirst("\"id\": \"dune\"", with: "\"id\": \"../etc/passwd\"")
         #expect(throws: SavedPlanError.self) { try Self.read(Array(hostile.utf8)) }
