@@ -178,7 +178,7 @@ public enum SavedPlanError: Error, Sendable, Equatable {
             "is a plan of format version \(version); this booksync reads version \(SavedPlan.formatVersion): make the plan again with this booksync"
         case .field(let path, let kind): "is not a usable plan: \"\(path)\" must be \(kind)"
         case .badRecord(let id, let problem): "names the record '\(id)', which cannot be one of this collection's: \(problem)"
-        case .edited: "was changed after booksync wrote it (its digest no longer matches); make the plan again with booksync plan"
+        case .edited: "was changed after booksync wrote it (it no longer agrees with its digest, or with itself); make the plan again with booksync plan"
         case .tooLarge(let bytes, let limit): "is \(bytes) bytes, larger than any plan (at most \(limit))"
         }
     }
