@@ -2,12 +2,12 @@
 """Renders booksync's Markdown (plan --markdown, diff --markdown) with cmark-gfm,
 the renderer GitHub uses, and fails when anything from a record renders as markup.
 
-  check-markdown.py [FILE.md...]      default: fixtures/markdown/*.md
+  check-markdown.py [FILE.md...]      default: fixtures/markdown/*.md and fixtures/compare/*.md
   check-markdown.py --self-test       prove an unescaped table is caught
 
 Raw HTML is rendered (CMARK_OPT_UNSAFE), so an escape that fails shows up as a
 tag. Checks, per file:
-  - only the tags booksync's own layout makes: h3, p, em, table, thead, tbody,
+  - only the tags booksync's own layout makes: h3, p, em, ul, li, table, thead, tbody,
     tr, th, td, and code holding exactly "@" or "#" (how mentions and issue
     links are kept from forming); no a, img, script, del, strong, br…;
   - every table row of the source has as many unescaped pipes as its heading
@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_support import REPOSITORY, Checks, PinnedVenv  # noqa: E402
 
 VENV = PinnedVenv("markdown-venv", "cmarkgfm", "2025.10.22")
-ALLOWED = {"h3", "p", "em", "table", "thead", "tbody", "tr", "th", "td", "code"}
+ALLOWED = {"h3", "p", "em", "ul", "li", "table", "thead", "tbody", "tr", "th", "td", "code"}
 HIDDEN = [c for c in range(0x20)] + list(range(0x7F, 0xA0)) + [0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x180E] \
     + list(range(0x200B, 0x2010)) + list(range(0x2028, 0x202F)) + list(range(0x2060, 0x2070)) + [0x2800, 0x3164] \
     + [0xFEFF, 0xFFA0, 0xFFF9, 0xFFFA, 0xFFFB] + list(range(0xE0000, 0xE0080))
@@ -125,7 +125,7 @@ def main():
         for expected in ("renders a <b> tag", "a row has 4 cell separators, its table 3", "renders a code span 'code'", "'@' outside a code span"):
             checks.check(any(expected in p for p in found), "the self-test's unescaped table is not caught for %r: %s" % (expected, found))
         sys.exit(checks.finish())
-    files = arguments or sorted(glob.glob(os.path.join(REPOSITORY, "fixtures", "markdown", "*.md")))
+    files = arguments or sorted(glob.glob(os.path.join(REPOSITORY, "fixtures", "markdown", "*.md")) + glob.glob(os.path.join(REPOSITORY, "fixtures", "compare", "*.md")))
     checks.check(bool(files), "no Markdown files to check")
     for path in files:
         with open(path, encoding="utf-8") as f:

@@ -101,7 +101,7 @@ package enum BooksyncCommand {
     static var subcommands: [any Subcommand.Type] {
         [
             InitCommand.self, CloneCommand.self, StatusCommand.self, DiffCommand.self, PullCommand.self, PushCommand.self, SyncCommand.self, PlanCommand.self,
-            ApplyCommand.self, WatchCommand.self,
+            ApplyCommand.self, CompareCommand.self, WatchCommand.self,
             ResolveCommand.self, SeedCommand.self, ValidateCommand.self, VerifyCommand.self, FormatCommand.self, SchemaCommand.self, RemoteCommand.self, MergeFileCommand.self,
             MergeManifestCommand.self, CompletionCommand.self, ManCommand.self,
         ]

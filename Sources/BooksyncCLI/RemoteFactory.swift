@@ -8,7 +8,8 @@ extension CommandContext {
     /// A command that reaches a remote says so (`Subcommand.reachesRemote`)
     /// and was handed to the network helper right after parsing; without a
     /// linked transport this still hands it over (`NetworkAccess`) and does not return.
-    func makeRemote(_ collection: CollectionDirectory) throws(BooksyncError) -> FirestoreRemote {
+    /// `announce: false` leaves out the "using remote" line (`compare` names both remotes itself).
+    func makeRemote(_ collection: CollectionDirectory, announce: Bool = true) throws(BooksyncError) -> FirestoreRemote {
         let makeTransport: @Sendable (Double) -> HTTPTransport
         switch network {
         case .linked(let make):
@@ -18,7 +19,7 @@ extension CommandContext {
             throw NetworkAccess.execute(helper: name, arguments: arguments, environment: environment)
         }
         // Here, past the hand-off to the network helper, so it is said once.
-        if !collection.remote.isOrigin, !quiet {
+        if announce, !collection.remote.isOrigin, !quiet {
             let reason = collection.remote.reason.map { " (\($0))" } ?? ""
             console.err("booksync: using remote '\(collection.remote.name)'\(reason)")
         }

@@ -10,16 +10,23 @@ import Synchronization
 /// its error. The estimate follows Firestore's pricing rules, counted from the
 /// answers booksync received (see `FirestoreUsage.cost`).
 final class RemoteUsageLine: Sendable {
-    private let usage = Mutex<FirestoreUsage?>(nil)
+    private let usage = Mutex<[FirestoreUsage]>([])
 
-    /// Remembers the tally of the remote a command made.
+    /// Remembers the tally of a remote the command made (`compare` makes
+    /// two: the line adds them up).
     func watch(_ tally: FirestoreUsage) {
-        usage.withLock { $0 = tally }
+        usage.withLock { $0.append(tally) }
     }
 
     /// Writes the line on stderr if the command made a remote.
     func report(to console: Console) {
-        guard let totals = usage.withLock({ $0?.totals }) else { return }
+        let tallies = usage.withLock { $0 }
+        guard !tallies.isEmpty else { return }
+        let totals = tallies.map(\.totals).reduce(into: FirestoreUsage.Totals()) { sum, totals in
+            sum.requests += totals.requests
+            sum.documents += totals.documents
+            sum.billedReads += totals.billedReads
+        }
         console.err("booksync: \(Self.describe(totals))")
     }
 

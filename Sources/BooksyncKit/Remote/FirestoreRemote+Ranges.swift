@@ -86,6 +86,38 @@ extension FirestoreRemote {
         return all
     }
 
+    /// The documents whose ids start with one of `prefixes`, with bodies, by
+    /// one range query per prefix and scope, as `listRevisions(prefixes:progress:)`
+    /// lists their names; every document where no range fits, or on a server
+    /// without `:runQuery`. See `RemoteCollection.listDocuments(prefixes:batch:progress:)`.
+    public func listDocuments(prefixes: [String], batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
+                              progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
+        var ranges: [(prefix: String, range: NameRange)] = []
+        for prefix in prefixes {
+            guard let range = Self.nameRange(below: collectionName, prefix: prefix) else {
+                return try await listDocuments(batch: batch, progress: progress)
+            }
+            ranges.append((prefix, range))
+        }
+        let redact = await redaction()
+        var handedOn = false
+        do {
+            for (prefix, range) in ranges {
+                for scope in listingScopes where scope.isGroup || !prefix.utf8.contains(UInt8(ascii: "/")) {
+                    try await query(withBodies: true, scope: scope, range: range, progress: progress) { listing, documents in
+                        handedOn = true
+                        var listing = listing
+                        listing.unusable = listing.unusable.map { $0.redacted(redact) }
+                        batch(listing, documents)
+                    }
+                }
+            }
+        } catch {
+            guard !handedOn, Self.refusesQueries(error) else { throw error.redacted(await redaction()) }
+            try await listDocuments(batch: batch, progress: progress)
+        }
+    }
+
     /// Whether the collection and its configured subcollections hold no
     /// document: a one-document query per scope, stopping at the first found.
     public func isEmpty() async throws(RemoteError) -> Bool {

@@ -161,6 +161,12 @@ public protocol RemoteCollection: Sendable {
     /// listing must also be in its documents, with the same revision.
     func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
                        progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError)
+    /// At least the documents whose raw ids start with one of `prefixes`,
+    /// with their bodies, as `listDocuments(batch:progress:)` hands them on:
+    /// a folder or glob pathspec's documents (`booksync compare`). It may
+    /// list more (the caller narrows), never fewer.
+    func listDocuments(prefixes: [String], batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
+                       progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError)
     /// Bodies of the given documents; ids that do not exist are absent from the
     /// result (not an error): the engine takes a listed document that is
     /// missing here as deleted in the meantime.
@@ -194,6 +200,12 @@ extension RemoteCollection {
     /// Every name: a superset of any prefix's.
     public func listRevisions(prefixes: [String], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
         try await listRevisions(progress: progress)
+    }
+
+    /// Every document: a superset of any prefix's.
+    public func listDocuments(prefixes: [String], batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
+                              progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
+        try await listDocuments(batch: batch, progress: progress)
     }
 
     /// From a listing of every name.
