@@ -38,6 +38,18 @@ package struct JSONParser {
         }
     }
 
+    /// One JSON value (tags decoded) that starts at byte `offset` of a longer
+    /// text, and the offset just past it: a value inside other syntax (a
+    /// scope's `rating >= 4.5`). Errors carry positions in the whole text.
+    package static func parseValue(in bytes: [UInt8], at offset: Int) throws(JSONSyntaxError) -> (value: Value, end: Int) {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> (value: Value, end: Int) in
+            var parser = JSONGrammar(bytes: buffer)
+            parser.index = offset
+            let value = try parser.parseValue()
+            return (value, parser.index)
+        }
+    }
+
     /// Parses a whole JSON text into a `JSONTree`: members in document order,
     /// keys compared by their bytes. For state files keyed by record id, where
     /// two ids that differ only by Unicode normalization are two records
