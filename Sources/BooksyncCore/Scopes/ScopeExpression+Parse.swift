@@ -91,8 +91,9 @@ private struct ScopeParser {
             guard case .array(let items) = value, !items.isEmpty, items.count <= op.maximumListCount else {
                 throw error("'\(op.rawValue)' takes a list of 1 to \(op.maximumListCount) values, like [\"a\", \"b\"]", at: offset)
             }
-            if items.contains(where: Self.isNullOrNaN), op != .in {
-                throw error("'\(op.rawValue)' cannot list null or NaN", at: offset)
+            // Firestore's IN matches nothing for a null (the emulator answers none), so none is listed.
+            if items.contains(where: Self.isNullOrNaN) {
+                throw error("'\(op.rawValue)' cannot list null or NaN; compare with == null or == {\"$double\": \"NaN\"}", at: offset)
             }
         }
         if op.isRange {

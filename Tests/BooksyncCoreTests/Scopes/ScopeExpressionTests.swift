@@ -43,6 +43,7 @@ import Testing
         ("genre not-in [1,2,3,4,5,6,7,8,9,10,11]", 14, "'not-in' takes a list of 1 to 10 values"),
         ("tags array-contains [1]", 6, "'array-contains' takes one value"),
         ("rating > null", 10, "'>' orders numbers, strings"),
+        ("genre in [\"a\", null]", 10, "'in' cannot list null or NaN"),
         ("rating > {\"a\": 1}", 10, "'>' orders numbers"),
         ("`unclosed == 1", 15, "expected a closing backtick"),
         ("a. == 1", 3, "expected a field name after '.'"),
