@@ -7,16 +7,15 @@ import FoundationNetworking
 @testable import BooksyncCore
 @testable import BooksyncKit
 
-/// The Firestore emulator started by scripts/test (FIRESTORE_EMULATOR_HOST).
-/// End-to-end tests require it: without it they fail, they do not skip.
+/// The Firestore emulator of the end-to-end tests: the one scripts/test
+/// started (FIRESTORE_EMULATOR_HOST), or one started for this test run from
+/// the installed emulator; without any, the test is skipped (scripts/test and
+/// CI make that a failure). See `TestEmulator`.
 enum Emulator {
-    static var host: String? {
-        let value = ProcessInfo.processInfo.environment["FIRESTORE_EMULATOR_HOST"]
-        return value?.isEmpty == false ? value : nil
-    }
+    static var host: String? { try? TestEmulator.host() }
 
     static func requireHost() throws -> String {
-        try #require(host, "FIRESTORE_EMULATOR_HOST is not set: run the tests through scripts/test, which starts the emulator")
+        try TestEmulator.host()
     }
 
     /// A project id no other test uses, so tests are independent.

@@ -10,9 +10,8 @@ import BooksyncTestSupport
 /// with the emulator's own state instead of refusing or mixing the two.
 @Suite struct RecordStoreRemoteTests {
     @Test func theEmulatorGetsItsOwnStateInAnApp() async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let emulator = try #require(environment["FIRESTORE_EMULATOR_HOST"].flatMap { $0.isEmpty ? nil : $0 }, "run through scripts/test")
-        let second = try #require(environment["BOOKSYNC_TEST_SECOND_EMULATOR_HOST"].flatMap { $0.isEmpty ? nil : $0 }, "run through scripts/test")
+        let emulator = try TestEmulator.host()
+        let second = try TestEmulator.secondHost()
         let scratch = try ScratchDirectory()
         let project = "t-storeremote-" + UUID().uuidString.prefix(8).lowercased()
         _ = try CollectionDirectory.initialize(at: scratch.path, config: CollectionConfig(remote: FirestoreTarget(project: project, collectionPath: "books")))

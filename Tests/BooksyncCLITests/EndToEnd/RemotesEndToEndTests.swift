@@ -9,9 +9,7 @@ import BooksyncTestSupport
 /// `BOOKSYNC_FIRESTORE_URL` with a token as production would be.
 @Suite(.serialized) struct RemotesEndToEndTests {
     static func secondHost() throws -> String {
-        let value = ProcessInfo.processInfo.environment["BOOKSYNC_TEST_SECOND_EMULATOR_HOST"]
-        return try #require(value.flatMap { $0.isEmpty ? nil : $0 },
-                            "BOOKSYNC_TEST_SECOND_EMULATOR_HOST is not set: run the tests through scripts/test, which starts a second emulator")
+        try TestEmulator.secondHost()
     }
 
     /// "Production": the second emulator behind a URL and a token, never the emulator variable.
