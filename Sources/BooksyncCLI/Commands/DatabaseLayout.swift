@@ -50,9 +50,22 @@ enum DatabaseLayout {
 
     // MARK: the workspace file
 
-    /// The project and database of the workspace at `root`, if it has the file.
+    /// What `.booksync-workspace.json` holds: the database, and per root
+    /// collection the difference `status` expects between its two counts
+    /// (everything below the collection, and what its configured paths'
+    /// queries count) when nothing new has appeared: not 0 when documents
+    /// lie in paths booksync cannot sync (a `:` in an id), or in unsynced
+    /// paths ending in a synced id. Without it, such a collection would have
+    /// its names listed by every `status`.
+    struct Marker: Sendable, Equatable {
+        let project: String
+        let database: String
+        var baseline: [String: Int] = [:]
+    }
+
+    /// The workspace file at `root`, if there is one.
     /// - Throws: `.damagedStateFile` for a file that is not one booksync wrote.
-    static func readMarker(at root: String) throws(BooksyncError) -> (project: String, database: String)? {
+    static func readMarker(at root: String) throws(BooksyncError) -> Marker? {
         let path = root + "/" + markerName
         let bytes: [UInt8]
         do {
@@ -75,19 +88,48 @@ enum DatabaseLayout {
         if let problem = FirestoreTarget.problem(withProject: project) ?? FirestoreTarget.problem(withDatabase: database) {
             throw .damagedStateFile(path: path, StateFileError(message: problem))
         }
-        return (project, database)
+        var marker = Marker(project: project, database: database)
+        if case .map(let baseline)? = fields["baseline"] {
+            for (collection, value) in baseline {
+                guard case .integer(let difference) = value else {
+                    throw .damagedStateFile(path: path, StateFileError(message: "baseline.\(collection) must be an integer"))
+                }
+                marker.baseline[collection] = Int(difference)
+            }
+        }
+        return marker
     }
 
-    static func writeMarker(at root: String, project: String, database: String) throws(BooksyncError) {
-        let fields: Fields = [
+    static func writeMarker(_ marker: Marker, at root: String) throws(BooksyncError) {
+        var fields: Fields = [
             "version": .integer(1),
-            "remote": .map(["type": .string("firestore"), "project": .string(project), "database": .string(database)]),
+            "remote": .map(["type": .string("firestore"), "project": .string(marker.project), "database": .string(marker.database)]),
         ]
+        let baseline = marker.baseline.filter { $0.value != 0 }
+        if !baseline.isEmpty { fields["baseline"] = .map(baseline.mapValues { .integer(Int64($0)) }) }
         do {
             try FileSystem.writeAtomically(CanonicalJSON.encode(fields, leadingKeys: ["version"]), to: root + "/" + markerName, durable: true)
         } catch {
             throw .io(error)
         }
+    }
+
+    /// The difference `status` sees between a collection's two counts
+    /// (`FirestoreRemote.descendantCount` minus `configuredCount`) for the
+    /// documents of `tree` when `paths` are configured: every document
+    /// below, minus those its queries count (its own; per group id, every
+    /// path ending in it, configured or not; its own documents again when a
+    /// group id is the collection's own id, as its range takes them in).
+    static func countDifference(_ tree: DiscoveredCollection, paths: [String]) -> Int {
+        let ids = Set(Subcollections(entries: paths.map { Subcollections.Entry(path: $0) }).groupIDs.map { Array($0.utf8) })
+        func last(_ path: String) -> [UInt8] {
+            let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+            return Array((segments.last ?? "").utf8)
+        }
+        var counted = tree.documents
+        for (path, documents) in tree.subcollections where ids.contains(last(path)) { counted += documents }
+        if ids.contains(last(tree.path)) { counted += tree.documents }
+        return tree.total - counted
     }
 
     // MARK: discovery

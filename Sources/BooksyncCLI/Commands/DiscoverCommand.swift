@@ -53,7 +53,8 @@ enum DiscoverCommand: Subcommand {
             throw BooksyncError.invalidArgument("\(context.display(context.directory)) is neither a collection nor a workspace made by "
                 + "'booksync clone --firestore PROJECT' (it has no \(DatabaseLayout.markerName))")
         }
-        let (project, database) = marker
+        let (project, database) = (marker.project, marker.database)
+        var baseline = marker
         let known = RemoteLayoutCheck.collections(in: context.directory, project: project, database: database)
         let remote = try context.makeDatabaseRemote(project: project, database: database,
                                                     endpointEnvironment: try known.first?.collection.remote.endpointEnvironment(context.environment))
@@ -65,6 +66,8 @@ enum DiscoverCommand: Subcommand {
                 let tree = try await remote.discover(item.collection.config.remote.collectionPath)
                 let added = RemoteLayoutCheck.unconfigured(tree, in: item.collection)
                 if !added.isEmpty { additions.append((item, added)) }
+                baseline.baseline[item.collection.config.remote.collectionPath] = DatabaseLayout.countDifference(
+                    tree, paths: item.collection.config.subcollections.entries.map(\.path) + added)
                 for path in added {
                     context.console.out("\(name: item.relative)/: subcollection \(name: path): \(DatabaseLayout.documents(tree.subcollections[path] ?? 0))")
                 }
@@ -75,6 +78,12 @@ enum DiscoverCommand: Subcommand {
             throw BooksyncError.remote(error)
         }
         DatabaseLayout.printLayout(newRoots, skipped: skipped, into: "", context: context)
+        for item in newRoots where item.configuration.problem == nil {
+            baseline.baseline[item.root.collection] = DatabaseLayout.countDifference(item.tree, paths: item.configuration.paths)
+        }
+        // What status should expect from now on, even when nothing is added
+        // (documents in paths booksync cannot sync appeared).
+        if !dryRun, baseline != marker { try DatabaseLayout.writeMarker(baseline, at: context.directory) }
         if additions.isEmpty, newRoots.isEmpty {
             if !context.quiet { context.console.out("nothing new in firestore \(name: project)/\(name: database)") }
             return .success
@@ -175,7 +184,7 @@ enum RemoteLayoutCheck {
     static func reportForStatus(workspace: String, arguments: ParsedArguments, context: CommandContext) async -> ExitCode {
         do {
             guard let marker = try DatabaseLayout.readMarker(at: workspace) else { return .success }
-            let (project, database) = marker
+            let (project, database) = (marker.project, marker.database)
             let known = collections(in: workspace, project: project, database: database)
             let selected = try known.first.map { try $0.collection.selectingRemote(arguments.value(.remote), environment: context.environment) }
             let remote = try context.makeDatabaseRemote(project: project, database: database,
@@ -183,7 +192,8 @@ enum RemoteLayoutCheck {
             var lines: [TerminalText] = []
             var spent: [FirestoreUsage] = [remote.usage]
             do {
-                for root in try await newRoots(remote: remote, known: known) {
+                // Those no folder can be were named by the clone; not again on every status.
+                for root in try await newRoots(remote: remote, known: known) where DatabaseLayout.Root(root).folder != nil {
                     lines.append("root collection \(name: root): not cloned")
                 }
                 for item in known {
@@ -192,7 +202,7 @@ enum RemoteLayoutCheck {
                     let path = item.collection.config.remote.collectionPath
                     let below = try await remote.descendantCount(path)
                     let configured = try await own.configuredCount()
-                    guard below != configured else { continue }
+                    guard below - configured != marker.baseline[path] ?? 0 else { continue }
                     let tree = try await remote.discover(path)
                     for added in unconfigured(tree, in: item.collection) {
                         lines.append("\(name: item.relative)/: subcollection \(name: added) (\(DatabaseLayout.documents(tree.subcollections[added] ?? 0))): not configured")

@@ -57,7 +57,9 @@ enum WholeDatabaseClone {
             context.console.out("dry run: nothing was written")
             return .success
         }
-        try DatabaseLayout.writeMarker(at: directory, project: target.project, database: target.database)
+        var marker = DatabaseLayout.Marker(project: target.project, database: target.database)
+        for item in found { marker.baseline[item.root.collection] = DatabaseLayout.countDifference(item.tree, paths: item.configuration.paths) }
+        try DatabaseLayout.writeMarker(marker, at: directory)
         var worst = ExitCode.success
         for item in found {
             let folder = directory + "/" + item.root.folder!

@@ -131,7 +131,7 @@ import BooksyncTestSupport
         let host = try Emulator.requireHost()
         let project = Emulator.uniqueProject("hostile")
         let rest = RESTClient(host: host, project: project, collection: "x")
-        try await Self.seed(rest, ["bad\u{1B}[31mname/d1", "ok/d1", "..%2F..%2Fetc/d1", "__x/d1"])
+        try await Self.seed(rest, ["bad\u{1B}[31mname/d1", "ok/d1", "ok/d1/a:b/x1", "..%2F..%2Fetc/d1", "__x/d1"])
         let scratch = try ScratchDirectory()
         let environment = ["FIRESTORE_EMULATOR_HOST": host, "NO_COLOR": "1"]
         let clone = try BinaryTests.run(["clone", "--firestore", project, "inner/db"], in: scratch.path, environment: environment)
@@ -141,5 +141,11 @@ import BooksyncTestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == ["inner"])
         let made = Set(try FileManager.default.contentsOfDirectory(atPath: scratch.path + "/inner/db"))
         #expect(made == [".booksync-workspace.json", "%2E.%252F..%252Fetc", "__x", "ok"], "\(made)")
+        #expect(clone.stderr.contains("booksync: warning: ok: subcollection a:b (1 document) is left out"), "\(clone.stderr)")
+        // What cannot be synced is not news: status counts (1 + 2 × 3 requests) and lists no names,
+        // neither the collection left out nor the path left out.
+        let status = try BinaryTests.run(["-v", "status", "--short"], in: scratch.path + "/inner/db", environment: environment)
+        #expect(status.status == 0 && !status.stdout.contains("new since the clone"), "\(status.stdout)\n\(status.stderr)")
+        #expect(status.stderr.contains("booksync: checking for new collections: 7 requests, 0 documents read (estimated billed reads: 7)\n"), "\(status.stderr)")
     }
 }
