@@ -43,6 +43,7 @@ REMOTES_BYTES = 1 << 20
 MAX_REMOTES = 1000
 MAX_ENUM = 10000
 MAX_FIELDS = 20000
+MAX_GROUP_IDS = 100  # distinct collection ids the subcollection paths end in (paths are not capped)
 
 # A project of its own per run: the emulator keeps what earlier runs wrote.
 REMOTE = {"type": "firestore", "project": "demo-caps-" + uuid.uuid4().hex[:8], "collection": "books"}
@@ -86,6 +87,17 @@ def fields_config(count):
     return config({"required": maps + strings[:half], "optional": strings[half:]})
 
 
+def subcollections_config(ids, paths=0):
+    """Subcollection paths ending in `ids` distinct collection ids, and `paths` more two-level
+    ones over the same ids. Paths themselves are not capped (config.json's size bounds
+    them); each costs the scan a name to look for in every document folder, and its
+    editor schema file, so the check holds commands to their time at 10,000."""
+    listed = ["s%d" % i for i in range(ids)] + ["p%d/s%d" % (n, n % ids) for n in range(paths)]
+    top = json.loads(config({"required": []}))
+    top["subcollections"] = listed
+    return json.dumps(top)
+
+
 def remotes(count, collection="books"):
     entries = {"r%04d" % i: {"project": "p", "collection": collection} for i in range(count)}
     return json.dumps({"version": 1, "remotes": entries})
@@ -108,6 +120,9 @@ CASES = [
      "lists 10001 values; booksync takes at most 10000"),
     ("20,000 declared fields", "config.json", lambda: fields_config(MAX_FIELDS), lambda: fields_config(MAX_FIELDS + 1),
      "declares 20001 fields"),
+    ("100 subcollection ids in 10,000 paths", "config.json", lambda: subcollections_config(MAX_GROUP_IDS, 10000),
+     lambda: subcollections_config(MAX_GROUP_IDS + 1),
+     "the subcollection paths end in 101 distinct collection ids; booksync syncs at most 100"),
     ("remotes.json of 1 MiB", "remotes.json", lambda: remotes_of_size(REMOTES_BYTES), lambda: padded(remotes(0), REMOTES_BYTES + 1),
      "the file is larger than 1 MiB, the most booksync reads of it"),
     ("1,000 remotes", "remotes.json", lambda: remotes(MAX_REMOTES), lambda: remotes(MAX_REMOTES + 1),

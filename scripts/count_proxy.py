@@ -50,7 +50,7 @@ MAX_LOG = 200_000  # log entries kept (counts are always complete)
 def kind_of(method, path):
     """A coarse request kind for the summary: list, get, batchGet, commit, batchWrite, other."""
     base = path.split("?", 1)[0]
-    for suffix in (":batchGet", ":commit", ":batchWrite", ":runQuery", ":runAggregationQuery", ":listDocuments"):
+    for suffix in (":batchGet", ":commit", ":batchWrite", ":runQuery", ":runAggregationQuery", ":listDocuments", ":listCollectionIds"):
         if base.endswith(suffix):
             return suffix[1:]
     if method == "GET":
@@ -87,6 +87,9 @@ def billed_reads(method, path, status, body):
       pricing pages do not say what a lookup of a document that does not exist
       costs; we assume it is billed like any point read (an estimate that errs
       high). `documents` counts found ones only;
+    - :listCollectionIds: one read per request (page): the pricing page bills a
+      request for a list of collection IDs as one document read, once per
+      request when paginated;
     - :runAggregationQuery: one read per started 1,000 counted index entries
       (0..1,000 -> 1, 1,500 -> 2), from the largest count in the answer;
     - writes and error answers (non-2xx): no reads.
@@ -95,8 +98,10 @@ def billed_reads(method, path, status, body):
         return 0, 0
     base = path.split("?", 1)[0]
     kind = kind_of(method, path)
-    if kind not in ("runQuery", "batchGet", "runAggregationQuery", "list", "get"):
+    if kind not in ("runQuery", "batchGet", "runAggregationQuery", "list", "get", "listCollectionIds"):
         return 0, 0
+    if kind == "listCollectionIds":
+        return 0, 1
     if kind == "get":
         return 1, 1
     try:

@@ -24,8 +24,9 @@ struct CommandContext: Sendable {
     /// `--progress`, as given (`auto` by default).
     var progress: ProgressChoice = .auto
     /// The usage tally of the remote the command made, if any, for the
-    /// closing `--verbose` line (see `RemoteUsageLine`).
-    let remoteUsage = RemoteUsageLine()
+    /// closing `--verbose` line (see `RemoteUsageLine`); shared with the
+    /// contexts `working(in:)` makes, so `clone` counts its pull too.
+    var remoteUsage = RemoteUsageLine()
     /// Pathspecs are relative to the collection, not the current directory
     /// (a workspace has taken the collection's path off each).
     var operandsFromCollection = false
@@ -34,7 +35,14 @@ struct CommandContext: Sendable {
     /// creates, a workspace in each collection), writing to `console` if given.
     func working(in directory: String, console: Console? = nil) -> CommandContext {
         CommandContext(console: console ?? self.console, directory: directory, currentDirectory: currentDirectory, quiet: quiet, verbose: verbose,
-                       environment: environment, arguments: arguments, network: network, progress: progress)
+                       environment: environment, arguments: arguments, network: network, progress: progress, remoteUsage: remoteUsage)
+    }
+
+    /// The same context printing only results and errors (`-q`): the
+    /// commands a whole-database clone runs in each folder say less.
+    func quieted() -> CommandContext {
+        CommandContext(console: console, directory: directory, currentDirectory: currentDirectory, quiet: true, verbose: verbose,
+                       environment: environment, arguments: arguments, network: network, progress: progress, remoteUsage: remoteUsage)
     }
 
     /// A path as the user should see it: relative to where they ran booksync.
@@ -100,7 +108,7 @@ package enum BooksyncCommand {
 
     static var subcommands: [any Subcommand.Type] {
         [
-            InitCommand.self, CloneCommand.self, StatusCommand.self, DiffCommand.self, PullCommand.self, PushCommand.self, SyncCommand.self, PlanCommand.self,
+            InitCommand.self, CloneCommand.self, DiscoverCommand.self, StatusCommand.self, DiffCommand.self, PullCommand.self, PushCommand.self, SyncCommand.self, PlanCommand.self,
             ApplyCommand.self, CompareCommand.self, WatchCommand.self,
             ResolveCommand.self, SeedCommand.self, ValidateCommand.self, VerifyCommand.self, FormatCommand.self, SchemaCommand.self, RemoteCommand.self, MergeFileCommand.self,
             MergeManifestCommand.self, CompletionCommand.self, ManCommand.self,

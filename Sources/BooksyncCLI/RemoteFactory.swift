@@ -26,9 +26,33 @@ extension CommandContext {
         if collection.config.tokenCommand != nil {
             console.err("booksync: warning: \(Self.ignoredTokenCommandWarning(environment: environment))")
         }
+        return try makeRemote(target: collection.config.remote, rules: collection.rules,
+                              endpointEnvironment: try collection.remote.endpointEnvironment(environment), transport: makeTransport)
+    }
+
+    /// A remote for a database rather than a collection (`target`'s path is
+    /// only a placeholder): discovery (`listCollectionIds`, names below a
+    /// collection) before any collection folder exists. The endpoint comes
+    /// from `endpointEnvironment` (a collection's selected remote), else the
+    /// environment.
+    func makeDatabaseRemote(project: String, database: String, endpointEnvironment: [String: String]? = nil) throws(BooksyncError) -> FirestoreRemote {
+        let makeTransport: @Sendable (Double) -> HTTPTransport
+        switch network {
+        case .linked(let make):
+            makeTransport = make
+        case .helper(let name):
+            console.flush()
+            throw NetworkAccess.execute(helper: name, arguments: arguments, environment: environment)
+        }
+        let target = FirestoreTarget(project: project, database: database, collectionPath: "_")
+        return try makeRemote(target: target, rules: CollectionConfig(remote: target, schema: .idOnly).rules,
+                              endpointEnvironment: endpointEnvironment ?? environment, transport: makeTransport)
+    }
+
+    private func makeRemote(target: FirestoreTarget, rules: RecordRules, endpointEnvironment: [String: String],
+                            transport makeTransport: @escaping @Sendable (Double) -> HTTPTransport) throws(BooksyncError) -> FirestoreRemote {
         let retry = RetryPolicy.fromEnvironment(environment)
         let endpoint: FirestoreEndpoint
-        let endpointEnvironment = try collection.remote.endpointEnvironment(environment)
         do {
             // A token command gets as long as one request would.
             endpoint = try FirestoreEndpoint.resolve(environment: endpointEnvironment, commandTimeout: retry.requestTimeout,
@@ -42,7 +66,7 @@ extension CommandContext {
             console.err("booksync: credentials: \(endpoint.credentialSource)")
         }
         let remote = FirestoreRemote(
-            target: collection.config.remote, endpoint: endpoint, rules: collection.rules,
+            target: target, endpoint: endpoint, rules: rules,
             transport: makeTransport(retry.requestTimeout),
             retry: retry,
             log: { line in if verbose { console.err("booksync: \(line)") } })

@@ -47,6 +47,13 @@ struct ParsedArguments: Sendable {
     fileprivate mutating func add(operand: String) { positionals.append(operand) }
 
     /// The same options without the operands (`clone` hands its options to `init`).
+    /// The same arguments with `option`'s values replaced by `values` (none: removed).
+    func setting(_ option: Option, to values: [String]) -> ParsedArguments {
+        var copy = self
+        copy.values[option.name] = values.isEmpty ? nil : values
+        return copy
+    }
+
     func withoutOperands() -> ParsedArguments {
         withOperands([])
     }

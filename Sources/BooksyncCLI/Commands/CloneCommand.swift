@@ -1,35 +1,96 @@
 import BooksyncCore
 import BooksyncKit
 
-/// `booksync clone`: `init` in a new folder, then the first pull, like `git clone`.
+/// `booksync clone`: `init` in a new folder, then the first pull, like
+/// `git clone`; without `--collection`, the whole database as a workspace
+/// (<doc:WholeProject>).
 enum CloneCommand: Subcommand {
     static let name = "clone"
-    static let summary = "create a collection folder and pull the remote collection into it"
-    static let usage = "booksync clone [--firestore PROJECT[/DATABASE]] --collection PATH [--require FIELD:TYPE]... [--optional FIELD:TYPE]... [--strict warning|error] [--id-field NAME|none] [--change-field NAME] [--subcollection PATH]... [--subcollection-require PATH:FIELD:TYPE]... [--editor vscode] [--git] [DIR]"
+    static let summary = "create a collection folder (or a folder per root collection) and pull the remote into it"
+    static let usage = "booksync clone [--firestore PROJECT[/DATABASE]] [--collection PATH] [--dry-run] [--require FIELD:TYPE]... [--optional FIELD:TYPE]... [--strict warning|error] [--id-field NAME|none] [--change-field NAME] [--subcollection PATH]... [--subcollection-require PATH:FIELD:TYPE]... [--editor vscode] [--git] [DIR]"
     static let discussion = """
-        Creates DIR (by default the collection path's last name, e.g. books),
-        runs init there with the same options (see init --help), then pulls every
-        document. DIR must not exist or must be empty. If the pull stops (the
-        network, Ctrl-C), DIR is kept with what was pulled, and 'booksync -C DIR
-        pull' finishes it.
+        With --collection PATH: creates DIR (by default the collection path's
+        last name, e.g. books), runs init there with the same options (see
+        init --help), then pulls every document. Unless --subcollection names
+        them, the collection's subcollections are discovered first, at any
+        depth (one names-only query of everything below the collection: a
+        billed read per document), and every one found is configured.
+
+        Without --collection: the whole database as a workspace. DIR (by
+        default the project id) gets a folder per root collection, named as
+        record ids are (café is caf%C3%A9, .x is %2Ex), each an ordinary
+        collection with its discovered subcollections configured, and
+        .booksync-workspace.json naming the database; then each is pulled, one
+        after the other. Without --require, records need nothing but id.
+        From DIR, 'booksync status' names the root collections and
+        subcollections that appeared since, and 'booksync discover' adds them.
+
+        --dry-run discovers and prints the folders, subcollection paths and
+        document counts, and the billed reads the clone would cost, and writes
+        nothing (it reads names, never a document's fields).
+
+        DIR must not exist or must be empty. If the pull stops (the network,
+        Ctrl-C), DIR is kept with what was pulled, and 'booksync -C DIR pull'
+        finishes it.
         """
-    static let options: [Option] = InitCommand.options
+    static let options: [Option] = [.dryRun] + InitCommand.options
 
     static func reachesRemote(_ arguments: ParsedArguments) -> Bool { true }
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         guard arguments.positionals.count <= 1 else { throw arguments.usageError("clone takes at most one DIR") }
         guard let collection = arguments.value(.collection) else {
-            throw arguments.usageError("missing --collection PATH (the Firestore collection to clone, e.g. books)")
+            return try await WholeDatabaseClone.run(arguments, context: context)
         }
         if let problem = FirestoreTarget.validateCollectionPath(collection) { throw arguments.usageError("--collection: \(problem)") }
         let name = arguments.positionals.first ?? String(collection.split(separator: "/").last ?? "collection")
         let directory = PathDisplay.resolve(name, against: context.directory)
-        try prepareFolder(directory, mustBeEmpty: true, context: context)
+        let dryRun = arguments.has(.dryRun)
+        if !dryRun { try prepareFolder(directory, mustBeEmpty: true, context: context) }
+        var initArguments = arguments.withoutOperands()
+        if arguments.values(.subcollection).isEmpty {
+            let (target, _) = try InitCommand.resolveTarget(arguments.value(.firestore), collection: collection, context: context)
+            let remote = try context.makeDatabaseRemote(project: target.project, database: target.database)
+            let tree: DiscoveredCollection
+            do {
+                let progress = context.progressDisplay()
+                defer { progress.finish() }
+                tree = try await remote.discover(collection)
+            } catch {
+                throw BooksyncError.remote(error)
+            }
+            let found = DatabaseLayout.Found(root: DatabaseLayout.Root(collection), tree: tree)
+            let (paths, refused, problem) = found.configuration
+            for (path, why) in refused {
+                context.console.err("booksync: warning: subcollection \(name: path) (\(DatabaseLayout.documents(tree.subcollections[path] ?? 0))) is left out: \(name: why)")
+            }
+            if let problem {
+                throw BooksyncError.invalidArgument("\(collection): \(problem); choose the ones to sync with --subcollection PATH")
+            }
+            if dryRun {
+                context.console.out("\(name: context.display(directory))/: \(DatabaseLayout.documents(tree.documents))")
+                for path in paths { context.console.out("  subcollection \(name: path): \(DatabaseLayout.documents(tree.subcollections[path] ?? 0))") }
+                let discovery = remote.usage.totals
+                let pull = DatabaseLayout.pullReads(tree, paths: paths)
+                context.console.out("discovery: \(RemoteUsageLine.describe(discovery))")
+                context.console.out("the clone would cost about \(grouped(discovery.billedReads + pull.reads)) billed reads: "
+                    + "\(grouped(discovery.billedReads)) to discover, \(grouped(pull.reads)) to pull (\(pull.queries) quer\(pull.queries == 1 ? "y" : "ies"))")
+                context.console.out("dry run: nothing was written")
+                return .success
+            }
+            initArguments = initArguments.setting(.subcollection, to: paths)
+        } else if dryRun {
+            throw arguments.usageError("--dry-run discovers the subcollections; it does not go with --subcollection")
+        }
         let inside = context.working(in: directory)
-        let initialized = try await InitCommand.run(arguments.withoutOperands(), context: inside)
+        let initialized = try await InitCommand.run(initArguments, context: inside)
         guard initialized == .success else { return initialized }
-        let opened = try inside.openCollection(arguments.withoutOperands())
+        return try await pullFirst(initArguments, directory: directory, context: inside, outer: context)
+    }
+
+    /// The first pull of the collection just made in `directory`.
+    static func pullFirst(_ arguments: ParsedArguments, directory: String, context inside: CommandContext, outer context: CommandContext) async throws -> ExitCode {
+        let opened = try inside.openCollection(arguments)
         let remote = try inside.makeRemote(opened)
         let report: SyncReport
         do {

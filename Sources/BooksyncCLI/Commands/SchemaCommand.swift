@@ -46,10 +46,10 @@ enum SchemaCommand: Subcommand {
         var file = files[0]
         var schema = collection.config.schema
         if let path = arguments.value(.subcollection) {
-            guard let entry = collection.config.subcollections.entry(forPath: path), let match = files.first(where: { $0.subcollection == path }) else {
+            guard let entry = collection.config.subcollections.entry(forPath: path) else {
                 throw arguments.usageError("'\(path)' is not a configured subcollection (config \"subcollections\")")
             }
-            file = match
+            file = files.first { $0.subcollection == path } ?? collection.editorSchemaFile(entry)
             schema = entry.schema
         }
         if let typeName = arguments.value(.swiftType) {

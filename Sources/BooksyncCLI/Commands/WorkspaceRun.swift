@@ -58,6 +58,10 @@ enum WorkspaceRun {
                 break
             }
         }
+        // A workspace made by a whole-database clone: what appeared on the remote since.
+        if command.name == StatusCommand.name, !json, !arguments.has(.offline), arguments.positionals.isEmpty, worst != .interrupted {
+            worst = worse(worst, await RemoteLayoutCheck.reportForStatus(workspace: context.directory, arguments: arguments, context: context))
+        }
         if json {
             var out = "{\n  \"version\": 1,\n  \"workspace\": " + quoted(context.directory) + ",\n  \"collections\": ["
             out += documents.isEmpty ? "]\n}" : "\n" + documents.joined(separator: ",\n") + "\n  ]\n}"

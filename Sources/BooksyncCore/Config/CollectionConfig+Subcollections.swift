@@ -19,18 +19,19 @@ extension CollectionConfig {
     /// and required fields may only name configured paths).
     static func decodeSubcollections(_ top: Fields, idField: IDField, changeField: String?) throws(StateFileError) -> Subcollections {
         var paths: [String] = []
+        var listed: Set<String> = []
         switch top["subcollections"] {
         case nil, .null?: break
         case .array(let items)?:
-            if let problem = Subcollections.problem(withCount: items.count) { throw StateFileError(message: "subcollections: \(problem)") }
             for item in items {
                 guard case .string(let path) = item else {
                     throw StateFileError(message: "subcollections must be a list of subcollection paths such as \"reviews\" or \"reviews/likes\"")
                 }
                 if let problem = Subcollections.problem(withPath: path) { throw StateFileError(message: "subcollections: \(problem)") }
-                guard !paths.contains(path) else { throw StateFileError(message: "subcollections lists '\(path)' twice") }
+                guard listed.insert(path).inserted else { throw StateFileError(message: "subcollections lists '\(path)' twice") }
                 paths.append(path)
             }
+            if let problem = Subcollections.problem(withPaths: paths) { throw StateFileError(message: "subcollections: \(problem)") }
         case .some:
             throw StateFileError(message: "subcollections must be a list of subcollection paths such as \"reviews\" or \"reviews/likes\"")
         }
@@ -40,7 +41,7 @@ extension CollectionConfig {
                 throw StateFileError(message: "schema.subcollections must map subcollection paths to required-field lists")
             }
             for (path, list) in perPath {
-                guard paths.contains(path) else {
+                guard listed.contains(path) else {
                     throw StateFileError(message: "schema.subcollections names '\(path)', which is not in \"subcollections\"")
                 }
                 let schema = try RecordSchema.decode(config: list, what: "schema.subcollections.\(path)")

@@ -21,28 +21,42 @@ package struct EditorSchemaFile: Sendable, Equatable {
 }
 
 extension CollectionDirectory {
+    /// The most subcollection paths that get a schema file of their own (in
+    /// path order). A schema file is about 20 KB and every command that
+    /// checks them encodes each, so a config with hundreds of discovered
+    /// paths (<doc:WholeProject>) must not make every `validate` and `init`
+    /// write or read megabytes; records of the paths past it are synced and
+    /// validated all the same, only editors get no schema for them.
+    package static let maximumSubcollectionSchemaFiles = 100
+
     /// The schema files this config makes: the collection's, then one per
-    /// configured subcollection.
+    /// configured subcollection, for the first `maximumSubcollectionSchemaFiles`.
     package var editorSchemaFiles: [EditorSchemaFile] {
         let config = self.config
         var files = [EditorSchemaFile(path: paths.state + "/record.schema.json", relativePath: ".booksync/record.schema.json",
                                       bytes: JSONSchemaDocument.encoded(config.schema, collection: config.remote.collectionPath),
                                       recordGlob: "*.json", hint: "./.booksync/record.schema.json", subcollection: nil)]
-        for entry in config.subcollections.entries {
-            // Folder names as record files use them (the collection ids' file-name
-            // encoding); every segment was checked to be a valid id when the config was read.
-            let folders = entry.segments.map { (try? RecordID($0).encodedName) ?? $0 }
-            // A fixed name in a folder per collection id: it fits wherever the id
-            // does, and its leading dot is one no encoded collection id has.
-            let relative = ".booksync/subcollections/" + folders.joined(separator: "/") + "/.record.schema.json"
-            let collection = config.remote.collectionPath + "/" + entry.segments.map { "*/" + $0 }.joined(separator: "/")
-            let up = String(repeating: "../", count: 2 * folders.count)
-            files.append(EditorSchemaFile(path: paths.root + "/" + relative, relativePath: relative,
-                                          bytes: JSONSchemaDocument.encoded(entry.schema, collection: collection),
-                                          recordGlob: folders.map { "*/" + $0 }.joined(separator: "/") + "/*.json",
-                                          hint: up + relative, subcollection: entry.path))
+        for entry in config.subcollections.entries.prefix(Self.maximumSubcollectionSchemaFiles) {
+            files.append(editorSchemaFile(entry))
         }
         return files
+    }
+
+    /// The schema file of one configured subcollection path, whether or not
+    /// it is among those written (`booksync schema --subcollection PATH`).
+    package func editorSchemaFile(_ entry: Subcollections.Entry) -> EditorSchemaFile {
+        // Folder names as record files use them (the collection ids' file-name
+        // encoding); every segment was checked to be a valid id when the config was read.
+        let folders = entry.segments.map { (try? RecordID($0).encodedName) ?? $0 }
+        // A fixed name in a folder per collection id: it fits wherever the id
+        // does, and its leading dot is one no encoded collection id has.
+        let relative = ".booksync/subcollections/" + folders.joined(separator: "/") + "/.record.schema.json"
+        let collection = config.remote.collectionPath + "/" + entry.segments.map { "*/" + $0 }.joined(separator: "/")
+        let up = String(repeating: "../", count: 2 * folders.count)
+        return EditorSchemaFile(path: paths.root + "/" + relative, relativePath: relative,
+                                bytes: JSONSchemaDocument.encoded(entry.schema, collection: collection),
+                                recordGlob: folders.map { "*/" + $0 }.joined(separator: "/") + "/*.json",
+                                hint: up + relative, subcollection: entry.path)
     }
 
     /// Writes every schema file whose bytes differ from what the config

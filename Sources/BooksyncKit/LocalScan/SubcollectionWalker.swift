@@ -94,7 +94,12 @@ struct SubcollectionWalker {
             return
         }
         defer { close(folder) }
-        let collections = subcollections.collectionIDs(after: prefix)
+        var collections = subcollections.collectionIDs(after: prefix)
+        // Many configured ids (a discovered config may have hundreds): one
+        // listing of the folder instead of a lookup per id.
+        if collections.count > Self.idsLookedUpOneByOne, let names = try? FileSystem.listDirectory(descriptor: folder, path: root + "/" + path) {
+            collections = subcollections.collectionIDs(after: prefix, among: names)
+        }
         var documentID: RecordID?
         for collection in collections {
             let folderName = RecordID.folderName(ofCollection: collection)
@@ -122,6 +127,9 @@ struct SubcollectionWalker {
             visitCollectionFolder(collectionFolder, relative: collectionPath, parent: documentID!, prefix: prefix + [collection], examine: examine)
         }
     }
+
+    /// Up to this many collection ids, a document folder is probed for each.
+    static let idsLookedUpOneByOne = 8
 
     /// A configured subcollection's folder (`dune/reviews`), open; kept open
     /// until its files have been examined.

@@ -66,6 +66,10 @@ package final class FirestoreUsage: Sendable {
     ///   high side. `documents` counts found ones only.
     /// - `:runAggregationQuery`: one read per started 1,000 index entries
     ///   counted (0–1,000 → 1, 1,500 → 2), the largest count in the answer.
+    /// - `:listCollectionIds`: one read per request (page), whatever it lists:
+    ///   "for queries other than document reads, such as a request for a list
+    ///   of collection IDs, you are billed for one document read", and a
+    ///   paginated result once per request (the pricing page, "Reads").
     /// - Writes (`:commit`, `:batchWrite`, PATCH, DELETE): no reads.
     /// - Parameters:
     ///   - method: the HTTP method.
@@ -83,6 +87,7 @@ package final class FirestoreUsage: Sendable {
             let missing = items.count { $0["missing"] != nil }
             return (found, found + missing)
         }
+        if path.hasSuffix(":listCollectionIds") { return (0, 1) }
         if path.hasSuffix(":runAggregationQuery") {
             let counted = entries(answer).map(largestCount).max() ?? 0
             return (0, max(1, (counted + 999) / 1000))

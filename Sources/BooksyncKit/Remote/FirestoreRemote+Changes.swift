@@ -66,6 +66,11 @@ extension FirestoreRemote {
         let during = "count \(scope.describe(target.collectionPath))"
         var structuredQuery: Fields = ["from": .array([Self.from(collectionID, group: scope.isGroup)])]
         if scope.isGroup, let filter = Self.conjunction(nameRange.filters) { structuredQuery["where"] = filter }
+        return try await aggregateCount(parent: parent, structuredQuery: structuredQuery, during: during)
+    }
+
+    /// The `count()` of a query under `parent` (`:runAggregationQuery`).
+    func aggregateCount(parent: String, structuredQuery: Fields, during: String) async throws(RemoteError) -> Int {
         let query = Value.map(["structuredAggregationQuery": .map([
             "structuredQuery": .map(structuredQuery),
             "aggregations": .array([.map(["alias": .string("n"), "count": .map([:])])]),

@@ -55,14 +55,11 @@ extension FirestoreRemote {
     }
 
     /// The scopes a full listing queries: the collection, then one group per
-    /// distinct collection id among the configured subcollection paths.
+    /// distinct collection id the configured subcollection paths end in
+    /// (`Subcollections.groupIDs`): 500 paths ending in `reviews` cost one
+    /// query and their documents, not 500 queries.
     var listingScopes: [ListingScope] {
-        var ids: [String] = []
-        for entry in rules.subcollections.entries {
-            let id = entry.segments.last!
-            if !ids.contains(id) { ids.append(id) }
-        }
-        return [.collection] + ids.map(ListingScope.group)
+        [.collection] + rules.subcollections.groupIDs.map(ListingScope.group)
     }
 
     /// Every document below the collection, by name.

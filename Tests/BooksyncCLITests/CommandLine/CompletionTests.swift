@@ -34,7 +34,7 @@ import BooksyncTestSupport
     /// What is typed, and what every shell must offer (in any order).
     static let cases: [(line: String, expected: [String])] = [
         ("booksync st", ["status"]),
-        ("booksync ", ["init", "clone", "status", "diff", "pull", "push", "sync", "plan", "apply", "compare", "watch", "resolve", "seed", "validate", "verify", "fmt", "schema", "remote",
+        ("booksync ", ["init", "clone", "discover", "status", "diff", "pull", "push", "sync", "plan", "apply", "compare", "watch", "resolve", "seed", "validate", "verify", "fmt", "schema", "remote",
                        "merge-file", "merge-manifest", "completion", "man", "help"]),
         ("booksync --color a", ["auto", "always"]),
         ("booksync --color=n", ["never"]),

@@ -181,9 +181,10 @@ import Testing
         (head + #", "subcollections": ["reviews//likes"]}"#, "subcollections: subcollection path 'reviews//likes' has an empty segment"),
         (head + #", "subcollections": ["a:b"]}"#, "subcollections: subcollection path 'a:b' contains ':'"),
         (head + #", "subcollections": ["reviews", "reviews"]}"#, "subcollections lists 'reviews' twice"),
-        // A cloned config cannot make every status cost thousands of queries.
-        (head + #", "subcollections": ["# + (0...32).map { "\"s\($0)\"" }.joined(separator: ", ") + "]}",
-         "subcollections: 33 subcollection paths are configured; booksync syncs at most 32 (each costs a query on every status)"),
+        // A cloned config cannot make every status cost thousands of queries:
+        // distinct collection ids are capped (paths are not: see below).
+        (head + #", "subcollections": ["# + (0...100).map { "\"s\($0)\"" }.joined(separator: ", ") + "]}",
+         "subcollections: the subcollection paths end in 101 distinct collection ids; booksync syncs at most 100 (each costs a collection-group query on every status)"),
         (head + #", "subcollections": ["reviews"], "schema": {"required": [], "subcollections": {"ratings": []}}}"#,
          "schema.subcollections names 'ratings', which is not in \"subcollections\""),
         (head + #", "subcollections": ["reviews"], "schema": {"required": [], "subcollections": {"reviews": [{"name": "x", "type": "text"}]}}}"#,
@@ -203,7 +204,7 @@ import Testing
         (["reviews"], ["reviews"], "'reviews' needs PATH:FIELD:TYPE, such as reviews:rating:integer"),
         (["reviews"], ["reviews:x:string", "reviews:x:integer"], "the field 'x' of subcollection 'reviews' is given twice"),
         (["reviews", "reviews"], [], "the subcollection 'reviews' is given twice"),
-        ((0...32).map { "s\($0)" }, [], "33 subcollection paths are configured; booksync syncs at most 32 (each costs a query on every status)"),
+        ((0...100).map { "s\($0)" }, [], "the subcollection paths end in 101 distinct collection ids; booksync syncs at most 100 (each costs a collection-group query on every status)"),
         (["a/../b"], [], "subcollection path 'a/../b' has a segment that is not a valid collection id: '..' is not a valid record id ('.' and '..' are reserved)"),
     ])
     func badInitArgumentsAreExplained(paths: [String], requirements: [String], message: String) {
