@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What a program printed and how it ended.
 package struct ProgramOutput: Sendable {
@@ -30,10 +35,36 @@ package func runProgram(_ program: String, _ arguments: [String], in directory: 
     process.standardError = err
     try process.run()
     let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    let status = waitForExit(process)
     let stderr = try Data(contentsOf: errorFile)
-    return ProgramOutput(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+    return ProgramOutput(status: status, stdout: String(decoding: stdout, as: UTF8.self),
                          stderr: String(decoding: stderr, as: UTF8.self))
+}
+
+/// Waits until `process` has ended and returns its exit status (128 + the
+/// signal for one killed by a signal, as shells say).
+///
+/// `Process.waitUntilExit` learns of the end from a SIGCHLD dispatch source,
+/// and on a loaded Linux machine it was seen to wait for ever with the child
+/// a zombie nobody reaped (a whole `swift test` hung). This also asks the
+/// kernel directly, every 5 ms: whoever reaps the child first, the status is known.
+package func waitForExit(_ process: Process) -> Int32 {
+    let pid = process.processIdentifier
+    var raw: Int32 = 0
+    while true {
+        if !process.isRunning { return process.terminationStatus }
+        let reaped = waitpid(pid, &raw, WNOHANG)
+        if reaped == pid {
+            let signal = raw & 0x7F
+            return signal == 0 ? (raw >> 8) & 0xFF : 128 + signal
+        }
+        if reaped == -1, errno == ECHILD {
+            // Foundation reaped it a moment ago: its status arrives with isRunning.
+            for _ in 0..<2_000 where process.isRunning { usleep(1_000) }
+            return process.isRunning ? -1 : process.terminationStatus
+        }
+        usleep(5_000)
+    }
 }
 
 /// A helper server (a Python script in `scripts/` or a test's scratch
@@ -65,6 +96,6 @@ package final class LoopbackScript {
 
     deinit {
         try? input.fileHandleForWriting.close()  // its stdin.read() returns: it exits
-        process.waitUntilExit()
+        _ = waitForExit(process)
     }
 }
