@@ -34,7 +34,9 @@ extension SyncEngine {
             try await firstPull(applied: ProgressCounter(phase: "applying", total: nil, report: { _ in }))
         } else {
             let applied = ProgressCounter(phase: "applying", total: nil, report: progress)
-            let snapshot = try await collection.readRemote(remote, manifest: manifest, needing: scan.needsRemoteBody,
+            // Bodies of records changed remotely only come later, chunk by chunk (`applyPullPlan`).
+            let (scan, manifest) = (self.scan, self.manifest)
+            let snapshot = try await collection.readRemote(remote, manifest: manifest, needing: { scan.pullNeedsRemoteBody($0, base: manifest) },
                                                            fullListing: options.fullListing,
                                                            counting: !options.changesWithoutCount, prefetched: options.prefetchedChanges,
                                                            scope: options.scope, progress: progress)
@@ -48,18 +50,23 @@ extension SyncEngine {
             try checkNotEmptied(snapshot, deletes: plan.deletes)
             try options.checkDeletes(plan, command: .pull, baseCount: guardedBaseCount,
                                      rerun: collection.forcedCommandLine("pull", scope: options.scope, fromWatcher: options.scopeFromWatcher))
+            var fetchedLater: [RecordID: String] = [:]
             if options.dryRun {
-                report.events = plan.takeEvents()
+                // The bodies planned writes still need are read all the same, a
+                // chunk at a time: an invalid document is reported as it will be.
+                report.events = try await applyPullPlan(&plan, snapshot: snapshot, localReads: classified.localReads, applied: applied,
+                                                        fetchedLater: &fetchedLater)
                 return finishedReport()
             }
             try await requireGitQuiet()
             releasePlanningBase()
-            report.events = try applyPullPlan(&plan, snapshot: snapshot, localReads: classified.localReads, applied: applied)
+            report.events = try await applyPullPlan(&plan, snapshot: snapshot, localReads: classified.localReads, applied: applied,
+                                                    fetchedLater: &fetchedLater)
             // A change query that found nothing leaves the mark where it is: the
             // manifest is not rewritten by a pull that changed nothing.
             // Only a pull that saw the whole collection moves the mark.
             if case .changes(_, 0, _) = snapshot.read {} else if options.scope.isEverything {
-                base.setChangeMark(rules.changeField.flatMap { snapshot.nextChangeMark(field: $0, base: base.manifest) })
+                base.setChangeMark(rules.changeField.flatMap { snapshot.nextChangeMark(field: $0, base: base.manifest, fetchedLater: fetchedLater) })
             }
         }
         if !options.dryRun { try base.finish() }
@@ -113,7 +120,10 @@ extension SyncEngine {
                     continue
                 }
                 do throws(BooksyncError) {
-                    report.events += try applyPullPlan(&plan, snapshot: batch, localReads: classified.localReads, applied: applied)
+                    // Every body came with the listing: nothing is fetched later.
+                    var fetchedLater: [RecordID: String] = [:]
+                    report.events += try await applyPullPlan(&plan, snapshot: batch, localReads: classified.localReads, applied: applied,
+                                                             fetchedLater: &fetchedLater)
                     marking.add(batch, base: base.manifest)
                 } catch {
                     failure = error
@@ -142,13 +152,18 @@ extension SyncEngine {
     /// Steps applied at a time: file work on several threads, then the base.
     static let pullChunk = 500
 
-    /// Carries out a pull plan chunk by chunk: file work on several threads
-    /// (each record touches only its own files), then the base, in order.
-    /// Stops at the first failure or on cancellation, with what was done
-    /// before recorded in `base`.
+    /// Carries out a pull plan chunk by chunk: the bodies of the chunk's
+    /// writes that the snapshot lacks (records changed remotely only) are
+    /// fetched first (`PullBodies`), then the file work runs on several
+    /// threads (each record touches only its own files), then the base, in
+    /// order. Stops at the first failure or on cancellation, with what was
+    /// done before recorded in `base`. In a dry run (`options.dryRun`) only
+    /// the bodies are fetched, for the outcomes they change.
+    /// - Parameter fetchedLater: Gets the change times of fetched bodies the
+    ///   base may not record at their listed revision (`nextChangeMark`).
     /// - Returns: The plan's events with the outcomes that differ from it.
     private mutating func applyPullPlan(_ plan: inout PullPlan, snapshot: RemoteSnapshot, localReads: [RecordID: LocalRead],
-                                        applied: ProgressCounter) throws(BooksyncError) -> SyncEvents {
+                                        applied: ProgressCounter, fetchedLater: inout [RecordID: String]) async throws(BooksyncError) -> SyncEvents {
         // Records whose file names could be one file on a case-insensitive or
         // normalizing file system (macOS) are applied one by one after the
         // rest of their chunk: the second then finds the file "changed" and is
@@ -159,23 +174,42 @@ extension SyncEngine {
         names = [:]
         var changed: [(index: Int, kind: SyncEventKind)] = []
         let (collection, files) = (self.collection, scan.files)
+        let keepsTimes = rules.changeField != nil
         for chunk in plan.chunks {
             let indexed = chunk.compactMap { index in plan.step(at: index).map { (index: index, step: $0) } }
-            let together = indexed.filter { !colliding.contains($0.step.id.fileName.lowercased()) }
-            let alone = indexed.filter { colliding.contains($0.step.id.fileName.lowercased()) }
+            if Task.isCancelled {
+                if options.dryRun { throw .interrupted }
+                try base.saveAndThrow(.interrupted)
+            }
+            let bodies: PullBodies
+            do throws(BooksyncError) {
+                bodies = try await PullBodies.fetch(for: indexed.map(\.step), snapshot: snapshot, from: remote)
+            } catch {
+                if options.dryRun { throw error }
+                try base.saveAndThrow(error)
+            }
+            // A body that cannot be written as planned is reported, and its record left alone.
+            var pending: [(index: Int, step: PullStep)] = []
+            for planned in indexed {
+                if let kind = bodies.unwritable[planned.step.id] { changed.append((planned.index, kind)) } else { pending.append(planned) }
+            }
+            if keepsTimes { fetchedLater.merge(bodies.changeTimes) { _, new in new } }
+            if options.dryRun { continue }
+            let together = pending.filter { !colliding.contains($0.step.id.fileName.lowercased()) }
+            let alone = pending.filter { colliding.contains($0.step.id.fileName.lowercased()) }
             for (batch, parallelChunk) in [(together, 32)] + alone.map({ ([$0], 1) }) where !batch.isEmpty {
                 if Task.isCancelled { try base.saveAndThrow(.interrupted) }
                 let manifest = base.manifest
                 // What the files will hold is journaled before any is written (`PullJournal`).
                 let prepared = ParallelMap.map(batch, chunkSize: parallelChunk) { planned in
-                    let document = snapshot.bodies[planned.step.id]
+                    let document = bodies.document(planned.step.id, in: snapshot)
                     return (planned: planned, entry: collection.journalEntry(planned.step, document: document,
                                                                              revision: document?.revision ?? snapshot.listing.revisions[planned.step.id]))
                 }
                 try base.journal(prepared.compactMap(\.entry))
                 let outcomes = ParallelMap.map(prepared, chunkSize: parallelChunk) { prepared in
                     let step = prepared.planned.step
-                    let document = snapshot.bodies[step.id]
+                    let document = bodies.document(step.id, in: snapshot)
                     return collection.applyPull(step, scanned: files[step.id], read: localReads[step.id], document: document,
                                                 revision: document?.revision ?? snapshot.listing.revisions[step.id],
                                                 baseRevision: manifest.entries[step.id]?.revision, prepared: prepared.entry?.change)
@@ -185,7 +219,10 @@ extension SyncEngine {
                     switch outcome {
                     case .success(let (kind, change)):
                         base.note(change)
-                        if kind != planned.step.action.plannedKind { changed.append((planned.index, kind)) }
+                        guard kind != planned.step.action.plannedKind else { continue }
+                        changed.append((planned.index, kind))
+                        // Not written (changed here meanwhile): the base keeps the old revision.
+                        if keepsTimes, let time = bodies.fetched[planned.step.id]?.changeTime { fetchedLater[planned.step.id] = time }
                     case .failure(let error):
                         failure = failure ?? error
                     }
@@ -198,6 +235,63 @@ extension SyncEngine {
         var events = plan.takeEvents()
         for (index, kind) in changed { events.replaceKind(at: index, with: kind) }
         return events
+    }
+}
+
+/// The bodies of one chunk's writes that a pull fetches right before
+/// applying it: those of records changed remotely only, which planning did
+/// not need (`LocalScan.pullNeedsRemoteBody`). One `fetch` per chunk (a
+/// `:batchGet` of up to 200 ids per request), so a pull of any size holds
+/// one chunk of bodies; each document is still read once.
+///
+/// The document may have changed since it was listed. A newer valid body is
+/// written as the listed one would have been (the local file is still checked
+/// at the moment of replacement), as a body fetched after the listing always
+/// was. One that is now invalid is reported as invalid (`invalidRemote`),
+/// and one deleted meanwhile as changed during the sync (its deletion waits
+/// for the next pull, which the mass-delete guard sees): both leave the file
+/// and the base alone.
+struct PullBodies: Sendable {
+    /// The fetched documents, by id.
+    var fetched: [RecordID: RemoteDocument] = [:]
+    /// The outcome of each write that cannot be carried out with what was fetched.
+    var unwritable: [RecordID: SyncEventKind] = [:]
+    /// The change time of each fetched document whose revision is not the
+    /// listed one, or that will not be written: the base will not hold its
+    /// listed revision, so the next change mark must not pass it.
+    var changeTimes: [RecordID: String] = [:]
+
+    /// The document of `id`: the snapshot's, or the one fetched for the chunk.
+    func document(_ id: RecordID, in snapshot: RemoteSnapshot) -> RemoteDocument? {
+        snapshot.bodies[id] ?? fetched[id]
+    }
+
+    /// Fetches the bodies `steps` still need: those of writes the snapshot
+    /// lists without a body.
+    static func fetch(for steps: [PullStep], snapshot: RemoteSnapshot, from remote: any RemoteCollection) async throws(BooksyncError) -> PullBodies {
+        let ids = steps.compactMap { step in
+            step.action == .write && snapshot.bodies[step.id] == nil && snapshot.listing.revisions[step.id] != nil ? step.id : nil
+        }
+        var bodies = PullBodies()
+        guard !ids.isEmpty else { return bodies }
+        do {
+            bodies.fetched = try await remote.fetch(ids) { _ in }
+        } catch {
+            throw .remoteFailure(error)
+        }
+        for id in ids {
+            guard let document = bodies.fetched[id] else {
+                bodies.unwritable[id] = .changedDuringSync
+                continue
+            }
+            if case .invalid(let diagnostics) = document.content {
+                bodies.unwritable[id] = .invalidRemote(diagnostics)
+            }
+            if let time = document.changeTime, bodies.unwritable[id] != nil || document.revision != snapshot.listing.revisions[id] {
+                bodies.changeTimes[id] = time
+            }
+        }
+        return bodies
     }
 }
 
