@@ -95,8 +95,11 @@ extension CollectionDirectory {
     /// listed. `RemoteSnapshot.read` says which, and why. Without
     /// `counting` (a live sync's poll between counts) the changes are trusted
     /// without the count: a deletion, or a write without the change field,
-    /// then waits for the next counted read.
+    /// then waits for the next counted read. `listingBecause`: the caller
+    /// read the changes itself (a pull, batch by batch) and found that every
+    /// name must be listed, for this reason.
     func readRemote(_ remote: any RemoteCollection, manifest: Manifest, needing: (RecordID) -> Bool, fullListing: Bool = false,
+                    listingBecause: FullListingReason? = nil,
                     counting: Bool = true, prefetched: PrefetchedChanges? = nil, scope: RecordScope = .everything,
                     progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteSnapshot {
         if let ids = scope.namedIDs {
@@ -110,7 +113,9 @@ extension CollectionDirectory {
         }
         var reason: FullListingReason?
         if let field = rules.changeField {
-            if fullListing {
+            if let listingBecause {
+                reason = listingBecause
+            } else if fullListing {
                 reason = .requested
             } else if let mark = manifest.changesSince, mark.field == field {
                 switch try await readChanges(remote, since: mark, counting: counting,

@@ -34,43 +34,86 @@ extension SyncEngine {
             try await firstPull(applied: ProgressCounter(phase: "applying", total: nil, report: { _ in }))
         } else {
             let applied = ProgressCounter(phase: "applying", total: nil, report: progress)
-            // Bodies of records changed remotely only come later, chunk by chunk (`applyPullPlan`).
-            let (scan, manifest) = (self.scan, self.manifest)
-            let snapshot = try await collection.readRemote(remote, manifest: manifest, needing: { scan.pullNeedsRemoteBody($0, base: manifest) },
-                                                           fullListing: options.fullListing,
-                                                           counting: !options.changesWithoutCount, prefetched: options.prefetchedChanges,
-                                                           scope: options.scope, progress: progress)
-            try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: snapshot)
-            report.unusableRemote = snapshot.listing.unusable
-            report.remoteRead = snapshot.read
-            // Clean records plan nothing: leaving them out spares building and sorting the whole collection.
-            var classified = collection.classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false)
-            var plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
-            classified.records = []
-            try checkNotEmptied(snapshot, deletes: plan.deletes)
-            try options.checkDeletes(plan, command: .pull, baseCount: guardedBaseCount,
-                                     rerun: collection.forcedCommandLine("pull", scope: options.scope, fromWatcher: options.scopeFromWatcher))
-            var fetchedLater: [RecordID: String] = [:]
-            if options.dryRun {
-                // The bodies planned writes still need are read all the same, a
-                // chunk at a time: an invalid document is reported as it will be.
-                report.events = try await applyPullPlan(&plan, snapshot: snapshot, localReads: classified.localReads, applied: applied,
-                                                        fetchedLater: &fetchedLater)
-                return finishedReport()
+            var because: FullListingReason?
+            var handled = PackedRecordIDs()
+            if let mark = changeQueryMark {
+                switch try await pullChanges(since: mark, applied: applied) {
+                case .done:
+                    report.events.sortByID()
+                    if !options.dryRun { try base.finish() }
+                    return finishedReport()
+                case .listEveryName(let reason, let done):
+                    because = reason
+                    handled = done
+                }
             }
-            try await requireGitQuiet()
-            releasePlanningBase()
-            report.events = try await applyPullPlan(&plan, snapshot: snapshot, localReads: classified.localReads, applied: applied,
-                                                    fetchedLater: &fetchedLater)
-            // A change query that found nothing leaves the mark where it is: the
-            // manifest is not rewritten by a pull that changed nothing.
-            // Only a pull that saw the whole collection moves the mark.
-            if case .changes(_, 0, _) = snapshot.read {} else if options.scope.isEverything {
-                base.setChangeMark(rules.changeField.flatMap { snapshot.nextChangeMark(field: $0, base: base.manifest, fetchedLater: fetchedLater) })
+            do throws(BooksyncError) {
+                try await pullListed(because: because, skipping: handled, applied: applied)
+            } catch {
+                // What the change query's batches applied is recorded.
+                guard !handled.isEmpty, !options.dryRun else { throw error }
+                try base.saveAndThrow(error)
             }
         }
         if !options.dryRun { try base.finish() }
         return finishedReport()
+    }
+
+    /// The mark a pull reads the changes since (`pullChanges`), when it reads
+    /// them: a change field, a mark for it in the base, the whole collection,
+    /// no `--full`.
+    private var changeQueryMark: ChangeMark? {
+        guard options.scope.isEverything, !options.fullListing, let field = rules.changeField,
+              let mark = manifest.changesSince, mark.field == field else { return nil }
+        return mark
+    }
+
+    /// The pull from a listing of revisions (every name, the pathspecs'
+    /// ranges, or the base updated by the change query): gather, plan, guard,
+    /// then apply chunk by chunk, each chunk's bodies fetched right before
+    /// it is applied (`applyPullPlan`). `because`: the change query was read
+    /// and cannot be trusted (`pullChanges`), so every name is listed; the
+    /// records it applied (`skipping`) are left out.
+    private mutating func pullListed(because: FullListingReason?, skipping handled: PackedRecordIDs,
+                                     applied: ProgressCounter) async throws(BooksyncError) {
+        // Bodies of records changed remotely only come later, chunk by chunk (`applyPullPlan`).
+        let (scan, manifest) = (self.scan, self.manifest)
+        let skipped: ((RecordID) -> Bool)? = handled.isEmpty ? nil : { handled.sortedIndex(of: $0) != nil }
+        let snapshot = try await collection.readRemote(remote, manifest: manifest,
+                                                       needing: { skipped?($0) != true && scan.pullNeedsRemoteBody($0, base: manifest) },
+                                                       fullListing: options.fullListing, listingBecause: because,
+                                                       counting: !options.changesWithoutCount, prefetched: options.prefetchedChanges,
+                                                       scope: options.scope, progress: progress)
+        try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: snapshot)
+        report.unusableRemote = snapshot.listing.unusable
+        report.remoteRead = snapshot.read
+        // Clean records plan nothing: leaving them out spares building and sorting the whole collection.
+        var classified = collection.classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false, skipping: skipped)
+        var plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
+        classified.records = []
+        try checkNotEmptied(snapshot, deletes: plan.deletes)
+        try options.checkDeletes(plan, command: .pull, baseCount: guardedBaseCount,
+                                 rerun: collection.forcedCommandLine("pull", scope: options.scope, fromWatcher: options.scopeFromWatcher))
+        var fetchedLater: [RecordID: String] = [:]
+        if options.dryRun {
+            // The bodies planned writes still need are read all the same, a
+            // chunk at a time: an invalid document is reported as it will be.
+            report.events += try await applyPullPlan(&plan, snapshot: snapshot, localReads: classified.localReads, applied: applied,
+                                                     fetchedLater: &fetchedLater)
+            if skipped != nil { report.events.sortByID() }
+            return
+        }
+        if skipped == nil { try await requireGitQuiet() }  // else checked before the change query's first write
+        releasePlanningBase()
+        report.events += try await applyPullPlan(&plan, snapshot: snapshot, localReads: classified.localReads, applied: applied,
+                                                 fetchedLater: &fetchedLater)
+        if skipped != nil { report.events.sortByID() }
+        // A change query that found nothing leaves the mark where it is: the
+        // manifest is not rewritten by a pull that changed nothing.
+        // Only a pull that saw the whole collection moves the mark.
+        if case .changes(_, 0, _) = snapshot.read {} else if options.scope.isEverything {
+            base.setChangeMark(rules.changeField.flatMap { snapshot.nextChangeMark(field: $0, base: base.manifest, fetchedLater: fetchedLater) })
+        }
     }
 
     /// Refuses a pull that would delete files because the whole target is
@@ -162,8 +205,8 @@ extension SyncEngine {
     /// - Parameter fetchedLater: Gets the change times of fetched bodies the
     ///   base may not record at their listed revision (`nextChangeMark`).
     /// - Returns: The plan's events with the outcomes that differ from it.
-    private mutating func applyPullPlan(_ plan: inout PullPlan, snapshot: RemoteSnapshot, localReads: [RecordID: LocalRead],
-                                        applied: ProgressCounter, fetchedLater: inout [RecordID: String]) async throws(BooksyncError) -> SyncEvents {
+    mutating func applyPullPlan(_ plan: inout PullPlan, snapshot: RemoteSnapshot, localReads: [RecordID: LocalRead],
+                                applied: ProgressCounter, fetchedLater: inout [RecordID: String]) async throws(BooksyncError) -> SyncEvents {
         // Records whose file names could be one file on a case-insensitive or
         // normalizing file system (macOS) are applied one by one after the
         // rest of their chunk: the second then finds the file "changed" and is
@@ -411,7 +454,7 @@ extension CollectionDirectory {
 /// The change mark of a first pull, gathered batch by batch (see
 /// `RemoteSnapshot.nextChangeMark`): the first answer's read time, and the
 /// change time of every document the base did not record.
-private struct FirstPullMark {
+struct FirstPullMark {
     let field: String?
     var readTime: String?
     var unrecorded: [String?] = []
