@@ -218,62 +218,88 @@ extension SyncEngine {
         var changed: [(index: Int, kind: SyncEventKind)] = []
         let (collection, files) = (self.collection, scan.files)
         let keepsTimes = rules.changeField != nil
-        for chunk in plan.chunks {
-            let indexed = chunk.compactMap { index in plan.step(at: index).map { (index: index, step: $0) } }
-            if Task.isCancelled {
-                if options.dryRun { throw .interrupted }
-                try base.saveAndThrow(.interrupted)
-            }
-            let bodies: PullBodies
-            do throws(BooksyncError) {
-                bodies = try await PullBodies.fetch(for: indexed.map(\.step), snapshot: snapshot, from: remote)
-            } catch {
-                if options.dryRun { throw error }
-                try base.saveAndThrow(error)
-            }
-            // A body that cannot be written as planned is reported, and its record left alone.
-            var pending: [(index: Int, step: PullStep)] = []
-            for planned in indexed {
-                if let kind = bodies.unwritable[planned.step.id] { changed.append((planned.index, kind)) } else { pending.append(planned) }
-            }
-            if keepsTimes { fetchedLater.merge(bodies.changeTimes) { _, new in new } }
-            if options.dryRun { continue }
-            let together = pending.filter { !colliding.contains($0.step.id.fileName.lowercased()) }
-            let alone = pending.filter { colliding.contains($0.step.id.fileName.lowercased()) }
-            for (batch, parallelChunk) in [(together, 32)] + alone.map({ ([$0], 1) }) where !batch.isEmpty {
-                if Task.isCancelled { try base.saveAndThrow(.interrupted) }
-                let manifest = base.manifest
-                // What the files will hold is journaled before any is written (`PullJournal`).
-                let prepared = ParallelMap.map(batch, chunkSize: parallelChunk) { planned in
-                    let document = bodies.document(planned.step.id, in: snapshot)
-                    return (planned: planned, entry: collection.journalEntry(planned.step, document: document,
-                                                                             revision: document?.revision ?? snapshot.listing.revisions[planned.step.id]))
+        // The next chunk's bodies are fetched while this one is applied: two
+        // chunks of bodies are held at most, and the network is not waited
+        // for between chunks. The fetch under way is always awaited, also
+        // after a failure cancelled it: nothing outlives the command.
+        let chunks = plan.chunks
+        let remote = self.remote
+        func fetching(_ steps: [PullStep]) -> Task<Result<PullBodies, BooksyncError>, Never> {
+            Task {
+                do throws(BooksyncError) {
+                    return .success(try await PullBodies.fetch(for: steps, snapshot: snapshot, from: remote))
+                } catch {
+                    return .failure(error)
                 }
-                try base.journal(prepared.compactMap(\.entry))
-                let outcomes = ParallelMap.map(prepared, chunkSize: parallelChunk) { prepared in
-                    let step = prepared.planned.step
-                    let document = bodies.document(step.id, in: snapshot)
-                    return collection.applyPull(step, scanned: files[step.id], read: localReads[step.id], document: document,
-                                                revision: document?.revision ?? snapshot.listing.revisions[step.id],
-                                                baseRevision: manifest.entries[step.id]?.revision, prepared: prepared.entry?.change)
+            }
+        }
+        var next = chunks.first.map { fetching(plan.steps(in: $0)) }
+        do throws(BooksyncError) {
+            for (number, chunk) in chunks.enumerated() {
+                let indexed = chunk.compactMap { index in plan.step(at: index).map { (index: index, step: $0) } }
+                if Task.isCancelled {
+                    if options.dryRun { throw .interrupted }
+                    try base.saveAndThrow(.interrupted)
                 }
-                var failure: BooksyncError?
-                for (planned, outcome) in zip(batch, outcomes) {
-                    switch outcome {
-                    case .success(let (kind, change)):
-                        base.note(change)
-                        guard kind != planned.step.action.plannedKind else { continue }
-                        changed.append((planned.index, kind))
-                        // Not written (changed here meanwhile): the base keeps the old revision.
-                        if keepsTimes, let time = bodies.fetched[planned.step.id]?.changeTime { fetchedLater[planned.step.id] = time }
-                    case .failure(let error):
-                        failure = failure ?? error
+                guard let fetch = next else { break }
+                let fetched = await withTaskCancellationHandler { await fetch.value } onCancel: { fetch.cancel() }
+                next = number + 1 < chunks.count ? fetching(plan.steps(in: chunks[number + 1])) : nil
+                let bodies: PullBodies
+                switch fetched {
+                case .success(let got):
+                    bodies = got
+                case .failure(let error):
+                    if options.dryRun { throw error }
+                    try base.saveAndThrow(error)
+                }
+                // A body that cannot be written as planned is reported, and its record left alone.
+                var pending: [(index: Int, step: PullStep)] = []
+                for planned in indexed {
+                    if let kind = bodies.unwritable[planned.step.id] { changed.append((planned.index, kind)) } else { pending.append(planned) }
+                }
+                if keepsTimes { fetchedLater.merge(bodies.changeTimes) { _, new in new } }
+                if options.dryRun { continue }
+                let together = pending.filter { !colliding.contains($0.step.id.fileName.lowercased()) }
+                let alone = pending.filter { colliding.contains($0.step.id.fileName.lowercased()) }
+                for (batch, parallelChunk) in [(together, 32)] + alone.map({ ([$0], 1) }) where !batch.isEmpty {
+                    if Task.isCancelled { try base.saveAndThrow(.interrupted) }
+                    let manifest = base.manifest
+                    // What the files will hold is journaled before any is written (`PullJournal`).
+                    let prepared = ParallelMap.map(batch, chunkSize: parallelChunk) { planned in
+                        let document = bodies.document(planned.step.id, in: snapshot)
+                        return (planned: planned, entry: collection.journalEntry(planned.step, document: document,
+                                                                                 revision: document?.revision ?? snapshot.listing.revisions[planned.step.id]))
                     }
+                    try base.journal(prepared.compactMap(\.entry))
+                    let outcomes = ParallelMap.map(prepared, chunkSize: parallelChunk) { prepared in
+                        let step = prepared.planned.step
+                        let document = bodies.document(step.id, in: snapshot)
+                        return collection.applyPull(step, scanned: files[step.id], read: localReads[step.id], document: document,
+                                                    revision: document?.revision ?? snapshot.listing.revisions[step.id],
+                                                    baseRevision: manifest.entries[step.id]?.revision, prepared: prepared.entry?.change)
+                    }
+                    var failure: BooksyncError?
+                    for (planned, outcome) in zip(batch, outcomes) {
+                        switch outcome {
+                        case .success(let (kind, change)):
+                            base.note(change)
+                            guard kind != planned.step.action.plannedKind else { continue }
+                            changed.append((planned.index, kind))
+                            // Not written (changed here meanwhile): the base keeps the old revision.
+                            if keepsTimes, let time = bodies.fetched[planned.step.id]?.changeTime { fetchedLater[planned.step.id] = time }
+                        case .failure(let error):
+                            failure = failure ?? error
+                        }
+                    }
+                    if let failure { try base.saveAndThrow(failure) }
+                    try base.saveIfDue()
+                    applied.add(batch.count)
                 }
-                if let failure { try base.saveAndThrow(failure) }
-                try base.saveIfDue()
-                applied.add(batch.count)
             }
+        } catch {
+            next?.cancel()
+            _ = await next?.value
+            throw error
         }
         var events = plan.takeEvents()
         for (index, kind) in changed { events.replaceKind(at: index, with: kind) }
