@@ -42,6 +42,10 @@ Subcollection scenario (--subcollection-books N, default 10,000; bench_subcollec
 N books with 3 reviews each as folders (`init --subcollection reviews`): first pull,
 `booksync status` unchanged, push of 10 changed reviews, with request counts
 (listing costs pages of the books and of the reviews group, not a request per book).
+Changed-pull scenario (--changes-pull N, default 0 = skipped; bench_pull_changes.py):
+N documents published, pulled, then every one changed remotely before each round and
+pulled again: wall time and peak RSS of the pull of N changes (target ≤ 150 MB at
+100,000), against --before-bin (an earlier booksync) in the same rounds (≤ 1.1×).
 Memory scenario (--memory-records N, default 0 = skipped; --scale: 1,000,000;
 bench_memory.py): peak RSS of every command at N local records, each run once:
 push of N new, status --offline, validate (text and --json), fmt --check, fmt,
@@ -79,6 +83,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the repository
 from bench_common import CHANGED, REPO, BenchBase, Proxy, creation_cost  # noqa: E402
 from bench_local import LocalScenarios  # noqa: E402
 from bench_memory import MemoryScenarios  # noqa: E402
+from bench_pull_changes import PullChangesScenarios  # noqa: E402
 from bench_remote import RemoteScenarios  # noqa: E402
 from bench_report import Report  # noqa: E402
 from bench_status import StatusScenarios, supports_change_field  # noqa: E402
@@ -87,12 +92,12 @@ from bench_watch import WatchScenarios  # noqa: E402
 
 DEFAULTS = {"local_sizes": [10_000, 100_000], "remote_sizes": [1_000, 10_000], "runs": 3, "local_runs": 9,
             "naive_runs": 1, "latency_ms": 5, "latency_size": 1_000, "subcollection_books": 10_000,
-            "memory_records": 0, "watch_records": 10_000, "watch_saves": 100, "watch_idle_seconds": 600}
+            "memory_records": 0, "changes_pull": 0, "watch_records": 10_000, "watch_saves": 100, "watch_idle_seconds": 600}
 SCALE = dict(DEFAULTS, local_sizes=[1_000_000], remote_sizes=[10_000, 100_000], runs=1, local_runs=3, naive_runs=0,
              latency_size=0, memory_records=1_000_000)
 
 
-class Bench(LocalScenarios, MemoryScenarios, RemoteScenarios, StatusScenarios, SubcollectionScenarios, WatchScenarios, Report,
+class Bench(LocalScenarios, MemoryScenarios, PullChangesScenarios, RemoteScenarios, StatusScenarios, SubcollectionScenarios, WatchScenarios, Report,
             BenchBase):
     """Every scenario, sharing BenchBase's state."""
 
@@ -133,6 +138,14 @@ def main():
     parser.add_argument("--memory-records", type=int,
                         help="local records in the memory scenario: peak RSS of every command (default 0: skipped; "
                              "--scale: 1000000)")
+    parser.add_argument("--changes-pull", type=int, metavar="N",
+                        help="documents in the changed-pull scenario: a pull of N remote changes into a synced "
+                             "directory, its time and peak RSS (default 0: skipped)")
+    parser.add_argument("--changes-pull-field", metavar="FIELD",
+                        help="run the changed-pull scenario on a collection with this change field (the change query)")
+    parser.add_argument("--before-bin", help="an earlier booksync the changed-pull scenario also runs, in the same rounds "
+                                             "(the reference of its time target)")
+    parser.add_argument("--before-note", help="how --before-bin was built, for the table (default: its file name)")
     parser.add_argument("--watch-records", type=int,
                         help="documents in the live-sync scenario, booksync watch (default 10000; 0 skips it)")
     parser.add_argument("--watch-saves", type=int, help="timed saves in the live-sync scenario (default 100)")
@@ -177,6 +190,10 @@ def main():
             if not bench.proxy:
                 bench.proxy = Proxy(args.emulator_host)
             bench.subcollections(args.subcollection_books)
+        if args.changes_pull:
+            if not bench.proxy:
+                bench.proxy = Proxy(args.emulator_host)
+            bench.changes_pull(args.changes_pull)
         if args.watch_records:
             if not bench.proxy:
                 bench.proxy = Proxy(args.emulator_host)

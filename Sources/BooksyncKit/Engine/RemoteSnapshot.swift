@@ -19,9 +19,9 @@ struct RemoteSnapshot: Sendable {
     /// has and the remote does not (a kept local change against a remote
     /// deletion), or a remote name that cannot be a record, is found only by
     /// listing every name, so the next command must.
-    func nextChangeMark(field: String, base: Manifest) -> ChangeMark? {
+    func nextChangeMark(field: String, base: Manifest, fetchedLater: [RecordID: String] = [:]) -> ChangeMark? {
         guard listing.unusable.isEmpty else { return nil }
-        let (unrecorded, notInBase) = unrecordedChangeTimes(base: base)
+        let (unrecorded, notInBase) = unrecordedChangeTimes(base: base, fetchedLater: fetchedLater)
         // Every base id is listed exactly when the listed ids the base has are all of them.
         guard listing.revisions.count - notInBase == base.entries.count else { return nil }
         return ChangeMark.after(field: field, readTime: listing.readTime, unrecorded: unrecorded)
@@ -29,14 +29,16 @@ struct RemoteSnapshot: Sendable {
 
     /// The change time of every listed document `base` does not hold at its
     /// listed revision (nil where no body was read), and how many of them
-    /// `base` does not hold at all.
-    func unrecordedChangeTimes(base: Manifest) -> (times: [String?], notInBase: Int) {
+    /// `base` does not hold at all. `fetchedLater`: the change times of bodies
+    /// a pull fetched with their chunk (`PullBodies`) that the base did not
+    /// record at their listed revision.
+    func unrecordedChangeTimes(base: Manifest, fetchedLater: [RecordID: String] = [:]) -> (times: [String?], notInBase: Int) {
         var times: [String?] = []
         var notInBase = 0
         for (id, revision) in listing.revisions {
             let entry = base.entries[id]
             if entry == nil { notInBase += 1 }
-            if entry?.revision != revision { times.append(bodies[id]?.changeTime) }
+            if entry?.revision != revision { times.append(bodies[id]?.changeTime ?? fetchedLater[id]) }
         }
         return (times, notInBase)
     }
@@ -59,6 +61,22 @@ extension LocalScan {
         if case .invalid? = files[id] { return false }
         return true
     }
+
+    /// Whether a pull needs the remote body of `id` (listed at a revision
+    /// `base` does not hold) before planning: only when the local side changed
+    /// too, so the hashes tell converged from conflict, a record both sides
+    /// modified is merged, and a conflict's remote side is stored. A record
+    /// changed remotely only is a write whatever its body holds; the body is
+    /// fetched with its chunk, right before it is written
+    /// (`SyncEngine.applyPullPlan`), so a pull holds one chunk of bodies, not
+    /// every changed document's.
+    func pullNeedsRemoteBody(_ id: RecordID, base: Manifest) -> Bool {
+        switch files[id] {
+        case .invalid?: return false
+        case nil: return base.entries[id] != nil  // deleted here
+        case .valid(let hash)?: return base.entries[id]?.hash != hash  // added or modified here
+        }
+    }
 }
 
 extension CollectionDirectory {
@@ -77,8 +95,11 @@ extension CollectionDirectory {
     /// listed. `RemoteSnapshot.read` says which, and why. Without
     /// `counting` (a live sync's poll between counts) the changes are trusted
     /// without the count: a deletion, or a write without the change field,
-    /// then waits for the next counted read.
+    /// then waits for the next counted read. `listingBecause`: the caller
+    /// read the changes itself (a pull, batch by batch) and found that every
+    /// name must be listed, for this reason.
     func readRemote(_ remote: any RemoteCollection, manifest: Manifest, needing: (RecordID) -> Bool, fullListing: Bool = false,
+                    listingBecause: FullListingReason? = nil,
                     counting: Bool = true, prefetched: PrefetchedChanges? = nil, scope: RecordScope = .everything,
                     progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteSnapshot {
         if let ids = scope.namedIDs {
@@ -92,7 +113,9 @@ extension CollectionDirectory {
         }
         var reason: FullListingReason?
         if let field = rules.changeField {
-            if fullListing {
+            if let listingBecause {
+                reason = listingBecause
+            } else if fullListing {
                 reason = .requested
             } else if let mark = manifest.changesSince, mark.field == field {
                 switch try await readChanges(remote, since: mark, counting: counting,

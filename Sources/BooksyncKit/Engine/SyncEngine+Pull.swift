@@ -34,36 +34,86 @@ extension SyncEngine {
             try await firstPull(applied: ProgressCounter(phase: "applying", total: nil, report: { _ in }))
         } else {
             let applied = ProgressCounter(phase: "applying", total: nil, report: progress)
-            let snapshot = try await collection.readRemote(remote, manifest: manifest, needing: scan.needsRemoteBody,
-                                                           fullListing: options.fullListing,
-                                                           counting: !options.changesWithoutCount, prefetched: options.prefetchedChanges,
-                                                           scope: options.scope, progress: progress)
-            try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: snapshot)
-            report.unusableRemote = snapshot.listing.unusable
-            report.remoteRead = snapshot.read
-            // Clean records plan nothing: leaving them out spares building and sorting the whole collection.
-            var classified = collection.classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false)
-            var plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
-            classified.records = []
-            try checkNotEmptied(snapshot, deletes: plan.deletes)
-            try options.checkDeletes(plan, command: .pull, baseCount: guardedBaseCount,
-                                     rerun: collection.forcedCommandLine("pull", scope: options.scope, fromWatcher: options.scopeFromWatcher))
-            if options.dryRun {
-                report.events = plan.takeEvents()
-                return finishedReport()
+            var because: FullListingReason?
+            var handled = PackedRecordIDs()
+            if let mark = changeQueryMark {
+                switch try await pullChanges(since: mark, applied: applied) {
+                case .done:
+                    report.events.sortByID()
+                    if !options.dryRun { try base.finish() }
+                    return finishedReport()
+                case .listEveryName(let reason, let done):
+                    because = reason
+                    handled = done
+                }
             }
-            try await requireGitQuiet()
-            releasePlanningBase()
-            report.events = try applyPullPlan(&plan, snapshot: snapshot, localReads: classified.localReads, applied: applied)
-            // A change query that found nothing leaves the mark where it is: the
-            // manifest is not rewritten by a pull that changed nothing.
-            // Only a pull that saw the whole collection moves the mark.
-            if case .changes(_, 0, _) = snapshot.read {} else if options.scope.isEverything {
-                base.setChangeMark(rules.changeField.flatMap { snapshot.nextChangeMark(field: $0, base: base.manifest) })
+            do throws(BooksyncError) {
+                try await pullListed(because: because, skipping: handled, applied: applied)
+            } catch {
+                // What the change query's batches applied is recorded.
+                guard !handled.isEmpty, !options.dryRun else { throw error }
+                try base.saveAndThrow(error)
             }
         }
         if !options.dryRun { try base.finish() }
         return finishedReport()
+    }
+
+    /// The mark a pull reads the changes since (`pullChanges`), when it reads
+    /// them: a change field, a mark for it in the base, the whole collection,
+    /// no `--full`.
+    private var changeQueryMark: ChangeMark? {
+        guard options.scope.isEverything, !options.fullListing, let field = rules.changeField,
+              let mark = manifest.changesSince, mark.field == field else { return nil }
+        return mark
+    }
+
+    /// The pull from a listing of revisions (every name, the pathspecs'
+    /// ranges, or the base updated by the change query): gather, plan, guard,
+    /// then apply chunk by chunk, each chunk's bodies fetched right before
+    /// it is applied (`applyPullPlan`). `because`: the change query was read
+    /// and cannot be trusted (`pullChanges`), so every name is listed; the
+    /// records it applied (`skipping`) are left out.
+    private mutating func pullListed(because: FullListingReason?, skipping handled: PackedRecordIDs,
+                                     applied: ProgressCounter) async throws(BooksyncError) {
+        // Bodies of records changed remotely only come later, chunk by chunk (`applyPullPlan`).
+        let (scan, manifest) = (self.scan, self.manifest)
+        let skipped: ((RecordID) -> Bool)? = handled.isEmpty ? nil : { handled.sortedIndex(of: $0) != nil }
+        let snapshot = try await collection.readRemote(remote, manifest: manifest,
+                                                       needing: { skipped?($0) != true && scan.pullNeedsRemoteBody($0, base: manifest) },
+                                                       fullListing: options.fullListing, listingBecause: because,
+                                                       counting: !options.changesWithoutCount, prefetched: options.prefetchedChanges,
+                                                       scope: options.scope, progress: progress)
+        try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: snapshot)
+        report.unusableRemote = snapshot.listing.unusable
+        report.remoteRead = snapshot.read
+        // Clean records plan nothing: leaving them out spares building and sorting the whole collection.
+        var classified = collection.classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false, skipping: skipped)
+        var plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
+        classified.records = []
+        try checkNotEmptied(snapshot, deletes: plan.deletes)
+        try options.checkDeletes(plan, command: .pull, baseCount: guardedBaseCount,
+                                 rerun: collection.forcedCommandLine("pull", scope: options.scope, fromWatcher: options.scopeFromWatcher))
+        var fetchedLater: [RecordID: String] = [:]
+        if options.dryRun {
+            // The bodies planned writes still need are read all the same, a
+            // chunk at a time: an invalid document is reported as it will be.
+            report.events += try await applyPullPlan(&plan, snapshot: snapshot, localReads: classified.localReads, applied: applied,
+                                                     fetchedLater: &fetchedLater)
+            if skipped != nil { report.events.sortByID() }
+            return
+        }
+        if skipped == nil { try await requireGitQuiet() }  // else checked before the change query's first write
+        releasePlanningBase()
+        report.events += try await applyPullPlan(&plan, snapshot: snapshot, localReads: classified.localReads, applied: applied,
+                                                 fetchedLater: &fetchedLater)
+        if skipped != nil { report.events.sortByID() }
+        // A change query that found nothing leaves the mark where it is: the
+        // manifest is not rewritten by a pull that changed nothing.
+        // Only a pull that saw the whole collection moves the mark.
+        if case .changes(_, 0, _) = snapshot.read {} else if options.scope.isEverything {
+            base.setChangeMark(rules.changeField.flatMap { snapshot.nextChangeMark(field: $0, base: base.manifest, fetchedLater: fetchedLater) })
+        }
     }
 
     /// Refuses a pull that would delete files because the whole target is
@@ -113,7 +163,10 @@ extension SyncEngine {
                     continue
                 }
                 do throws(BooksyncError) {
-                    report.events += try applyPullPlan(&plan, snapshot: batch, localReads: classified.localReads, applied: applied)
+                    // Every body came with the listing: nothing is fetched later.
+                    var fetchedLater: [RecordID: String] = [:]
+                    report.events += try await applyPullPlan(&plan, snapshot: batch, localReads: classified.localReads, applied: applied,
+                                                             fetchedLater: &fetchedLater)
                     marking.add(batch, base: base.manifest)
                 } catch {
                     failure = error
@@ -142,13 +195,18 @@ extension SyncEngine {
     /// Steps applied at a time: file work on several threads, then the base.
     static let pullChunk = 500
 
-    /// Carries out a pull plan chunk by chunk: file work on several threads
-    /// (each record touches only its own files), then the base, in order.
-    /// Stops at the first failure or on cancellation, with what was done
-    /// before recorded in `base`.
+    /// Carries out a pull plan chunk by chunk: the bodies of the chunk's
+    /// writes that the snapshot lacks (records changed remotely only) are
+    /// fetched first (`PullBodies`), then the file work runs on several
+    /// threads (each record touches only its own files), then the base, in
+    /// order. Stops at the first failure or on cancellation, with what was
+    /// done before recorded in `base`. In a dry run (`options.dryRun`) only
+    /// the bodies are fetched, for the outcomes they change.
+    /// - Parameter fetchedLater: Gets the change times of fetched bodies the
+    ///   base may not record at their listed revision (`nextChangeMark`).
     /// - Returns: The plan's events with the outcomes that differ from it.
-    private mutating func applyPullPlan(_ plan: inout PullPlan, snapshot: RemoteSnapshot, localReads: [RecordID: LocalRead],
-                                        applied: ProgressCounter) throws(BooksyncError) -> SyncEvents {
+    mutating func applyPullPlan(_ plan: inout PullPlan, snapshot: RemoteSnapshot, localReads: [RecordID: LocalRead],
+                                applied: ProgressCounter, fetchedLater: inout [RecordID: String]) async throws(BooksyncError) -> SyncEvents {
         // Records whose file names could be one file on a case-insensitive or
         // normalizing file system (macOS) are applied one by one after the
         // rest of their chunk: the second then finds the file "changed" and is
@@ -159,45 +217,150 @@ extension SyncEngine {
         names = [:]
         var changed: [(index: Int, kind: SyncEventKind)] = []
         let (collection, files) = (self.collection, scan.files)
-        for chunk in plan.chunks {
-            let indexed = chunk.compactMap { index in plan.step(at: index).map { (index: index, step: $0) } }
-            let together = indexed.filter { !colliding.contains($0.step.id.fileName.lowercased()) }
-            let alone = indexed.filter { colliding.contains($0.step.id.fileName.lowercased()) }
-            for (batch, parallelChunk) in [(together, 32)] + alone.map({ ([$0], 1) }) where !batch.isEmpty {
-                if Task.isCancelled { try base.saveAndThrow(.interrupted) }
-                let manifest = base.manifest
-                // What the files will hold is journaled before any is written (`PullJournal`).
-                let prepared = ParallelMap.map(batch, chunkSize: parallelChunk) { planned in
-                    let document = snapshot.bodies[planned.step.id]
-                    return (planned: planned, entry: collection.journalEntry(planned.step, document: document,
-                                                                             revision: document?.revision ?? snapshot.listing.revisions[planned.step.id]))
+        let keepsTimes = rules.changeField != nil
+        // The next chunk's bodies are fetched while this one is applied: two
+        // chunks of bodies are held at most, and the network is not waited
+        // for between chunks. The fetch under way is always awaited, also
+        // after a failure cancelled it: nothing outlives the command.
+        let chunks = plan.chunks
+        let remote = self.remote
+        func fetching(_ steps: [PullStep]) -> Task<Result<PullBodies, BooksyncError>, Never> {
+            Task {
+                do throws(BooksyncError) {
+                    return .success(try await PullBodies.fetch(for: steps, snapshot: snapshot, from: remote))
+                } catch {
+                    return .failure(error)
                 }
-                try base.journal(prepared.compactMap(\.entry))
-                let outcomes = ParallelMap.map(prepared, chunkSize: parallelChunk) { prepared in
-                    let step = prepared.planned.step
-                    let document = snapshot.bodies[step.id]
-                    return collection.applyPull(step, scanned: files[step.id], read: localReads[step.id], document: document,
-                                                revision: document?.revision ?? snapshot.listing.revisions[step.id],
-                                                baseRevision: manifest.entries[step.id]?.revision, prepared: prepared.entry?.change)
-                }
-                var failure: BooksyncError?
-                for (planned, outcome) in zip(batch, outcomes) {
-                    switch outcome {
-                    case .success(let (kind, change)):
-                        base.note(change)
-                        if kind != planned.step.action.plannedKind { changed.append((planned.index, kind)) }
-                    case .failure(let error):
-                        failure = failure ?? error
-                    }
-                }
-                if let failure { try base.saveAndThrow(failure) }
-                try base.saveIfDue()
-                applied.add(batch.count)
             }
+        }
+        var next = chunks.first.map { fetching(plan.steps(in: $0)) }
+        do throws(BooksyncError) {
+            for (number, chunk) in chunks.enumerated() {
+                let indexed = chunk.compactMap { index in plan.step(at: index).map { (index: index, step: $0) } }
+                if Task.isCancelled {
+                    if options.dryRun { throw .interrupted }
+                    try base.saveAndThrow(.interrupted)
+                }
+                guard let fetch = next else { break }
+                let fetched = await withTaskCancellationHandler { await fetch.value } onCancel: { fetch.cancel() }
+                next = number + 1 < chunks.count ? fetching(plan.steps(in: chunks[number + 1])) : nil
+                let bodies: PullBodies
+                switch fetched {
+                case .success(let got):
+                    bodies = got
+                case .failure(let error):
+                    if options.dryRun { throw error }
+                    try base.saveAndThrow(error)
+                }
+                // A body that cannot be written as planned is reported, and its record left alone.
+                var pending: [(index: Int, step: PullStep)] = []
+                for planned in indexed {
+                    if let kind = bodies.unwritable[planned.step.id] { changed.append((planned.index, kind)) } else { pending.append(planned) }
+                }
+                if keepsTimes { fetchedLater.merge(bodies.changeTimes) { _, new in new } }
+                if options.dryRun { continue }
+                let together = pending.filter { !colliding.contains($0.step.id.fileName.lowercased()) }
+                let alone = pending.filter { colliding.contains($0.step.id.fileName.lowercased()) }
+                for (batch, parallelChunk) in [(together, 32)] + alone.map({ ([$0], 1) }) where !batch.isEmpty {
+                    if Task.isCancelled { try base.saveAndThrow(.interrupted) }
+                    let manifest = base.manifest
+                    // What the files will hold is journaled before any is written (`PullJournal`).
+                    let prepared = ParallelMap.map(batch, chunkSize: parallelChunk) { planned in
+                        let document = bodies.document(planned.step.id, in: snapshot)
+                        return (planned: planned, entry: collection.journalEntry(planned.step, document: document,
+                                                                                 revision: document?.revision ?? snapshot.listing.revisions[planned.step.id]))
+                    }
+                    try base.journal(prepared.compactMap(\.entry))
+                    let outcomes = ParallelMap.map(prepared, chunkSize: parallelChunk) { prepared in
+                        let step = prepared.planned.step
+                        let document = bodies.document(step.id, in: snapshot)
+                        return collection.applyPull(step, scanned: files[step.id], read: localReads[step.id], document: document,
+                                                    revision: document?.revision ?? snapshot.listing.revisions[step.id],
+                                                    baseRevision: manifest.entries[step.id]?.revision, prepared: prepared.entry?.change)
+                    }
+                    var failure: BooksyncError?
+                    for (planned, outcome) in zip(batch, outcomes) {
+                        switch outcome {
+                        case .success(let (kind, change)):
+                            base.note(change)
+                            guard kind != planned.step.action.plannedKind else { continue }
+                            changed.append((planned.index, kind))
+                            // Not written (changed here meanwhile): the base keeps the old revision.
+                            if keepsTimes, let time = bodies.fetched[planned.step.id]?.changeTime { fetchedLater[planned.step.id] = time }
+                        case .failure(let error):
+                            failure = failure ?? error
+                        }
+                    }
+                    if let failure { try base.saveAndThrow(failure) }
+                    try base.saveIfDue()
+                    applied.add(batch.count)
+                }
+            }
+        } catch {
+            next?.cancel()
+            _ = await next?.value
+            throw error
         }
         var events = plan.takeEvents()
         for (index, kind) in changed { events.replaceKind(at: index, with: kind) }
         return events
+    }
+}
+
+/// The bodies of one chunk's writes that a pull fetches right before
+/// applying it: those of records changed remotely only, which planning did
+/// not need (`LocalScan.pullNeedsRemoteBody`). One `fetch` per chunk (a
+/// `:batchGet` of up to 200 ids per request), so a pull of any size holds
+/// one chunk of bodies; each document is still read once.
+///
+/// The document may have changed since it was listed. A newer valid body is
+/// written as the listed one would have been (the local file is still checked
+/// at the moment of replacement), as a body fetched after the listing always
+/// was. One that is now invalid is reported as invalid (`invalidRemote`),
+/// and one deleted meanwhile as changed during the sync (its deletion waits
+/// for the next pull, which the mass-delete guard sees): both leave the file
+/// and the base alone.
+struct PullBodies: Sendable {
+    /// The fetched documents, by id.
+    var fetched: [RecordID: RemoteDocument] = [:]
+    /// The outcome of each write that cannot be carried out with what was fetched.
+    var unwritable: [RecordID: SyncEventKind] = [:]
+    /// The change time of each fetched document whose revision is not the
+    /// listed one, or that will not be written: the base will not hold its
+    /// listed revision, so the next change mark must not pass it.
+    var changeTimes: [RecordID: String] = [:]
+
+    /// The document of `id`: the snapshot's, or the one fetched for the chunk.
+    func document(_ id: RecordID, in snapshot: RemoteSnapshot) -> RemoteDocument? {
+        snapshot.bodies[id] ?? fetched[id]
+    }
+
+    /// Fetches the bodies `steps` still need: those of writes the snapshot
+    /// lists without a body.
+    static func fetch(for steps: [PullStep], snapshot: RemoteSnapshot, from remote: any RemoteCollection) async throws(BooksyncError) -> PullBodies {
+        let ids = steps.compactMap { step in
+            step.action == .write && snapshot.bodies[step.id] == nil && snapshot.listing.revisions[step.id] != nil ? step.id : nil
+        }
+        var bodies = PullBodies()
+        guard !ids.isEmpty else { return bodies }
+        do {
+            bodies.fetched = try await remote.fetch(ids) { _ in }
+        } catch {
+            throw .remoteFailure(error)
+        }
+        for id in ids {
+            guard let document = bodies.fetched[id] else {
+                bodies.unwritable[id] = .changedDuringSync
+                continue
+            }
+            if case .invalid(let diagnostics) = document.content {
+                bodies.unwritable[id] = .invalidRemote(diagnostics)
+            }
+            if let time = document.changeTime, bodies.unwritable[id] != nil || document.revision != snapshot.listing.revisions[id] {
+                bodies.changeTimes[id] = time
+            }
+        }
+        return bodies
     }
 }
 
@@ -317,7 +480,7 @@ extension CollectionDirectory {
 /// The change mark of a first pull, gathered batch by batch (see
 /// `RemoteSnapshot.nextChangeMark`): the first answer's read time, and the
 /// change time of every document the base did not record.
-private struct FirstPullMark {
+struct FirstPullMark {
     let field: String?
     var readTime: String?
     var unrecorded: [String?] = []

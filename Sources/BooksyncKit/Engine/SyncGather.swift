@@ -27,9 +27,10 @@ extension CollectionDirectory {
     /// the merge goes into the class and into the `ClassifiedRecord`, where
     /// the planner finds it. With `includeClean` false only the records that
     /// differ are returned (what status lists), which spares sorting the whole
-    /// collection.
+    /// collection. The records `skipping` names are left out (a pull's
+    /// change query settled them).
     func classify(scan: LocalScan, manifest: Manifest, remote snapshot: RemoteSnapshot?, includeClean: Bool = true,
-                  only ids: [RecordID]? = nil) -> Classification {
+                  only ids: [RecordID]? = nil, skipping: ((RecordID) -> Bool)? = nil) -> Classification {
         var result = Classification(records: [], localReads: [:])
         // Room for the records known to differ, so a million new records never
         // make the array double past a million (a doubling briefly holds one and
@@ -38,6 +39,7 @@ extension CollectionDirectory {
         // them, never more than will be kept.
         result.records.reserveCapacity(ids?.count ?? max(scan.files.notCleanCount, manifest.entries.count - scan.files.knownCleanCount))
         func visit(_ id: RecordID) {
+            if let skipping, skipping(id) { return }
             let record = classifiedRecord(id, scan: scan, manifest: manifest, remote: snapshot, localReads: &result.localReads)
             if includeClean || record.state != .clean { result.records.append(record) }
         }

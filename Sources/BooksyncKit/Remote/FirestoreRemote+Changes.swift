@@ -31,6 +31,35 @@ extension FirestoreRemote {
         return changes
     }
 
+    /// The same query and count as `changes(since:counting:progress:)`, each
+    /// answer's documents handed to `batch` as it arrives; the next answer is
+    /// asked for once `batch` returns, so a caller that waits there holds
+    /// a bounded number of answers. The result holds the count, the read
+    /// time and the unusable names, no documents.
+    /// - Throws: `RemoteError` after retries, scrubbed of tokens.
+    public func changes(since mark: ChangeMark, counting: Bool, batch: (RemoteListing, [RecordID: RemoteDocument]) async -> Void,
+                        progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges? {
+        guard let field = rules.changeField, field == mark.field else { return nil }
+        let redact = await redaction()
+        async let counted = counting ? countResult().map(Optional.some) : .success(nil)
+        var summary = RemoteChanges(documents: [:], count: nil, readTime: nil)
+        do {
+            for scope in listingScopes {
+                try await query(withBodies: true, changedSince: mark, scope: scope, progress: progress) { listing, documents in
+                    var listing = listing
+                    listing.unusable = listing.unusable.map { $0.redacted(redact) }
+                    summary.unusable += listing.unusable
+                    summary.readTime = summary.readTime ?? listing.readTime
+                    await batch(listing, documents)
+                }
+            }
+            summary.count = try await counted.get()
+        } catch {
+            throw error.redacted(await redaction())
+        }
+        return summary
+    }
+
     /// `count()`, scrubbed of tokens; see `RemoteCollection.documentCount`.
     public func documentCount() async throws(RemoteError) -> Int? {
         do {

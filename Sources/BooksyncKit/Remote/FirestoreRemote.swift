@@ -165,10 +165,11 @@ public struct FirestoreRemote: RemoteCollection {
     /// documents whose change field is at or after the mark, ordered by it.
     /// The first answer's listing carries the server's read time.
     /// `range` narrows the names further (a pathspec's); `limit` asks for one
-    /// answer of at most that many documents instead of every page.
+    /// answer of at most that many documents instead of every page. The next
+    /// answer is asked for once `each` has returned (it may wait).
     func query(withBodies: Bool, changedSince: ChangeMark? = nil, scope: ListingScope = .collection, range: NameRange? = nil, limit: Int? = nil,
                progress: @escaping @Sendable (Int) -> Void,
-               each: (RemoteListing, [RecordID: RemoteDocument]) -> Void) async throws(RemoteError) {
+               each: (RemoteListing, [RecordID: RemoteDocument]) async -> Void) async throws(RemoteError) {
         let (parent, collectionID) = queryParent(scope)
         let url = endpoint.baseURL + URLPath.encode(parent) + ":runQuery"
         let what = scope.describe(target.collectionPath)
@@ -207,7 +208,7 @@ public struct FirestoreRemote: RemoteCollection {
                 count += 1
             }
             first = false
-            each(found.listing, found.documents)
+            await each(found.listing, found.documents)
             progress(count)
             guard limit == nil, count >= batch, let last else { break }
             if changedSince != nil, last.changeTime == nil {

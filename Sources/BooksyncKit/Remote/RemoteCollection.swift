@@ -190,6 +190,14 @@ public protocol RemoteCollection: Sendable {
     /// collection; nil when this remote has no change field (the engine lists
     /// every name). Writes to a remote that answers must set the change field.
     func changes(since mark: ChangeMark, counting: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges?
+    /// The documents of `changes(since:counting:progress:)` handed to
+    /// `batch` as they arrive, as `listDocuments(batch:progress:)` hands them
+    /// on, the next asked for once `batch` returns: a pull applies each batch
+    /// and keeps no body of it, and makes the reading wait while it is behind.
+    /// The result holds the count, the read time and the unusable names, no
+    /// documents; nil, with no batch, when this remote has no change field.
+    func changes(since mark: ChangeMark, counting: Bool, batch: (RemoteListing, [RecordID: RemoteDocument]) async -> Void,
+                 progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges?
     /// The bytes `writes` take in one atomic request, and the most one may
     /// take; nil when this remote sets no such limit. `push --atomic` asks
     /// before anything is sent (its dry run too) and refuses what would not fit.
@@ -222,6 +230,15 @@ extension RemoteCollection {
 
     /// No change field: status and pull list every name.
     public func changes(since mark: ChangeMark, counting: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges? { nil }
+
+    /// From `changes(since:counting:progress:)`, in one batch.
+    public func changes(since mark: ChangeMark, counting: Bool, batch: (RemoteListing, [RecordID: RemoteDocument]) async -> Void,
+                        progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges? {
+        guard var found = try await changes(since: mark, counting: counting, progress: progress) else { return nil }
+        await batch(RemoteListing(revisions: found.documents.mapValues(\.revision), unusable: found.unusable, readTime: found.readTime), found.documents)
+        found.documents = [:]
+        return found
+    }
 }
 
 /// A remote failure after retries, phrased for users. Never contains a token.

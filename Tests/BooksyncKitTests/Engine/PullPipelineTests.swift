@@ -59,7 +59,9 @@ import BooksyncTestSupport
         #expect(try Self.localFields(collection, "b0001") == nil)
         #expect(try Self.localFields(collection, "b0009")?["title"] == .string("Added"))
         // Unchanged documents' bodies are never read: each is a billed read.
-        #expect(remote.fetches.withLock { $0 } == [[try RecordID("b0000"), try RecordID("b0002"), try RecordID("b0009")]])
+        // The one changed on both sides is read to plan (to merge it); those
+        // changed remotely only with the chunk that writes them.
+        #expect(remote.fetches.withLock { $0 } == [[try RecordID("b0002")], [try RecordID("b0000"), try RecordID("b0009")]])
         let manifest = try collection.loadManifest()
         #expect(manifest.entries.count == 6)
         #expect(manifest.entries[try RecordID("b0002")]?.revision == "r2")
@@ -70,10 +72,14 @@ import BooksyncTestSupport
     }
 
     /// A document listed with a new revision but deleted before its body is
-    /// fetched counts as deleted remotely in status, diff and pull alike.
+    /// fetched counts as deleted remotely in status and diff alike.
     /// (Before the renovation `diff` alone kept it as "modified remotely" with
-    /// unknown content: it had its own copy of the snapshot step.)
-    @Test func aDocumentDeletedBetweenListingAndFetchIsDeletedForEveryCommand() async throws {
+    /// unknown content: it had its own copy of the snapshot step.) Pull plans
+    /// the write of a record changed remotely only from the listing and
+    /// fetches its body with its chunk: a document gone by then is reported
+    /// (changed during the sync) and left, not deleted behind the mass-delete
+    /// guard's back; the next pull lists it absent and deletes it.
+    @Test func aDocumentDeletedBetweenListingAndFetchIsDeletedOrLeftForTheNextPull() async throws {
         let scratch = try ScratchDirectory()
         var (collection, documents) = try await Self.synced(records: 3, in: scratch)
         let gone = try RecordID("b0001")
@@ -86,8 +92,51 @@ import BooksyncTestSupport
         #expect(diff.records.map(\.state) == [.remoteChange(.deleted)])
         #expect(diff.records.first?.inRemote == false)
         let report = try await collection.pull(remote: remote())
-        #expect(report.events == [SyncEvent(id: gone, kind: .pulled(.delete))])
+        #expect(report.events == [SyncEvent(id: gone, kind: .changedDuringSync)])
+        #expect(try Self.localFields(collection, "b0001")?["title"] == .string("T1"))
+        #expect(try collection.loadManifest().entries[gone]?.revision == "r1")
+        documents[gone] = nil
+        let again = try await collection.pull(remote: ScriptedRemote(documents: Array(documents.values)))
+        #expect(again.events == [SyncEvent(id: gone, kind: .pulled(.delete))])
         #expect(try Self.localFields(collection, "b0001") == nil)
+    }
+
+    /// A pull of many remote changes reads each body once, a chunk at a time
+    /// right before writing it, never all of them before planning: it holds
+    /// one chunk of bodies whatever the number of changes.
+    @Test func remoteOnlyChangesAreFetchedChunkByChunk() async throws {
+        let scratch = try ScratchDirectory()
+        var (collection, documents) = try await Self.synced(records: 1_200, in: scratch)
+        for i in 0..<1_200 {
+            let name = String(format: "b%04d", i)
+            documents[try RecordID(name)] = try Self.document(collection, name, #"{"id": "\#(name)", "title": "New\#(i)", "author": "A", "genre": "g"}"#, revision: "r2")
+        }
+        let remote = ScriptedRemote(documents: Array(documents.values))
+        let report = try await collection.pull(remote: remote)
+        #expect(report.events.count == 1_200 && report.events.allSatisfy { $0.kind == .pulled(.write) })
+        let fetches = remote.fetches.withLock { $0 }
+        #expect(fetches.map(\.count) == [500, 500, 200])
+        #expect(Set(fetches.joined()).count == 1_200, "no body is read twice")
+        #expect(try Self.localFields(collection, "b1199")?["title"] == .string("New1199"))
+        #expect(try collection.loadManifest().entries.values.allSatisfy { $0.revision == "r2" })
+    }
+
+    /// A body fetched with its chunk that cannot be a record is reported as
+    /// invalid, as if it had been read before planning: the file and the base
+    /// stay; a dry run reports the same.
+    @Test(arguments: [false, true])
+    func aRemoteOnlyChangeThatIsInvalidIsReportedNotPulled(dryRun: Bool) async throws {
+        let scratch = try ScratchDirectory()
+        var (collection, documents) = try await Self.synced(records: 2, in: scratch)
+        let id = try RecordID("b0001")
+        let problem = RecordDiagnostic(message: "not a record")
+        documents[id] = RemoteDocument(id: id, revision: "r2", content: .invalid([problem]))
+        var options = SyncOptions()
+        options.dryRun = dryRun
+        let report = try await collection.pull(remote: ScriptedRemote(documents: Array(documents.values)), options: options)
+        #expect(report.events == [SyncEvent(id: id, kind: .invalidRemote([problem]))])
+        #expect(try Self.localFields(collection, "b0001")?["title"] == .string("T1"))
+        #expect(try collection.loadManifest().entries[id]?.revision == "r1")
     }
 
     /// --ours / --theirs take their side for the conflicting field only; the
