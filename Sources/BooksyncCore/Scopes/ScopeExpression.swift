@@ -8,7 +8,7 @@
 /// backticks around a name that is not letters, digits and `_` (as
 /// Firestore and `diff` spell it), and a value is a JSON literal or a
 /// record file's tagged value (`{"$timestamp": "2026-01-01T00:00:00Z"}`).
-public indirect enum ScopeExpression: Sendable, Equatable, CustomStringConvertible {
+package indirect enum ScopeExpression: Sendable, Equatable, CustomStringConvertible {
     /// `FIELD OP VALUE`.
     case comparison(FieldPath, ScopeOperator, Value)
     /// Every part matches (at least two parts).
@@ -19,7 +19,7 @@ public indirect enum ScopeExpression: Sendable, Equatable, CustomStringConvertib
     /// The expression as it parses back: canonical spacing, values as record
     /// files write them, parentheses only where `or` sits inside `and`.
     /// Text from a config file: show it through the terminal's escaping.
-    public var description: String {
+    package var description: String {
         switch self {
         case .comparison(let path, let op, let value): "\(path) \(op.rawValue) \(CanonicalJSON.encodeInline(value))"
         case .and(let parts): parts.map { if case .or = $0 { "(\($0))" } else { $0.description } }.joined(separator: " and ")
@@ -37,7 +37,7 @@ public indirect enum ScopeExpression: Sendable, Equatable, CustomStringConvertib
 }
 
 /// The comparison operators of a scope, spelled as Firestore's SDKs spell them.
-public enum ScopeOperator: String, Sendable, Equatable, CaseIterable {
+package enum ScopeOperator: String, Sendable, Equatable, CaseIterable {
     case equal = "=="
     case notEqual = "!="
     case less = "<"
@@ -76,11 +76,11 @@ public enum ScopeOperator: String, Sendable, Equatable, CaseIterable {
 }
 
 /// Why a scope's text cannot be used: where it stopped and what was expected there.
-public struct ScopeSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct ScopeSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The column (from 1, in Unicode scalars) where the problem is.
-    public let column: Int
+    package let column: Int
     /// The problem, e.g. "expected an operator (== != < <= > >= in not-in array-contains array-contains-any), found 'is'".
-    public let message: String
+    package let message: String
 
     /// A problem at `column`.
     package init(column: Int, message: String) {
@@ -89,5 +89,5 @@ public struct ScopeSyntaxError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     /// "column 12: expected …".
-    public var description: String { "column \(column): \(message)" }
+    package var description: String { "column \(column): \(message)" }
 }
