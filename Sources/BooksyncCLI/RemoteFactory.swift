@@ -10,14 +10,7 @@ extension CommandContext {
     /// linked transport this still hands it over (`NetworkAccess`) and does not return.
     /// `announce: false` leaves out the "using remote" line (`compare` names both remotes itself).
     func makeRemote(_ collection: CollectionDirectory, announce: Bool = true) throws(BooksyncError) -> FirestoreRemote {
-        let makeTransport: @Sendable (Double) -> HTTPTransport
-        switch network {
-        case .linked(let make):
-            makeTransport = make
-        case .helper(let name):
-            console.flush()
-            throw NetworkAccess.execute(helper: name, arguments: arguments, environment: environment)
-        }
+        let makeTransport = try linkedTransport()
         // Here, past the hand-off to the network helper, so it is said once.
         if announce, !collection.remote.isOrigin, !quiet {
             let reason = collection.remote.reason.map { " (\($0))" } ?? ""
@@ -30,20 +23,25 @@ extension CommandContext {
                               endpointEnvironment: try collection.remote.endpointEnvironment(environment), transport: makeTransport)
     }
 
+    /// The transport this binary links; without one (`booksync`), hands the
+    /// whole command line to the network helper, which does not return.
+    private func linkedTransport() throws(BooksyncError) -> @Sendable (Double) -> HTTPTransport {
+        switch network {
+        case .linked(let make):
+            return make
+        case .helper(let name):
+            console.flush()
+            throw NetworkAccess.execute(helper: name, arguments: arguments, environment: environment)
+        }
+    }
+
     /// A remote for a database rather than a collection (`target`'s path is
     /// only a placeholder): discovery (`listCollectionIds`, names below a
     /// collection) before any collection folder exists. The endpoint comes
     /// from `endpointEnvironment` (a collection's selected remote), else the
     /// environment.
     func makeDatabaseRemote(project: String, database: String, endpointEnvironment: [String: String]? = nil) throws(BooksyncError) -> FirestoreRemote {
-        let makeTransport: @Sendable (Double) -> HTTPTransport
-        switch network {
-        case .linked(let make):
-            makeTransport = make
-        case .helper(let name):
-            console.flush()
-            throw NetworkAccess.execute(helper: name, arguments: arguments, environment: environment)
-        }
+        let makeTransport = try linkedTransport()
         let target = FirestoreTarget(project: project, database: database, collectionPath: "_")
         return try makeRemote(target: target, rules: CollectionConfig(remote: target, schema: .idOnly).rules,
                               endpointEnvironment: endpointEnvironment ?? environment, transport: makeTransport)

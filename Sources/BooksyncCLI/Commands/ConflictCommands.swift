@@ -93,11 +93,7 @@ enum DiffCommand: Subcommand {
 
     static func describe(_ state: SyncState) -> TerminalText {
         switch state {
-        case .clean: "clean"
-        case .localChange(let kind): "\(kind.rawValue) locally"
-        case .remoteChange(let kind): "\(kind.rawValue) remotely"
-        case .converged: "changed the same way on both sides"
-        case .mergeable: "changed on both sides, mergeable"
+        case .clean, .localChange, .remoteChange, .converged, .mergeable: "\(DiffMarkdown.describe(state))"
         case .conflict(let kind): "conflict, \(StatusRenderer.describe(kind).trimmingWhitespace.trimmingSuffix(":"))\(StatusRenderer.fieldList(kind))"
         case .invalidLocal(let diagnostics): "invalid file (\(plural(diagnostics.count, "problem")); booksync neither sends nor overwrites it)"
         case .invalidRemote(let diagnostics): "invalid remote document (\(plural(diagnostics.count, "problem")); booksync never pulls it)"

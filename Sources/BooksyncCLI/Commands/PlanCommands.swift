@@ -45,15 +45,16 @@ enum PlanCommand: Subcommand {
         let plan = try await collection.makePlan(remote: remote, remoteName: collection.remote.name, pathspecs: arguments.positionals,
                                                  options: options, progress: progress.update)
         progress.finish()
+        let planBytes = plan.fileBytes()
         if let output {
             do {
-                try FileSystem.writeAtomically(plan.fileBytes(), to: output)
+                try FileSystem.writeAtomically(planBytes, to: output)
             } catch {
                 throw BooksyncError.io(error)
             }
         }
         if arguments.has(.json) {
-            context.console.out(TerminalText(json: String(decoding: plan.fileBytes().dropLast(), as: UTF8.self)))
+            context.console.out(TerminalText(json: String(decoding: planBytes.dropLast(), as: UTF8.self)))
         } else if arguments.has(markdown) {
             // Escaped for GitHub and free of control characters by `MarkdownText.escape`.
             let schema = collection.rules.schema

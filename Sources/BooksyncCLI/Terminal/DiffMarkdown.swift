@@ -54,7 +54,7 @@ enum DiffMarkdown {
         return plural(result.records.count, "record") + " differ" + (result.records.count == 1 ? "s" : "") + ": " + parts.joined(separator: ", ")
     }
 
-    /// The record's class in a few words (the terminal's `DiffCommand.describe` without its field lists).
+    /// The record's class in a few words; `DiffCommand.describe` adds the conflict's fields and the problem counts.
     static func describe(_ state: SyncState) -> String {
         switch state {
         case .clean: "clean"
