@@ -3,7 +3,8 @@
 /// the push pipeline's chunks.
 ///
 /// What every use relies on:
-/// - Items start in input order; a new one starts when a running one ends.
+/// - Items are added in input order, a new one when a running one ends (the
+///   runtime may begin running added children in any order).
 /// - Each result goes to `receive` on the calling task as soon as its task
 ///   ends (completion order, with the item's index). `receive` runs one result
 ///   at a time and may await and change the caller's state (inout parameters
