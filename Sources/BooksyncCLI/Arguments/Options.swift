@@ -119,6 +119,7 @@ extension Option {
     static let collection = Option("--collection", value: .text("PATH"), help: "the collection path, e.g. books or users/u1/books")
     static let require = Option("--require", value: .text("FIELD:TYPE"), help: "a field every record must have (repeatable), or none for only id")
     static let idField = Option("--id-field", value: .text("NAME|none"), help: "the document field that holds the record id (default id), or none")
+    static let scope = Option("--where", value: .text("EXPR"), help: "mirror only the documents that match, e.g. 'rating >= 4 and genre == \"sf\"'")
     static let changeField = Option("--change-field", value: .text("NAME"), help: "a field every write sets to the server time, so status reads only the changes")
     static let subcollection = Option("--subcollection", value: .text("PATH"), help: "also sync this subcollection as folders, e.g. reviews or reviews/likes (repeatable)")
     static let subcollectionRequire = Option("--subcollection-require", value: .text("PATH:FIELD:TYPE"), help: "a field every record of that subcollection must have (repeatable)")

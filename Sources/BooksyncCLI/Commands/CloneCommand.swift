@@ -7,14 +7,16 @@ import BooksyncKit
 enum CloneCommand: Subcommand {
     static let name = "clone"
     static let summary = "create a collection folder (or a folder per root collection) and pull the remote into it"
-    static let usage = "booksync clone [--firestore PROJECT[/DATABASE]] [--collection PATH] [--dry-run] [--require FIELD:TYPE]... [--optional FIELD:TYPE]... [--strict warning|error] [--id-field NAME|none] [--change-field NAME] [--subcollection PATH]... [--subcollection-require PATH:FIELD:TYPE]... [--editor vscode] [--git] [DIR]"
+    static let usage = "booksync clone [--firestore PROJECT[/DATABASE]] [--collection PATH] [--dry-run] [--require FIELD:TYPE]... [--optional FIELD:TYPE]... [--strict warning|error] [--id-field NAME|none] [--change-field NAME] [--where EXPR] [--subcollection PATH]... [--subcollection-require PATH:FIELD:TYPE]... [--editor vscode] [--git] [DIR]"
     static let discussion = """
         With --collection PATH: creates DIR (by default the collection path's
         last name, e.g. books), runs init there with the same options (see
         init --help), then pulls every document. Unless --subcollection names
         them, the collection's subcollections are discovered first, at any
         depth (one names-only query of everything below the collection: a
-        billed read per document), and every one found is configured.
+        billed read per document), and every one found is configured. With
+        --where EXPR only the matching documents are pulled (reads in
+        proportion to them), and no subcollection is synced.
 
         Without --collection: the whole database as a workspace. DIR (by
         default the project id) gets a folder per root collection, named as
@@ -40,6 +42,7 @@ enum CloneCommand: Subcommand {
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         guard arguments.positionals.count <= 1 else { throw arguments.usageError("clone takes at most one DIR") }
         guard let collection = arguments.value(.collection) else {
+            if arguments.value(.scope) != nil { throw arguments.usageError("--where scopes one collection; name it with --collection PATH") }
             return try await WholeDatabaseClone.run(arguments, context: context)
         }
         if let problem = FirestoreTarget.validateCollectionPath(collection) { throw arguments.usageError("--collection: \(problem)") }
@@ -48,7 +51,10 @@ enum CloneCommand: Subcommand {
         let dryRun = arguments.has(.dryRun)
         if !dryRun { try prepareFolder(directory, mustBeEmpty: true, context: context) }
         var initArguments = arguments.withoutOperands()
-        if arguments.values(.subcollection).isEmpty {
+        if arguments.value(.scope) != nil {
+            // A scope does not narrow subcollections (`CollectionConfig.problem(scope:)`): none are discovered.
+            if dryRun { throw arguments.usageError("--dry-run discovers the subcollections; a scoped clone (--where) syncs none") }
+        } else if arguments.values(.subcollection).isEmpty {
             let (target, _) = try InitCommand.resolveTarget(arguments.value(.firestore), collection: collection, context: context)
             let remote = try context.makeDatabaseRemote(project: target.project, database: target.database)
             let tree: DiscoveredCollection

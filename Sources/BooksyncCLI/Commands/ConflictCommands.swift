@@ -97,6 +97,8 @@ enum DiffCommand: Subcommand {
         case .conflict(let kind): "conflict, \(StatusRenderer.describe(kind).trimmingWhitespace.trimmingSuffix(":"))\(StatusRenderer.fieldList(kind))"
         case .invalidLocal(let diagnostics): "invalid file (\(plural(diagnostics.count, "problem")); booksync neither sends nor overwrites it)"
         case .invalidRemote(let diagnostics): "invalid remote document (\(plural(diagnostics.count, "problem")); booksync never pulls it)"
+        case .leftScope: "the document no longer matches the scope; pull keeps the file and lets the base go"
+        case .outsideScope: "a new record outside the scope; push does not create it"
         }
     }
 

@@ -6,7 +6,7 @@ import BooksyncKit
 enum InitCommand: Subcommand {
     static let name = "init"
     static let summary = "create .booksync/ here (or in DIR), linked to a Firestore collection"
-    static let usage = "booksync init [--firestore PROJECT[/DATABASE]] --collection PATH [--require FIELD:TYPE]... [--optional FIELD:TYPE]... [--strict warning|error] [--id-field NAME|none] [--change-field NAME] [--subcollection PATH]... [--subcollection-require PATH:FIELD:TYPE]... [--editor vscode] [--git] [DIR]"
+    static let usage = "booksync init [--firestore PROJECT[/DATABASE]] --collection PATH [--require FIELD:TYPE]... [--optional FIELD:TYPE]... [--strict warning|error] [--id-field NAME|none] [--change-field NAME] [--where EXPR] [--subcollection PATH]... [--subcollection-require PATH:FIELD:TYPE]... [--editor vscode] [--git] [DIR]"
     static let discussion = """
         Writes .booksync/config.json, an empty manifest and a .gitignore for the
         local-only files. No network is needed. PATH may be nested
@@ -53,6 +53,17 @@ enum InitCommand: Subcommand {
         (FieldValue.serverTimestamp()); see "What a command costs" in the Firestore article of the docs.
         Record files leave NAME out.
 
+        --where EXPR (config "scope") mirrors only the documents that match a
+        query in Firestore's filter language: FIELD OP VALUE joined by and /
+        or with parentheses, OP one of == != < <= > >= in not-in
+        array-contains array-contains-any, values as JSON ("sf", 4, true,
+        null, ["a", "b"]) or tagged ({"$timestamp": "2026-01-01T00:00:00Z"}),
+        fields dotted (stats.rating) with backticks around other names. A
+        document that stops matching has left the scope: pull keeps its file
+        and lets its base entry go; nothing is deleted on either side. A new
+        record file that does not match is never pushed. See "Your whole
+        project as files" in the docs.
+
         --subcollection PATH (repeatable; config "subcollections") also syncs
         that subcollection of every document, as folders: with reviews,
         dune/reviews/r1.json is the document books/dune/reviews/r1, and its
@@ -68,7 +79,7 @@ enum InitCommand: Subcommand {
         existing collection, 'booksync init --git' does only that. git does not
         clone its config: run 'booksync init --git' once in each clone.
         """
-    static let options: [Option] = [.firestore, .collection, .require, .optional, .strict, .idField, .changeField, .subcollection, .subcollectionRequire, .editor, .git]
+    static let options: [Option] = [.firestore, .collection, .require, .optional, .strict, .idField, .changeField, .scope, .subcollection, .subcollectionRequire, .editor, .git]
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         guard arguments.positionals.count <= 1 else { throw arguments.usageError("init takes at most one DIR") }
@@ -86,10 +97,10 @@ enum InitCommand: Subcommand {
     private static func run(_ arguments: ParsedArguments, context: CommandContext, creating: Bool) async throws -> ExitCode {
         let requirements = arguments.values(.require)
         if arguments.has(.git), arguments.value(.collection) == nil, let existing = try? context.openCollection() {
-            if !requirements.isEmpty || arguments.value(.idField) != nil || arguments.value(.changeField) != nil
+            if !requirements.isEmpty || arguments.value(.idField) != nil || arguments.value(.changeField) != nil || arguments.value(.scope) != nil
                 || !arguments.values(.subcollection).isEmpty || !arguments.values(.subcollectionRequire).isEmpty
                 || !arguments.values(.optional).isEmpty || arguments.value(.strict) != nil {
-                throw UsageError(message: "--require, --optional, --strict, --id-field, --change-field and --subcollection only apply when a collection is created; edit \(context.display(existing.paths.config)) to change them", command: name)
+                throw UsageError(message: "--require, --optional, --strict, --id-field, --change-field, --where and --subcollection only apply when a collection is created; edit \(context.display(existing.paths.config)) to change them", command: name)
             }
             try installGit(collectionRoot: existing.paths.root, subcollections: existing.rules.subcollections, context: context)
             if !context.quiet { context.console.out("git now merges record files in \(existing.paths.root) field by field and the manifest by record (booksync must be on PATH)") }
@@ -136,8 +147,10 @@ enum InitCommand: Subcommand {
                 throw UsageError(message: "--subcollection-require: '\(changeField)' is the change field, which the server sets; it cannot be required", command: name)
             }
         }
+        let scope = try parseScope(arguments.value(.scope), changeField: changeField, subcollections: subcollections)
         let (target, detected) = try resolveTarget(arguments.value(.firestore), collection: collection, context: context)
-        let config = CollectionConfig(remote: target, schema: schema, idField: idField, changeField: changeField, subcollections: subcollections)
+        var config = CollectionConfig(remote: target, schema: schema, idField: idField, changeField: changeField, subcollections: subcollections)
+        config.scope = scope
         if creating { try CloneCommand.prepareFolder(context.directory, mustBeEmpty: false, context: context) }
         let directory = try CollectionDirectory.initialize(at: context.directory, config: config)
         if !context.quiet {
@@ -153,6 +166,7 @@ enum InitCommand: Subcommand {
             if schema.strictness != .off { context.console.out("  other fields: \(schema.strictness == .error ? "invalid" : "a warning from validate") (--strict \(schema.strictness.rawValue))") }
             context.console.out("  id field: \(describe(idField))")
             if let changeField { context.console.out("  change field: \(name: changeField) (set to the server time by every write)") }
+            if let scope { context.console.out("  scope: \(name: scope.description) (only the documents that match)") }
             for entry in subcollections.entries {
                 context.console.out("  subcollection: \(name: entry.path), required: \(describe(entry.schema))")
             }
@@ -169,6 +183,21 @@ enum InitCommand: Subcommand {
             }
         }
         return editorSettings
+    }
+
+    /// `--where EXPR` as a scope; a syntax error names the column it stopped at.
+    static func parseScope(_ text: String?, changeField: String?, subcollections: Subcollections) throws -> ScopeExpression? {
+        guard let text else { return nil }
+        let scope: ScopeExpression
+        do {
+            scope = try ScopeExpression.parse(text)
+        } catch {
+            throw UsageError(message: "--where: \(error)", command: name)
+        }
+        if let problem = CollectionConfig.problem(scope: scope, changeField: changeField, subcollections: subcollections) {
+            throw UsageError(message: "--where: \(problem)", command: name)
+        }
+        return scope
     }
 
     /// `GitCommand.install`, saying so when it replaced drivers an older

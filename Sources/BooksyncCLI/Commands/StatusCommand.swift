@@ -99,6 +99,8 @@ struct StatusRenderer {
         case .conflict(let kind): "\(Self.describe(kind))\(path(record.id))\(Self.fieldList(kind))"
         case .invalidLocal(let diagnostics): path(record.id) + Self.firstProblem(diagnostics)
         case .invalidRemote(let diagnostics): "remote \(record.id)\(Self.firstProblem(diagnostics))"
+        case .leftScope: "\(Self.label("left scope"))\(path(record.id)) (the file stays; pull lets the base go)"
+        case .outsideScope: path(record.id)
         }
     }
 

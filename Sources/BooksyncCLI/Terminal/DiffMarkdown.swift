@@ -42,10 +42,10 @@ enum DiffMarkdown {
         for record in result.records {
             switch record.state {
             case .localChange: local += 1
-            case .remoteChange: remote += 1
+            case .remoteChange, .leftScope: remote += 1
             case .converged, .mergeable: both += 1
             case .conflict, .invalidLocal, .invalidRemote: attention += 1
-            case .clean: break
+            case .clean, .outsideScope: break
             }
         }
         let parts = [(local, "changed locally"), (remote, "changed remotely"), (both, "changed on both sides"),
@@ -65,6 +65,8 @@ enum DiffMarkdown {
         case .conflict: "conflict"
         case .invalidLocal: "invalid file"
         case .invalidRemote: "invalid remote document"
+        case .leftScope: "left the scope remotely"
+        case .outsideScope: "new locally, outside the scope"
         }
     }
 

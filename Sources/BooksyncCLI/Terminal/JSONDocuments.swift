@@ -171,6 +171,10 @@ enum JSONDocuments {
             fields["problems"] = problems(diagnostics)
         case .rejected(let message):
             fields["message"] = .string(message)
+        case .pulled(.leaveScope):
+            sides(.leftScope)
+        case .outsideScope:
+            sides(.outsideScope)
         case .pulled, .pushed, .seeded, .changedDuringSync:
             break
         }

@@ -11,6 +11,7 @@ enum StatusClass: String, CaseIterable {
     case localChange = "local-change"
     case remoteChange = "remote-change"
     case converged, mergeable, conflict, invalid
+    case outsideScope = "outside-scope"
 
     /// `class` in `status --json` and `diff --json`, and its key in `counts`.
     var json: String { rawValue }
@@ -25,6 +26,7 @@ enum StatusClass: String, CaseIterable {
         case .mergeable: "Changed on both sides, mergeable field by field:"
         case .conflict: "Conflicts:"
         case .invalid: "Invalid records (booksync neither sends nor overwrites them):"
+        case .outsideScope: "New records outside the scope (config.json \"scope\"):"
         }
     }
 
@@ -39,6 +41,7 @@ enum StatusClass: String, CaseIterable {
         // Per record by resolve once pull has stored the remote side, or all at once by pull --ours/--theirs.
         case .conflict: "(booksync resolve ID --ours or --theirs settles one after a pull; booksync pull --ours or --theirs settles all)"
         case .invalid: "(fix them; booksync validate lists every problem)"
+        case .outsideScope: "(booksync push does not create them: the documents would not match the scope)"
         }
     }
 
@@ -51,7 +54,7 @@ enum StatusClass: String, CaseIterable {
         switch self {
         case .clean, .localChange, .converged: .green
         case .remoteChange: .cyan
-        case .mergeable: .yellow
+        case .mergeable, .outsideScope: .yellow
         case .conflict, .invalid: .red
         }
     }
@@ -64,6 +67,7 @@ enum StatusClass: String, CaseIterable {
         case .remoteChange: plural(n, "remote change")
         case .conflict: plural(n, "conflict")
         case .clean, .converged, .mergeable, .invalid: "\(n) \(rawValue)"
+        case .outsideScope: "\(n) outside the scope"
         }
     }
 }
@@ -93,6 +97,8 @@ extension SyncState {
         case .conflict(.remoteContentUnknown): StatusNames(statusClass: .conflict, short: "UU", local: "changed", remote: "changed")
         case .invalidLocal: StatusNames(statusClass: .invalid, short: "! ", local: "invalid", remote: nil)
         case .invalidRemote: StatusNames(statusClass: .invalid, short: " !", local: nil, remote: "invalid")
+        case .leftScope: StatusNames(statusClass: .remoteChange, short: " L", local: nil, remote: "left-scope")
+        case .outsideScope: StatusNames(statusClass: .outsideScope, short: "O ", local: "outside-scope", remote: nil)
         }
     }
 }

@@ -92,6 +92,8 @@ extension SyncCommandSupport {
             case .delete: EventLine("\(would)delete   \(path) (deleted remotely)", .cyan, .pulled, action: "delete")
             case .adopt: EventLine("\(would)record   \(path) (same content on both sides)", .green, .recorded, action: "record")
             case .forget: EventLine("\(would)forget   \(event.id) (deleted on both sides)", .green, .recorded, action: "forget")
+            case .leaveScope:
+                EventLine("\(would)let go   \(path) (left the scope remotely; the file stays, the base lets go)", .cyan, .recorded, action: "leave-scope")
             case .merge: EventLine("\(would)merge    \(path) (fields changed on both sides; push publishes the merge)", .yellow, .merged, action: "merge")
             case .keepLocal: EventLine("\(would)keep     \(path) (ours; push publishes it)", .yellow, .recorded, action: "keep-local")
             case .conflict(let kind): conflictLine(kind, path: path, id: event.id, would: would, conflicts: conflicts)
@@ -125,6 +127,8 @@ extension SyncCommandSupport {
             EventLine("invalid  remote \(event.id)\(StatusRenderer.firstProblem(diagnostics)) (not pulled)", .red, .invalid, action: "invalid")
         case .rejected(let message):
             EventLine("rejected \(event.id): \(message)", .red, .rejected, action: "rejected")
+        case .outsideScope:
+            EventLine("outside  \(path) (does not match the scope; not created)", .yellow, .outsideScope, action: "outside-scope")
         case .changedDuringSync:
             EventLine("skipped  \(path): it changed while booksync was working; " + (live ? "the next round tries again" : "run the command again"),
                       .red, .skipped, action: "skipped")
@@ -190,6 +194,7 @@ enum SyncCount: String, CaseIterable {
     case pulled, pushed, merged, recorded, conflict
     case remoteChanged = "remote-changed"
     case invalid, rejected, skipped
+    case outsideScope = "outside-scope"
 
     /// `n` events of the bucket in the text summary: the verbs come first
     /// (`pulled 3`), the rest after the count (`2 conflicts`, `1 remote changed`).
@@ -200,6 +205,7 @@ enum SyncCount: String, CaseIterable {
         case .conflict: plural(n, "conflict")
         case .remoteChanged: "\(n) remote changed"
         case .invalid, .rejected, .skipped: "\(n) \(rawValue)"
+        case .outsideScope: "\(n) outside the scope"
         }
     }
 

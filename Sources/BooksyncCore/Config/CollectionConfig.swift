@@ -94,6 +94,9 @@ public struct CollectionConfig: Sendable, Equatable {
     /// The subcollections synced as folders (`"subcollections": ["reviews"]`),
     /// with their required fields (`"schema": {"subcollections": {…}}`); none by default.
     public var subcollections: Subcollections
+    /// The documents the directory mirrors (`"scope": "rating >= 4"`,
+    /// `init --where`): nil (the default) for the whole collection (<doc:WholeProject>).
+    package var scope: ScopeExpression?
 
     /// A config as `init` writes it; `tokenCommand` exists only to round-trip old configs.
     public init(remote: FirestoreTarget, schema: RecordSchema = .books, tokenCommand: String? = nil, idField: IDField = .standard,
@@ -109,7 +112,7 @@ public struct CollectionConfig: Sendable, Equatable {
     /// The rules that load this collection's record files and documents.
     public var rules: RecordRules {
         RecordRules(schema: schema, collectionPath: remote.collectionPath, documentsRoot: remote.documentsRoot, idField: idField,
-                    changeField: changeField, subcollections: subcollections)
+                    changeField: changeField, subcollections: subcollections, scope: scope)
     }
 
     /// Why `changeField` cannot be this collection's change field, or nil.
@@ -151,6 +154,7 @@ public struct CollectionConfig: Sendable, Equatable {
         ]
         if let changeField { fields["changeField"] = .string(changeField) }
         if !subcollections.isEmpty { fields["subcollections"] = .array(subcollections.entries.map { .string($0.path) }) }
+        if let scope { fields["scope"] = .string(scope.description) }
         return CanonicalJSON.encode(fields, leadingKeys: ["version", "remote", "schema"])
     }
 
@@ -220,8 +224,10 @@ public struct CollectionConfig: Sendable, Equatable {
             throw StateFileError(message: "changeField must be a field name such as \"updatedAt\", or null for none")
         }
         let subcollections = try decodeSubcollections(top, idField: idField, changeField: changeField)
-        return CollectionConfig(
+        var config = CollectionConfig(
             remote: FirestoreTarget(project: project, database: database, collectionPath: collection),
             schema: schema, tokenCommand: tokenCommand, idField: idField, changeField: changeField, subcollections: subcollections)
+        config.scope = try decodeScope(top, changeField: changeField, subcollections: subcollections)
+        return config
     }
 }

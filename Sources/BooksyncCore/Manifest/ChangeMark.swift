@@ -21,11 +21,23 @@ public struct ChangeMark: Sendable, Equatable {
     public let field: String
     /// Documents whose change field is at or after this time may not be in the base.
     public let time: Timestamp
+    /// The scope (config `"scope"`, as `ScopeExpression.description` writes
+    /// it) the mark was taken under; nil for the whole collection. A mark
+    /// taken under another scope says nothing about documents that match
+    /// this one and were not changed since, so it is not used.
+    public let scope: String?
 
     /// A mark, as read back from a manifest.
-    public init(field: String, time: Timestamp) {
+    public init(field: String, time: Timestamp, scope: String? = nil) {
         self.field = field
         self.time = time
+        self.scope = scope
+    }
+
+    /// Whether the mark was taken with `field` under `scope`, so a change
+    /// query with them finds every document the base does not reflect.
+    package func isFor(field: String, scope: ScopeExpression?) -> Bool {
+        self.field == field && self.scope == scope?.description
     }
 
     /// How long before a read the mark is put: meant to be longer than a
@@ -44,14 +56,14 @@ public struct ChangeMark: Sendable, Equatable {
     ///     (or that was never read), which no query finds: then there is no mark.
     /// - Returns: nil when no mark is safe (no read time, or an unrecorded
     ///   document without a change time): the next command lists every name.
-    package static func after(field: String, readTime: String?, unrecorded: [String?]) -> ChangeMark? {
+    package static func after(field: String, scope: ScopeExpression? = nil, readTime: String?, unrecorded: [String?]) -> ChangeMark? {
         guard let readTime, let read = Timestamp(serverTime: readTime) else { return nil }
         var time = Timestamp(microsecondsSinceEpoch: max(Timestamp.minimum.microsecondsSinceEpoch, read.microsecondsSinceEpoch - margin))
         for value in unrecorded {
             guard let value, let changed = Timestamp(serverTime: value) else { return nil }
             time = min(time, changed)
         }
-        return ChangeMark(field: field, time: time)
+        return ChangeMark(field: field, time: time, scope: scope?.description)
     }
 }
 

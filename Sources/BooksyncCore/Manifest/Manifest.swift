@@ -79,6 +79,10 @@ package struct Manifest: Sendable, Equatable {
         if let changesSince {
             out.append(contentsOf: "  \"changesSince\": {\"field\": ".utf8)
             CanonicalJSON.writeString(changesSince.field, into: &out)
+            if let scope = changesSince.scope {
+                out.append(contentsOf: ", \"scope\": ".utf8)
+                CanonicalJSON.writeString(scope, into: &out)
+            }
             out.append(contentsOf: ", \"time\": ".utf8)
             CanonicalJSON.writeString(changesSince.time.rfc3339, into: &out)
             out.append(contentsOf: "},\n".utf8)
@@ -150,7 +154,13 @@ package struct Manifest: Sendable, Equatable {
             guard case .object = value, case .scalar(.string(let field))? = value["field"], case .scalar(.string(let time))? = value["time"],
                   let parsed = try? Timestamp(rfc3339: time)
             else { throw StateFileError(message: "\"changesSince\" must be {\"field\": \"…\", \"time\": \"<RFC 3339 time>\"}") }
-            changesSince = ChangeMark(field: field, time: parsed)
+            var scope: String?
+            switch value["scope"] {
+            case nil: break
+            case .scalar(.string(let text))?: scope = text
+            default: throw StateFileError(message: "\"changesSince\".scope must be the scope's text")
+            }
+            changesSince = ChangeMark(field: field, time: parsed, scope: scope)
         }
         var entries = ManifestEntries()
         entries.reserveCapacity(records.count)

@@ -17,6 +17,8 @@ public enum SyncEventKind: Sendable, Equatable {
     case rejected(String)
     /// The local file changed while booksync was working; it was left alone.
     case changedDuringSync
+    /// A new local record that does not match the scope: not pushed.
+    case outsideScope
 }
 
 /// One record's line in a pull or push report.

@@ -16,6 +16,7 @@ public struct SyncEvents: RandomAccessCollection, Sendable, Equatable, Expressib
     private static let plainKinds: [SyncEventKind] = [
         .pulled(.write), .pulled(.delete), .pulled(.adopt), .pulled(.forget), .pulled(.keepLocal),
         .pushed(.create), .pushed(.adopt), .pushed(.forget), .remoteChangedSincePull, .changedDuringSync,
+        .pulled(.leaveScope), .outsideScope,
     ]
 
     /// No events.

@@ -18,6 +18,8 @@ public enum PullAction: Sendable, Equatable {
     case adopt
     /// Both sides deleted the record: drop the base entry.
     case forget
+    /// The document left the scope: drop the base entry, keep the file.
+    case leaveScope
     /// Write the field-level merge locally; the remote version becomes the base,
     /// so the merge is a local change that `push` publishes, guarded by that revision.
     case merge(Fields)

@@ -96,14 +96,17 @@ package enum SyncPlanner {
         if case .invalidLocal(let diagnostics) = record.state {
             return .reported(SyncEvent(id: record.id, kind: .invalidLocal(diagnostics)))
         }
+        if record.state == .outsideScope { return .reported(SyncEvent(id: record.id, kind: .outsideScope)) }
         return pushAction(for: record.state, base: record.base).map { .step(PushStep(id: record.id, action: $0)) } ?? .nothing
     }
 
     /// The pull step for one record; nil when pull leaves it alone.
     static func pullAction(for record: ClassifiedRecord, choice: ConflictChoice) -> PullAction? {
         switch record.state {
-        case .clean, .localChange, .invalidLocal, .invalidRemote:
+        case .clean, .localChange, .invalidLocal, .invalidRemote, .outsideScope:
             return nil
+        case .leftScope:
+            return .leaveScope
         case .remoteChange(.added), .remoteChange(.modified):
             return .write
         case .remoteChange(.deleted):
@@ -142,7 +145,7 @@ package enum SyncPlanner {
             return base.map { .update(baseRevision: $0.revision) }
         case .localChange(.deleted):
             return base.map { .delete(baseRevision: $0.revision) }
-        case .clean, .remoteChange, .converged, .mergeable, .conflict, .invalidLocal, .invalidRemote:
+        case .clean, .remoteChange, .converged, .mergeable, .conflict, .invalidLocal, .invalidRemote, .leftScope, .outsideScope:
             return nil
         }
     }

@@ -27,6 +27,9 @@ package enum RemoteVersion: Sendable, Equatable {
     case present(revision: String, hash: ContentHash?)
     /// A document that cannot become a record file (see the diagnostics).
     case invalid(revision: String, [RecordDiagnostic])
+    /// A document that exists but no longer matches the collection's scope
+    /// (config `"scope"`): the scoped listing left it out, a read by name found it.
+    case outsideScope
 }
 
 /// How one side changed since the base.
@@ -69,6 +72,12 @@ public enum SyncState: Sendable, Equatable {
     case invalidLocal([RecordDiagnostic])
     /// The remote document cannot become a record file; it is never pulled.
     case invalidRemote([RecordDiagnostic])
+    /// The document no longer matches the scope (config `"scope"`): pull
+    /// drops the base entry and keeps the file; nothing is deleted on either side.
+    case leftScope
+    /// A new local record that does not match the scope: never pushed (the
+    /// document would not be in the scope), shown apart by `status`.
+    case outsideScope
 }
 
 /// The three-way sync rules: one exhaustive switch that mirrors <doc:ThreeWaySync>.
@@ -76,14 +85,21 @@ package enum SyncRules {
     /// Classifies a record from its base entry and both sides. `merge` computes
     /// the field-level merge on demand (it needs the base, local and remote
     /// fields, which only the caller can load); it is only called when both
-    /// sides modified the record to different content.
+    /// sides modified the record to different content. `localInScope` tells
+    /// whether the local record matches the scope; it is only asked about a
+    /// record added locally that the remote does not have.
     package static func classify(
         base: BaseEntry?, local: LocalVersion, remote: RemoteVersion,
+        localInScope: () -> Bool = { true },
         merge: () -> FieldMerge.Outcome?
     ) -> SyncState {
         if case .invalid(let diagnostics) = local { return .invalidLocal(diagnostics) }
         let remoteSide: Side
         switch remote {
+        case .outsideScope:
+            // Left the scope: whatever the file holds stays, the base lets go;
+            // without a base, a file of a document outside the scope stays local.
+            return base != nil ? .leftScope : .outsideScope
         case .invalid(let revision, let diagnostics):
             // An invalid document the base already knows at this revision has not changed.
             if base?.revision == revision { remoteSide = .unchanged } else { return .invalidRemote(diagnostics) }
@@ -107,8 +123,9 @@ package enum SyncRules {
         // same | same
         case (.unchanged, .unchanged), (.none, .none), (.unchanged, .none), (.none, .unchanged):
             return .clean
-        // added/modified/deleted | same
+        // added/modified/deleted | same; a new record outside the scope stays local
         case (.changed, .unchanged), (.changed, .none):
+            if isNew, !localInScope() { return .outsideScope }
             return .localChange(isNew ? .added : .modified)
         case (.deleted, .unchanged), (.deleted, .none):
             return .localChange(.deleted)

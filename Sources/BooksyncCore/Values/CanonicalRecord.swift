@@ -60,12 +60,15 @@ public struct RecordRules: Sendable, Equatable {
     /// The subcollections synced besides the collection's own documents,
     /// each with its own required fields (config `"subcollections"`).
     package let subcollections: Subcollections
+    /// The documents the collection mirrors (config `"scope"`); nil for all.
+    package let scope: ScopeExpression?
 
     /// Rules for one collection; an app normally takes `CollectionConfig.rules`
     /// instead. The defaults are the Book schema without reference shortening.
     package init(schema: RecordSchema = .books, collectionPath: String = "books", documentsRoot: String? = nil, idField: IDField = .standard,
-                changeField: String? = nil, subcollections: Subcollections = .none) {
+                changeField: String? = nil, subcollections: Subcollections = .none, scope: ScopeExpression? = nil) {
         self.schema = schema
+        self.scope = scope
         self.subcollections = subcollections
         self.collectionPath = collectionPath
         self.documentsRoot = documentsRoot
@@ -128,9 +131,13 @@ public struct RecordRules: Sendable, Equatable {
     }
 
     /// What `validate` warns about in a valid record: fields its schema does
-    /// not declare, under `"strict": "warning"`.
+    /// not declare, under `"strict": "warning"`, and a record outside the scope.
     package func warnings(in fields: Fields, id: RecordID) -> [String] {
-        schema(for: id).warnings(in: fields)
+        var warnings = schema(for: id).warnings(in: fields)
+        if let scope, !isInScope(fields: fields, id: id) {
+            warnings.append("does not match the scope (config \"scope\": \(scope)); push does not create a record outside it")
+        }
+        return warnings
     }
 
     /// A record file may not hold the change field: every push sets it on the
@@ -144,6 +151,17 @@ public struct RecordRules: Sendable, Equatable {
     /// The document fields that store `record` remotely.
     package func documentFields(of record: CanonicalRecord) -> Fields {
         idField.document(from: record.fields, id: record.id)
+    }
+
+    /// Whether the document `record` stores matches the scope (true without
+    /// one): a local record that does not is outside the scope, never pushed.
+    package func isInScope(_ record: CanonicalRecord) -> Bool {
+        scope?.matches(documentFields(of: record)) ?? true
+    }
+
+    /// `isInScope` of a record's fields as parsed from its file.
+    package func isInScope(fields: Fields, id: RecordID) -> Bool {
+        scope?.matches(idField.document(from: fields, id: id)) ?? true
     }
 
     /// The record a document named `id` holds, or everything wrong with it:

@@ -61,7 +61,8 @@ extension CollectionDirectory {
         var snapshot: RemoteSnapshot?
         if let remote {
             let named = Set(ids)
-            snapshot = try await readRemote(remote, manifest: manifest, needing: { named.isEmpty || named.contains($0) }, progress: progress)
+            snapshot = try await readRemote(remote, manifest: manifest, needing: { named.isEmpty || named.contains($0) },
+                                            unbasedLocal: unbasedLocal(scan, manifest: manifest), progress: progress)
         }
         let listing = snapshot?.listing
         // Only the records shown are classified and kept: a million clean

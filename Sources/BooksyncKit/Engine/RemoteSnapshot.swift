@@ -12,6 +12,9 @@ struct RemoteSnapshot: Sendable {
     /// A folder or glob scope listed every name before narrowing, and there
     /// were none: the target is empty, whatever the scope (the emptied-target guard).
     var wholeTargetEmpty = false
+    /// Base records whose documents exist but left the collection's scope
+    /// (config `"scope"`): not in `listing`, found by a read by name.
+    var outsideScope: Set<RecordID> = []
 
     /// The change mark a pull records after applying this snapshot to
     /// `base`: every document the base does not match stays after it (see
@@ -19,12 +22,12 @@ struct RemoteSnapshot: Sendable {
     /// has and the remote does not (a kept local change against a remote
     /// deletion), or a remote name that cannot be a record, is found only by
     /// listing every name, so the next command must.
-    func nextChangeMark(field: String, base: Manifest, fetchedLater: [RecordID: String] = [:]) -> ChangeMark? {
+    func nextChangeMark(field: String, scope: ScopeExpression?, base: Manifest, fetchedLater: [RecordID: String] = [:]) -> ChangeMark? {
         guard listing.unusable.isEmpty else { return nil }
         let (unrecorded, notInBase) = unrecordedChangeTimes(base: base, fetchedLater: fetchedLater)
         // Every base id is listed exactly when the listed ids the base has are all of them.
         guard listing.revisions.count - notInBase == base.entries.count else { return nil }
-        return ChangeMark.after(field: field, readTime: listing.readTime, unrecorded: unrecorded)
+        return ChangeMark.after(field: field, scope: scope, readTime: listing.readTime, unrecorded: unrecorded)
     }
 
     /// The change time of every listed document `base` does not hold at its
@@ -45,7 +48,7 @@ struct RemoteSnapshot: Sendable {
 
     /// The remote side of `id` for `SyncRules.classify`.
     func version(_ id: RecordID) -> RemoteVersion {
-        guard let revision = listing.revisions[id] else { return .absent }
+        guard let revision = listing.revisions[id] else { return outsideScope.contains(id) ? .outsideScope : .absent }
         guard let document = bodies[id] else { return .present(revision: revision, hash: nil) }
         switch document.content {
         case .record(let record): return .present(revision: document.revision, hash: record.hash)
@@ -101,15 +104,29 @@ extension CollectionDirectory {
     func readRemote(_ remote: any RemoteCollection, manifest: Manifest, needing: (RecordID) -> Bool, fullListing: Bool = false,
                     listingBecause: FullListingReason? = nil,
                     counting: Bool = true, prefetched: PrefetchedChanges? = nil, scope: RecordScope = .everything,
+                    unbasedLocal: [RecordID] = [],
                     progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteSnapshot {
         if let ids = scope.namedIDs {
             // Billed reads are the ids named, not the collection.
-            let bodies = try await fetchRemoteBodies(remote, ids: ids, progress: progress)
+            var bodies = try await fetchRemoteBodies(remote, ids: ids, progress: progress)
+            var outside: Set<RecordID> = []
+            if rules.scope != nil {
+                // Read by name, so the scope is applied here, as the query would.
+                for (id, document) in bodies {
+                    guard let record = document.record, !rules.isInScope(record) else { continue }
+                    bodies[id] = nil
+                    if manifest.entries[id] != nil { outside.insert(id) }
+                }
+            }
             let listing = RemoteListing(revisions: bodies.mapValues(\.revision))
-            return RemoteSnapshot(listing: listing, bodies: bodies, read: .named(documents: bodies.count))
+            var snapshot = RemoteSnapshot(listing: listing, bodies: bodies, read: .named(documents: bodies.count))
+            snapshot.outsideScope = outside
+            return snapshot
         }
         if !scope.isEverything {
-            return try await readScopedRemote(remote, scope: scope, manifest: manifest, needing: needing, progress: progress)
+            var snapshot = try await readScopedRemote(remote, scope: scope, manifest: manifest, needing: needing, progress: progress)
+            try await findLeftScope(remote, snapshot: &snapshot, manifest: manifest, unbasedLocal: unbasedLocal, within: scope, progress: progress)
+            return snapshot
         }
         var reason: FullListingReason?
         if let field = rules.changeField {
@@ -117,10 +134,12 @@ extension CollectionDirectory {
                 reason = listingBecause
             } else if fullListing {
                 reason = .requested
-            } else if let mark = manifest.changesSince, mark.field == field {
+            } else if let mark = manifest.changesSince, mark.isFor(field: field, scope: rules.scope) {
                 switch try await readChanges(remote, since: mark, counting: counting,
                                                  prefetched: prefetched?.mark == mark ? prefetched?.changes : nil, manifest: manifest, progress: progress) {
-                case .snapshot(let snapshot): return snapshot
+                case .snapshot(var snapshot):
+                    try await findLeftScope(remote, snapshot: &snapshot, manifest: manifest, unbasedLocal: unbasedLocal, within: scope, progress: progress)
+                    return snapshot
                 case .listEveryName(let why): reason = why
                 }
             } else {
@@ -129,7 +148,33 @@ extension CollectionDirectory {
         }
         var listing = try await listRemoteRevisions(remote, progress: progress)
         let bodies = try await fetchChangedBodies(remote, listing: &listing, manifest: manifest, needing: needing, progress: progress)
-        return RemoteSnapshot(listing: listing, bodies: bodies, read: .everyName(because: reason))
+        var snapshot = RemoteSnapshot(listing: listing, bodies: bodies, read: .everyName(because: reason))
+        try await findLeftScope(remote, snapshot: &snapshot, manifest: manifest, unbasedLocal: unbasedLocal, within: scope, progress: progress)
+        return snapshot
+    }
+
+    /// With a scope (config `"scope"`), tells the records the scoped listing
+    /// left out apart, by a read by name (one billed read each): a base
+    /// record whose document is still there has left the scope (its file is
+    /// kept, its base entry let go), one that is not was deleted; a local
+    /// record without a base entry (`unbasedLocal`: a new file, or the file
+    /// of a record that left) whose document exists outside the scope stays
+    /// local (`SyncState.outsideScope`), or push would try to create it.
+    func findLeftScope(_ remote: any RemoteCollection, snapshot: inout RemoteSnapshot, manifest: Manifest, unbasedLocal: [RecordID],
+                       within scope: RecordScope, progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) {
+        guard rules.scope != nil else { return }
+        let missing = manifest.entries.keys.filter { snapshot.listing.revisions[$0] == nil && scope.contains($0) }
+            + unbasedLocal.filter { snapshot.listing.revisions[$0] == nil && scope.contains($0) }
+        guard !missing.isEmpty else { return }
+        for (id, document) in try await fetchRemoteBodies(remote, ids: Array(missing), progress: progress) {
+            if let record = document.record, rules.isInScope(record) {
+                // Written back into the scope since the listing: listed after all.
+                snapshot.listing.revisions[id] = document.revision
+                snapshot.bodies[id] = document
+            } else {
+                snapshot.outsideScope.insert(id)
+            }
+        }
     }
 
     /// A folder or glob scope: the names in its id ranges (every name when a

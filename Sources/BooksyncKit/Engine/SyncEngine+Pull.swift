@@ -64,7 +64,7 @@ extension SyncEngine {
     /// no `--full`.
     private var changeQueryMark: ChangeMark? {
         guard options.scope.isEverything, !options.fullListing, let field = rules.changeField,
-              let mark = manifest.changesSince, mark.field == field else { return nil }
+              let mark = manifest.changesSince, mark.isFor(field: field, scope: rules.scope) else { return nil }
         return mark
     }
 
@@ -83,7 +83,8 @@ extension SyncEngine {
                                                        needing: { skipped?($0) != true && scan.pullNeedsRemoteBody($0, base: manifest) },
                                                        fullListing: options.fullListing, listingBecause: because,
                                                        counting: !options.changesWithoutCount, prefetched: options.prefetchedChanges,
-                                                       scope: options.scope, progress: progress)
+                                                       scope: options.scope, unbasedLocal: collection.unbasedLocal(scan, manifest: manifest),
+                                                       progress: progress)
         try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: snapshot)
         report.unusableRemote = snapshot.listing.unusable
         report.remoteRead = snapshot.read
@@ -112,7 +113,7 @@ extension SyncEngine {
         // manifest is not rewritten by a pull that changed nothing.
         // Only a pull that saw the whole collection moves the mark.
         if case .changes(_, 0, _) = snapshot.read {} else if options.scope.isEverything {
-            base.setChangeMark(rules.changeField.flatMap { snapshot.nextChangeMark(field: $0, base: base.manifest, fetchedLater: fetchedLater) })
+            base.setChangeMark(rules.changeField.flatMap { snapshot.nextChangeMark(field: $0, scope: rules.scope, base: base.manifest, fetchedLater: fetchedLater) })
         }
     }
 
@@ -188,7 +189,7 @@ extension SyncEngine {
             try base.saveAndThrow(failure)
         }
         if !options.dryRun, let field = rules.changeField {
-            base.setChangeMark(marking.safe ? ChangeMark.after(field: field, readTime: marking.readTime, unrecorded: marking.unrecorded) : nil)
+            base.setChangeMark(marking.safe ? ChangeMark.after(field: field, scope: rules.scope, readTime: marking.readTime, unrecorded: marking.unrecorded) : nil)
         }
     }
 
@@ -379,7 +380,7 @@ extension CollectionDirectory {
                                      change: BaseState.copy(record, revision: revision))
         case .delete:
             return PullJournal.Entry(fileHash: nil, change: .forgotten(step.id))
-        case .adopt, .forget, .keepLocal, .conflict:
+        case .adopt, .forget, .leaveScope, .keepLocal, .conflict:
             return nil
         }
     }
@@ -410,7 +411,7 @@ extension CollectionDirectory {
         // `FileSystem.replace(_:with:ifCurrent:)`); the other steps only here.
         let stillScanned: ([UInt8]?) -> Bool = { bytes in self.matchesScan(bytes, scanned, read: read, id: id) }
         switch step.action {
-        case .write, .delete, .merge: break
+        case .write, .delete, .merge, .leaveScope: break  // the file is kept whatever it holds
         default: guard stillScanned(try? FileSystem.readFile(file)) else { return .success((.changedDuringSync, .none)) }
         }
         let change: BaseChange
@@ -428,7 +429,7 @@ extension CollectionDirectory {
             case .adopt:
                 guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
                 change = BaseState.copy(record, revision: revision)
-            case .forget:
+            case .forget, .leaveScope:
                 change = .forgotten(id)
             case .merge(let fields):
                 guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }

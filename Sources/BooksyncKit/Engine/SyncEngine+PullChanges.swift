@@ -121,7 +121,7 @@ extension SyncEngine {
         // manifest is not rewritten by a pull that changed nothing.
         if !options.dryRun, !handled.isEmpty {
             base.setChangeMark(marking.safe && summary.unusable.isEmpty
-                ? ChangeMark.after(field: mark.field, readTime: marking.readTime, unrecorded: marking.unrecorded) : nil)
+                ? ChangeMark.after(field: mark.field, scope: rules.scope, readTime: marking.readTime, unrecorded: marking.unrecorded) : nil)
         }
         return .done
     }

@@ -221,6 +221,10 @@ extension SyncEngine {
             case (nil, nil):
                 base.forget(id)
                 events.append(SyncEvent(id: id, kind: .pushed(.forget)))
+            case (_?, let document?) where rules.scope != nil && writes[id].map(Self.isCreate) == true
+                && document.record.map(rules.isInScope) == false:
+                // A file of a document outside the scope (it left): not ours to create.
+                events.append(SyncEvent(id: id, kind: .outsideScope))
             default:
                 if options.atomic, let write = writes[id], Self.preconditionHolds(write, document: documents[id]) {
                     events.append(SyncEvent(id: id, kind: .rejected("not written: the --atomic commit was refused because another record in it changed remotely")))
@@ -230,6 +234,11 @@ extension SyncEngine {
             }
         }
         return events
+    }
+
+    private static func isCreate(_ write: RemoteWrite) -> Bool {
+        if case .create = write { return true }
+        return false
     }
 
     private static func preconditionHolds(_ write: RemoteWrite, document: RemoteDocument?) -> Bool {

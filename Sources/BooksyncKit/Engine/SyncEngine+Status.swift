@@ -55,7 +55,7 @@ extension CollectionDirectory {
         var snapshot: RemoteSnapshot?
         if let remote {
             snapshot = try await readRemote(remote, manifest: manifest, needing: scan.needsRemoteBody, fullListing: fullListing,
-                                            scope: scope, progress: progress)
+                                            scope: scope, unbasedLocal: unbasedLocal(scan, manifest: manifest), progress: progress)
         }
         try requireMatches(scope, scan: scan, manifest: manifest, snapshot: snapshot)
         let records = snapshot == nil

@@ -70,7 +70,8 @@ extension CollectionDirectory {
         case .valid(let hash)?: local = .present(hash: hash)
         }
         var merge: RecordMerge?
-        let state = SyncRules.classify(base: base, local: local, remote: snapshot?.version(id) ?? .notChecked) {
+        let state = SyncRules.classify(base: base, local: local, remote: snapshot?.version(id) ?? .notChecked,
+                                       localInScope: { rules.scope == nil || readLocal(id).map { rules.isInScope(fields: $0.fields, id: id) } ?? true }) {
             guard let remoteFields = snapshot?.bodies[id]?.record?.fields, let read = readLocal(id) else { return nil }
             localReads[id] = read
             merge = RecordMerge(base: baseCopies.fields(id, hash: base?.hash), local: read.fields, remote: remoteFields)
@@ -84,6 +85,16 @@ extension CollectionDirectory {
     func classifiedRecord(_ id: RecordID, scan: LocalScan, manifest: Manifest) -> ClassifiedRecord {
         var noReads: [RecordID: LocalRead] = [:]
         return classifiedRecord(id, scan: scan, manifest: manifest, remote: nil, localReads: &noReads)
+    }
+
+    /// The valid local records without a base entry, when the collection
+    /// has a scope (`findLeftScope` reads them by name); none without one.
+    func unbasedLocal(_ scan: LocalScan, manifest: Manifest) -> [RecordID] {
+        guard rules.scope != nil else { return [] }
+        return scan.files.keys.filter { id in
+            guard manifest.entries[id] == nil, case .valid? = scan.files[id] else { return false }
+            return true
+        }
     }
 
     /// The local file of `id`, parsed; nil when it cannot be read or parsed.

@@ -11,7 +11,7 @@ extension FirestoreRemote {
     /// has no change field, or `mark` is for another field.
     /// - Throws: `RemoteError` after retries, scrubbed of tokens.
     public func changes(since mark: ChangeMark, counting: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges? {
-        guard let field = rules.changeField, field == mark.field else { return nil }
+        guard let field = rules.changeField, mark.isFor(field: field, scope: rules.scope) else { return nil }
         let redact = await redaction()
         async let counted = counting ? countResult().map(Optional.some) : .success(nil)
         var changes = RemoteChanges(documents: [:], count: nil, readTime: nil)
@@ -39,7 +39,7 @@ extension FirestoreRemote {
     /// - Throws: `RemoteError` after retries, scrubbed of tokens.
     public func changes(since mark: ChangeMark, counting: Bool, batch: (RemoteListing, [RecordID: RemoteDocument]) async -> Void,
                         progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges? {
-        guard let field = rules.changeField, field == mark.field else { return nil }
+        guard let field = rules.changeField, mark.isFor(field: field, scope: rules.scope) else { return nil }
         let redact = await redaction()
         async let counted = counting ? countResult().map(Optional.some) : .success(nil)
         var summary = RemoteChanges(documents: [:], count: nil, readTime: nil)
@@ -95,6 +95,7 @@ extension FirestoreRemote {
         let during = "count \(scope.describe(target.collectionPath))"
         var structuredQuery: Fields = ["from": .array([Self.from(collectionID, group: scope.isGroup)])]
         if scope.isGroup, let filter = Self.conjunction(nameRange.filters) { structuredQuery["where"] = filter }
+        if !scope.isGroup, let filter = rules.scope { structuredQuery["where"] = filter.restFilter(documentsRoot: documentsRoot) }
         return try await aggregateCount(parent: parent, structuredQuery: structuredQuery, during: during)
     }
 

@@ -176,12 +176,14 @@ public struct FirestoreRemote: RemoteCollection {
         let during = changedSince == nil ? "list \(what)" : "query the changes of \(what)"
         let range = range ?? (scope.isGroup ? nameRange : nil)
         var batch = limit ?? (withBodies ? firstQueryBatch : namesQueryBatch)
+        let orderFields = scope.isGroup ? [] : Self.scopeOrderFields(rules.scope)
         var after: QueryCursor?
         var first = true
         var order = ListingOrder()
         repeat {
             let request = Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies, changedSince: changedSince,
-                                         group: scope.isGroup, range: range)
+                                         group: scope.isGroup, range: range, filter: scope.isGroup ? nil : rules.scope,
+                                         documentsRoot: documentsRoot)
             let answer = try await client.sendMeasured(HTTPRequest(method: "POST", url: url, body: request), during: during,
                                                        entries: AnswerEntries(member: nil, placeholder: .map(["document": .map([:])])))
             let bytes = answer.bytes
@@ -203,10 +205,13 @@ public struct FirestoreRemote: RemoteCollection {
                 if first, found.listing.readTime == nil, case .string(let time)? = entry["readTime"] { found.listing.readTime = time }
                 guard case .map(let document)? = entry["document"] else { continue }  // readTime-only entries
                 let name = try found.add(document, remote: self, during: during, unreadable: refused?.reason)
-                last = QueryCursor(name: name, changeTime: changedSince.flatMap { Self.changeTime(of: document, field: $0.field) })
-                try order.accept(name, changeTime: last?.changeTime, during: during)
+                last = QueryCursor(name: name, changeTime: changedSince.flatMap { Self.changeTime(of: document, field: $0.field) },
+                                   orderValues: orderFields.map { Self.rawValue(of: document, at: $0) ?? .map(["nullValue": .null]) })
+                if orderFields.isEmpty { try order.accept(name, changeTime: last?.changeTime, during: during) }
                 count += 1
             }
+            // Ordered by the scope's fields first: each page must at least start after the one before.
+            if !orderFields.isEmpty, let last { try order.accept(cursor: last.orderValues + [.string(last.name)], during: during) }
             first = false
             await each(found.listing, found.documents)
             progress(count)
@@ -252,10 +257,12 @@ public struct FirestoreRemote: RemoteCollection {
     }
 
     /// Where a listing query continues: after this document (and, for a
-    /// change query, after its change time).
+    /// change query, after its change time; in a scope's order, after its
+    /// values of the scope's inequality fields, as the server sent them).
     struct QueryCursor: Equatable {
         let name: String
         let changeTime: String?
+        var orderValues: [Value] = []
     }
 
     /// The body of one listing query: the collection in name order, `limit`
@@ -265,29 +272,63 @@ public struct FirestoreRemote: RemoteCollection {
     /// With `group`, a collection-group query over every collection named
     /// `collectionID` (`allDescendants`, see `ListingScope`), which `range`
     /// (the collection's `__name__` range, or narrower) keeps below the collection.
+    /// With `filter` (the collection's scope), only the documents that match,
+    /// ordered first by the scope's inequality fields as Firestore requires
+    /// (`scopeOrderFields`); names-only answers then also carry those fields,
+    /// for the cursor.
     static func listQuery(_ collectionID: String, after: QueryCursor?, limit: Int, withBodies: Bool, changedSince: ChangeMark? = nil,
-                          group: Bool = false, range: NameRange? = nil) -> [UInt8] {
+                          group: Bool = false, range: NameRange? = nil, filter: ScopeExpression? = nil, documentsRoot: String = "") -> [UInt8] {
         let byName = Value.map(["field": .map(["fieldPath": .string("__name__")]), "direction": .string("ASCENDING")])
+        let orderFields = scopeOrderFields(filter)
+        func ascending(_ path: String) -> Value { .map(["field": .map(["fieldPath": .string(path)]), "direction": .string("ASCENDING")]) }
         var query: [String: Value] = [
             "from": .array([Self.from(collectionID, group: group)]),
-            "orderBy": .array([byName]),
+            "orderBy": .array(orderFields.map { ascending($0.description) } + [byName]),
             "limit": .integer(Int64(limit)),
         ]
-        if !withBodies { query["select"] = .map(["fields": .array([.map(["fieldPath": .string("__name__")])])]) }
-        var cursor: [Value] = after.map { [.map(["referenceValue": .string($0.name)])] } ?? []
+        if !withBodies {
+            let selected = ["__name__"] + orderFields.map(\.description)
+            query["select"] = .map(["fields": .array(selected.map { .map(["fieldPath": .string($0)]) })])
+        }
+        var cursor: [Value] = after.map { $0.orderValues + [.map(["referenceValue": .string($0.name)])] } ?? []
         var filters = range?.filters ?? []
+        if let filter { filters.append(filter.restFilter(documentsRoot: documentsRoot)) }
         if let changedSince {
-            let field = Value.map(["fieldPath": .string(FieldPathSyntax.quoted(changedSince.field))])
+            let field = FieldPathSyntax.quoted(changedSince.field)
             filters.append(.map(["fieldFilter": .map([
-                "field": field, "op": .string("GREATER_THAN_OR_EQUAL"),
+                "field": .map(["fieldPath": .string(field)]), "op": .string("GREATER_THAN_OR_EQUAL"),
                 "value": .map(["timestampValue": .string(changedSince.time.rfc3339)]),
             ])]))
-            query["orderBy"] = .array([.map(["field": field, "direction": .string("ASCENDING")]), byName])
+            query["orderBy"] = .array([ascending(field)] + orderFields.map { ascending($0.description) } + [byName])
             if let after { cursor.insert(.map(["timestampValue": .string(after.changeTime ?? "")]), at: 0) }
         }
         if let filter = Self.conjunction(filters) { query["where"] = filter }
         if !cursor.isEmpty { query["startAt"] = .map(["values": .array(cursor), "before": .bool(false)]) }
         return Array(CanonicalJSON.encodeInline(.map(["structuredQuery": .map(query)])).utf8)
+    }
+
+    /// The fields a query with `scope` must be ordered by before the name:
+    /// those of its inequalities (`<`, `<=`, `>`, `>=`, `!=`, `not-in`, and
+    /// `!= null`, `!= NaN`), each once, sorted, as Firestore orders such a
+    /// query implicitly. It refuses an order by name alone ("order by clause
+    /// cannot contain more fields after the key").
+    static func scopeOrderFields(_ scope: ScopeExpression?) -> [FieldPath] {
+        guard let scope else { return [] }
+        let paths = scope.comparisons.filter { $0.op.isRange || $0.op == .notEqual || $0.op == .notIn }.map(\.path)
+        return Set(paths).sorted { $0.description < $1.description }
+    }
+
+    /// The value at `path` in a document as the server sent it (a REST
+    /// value such as `{"integerValue": "4"}`), for a query cursor.
+    static func rawValue(of document: [String: Value], at path: FieldPath) -> Value? {
+        guard case .map(var fields)? = document["fields"] else { return nil }
+        for (index, segment) in path.segments.enumerated() {
+            guard let value = fields[segment] else { return nil }
+            if index == path.segments.count - 1 { return value }
+            guard case .map(let wrapper) = value, case .map(let map)? = wrapper["mapValue"], case .map(let inner)? = map["fields"] else { return nil }
+            fields = inner
+        }
+        return nil
     }
 
     /// The `timestampValue` of `field` in a document as the server sent it, if it is a timestamp.

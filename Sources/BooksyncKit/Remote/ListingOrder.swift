@@ -32,6 +32,15 @@ struct ListingOrder {
         lastName = name
     }
 
+    /// Accepts where the next answer of a query ordered by a scope's fields
+    /// continues (its cursor's values): it must never come back, or the
+    /// server is sending the same answers again.
+    mutating func accept(cursor: [Value], during: String) throws(RemoteError) {
+        guard tokens.insert(CanonicalJSON.encodeInline(.array(cursor)).hashValue).inserted else {
+            throw .malformedResponse(during: during, detail: "a query's answer ended where an earlier one did")
+        }
+    }
+
     /// Accepts a page's `nextPageToken` (nil: the last page); `documents` is
     /// how many the page listed.
     mutating func accept(pageToken: String?, documents: Int, during: String) throws(RemoteError) {

@@ -111,7 +111,7 @@ struct BaseSummary {
 
     /// The mark to ask from: the manifest's, or the watch's own when later.
     func mark(of base: Head) -> ChangeMark {
-        guard let own = ownMark, own.field == base.changesSince.field, own.time > base.changesSince.time else { return base.changesSince }
+        guard let own = ownMark, own.field == base.changesSince.field, own.scope == base.changesSince.scope, own.time > base.changesSince.time else { return base.changesSince }
         return own
     }
 
@@ -130,7 +130,7 @@ struct BaseSummary {
         }
         if !found.documents.isEmpty, let next = ChangeMark.after(field: field, readTime: found.readTime, unrecorded: []),
            next.time > mark(of: base).time {
-            ownMark = next
+            ownMark = ChangeMark(field: next.field, time: next.time, scope: base.changesSince.scope)
         }
         return true
     }
