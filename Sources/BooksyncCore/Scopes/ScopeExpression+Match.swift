@@ -8,12 +8,31 @@ extension ScopeExpression {
     /// 1.0`); a range (`<`, `>=`, …) matches only values of the value's own
     /// kind (numbers with numbers, strings with strings), never NaN; `==
     /// null` and `== NaN` match exactly those; `!=` and `not-in` skip null.
+    ///
+    /// And a document without a field of one of the scope's inequalities
+    /// matches nothing, even through another branch of an `or`: Firestore
+    /// orders such a query by those fields (`inequalityFields`), and
+    /// ordering by a field leaves out every document that lacks it.
     package func matches(_ fields: Fields) -> Bool {
+        inequalityFields.allSatisfy { $0.value(in: fields) != nil } && isSatisfied(by: fields)
+    }
+
+    /// The comparisons alone, without the rule on inequality fields.
+    private func isSatisfied(by fields: Fields) -> Bool {
         switch self {
-        case .and(let parts): parts.allSatisfy { $0.matches(fields) }
-        case .or(let parts): parts.contains { $0.matches(fields) }
+        case .and(let parts): parts.allSatisfy { $0.isSatisfied(by: fields) }
+        case .or(let parts): parts.contains { $0.isSatisfied(by: fields) }
         case .comparison(let path, let op, let value): Self.compare(path.value(in: fields), op, value)
         }
+    }
+
+    /// The fields of the scope's inequalities (`<`, `<=`, `>`, `>=`, `!=`,
+    /// `not-in`, with `!= null` and `!= NaN`), each once, sorted: a query
+    /// with the scope must be ordered by them before the document name, as
+    /// Firestore orders it implicitly (it refuses an order by name alone).
+    package var inequalityFields: [FieldPath] {
+        let paths = comparisons.filter { $0.op.isRange || $0.op == .notEqual || $0.op == .notIn }.map(\.path)
+        return Set(paths).sorted { $0.description < $1.description }
     }
 
     private static func compare(_ field: Value?, _ op: ScopeOperator, _ value: Value) -> Bool {

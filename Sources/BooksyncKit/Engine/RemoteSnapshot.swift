@@ -22,7 +22,7 @@ struct RemoteSnapshot: Sendable {
     /// has and the remote does not (a kept local change against a remote
     /// deletion), or a remote name that cannot be a record, is found only by
     /// listing every name, so the next command must.
-    func nextChangeMark(field: String, scope: ScopeExpression?, base: Manifest, fetchedLater: [RecordID: String] = [:]) -> ChangeMark? {
+    func nextChangeMark(field: String, scope: ScopeExpression? = nil, base: Manifest, fetchedLater: [RecordID: String] = [:]) -> ChangeMark? {
         guard listing.unusable.isEmpty else { return nil }
         let (unrecorded, notInBase) = unrecordedChangeTimes(base: base, fetchedLater: fetchedLater)
         // Every base id is listed exactly when the listed ids the base has are all of them.

@@ -307,15 +307,9 @@ public struct FirestoreRemote: RemoteCollection {
         return Array(CanonicalJSON.encodeInline(.map(["structuredQuery": .map(query)])).utf8)
     }
 
-    /// The fields a query with `scope` must be ordered by before the name:
-    /// those of its inequalities (`<`, `<=`, `>`, `>=`, `!=`, `not-in`, and
-    /// `!= null`, `!= NaN`), each once, sorted, as Firestore orders such a
-    /// query implicitly. It refuses an order by name alone ("order by clause
-    /// cannot contain more fields after the key").
+    /// The fields a query with `scope` is ordered by before the name (`ScopeExpression.inequalityFields`).
     static func scopeOrderFields(_ scope: ScopeExpression?) -> [FieldPath] {
-        guard let scope else { return [] }
-        let paths = scope.comparisons.filter { $0.op.isRange || $0.op == .notEqual || $0.op == .notIn }.map(\.path)
-        return Set(paths).sorted { $0.description < $1.description }
+        scope?.inequalityFields ?? []
     }
 
     /// The value at `path` in a document as the server sent it (a REST

@@ -20,6 +20,10 @@ import BooksyncTestSupport
         ("c", ["rating": .string("high"), "genre": .null, "tags": .string("classic"), "empty": .null, "nan": .double(.nan)]),
         ("d", ["rating": .double(2), "genre": .string("romance"), "count": .integer(10), "nan": .double(1)]),
         ("e", ["other": .bool(true)]),
+        // Matching one branch of an `or` but without the other's inequality
+        // field: Firestore leaves it out (the query is ordered by that field).
+        ("f", ["genre": .string("sf"), "rating": .integer(5)]),
+        ("g", ["genre": .string("sf"), "rating": .integer(5), "count": .integer(12)]),
     ]
 
     static let scopes: [String] = [
@@ -30,7 +34,7 @@ import BooksyncTestSupport
         "tags array-contains \"classic\"", "tags array-contains 1.0", "tags array-contains-any [\"new\", 1]",
         "stats.votes >= 5", "stats.votes < 5", "`first name` == \"Ann\"", "flag == true", "flag != true",
         "published >= {\"$timestamp\": \"2021-01-01T00:00:00Z\"}", "published < {\"$timestamp\": \"2021-01-01T00:00:00Z\"}",
-        "rating >= 4 and genre == \"sf\"", "genre == \"sf\" or count >= 10", "(rating >= 4 or count == 10) and genre != \"fantasy\"",
+        "rating >= 4 and genre == \"sf\"", "genre == \"sf\" or count >= 10", "genre == \"sf\" or count == 10", "(rating >= 4 or count == 10) and genre != \"fantasy\"",
         "missing == 1", "missing != 1",
     ]
 

@@ -18,6 +18,8 @@ import Testing
         let localFields: Fields?
         let remoteFields: Fields?
         let expected: SyncState
+        /// Whether the local record matches the collection's scope (config `"scope"`).
+        var localInScope = true
         var testDescription: String { name }
     }
 
@@ -78,11 +80,20 @@ import Testing
         Row(name: "invalid file, remote changed", base: base, local: .invalid([problem]), remote: .present(revision: "r2", hash: "sha256:r"), localFields: nil, remoteFields: nil, expected: .invalidLocal([problem])),
         Row(name: "invalid new file", base: nil, local: .invalid([problem]), remote: .absent, localFields: nil, remoteFields: nil, expected: .invalidLocal([problem])),
         Row(name: "invalid remote document", base: base, local: .present(hash: "sha256:base"), remote: .invalid(revision: "r2", [problem]), localFields: nil, remoteFields: nil, expected: .invalidRemote([problem])),
+        // scopes (config "scope"): nothing is deleted on either side
+        Row(name: "left the scope, file unchanged", base: base, local: .present(hash: "sha256:base"), remote: .outsideScope, localFields: nil, remoteFields: nil, expected: .leftScope),
+        Row(name: "left the scope, file modified", base: base, local: .present(hash: "sha256:l"), remote: .outsideScope, localFields: nil, remoteFields: nil, expected: .leftScope),
+        Row(name: "left the scope, file deleted", base: base, local: .absent, remote: .outsideScope, localFields: nil, remoteFields: nil, expected: .leftScope),
+        Row(name: "file of a document outside the scope", base: nil, local: .present(hash: "sha256:l"), remote: .outsideScope, localFields: nil, remoteFields: nil, expected: .outsideScope),
+        Row(name: "new record outside the scope", base: nil, local: .present(hash: "sha256:new"), remote: .absent, localFields: nil, remoteFields: nil, expected: .outsideScope, localInScope: false),
+        Row(name: "new record outside the scope offline", base: nil, local: .present(hash: "sha256:new"), remote: .notChecked, localFields: nil, remoteFields: nil, expected: .outsideScope, localInScope: false),
+        Row(name: "synced record edited out of the scope is pushed", base: base, local: .present(hash: "sha256:l"), remote: .present(revision: "r1", hash: nil), localFields: nil, remoteFields: nil, expected: .localChange(.modified), localInScope: false),
+        Row(name: "new on both sides, outside the scope here", base: nil, local: .present(hash: "sha256:l"), remote: .present(revision: "r2", hash: "sha256:r"), localFields: nil, remoteFields: nil, expected: .conflict(.bothAdded), localInScope: false),
     ]
 
     @Test(arguments: rows)
     func classify(_ row: Row) {
-        let state = SyncRules.classify(base: row.base, local: row.local, remote: row.remote) {
+        let state = SyncRules.classify(base: row.base, local: row.local, remote: row.remote, localInScope: { row.localInScope }) {
             guard let local = row.localFields, let remote = row.remoteFields else { return nil }
             return FieldMerge.merge(base: Self.baseFields, local: local, remote: remote)
         }
