@@ -96,7 +96,7 @@ import BooksyncTestSupport
         #expect(await initialize(["-q", "--firestore", "p", "--collection", "books"], in: scratch.path).exitCode == 0)
         let result = await initialize(["--git", "--require", "none"], in: scratch.path)
         #expect(result.exitCode == 2)
-        #expect(result.stderr.hasPrefix("booksync init: --require, --optional, --strict, --id-field, --change-field and --subcollection only apply when a collection is created; edit .booksync/config.json to change them"))
+        #expect(result.stderr.hasPrefix("booksync init: --require, --optional, --strict, --id-field, --change-field, --where and --subcollection only apply when a collection is created; edit .booksync/config.json to change them"))
     }
 
     /// `init DIR` as `git init DIR` and `clone … DIR`: the folder is created
