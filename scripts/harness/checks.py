@@ -1,0 +1,61 @@
+"""What the Python checks share: a tally of checks, and a pinned package in a
+virtual environment of its own under .build/ (kept between runs, rebuilt when
+the pinned version changes)."""
+import os
+import shutil
+import subprocess
+import sys
+
+from .booksync import REPOSITORY
+
+
+class Checks:
+    """Counts passed and failed checks; prints each failure as it happens."""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, condition, what):
+        if condition:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print("FAIL: " + what, flush=True)
+        return condition
+
+    def finish(self):
+        """Prints "N passed, M failed" and returns the exit code: 1 when a check failed."""
+        print("%d passed, %d failed" % (self.passed, self.failed))
+        return 1 if self.failed else 0
+
+
+class PinnedVenv:
+    """`.build/NAME` with `package==version` installed by pip from the registry."""
+
+    def __init__(self, name, package, version):
+        self.path = os.path.join(REPOSITORY, ".build", name)
+        self.requirement = "%s==%s" % (package, version)
+        self.marker = os.path.join(self.path, "installed-%s-%s" % (package, version))
+
+    @property
+    def python(self):
+        return os.path.join(self.path, "bin", "python")
+
+    def ensure(self):
+        """Creates the environment with the pinned package unless it is there."""
+        if os.path.exists(self.marker):
+            return
+        shutil.rmtree(self.path, ignore_errors=True)
+        print("creating %s with %s" % (os.path.relpath(self.path, REPOSITORY), self.requirement), flush=True)
+        subprocess.run([sys.executable, "-m", "venv", self.path], check=True, timeout=120, stdin=subprocess.DEVNULL)
+        subprocess.run([self.python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", self.requirement],
+                       check=True, timeout=600, stdin=subprocess.DEVNULL)
+        with open(self.marker, "w") as f:
+            f.write(self.requirement + "\n")
+
+    def run_inside(self, script, arguments):
+        """Replaces this process with `script` run by the environment's Python, `--in-venv` added."""
+        self.ensure()
+        os.execv(self.python, [self.python, os.path.abspath(script), *arguments, "--in-venv"])
+
