@@ -245,8 +245,8 @@ def markdown_table(rows):
 class BenchBase:
     """The state every scenario shares (binary, emulator host, work directory, rows,
     targets, notes, the counting proxy) and the helpers they use to run booksync and
-    the reference clients. The scenario mixins of bench_local, bench_remote and
-    bench_status, and bench_report, build on it."""
+    the reference clients. The scenario mixins of local, remote, status and the
+    others, and report, build on it."""
 
     def __init__(self, args):
         self.args = args
@@ -255,7 +255,7 @@ class BenchBase:
         self.work = os.path.abspath(args.workdir)
         self.rows = []
         self.remote_rows = []  # the rows of the remote scenarios, for the per-document table
-        self.change_field = False  # whether the binary has `init --change-field` (bench.py sets it)
+        self.change_field = False  # whether the binary has `init --change-field` (__main__.py sets it)
         self.targets = []  # (description, measured, MET/NOT MET, counts toward summary)
         self.notes = []
         self.runid = "b%x" % (int(time.time()) % 0xFFFFFF)

@@ -7,8 +7,8 @@ import signal
 import subprocess
 import time
 
+import harness.process
 from harness.booksync import Booksync, make_collection
-from harness.process import stop
 
 from .common import (GIT_ENV, RACY_WAIT, Row, changed_ids, edit_rating, fmt_ratio, fmt_time, peak_rss_kb,
                      run, touch_all, write_manifest)
@@ -123,7 +123,7 @@ class LocalScenarios:
             self.target("peak RSS of watch --no-sync on %s records ≤ 150 MB" % "{:,}".format(n), "%.1f MB" % peak, peak <= 150,
                         applies=(n >= 100_000))
         finally:
-            stop(watch, 30, signal.SIGINT)
+            harness.process.stop(watch, 30, signal.SIGINT)
             log.close()
 
     def local_pair(self, n, title, bs_cmd, bs_prep, bs_check, ref_label, ref_cmd, ref_env, ref_prep, ref_check,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The remote scenarios of scripts/bench: first pull, pull of 10 changes, push of N
 new and of 10 changed records, against the Firestore emulator and the reference
-clients of bench_reference.py, and the same first pull and push with a simulated
+clients of reference.py, and the same first pull and push with a simulated
 round trip per request (see __main__.py)."""
 import os
 import shutil
@@ -15,7 +15,7 @@ from .common import CHANGED, Proxy, Row, changed_ids, edit_rating, fmt_ratio, fm
 
 class RemoteScenarios:
     """Mixin of the Bench class (__main__.py): pull-all, pull-10, push-all, push-10 per
-    remote size (status-unchanged and status-10 come from bench_status), and the
+    remote size (status-unchanged and status-10 come from status.py), and the
     latency scenario."""
 
     def remote(self, n):

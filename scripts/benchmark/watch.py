@@ -20,9 +20,9 @@ import statistics
 import subprocess
 import time
 
+import harness.process
 from harness.booksync import make_collection
 from harness.emulator import Client, Error
-from harness.process import stop
 
 from .common import peak_rss_kb, run
 
@@ -169,7 +169,7 @@ class WatchScenarios:
             self.target("watch: peak RSS of a watch over %d records ≤ 150 MB" % records, "%.1f MB" % (peak / 1024.0),
                         0 < peak <= 150 * 1024)
         finally:
-            stop(process, 60, signal.SIGINT)
+            harness.process.stop(process, 60, signal.SIGINT)
             watcher.close()
             app_client.close()
             self.retarget(directory, self.proxy.host, self.host)
