@@ -61,7 +61,12 @@ def run(command, *, cwd=None, env=None, timeout=300, text=True, merge=False, rss
                 process = subprocess.Popen(spawned, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
                                            stderr=out if merge else err)
                 holder["process"] = process
-                _, status, _ = os.wait4(process.pid, 0)
+                try:
+                    _, status, _ = os.wait4(process.pid, 0)
+                except BaseException:  # an alarm or Ctrl-C in this process: the command does not outlive it
+                    process.kill()
+                    process.wait()
+                    raise
                 seconds = time.perf_counter() - start
             finally:
                 timer.cancel()
