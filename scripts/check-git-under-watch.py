@@ -24,7 +24,6 @@ Every check prints a line; the closing line is "N passed, M failed".
 Bounded: every wait has a deadline, and the watch is stopped at the end.
 """
 import argparse
-import json
 import os
 import signal
 import subprocess
@@ -44,19 +43,8 @@ def remote_state(host, project):
             for d in emulator.documents(host, project)}
 
 
-def titles(directory):
-    return {n[:-5]: json.load(open(os.path.join(directory, n), encoding="utf-8"))["title"]
-            for n in os.listdir(directory) if n.endswith(".json")}
-
-
-def set_titles(directory, title):
-    for name in os.listdir(directory):
-        if name.endswith(".json"):
-            path = os.path.join(directory, name)
-            record = json.load(open(path, encoding="utf-8"))
-            text = open(path, encoding="utf-8").read()
-            open(path, "w", encoding="utf-8").write(text.replace('"title": %s' % json.dumps(record["title"], ensure_ascii=False),
-                                                                   '"title": %s' % json.dumps(title), 1))
+def record_files(directory):
+    return [n for n in os.listdir(directory) if n.endswith(".json")]
 
 
 def main():
@@ -97,12 +85,12 @@ def main():
         git("init", "-q", "-b", "master")
         booksync("-q", "init", "--firestore", project, "--collection", "books")
         make_collection(directory, args.records, 5)
-        set_titles(directory, "A")
+        git_watch_replay.edit(directory, record_files(directory), "A")
         assert booksync("-q", "push").returncode == 0
         git("add", "-A")
         git("commit", "-q", "-m", "A")
         git("checkout", "-q", "-b", "b")
-        set_titles(directory, "B")
+        git_watch_replay.edit(directory, record_files(directory), "B")
         assert booksync("-q", "push").returncode == 0
         git("add", "-A")
         git("commit", "-q", "-m", "B")
@@ -119,7 +107,7 @@ def main():
 
         def settled_to_b():
             remote = remote_state(args.host, project)
-            return all(v[0] == "B" for v in remote.values()) and all(t == "B" for t in titles(directory).values()) \
+            return all(v[0] == "B" for v in remote.values()) and all(t == "B" for t in git_watch_replay.titles(directory).values()) \
                 and booksync("status", "--short", "--offline").stdout.strip() == ""
 
         for step, command in [("git checkout master (slow filter)", ["checkout", "-q", "master"]),

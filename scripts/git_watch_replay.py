@@ -23,7 +23,14 @@ GIT_IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
                 "GIT_COMMITTER_EMAIL": "t@example.invalid"}
 
 
+def titles(directory):
+    """id -> title of every record file."""
+    return {n[:-5]: json.load(open(os.path.join(directory, n), encoding="utf-8"))["title"]
+            for n in os.listdir(directory) if n.endswith(".json")}
+
+
 def edit(directory, names, title):
+    """Sets the title of the record files `names`, changing nothing else of them."""
     for name in names:
         path = os.path.join(directory, name)
         record = json.load(open(path, encoding="utf-8"))
@@ -68,10 +75,6 @@ def run(bin_path, host, scratch, records, name, steps, watched, make_collection)
     def git(*arguments):
         return process.run(["git", "-C", directory, *arguments], env=env)
 
-    def titles():
-        return {n[:-5]: json.load(open(os.path.join(directory, n), encoding="utf-8"))["title"]
-                for n in os.listdir(directory) if n.endswith(".json")}
-
     def remote():
         return {d["name"].rsplit("/", 1)[1]: d["fields"]["title"]["stringValue"] for d in emulator.documents(host, project)}
 
@@ -79,7 +82,7 @@ def run(bin_path, host, scratch, records, name, steps, watched, make_collection)
         deadline = time.time() + 60
         while time.time() < deadline:
             time.sleep(1.5)
-            if booksync("status", "--short", "--offline").stdout.strip() == "" and remote() == titles():
+            if booksync("status", "--short", "--offline").stdout.strip() == "" and remote() == titles(directory):
                 return True
         return False
 
@@ -123,7 +126,7 @@ def run(bin_path, host, scratch, records, name, steps, watched, make_collection)
             # What the sync left is committed, as a person versioning the directory would.
             git("add", "-A")
             git("commit", "-q", "-m", "synced after " + step[0])
-        return remote(), titles(), problems
+        return remote(), titles(directory), problems
     finally:
         if watch is not None:
             process.stop(watch, 30)
