@@ -63,16 +63,17 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import uuid
 
 from app_compat_editor_hint import run_editor_hint
 from app_compat_nested import run_nested
 from app_compat_subcollections import run_subcollections
-from check_support import Checks, PinnedVenv
+from harness import process
+from harness.booksync import REPOSITORY, Booksync, environment
+from harness.checks import Checks, PinnedVenv
+from harness.scratch import scratch as scratch_directory
 
 CLIENT_VERSION = "2.34.1"
-REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = PinnedVenv("app-compat-venv", "google-cloud-firestore", CLIENT_VERSION)
 COMMAND_TIMEOUT = 60
 RPC_TIMEOUT = 15
@@ -125,19 +126,7 @@ def documents(client):
     return result
 
 
-def booksync_env(host):
-    """booksync's environment: the emulator, no colour, no credentials or settings of the caller."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "GCLOUD_", "BOOKSYNC_"))}
-    env.update({"FIRESTORE_EMULATOR_HOST": host, "NO_COLOR": "1"})
-    return env
-
-
-def booksync(args, directory, env):
-    return subprocess.run(args, cwd=directory, env=env, capture_output=True, text=True,
-                          timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL)
-
-
-def run(bin_path, host):
+def run(booksync, host):
     os.environ["FIRESTORE_EMULATOR_HOST"] = host
     from google.cloud import firestore
 
@@ -153,22 +142,21 @@ def run(bin_path, host):
     for doc_id, snap in sorted(before.items()):
         checks.check(same(snap.to_dict(), written[doc_id]), "%s: the client reads back what it wrote" % doc_id)
 
-    env = booksync_env(host)
-    scratch = tempfile.mkdtemp(prefix="booksync-app-compat-")
+    scratch_dir = scratch_directory("app-compat")
+    scratch = scratch_dir.name
     try:
         root = os.path.join(scratch, "users")
         os.makedirs(root)
-        command = [bin_path, "init", "-q", "--firestore", project, "--collection", "users", "--require", "none", "--id-field", "none"]
-        result = booksync(command, root, env)
+        result = booksync(root, "init", "-q", "--firestore", project, "--collection", "users", "--require", "none", "--id-field", "none")
         if not checks.check(result.returncode == 0, "init: %s" % result.stderr):
             return checks
-        result = booksync([bin_path, "pull"], root, env)
+        result = booksync(root, "pull")
         checks.check(result.returncode == 0 and result.stdout.endswith("pulled 4\n"), "pull: %r %r" % (result.stdout, result.stderr))
         with open(os.path.join(root, "u1.json")) as f:
             record = json.load(f)
         checks.check(record.get("id") == "u1", "the record file keeps its id: %r" % record.get("id"))
         checks.check(record.get("big") == 9007199254740993 and record.get("score") == 4.0, "numbers in the file: %r %r" % (record.get("big"), record.get("score")))
-        result = booksync([bin_path, "status", "--short"], root, env)
+        result = booksync(root, "status", "--short")
         checks.check(result.returncode == 0 and result.stdout == "", "status after pull is clean: %r %r" % (result.stdout, result.stderr))
 
         # An editor changes one field and adds a record.
@@ -180,7 +168,7 @@ def run(bin_path, host):
             f.write(edited)
         with open(os.path.join(root, "added.json"), "w") as f:
             f.write('{"id": "added", "name": "Added", "n": 1, "x": 1.0, "when": {"$timestamp": "2024-05-01T12:00:00.000001Z"}}\n')
-        result = booksync([bin_path, "push"], root, env)
+        result = booksync(root, "push")
         checks.check(result.returncode == 0 and result.stdout.endswith("pushed 2\n"), "push: %r %r" % (result.stdout, result.stderr))
 
         after = {snap.id: snap for snap in users.stream(timeout=RPC_TIMEOUT)}
@@ -200,17 +188,17 @@ def run(bin_path, host):
         checks.check(isinstance(added.get("when"), datetime.datetime) and added["when"].microsecond == 1, "the added timestamp: %r" % added.get("when"))
 
         for args in (["push"], ["pull"]):
-            result = booksync([bin_path] + args, root, env)
+            result = booksync(root, *args)
             checks.check(result.returncode == 0 and result.stdout == "nothing to do\n", "%s again: %r %r" % (args[0], result.stdout, result.stderr))
-        result = booksync([bin_path, "status", "--short"], root, env)
+        result = booksync(root, "status", "--short")
         checks.check(result.returncode == 0 and result.stdout == "", "status at the end: %r" % result.stdout)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        scratch_dir.cleanup()
         client.close()
     return checks
 
 
-def run_change_field(bin_path, host, checks):
+def run_change_field(booksync, checks):
     """The change-field convention with Google's client: the app stamps every
     write with SERVER_TIMESTAMP (FieldValue.serverTimestamp() in Swift), and
     booksync's pushes stamp it too (init --change-field updatedAt)."""
@@ -222,26 +210,26 @@ def run_change_field(bin_path, host, checks):
     for i in range(3):
         books.document("b%d" % i).set({"id": "b%d" % i, "title": "Book %d" % i, "author": "A", "genre": "g",
                                        "updatedAt": firestore.SERVER_TIMESTAMP}, timeout=RPC_TIMEOUT)
-    env = booksync_env(host)
-    scratch = tempfile.mkdtemp(prefix="booksync-app-compat-")
+    scratch_dir = scratch_directory("app-compat")
+    scratch = scratch_dir.name
     try:
         root = os.path.join(scratch, "books")
         os.makedirs(root)
-        result = booksync([bin_path, "init", "-q", "--firestore", project, "--collection", "books", "--change-field", "updatedAt"], root, env)
+        result = booksync(root, "init", "-q", "--firestore", project, "--collection", "books", "--change-field", "updatedAt")
         if not checks.check(result.returncode == 0, "init --change-field: %s" % result.stderr):
             return
-        result = booksync([bin_path, "pull"], root, env)
+        result = booksync(root, "pull")
         checks.check(result.returncode == 0 and result.stdout.endswith("pulled 3\n"), "pull of stamped books: %r %r" % (result.stdout, result.stderr))
         with open(os.path.join(root, "b0.json")) as f:
             checks.check("updatedAt" not in json.load(f), "record files leave the change field out")
 
         # The app updates one field the way apps do (an update mask), stamping it.
         books.document("b1").update({"title": "Retitled by the app", "updatedAt": firestore.SERVER_TIMESTAMP}, timeout=RPC_TIMEOUT)
-        result = booksync([bin_path, "-v", "status", "--short"], root, env)
+        result = booksync(root, "-v", "status", "--short")
         checks.check(result.stdout == " M b1\n", "status finds the app's change: %r" % result.stdout)
         checks.check("read the 1 document whose 'updatedAt' is at or after" in result.stderr or "read the 3 documents whose 'updatedAt'" in result.stderr,
                      "status read only the changes: %r" % result.stderr)
-        result = booksync([bin_path, "pull"], root, env)
+        result = booksync(root, "pull")
         with open(os.path.join(root, "b1.json")) as f:
             checks.check(json.load(f).get("title") == "Retitled by the app", "pull applied the app's change")
 
@@ -252,7 +240,7 @@ def run_change_field(bin_path, host, checks):
         with open(path, "w") as f:
             f.write(text.replace('"Book 2"', '"Edited by hand"'))
         before = books.document("b2").get(timeout=RPC_TIMEOUT).get("updatedAt")
-        result = booksync([bin_path, "push"], root, env)
+        result = booksync(root, "push")
         checks.check(result.returncode == 0 and result.stdout.endswith("pushed 1\n"), "push: %r %r" % (result.stdout, result.stderr))
         snap = books.document("b2").get(timeout=RPC_TIMEOUT).to_dict()
         stamp = snap.get("updatedAt")
@@ -261,34 +249,35 @@ def run_change_field(bin_path, host, checks):
                      "push set updatedAt to the server time, as a timestamp the app reads as a date: %r after %r" % (stamp, before))
         with open(path) as f:
             checks.check("updatedAt" not in json.load(f), "the pushed file still has no updatedAt")
-        result = booksync([bin_path, "status", "--short"], root, env)
+        result = booksync(root, "status", "--short")
         checks.check(result.returncode == 0 and result.stdout == "", "status at the end: %r %r" % (result.stdout, result.stderr))
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        scratch_dir.cleanup()
         client.close()
 
 
-def run_swift_app(bin_path, example_path, host, checks):
+def run_swift_app(booksync, example_path, checks):
     """A DTO encoded by RecordEncoder, saved by RecordStore and pushed by the
     bookshelf example, read back by Google's client."""
     from google.cloud import firestore
 
     project = "app-compat-swift-" + uuid.uuid4().hex[:8]
     client = firestore.Client(project=project)
-    env = booksync_env(host)
-    scratch = tempfile.mkdtemp(prefix="booksync-app-compat-")
+    scratch_dir = scratch_directory("app-compat")
+    scratch = scratch_dir.name
     try:
         catalogue = os.path.join(scratch, "catalogue")
         shutil.copytree(os.path.join(REPOSITORY, "fixtures", "demo", "books"), catalogue)
         for args in (["init", "-q", "--firestore", project, "--collection", "books"], ["push", "-q"]):
-            result = booksync([bin_path] + args, catalogue, env)
+            result = booksync(catalogue, *args)
             if not checks.check(result.returncode == 0, "catalogue %s: %s" % (args[0], result.stderr)):
                 return
-        result = booksync([example_path, project, os.path.join(scratch, "laptop"), os.path.join(scratch, "phone")], scratch, env)
+        result = process.run([example_path, project, os.path.join(scratch, "laptop"), os.path.join(scratch, "phone")], cwd=scratch,
+                             env=booksync.env, timeout=COMMAND_TIMEOUT)
         checks.check(result.returncode == 0 and result.stdout.endswith("status on both devices: clean, in sync\n"),
                      "bookshelf-example: %r %r" % (result.stdout, result.stderr))
         # The example's BookDTO is what `booksync schema --swift` prints for the collection it made.
-        result = booksync([bin_path, "-C", os.path.join(scratch, "laptop"), "schema", "--swift", "BookDTO"], scratch, env)
+        result = booksync(os.path.join(scratch, "laptop"), "schema", "--swift", "BookDTO")
         with open(os.path.join(REPOSITORY, "Sources", "bookshelf-example", "BookDTO.swift")) as f:
             checks.check(result.returncode == 0 and result.stdout == f.read(),
                          "Sources/bookshelf-example/BookDTO.swift is not what 'booksync schema --swift BookDTO' prints: %r" % result.stdout)
@@ -320,7 +309,7 @@ def run_swift_app(bin_path, example_path, host, checks):
         checks.check(dune.get("isbn") == "978-0441013593" and isinstance(dune.get("sequel"), type(client.document("a/b"))),
                      "dune keeps the fields BookDTO does not declare: %r" % sorted(dune))
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        scratch_dir.cleanup()
         client.close()
 
 
@@ -346,12 +335,14 @@ def main():
         raise TimeoutError("gave up after %d s" % RUN_TIMEOUT)
     signal.signal(signal.SIGALRM, give_up)
     signal.alarm(RUN_TIMEOUT)
-    checks = run(bin_path, options.host)
-    run_change_field(bin_path, options.host, checks)
-    run_nested(bin_path, options.host, checks, booksync, booksync_env)
-    run_subcollections(bin_path, options.host, checks, booksync, booksync_env)
-    run_editor_hint(bin_path, options.host, checks, booksync, booksync_env)
-    run_swift_app(bin_path, example_path, options.host, checks)
+    # booksync's environment: the emulator, no colour, no credentials or settings of the caller.
+    booksync = Booksync(bin_path, env=environment(options.host, drop=("GOOGLE_", "GCLOUD_", "BOOKSYNC_")), timeout=COMMAND_TIMEOUT)
+    checks = run(booksync, options.host)
+    run_change_field(booksync, checks)
+    run_nested(booksync, checks)
+    run_subcollections(booksync, checks)
+    run_editor_hint(booksync, checks)
+    run_swift_app(booksync, example_path, checks)
     signal.alarm(0)
     return checks.finish()
 

@@ -11,9 +11,9 @@ Firestore and in the folder, and booksync says so.
 
 import json
 import os
-import shutil
-import tempfile
 import uuid
+
+from harness.scratch import scratch as scratch_directory
 
 RPC_TIMEOUT = 15
 
@@ -30,7 +30,8 @@ def write_json(root, relative, record):
         json.dump(record, f, indent=2, ensure_ascii=False)
 
 
-def run_subcollections(bin_path, host, checks, booksync, booksync_env):
+def run_subcollections(booksync, checks):
+    """`booksync`: a harness.booksync.Booksync against the emulator the client uses."""
     from google.cloud import firestore
 
     project = "app-compat-sub-" + uuid.uuid4().hex[:8]
@@ -42,16 +43,16 @@ def run_subcollections(bin_path, host, checks, booksync, booksync_env):
     reviews.document("r2").set({"id": "r2", "rating": 5, "stats": {"likes": 0, "views": 0}}, timeout=RPC_TIMEOUT)
     # A review of a book that has no document: Firestore allows it, and so does booksync.
     books.document("ghost").collection("reviews").document("g1").set({"id": "g1", "rating": 2}, timeout=RPC_TIMEOUT)
-    env = booksync_env(host)
-    scratch = tempfile.mkdtemp(prefix="booksync-app-compat-")
+    scratch_dir = scratch_directory("app-compat")
+    scratch = scratch_dir.name
     try:
         root = os.path.join(scratch, "books")
         os.makedirs(root)
-        result = booksync([bin_path, "init", "-q", "--firestore", project, "--collection", "books", "--subcollection", "reviews",
-                           "--subcollection-require", "reviews:rating:integer"], root, env)
+        result = booksync(root, "init", "-q", "--firestore", project, "--collection", "books", "--subcollection", "reviews",
+                          "--subcollection-require", "reviews:rating:integer")
         if not checks.check(result.returncode == 0, "init --subcollection: %s" % result.stderr):
             return
-        result = booksync([bin_path, "pull"], root, env)
+        result = booksync(root, "pull")
         checks.check(result.returncode == 0, "first pull of books with reviews: %r %r" % (result.stdout, result.stderr))
         checks.check(read_json(root, "dune/reviews/r1.json") == {"id": "r1", "rating": 4, "stats": {"likes": 1, "views": 10}},
                      "the review is a file in the book's folder")
@@ -63,15 +64,15 @@ def run_subcollections(bin_path, host, checks, booksync, booksync_env):
         record["rating"] = 5
         write_json(root, "dune/reviews/r1.json", record)
         reviews.document("r1").update({"stats.likes": 2}, timeout=RPC_TIMEOUT)
-        result = booksync([bin_path, "status", "--short"], root, env)
+        result = booksync(root, "status", "--short")
         checks.check(result.stdout == "MM dune/reviews/r1\n", "status names the review by its path: %r" % result.stdout)
-        result = booksync([bin_path, "pull"], root, env)
+        result = booksync(root, "pull")
         checks.check(result.returncode == 0, "pull merges the review: %r %r" % (result.stdout, result.stderr))
         checks.check(read_json(root, "dune/reviews/r1.json") == {"id": "r1", "rating": 5, "stats": {"likes": 2, "views": 10}},
                      "the review file holds both changes")
         # The editor writes a new review; push publishes both by path.
         write_json(root, "dune/reviews/r3.json", {"id": "r3", "rating": 3, "text": "slow start"})
-        result = booksync([bin_path, "push"], root, env)
+        result = booksync(root, "push")
         checks.check(result.returncode == 0 and "dune/reviews/r3" in result.stdout, "push of the reviews: %r %r" % (result.stdout, result.stderr))
         r1 = reviews.document("r1").get(timeout=RPC_TIMEOUT).to_dict()
         checks.check(r1 == {"id": "r1", "rating": 5, "stats": {"likes": 2, "views": 10}} and type(r1["rating"]) is int,
@@ -86,14 +87,14 @@ def run_subcollections(bin_path, host, checks, booksync, booksync_env):
 
         # The app deletes the book: its reviews stay in Firestore, and in the folder after a pull.
         books.document("dune").delete(timeout=RPC_TIMEOUT)
-        result = booksync([bin_path, "pull"], root, env)
+        result = booksync(root, "pull")
         checks.check(result.returncode == 0 and "3 subcollection records remain" in result.stderr,
                      "pull of a deleted book warns about its reviews: %r %r" % (result.stdout, result.stderr))
         checks.check(not os.path.exists(os.path.join(root, "dune.json")) and os.path.exists(os.path.join(root, "dune/reviews/r2.json")),
                      "the book's file is gone, its reviews' files are not")
         checks.check(reviews.document("r2").get(timeout=RPC_TIMEOUT).exists, "the reviews are still in Firestore")
-        result = booksync([bin_path, "status", "--short"], root, env)
+        result = booksync(root, "status", "--short")
         checks.check(result.returncode == 0 and result.stdout == "", "status at the end: %r %r" % (result.stdout, result.stderr))
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        scratch_dir.cleanup()
         client.close()

@@ -47,20 +47,16 @@ import json
 import os
 import random
 import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 import uuid
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import chaos_app_writes  # noqa: E402
-import chaos_resolve  # noqa: E402
-import chaos_subcollections  # noqa: E402
-from check_support import emulator_documents  # noqa: E402
+import chaos_app_writes
+import chaos_resolve
+import chaos_subcollections
+from harness.booksync import Booksync, environment, make_collection
+from harness.emulator import Client
+from harness.scratch import scratch as scratch_directory
 
 # The commands killed, in turn.
 KINDS = ["push", "pull", "resolve", "watch"] + ["app-" + c for c in chaos_app_writes.COMMANDS]
@@ -69,43 +65,17 @@ KINDS = ["push", "pull", "resolve", "watch"] + ["app-" + c for c in chaos_app_wr
 INIT_OPTIONS = []
 
 
-def rest(host, method, path, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request("http://%s%s" % (host, path), data=data, method=method,
-                                     headers={"Authorization": "Bearer owner", "Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        text = response.read()
-    return json.loads(text) if text else None
-
-
 def remote_documents(host, project):
     """id -> updateTime of every document in books (and of its reviews with --subcollections)."""
-    docs = {d["name"].rsplit("/", 1)[1]: d["updateTime"] for d in emulator_documents(host, project, mask=["__name__"])}
-    if INIT_OPTIONS:
-        docs.update(chaos_subcollections.remote_reviews(rest, host, project))
+    with Client(host, project, timeout=30) as client:
+        docs = {d["name"].rsplit("/", 1)[1]: d["updateTime"] for d in client.list("books", mask=["__name__"])}
+        if INIT_OPTIONS:
+            docs.update(chaos_subcollections.remote_reviews(client))
     return docs
 
 
-def run(bin_path, directory, args, host, timeout=300):
-    env = dict(os.environ, FIRESTORE_EMULATOR_HOST=host, NO_COLOR="1")
-    return subprocess.run([bin_path, "-C", directory] + args, env=env, capture_output=True, text=True, timeout=timeout)
-
-
-def run_and_kill(bin_path, directory, args, host, delay):
-    """Starts booksync and sends SIGKILL after `delay` seconds (if it is still running)."""
-    env = dict(os.environ, FIRESTORE_EMULATOR_HOST=host, NO_COLOR="1")
-    process = subprocess.Popen([bin_path, "-C", directory] + args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        process.wait(timeout=delay)
-        return False
-    except subprocess.TimeoutExpired:
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=30)
-        return True
-
-
 def make_records(directory, count, seed):
-    subprocess.run([sys.executable, os.path.join(HERE, "make-collection.py"), directory, str(count), str(seed)], check=True)
+    make_collection(directory, count, seed)
     if INIT_OPTIONS:
         chaos_subcollections.add_reviews(directory, random.Random(seed))
 
@@ -127,27 +97,27 @@ def edit_some(directory, rng, count):
     for name in rng.sample(names, min(len(names), max(1, count // 20))):
         if os.path.exists(os.path.join(directory, name)):
             os.remove(os.path.join(directory, name))
-    extra = tempfile.mkdtemp()
-    subprocess.run([sys.executable, os.path.join(HERE, "make-collection.py"), extra, str(max(1, count // 10)), str(rng.randint(1000, 9999))], check=True)
-    for name in os.listdir(extra):
-        shutil.copy(os.path.join(extra, name), os.path.join(directory, "new-" + name))
-        path = os.path.join(directory, "new-" + name)
-        text = open(path, encoding="utf-8").read()
-        record_id = name[:-5]
-        open(path, "w", encoding="utf-8").write(text.replace('"id": "%s"' % record_id, '"id": "new-%s"' % record_id, 1))
-    shutil.rmtree(extra)
+    with scratch_directory("chaos-new") as extra:
+        make_collection(extra, max(1, count // 10), rng.randint(1000, 9999))
+        for name in os.listdir(extra):
+            shutil.copy(os.path.join(extra, name), os.path.join(directory, "new-" + name))
+            path = os.path.join(directory, "new-" + name)
+            text = open(path, encoding="utf-8").read()
+            record_id = name[:-5]
+            open(path, "w", encoding="utf-8").write(text.replace('"id": "%s"' % record_id, '"id": "new-%s"' % record_id, 1))
     if INIT_OPTIONS:
         chaos_subcollections.edit_reviews(directory, rng, count)
 
 
-def problems_after(bin_path, directory, host, project, scratch, synced_through=None):
+def problems_after(booksync, directory, host, project, scratch, synced_through=None):
     """Everything wrong with a directory that should now equal the remote.
 
-    `synced_through` is the endpoint the directory was synced with when that is
-    not `host` (a fault proxy): its sync state belongs to that target, so its
-    status is asked there; the remote's documents are read from `host`."""
+    `booksync` runs against `host`; `synced_through` is the endpoint the directory
+    was synced with when that is not `host` (a fault proxy): its sync state belongs
+    to that target, so its status is asked there; the remote's documents are read
+    from `host`."""
     problems = []
-    status = run(bin_path, directory, ["status", "--short"], synced_through or host)
+    status = booksync(directory, "status", "--short", host=synced_through)
     if status.returncode != 0 or status.stdout.strip():
         problems.append("status not clean (exit %d): %s" % (status.returncode, status.stdout.strip()[:300]))
     for root, _, files in os.walk(directory):
@@ -156,7 +126,7 @@ def problems_after(bin_path, directory, host, project, scratch, synced_through=N
         leftovers = [f for f in files if ".booksync-tmp-" in f or (".booksync-swap-" in f and not recovered)]
         if leftovers:
             problems.append("temporary files left in %s: %s" % (root, leftovers[:3]))
-    validate = run(bin_path, directory, ["-q", "validate"], synced_through or host)
+    validate = booksync(directory, "-q", "validate", host=synced_through)
     if validate.returncode != 0:
         problems.append("invalid files: " + validate.stdout.strip()[:300])
     records = local_records(directory)
@@ -166,8 +136,8 @@ def problems_after(bin_path, directory, host, project, scratch, synced_through=N
             len(remote), len(records), sorted(set(records) - set(remote))[:3], sorted(set(remote) - set(records))[:3]))
     fresh = os.path.join(scratch, "fresh-%d" % random.randint(0, 10**9))
     os.makedirs(fresh)
-    run(bin_path, fresh, ["-q", "init", "--firestore", project, "--collection", "books"] + INIT_OPTIONS, host)
-    pulled = run(bin_path, fresh, ["-q", "pull"], host)
+    booksync(fresh, "-q", "init", "--firestore", project, "--collection", "books", *INIT_OPTIONS, host=host)
+    pulled = booksync(fresh, "-q", "pull", host=host)
     if pulled.returncode != 0:
         problems.append("fresh pull failed: " + pulled.stdout[-300:] + pulled.stderr[-300:])
     fresh_records = local_records(fresh)
@@ -197,11 +167,11 @@ def trial(index, kind, args, scratch, rng):
     project = "chaos-%d-%s" % (index, uuid.uuid4().hex[:12])  # never reused, even with the same seed
     directory = os.path.join(scratch, "trial-%d" % index)
     os.makedirs(directory)
-    host, bin_path = args.host, args.bin
-    run(bin_path, directory, ["-q", "init", "--firestore", project, "--collection", "books"] + INIT_OPTIONS, host)
+    booksync = args.booksync
+    booksync(directory, "-q", "init", "--firestore", project, "--collection", "books", *INIT_OPTIONS)
     if kind == "watch":
         make_records(directory, args.records, rng.randint(0, 10**6))
-        first = run(bin_path, directory, ["-q", "push"], host)
+        first = booksync(directory, "-q", "push")
         if first.returncode != 0:
             return ["setup push failed: " + first.stdout[-200:]], False
         edit_some(directory, rng, args.records)
@@ -210,7 +180,7 @@ def trial(index, kind, args, scratch, rng):
     elif kind == "push":
         make_records(directory, args.records, rng.randint(0, 10**6))
         if rng.random() < 0.5:  # start from a synced state with pending edits
-            first = run(bin_path, directory, ["-q", "push"], host)
+            first = booksync(directory, "-q", "push")
             if first.returncode != 0:
                 return ["setup push failed: " + first.stdout[-200:]], False
             edit_some(directory, rng, args.records)
@@ -218,36 +188,36 @@ def trial(index, kind, args, scratch, rng):
     elif kind == "pull":
         source = os.path.join(scratch, "source-%d" % index)
         os.makedirs(source)
-        run(bin_path, source, ["-q", "init", "--firestore", project, "--collection", "books"] + INIT_OPTIONS, host)
+        booksync(source, "-q", "init", "--firestore", project, "--collection", "books", *INIT_OPTIONS)
         make_records(source, args.records, rng.randint(0, 10**6))
-        if run(bin_path, source, ["-q", "push"], host).returncode != 0:
+        if booksync(source, "-q", "push").returncode != 0:
             return ["setup push failed"], False
         if rng.random() < 0.5:  # pull changes into a synced directory
-            run(bin_path, directory, ["-q", "pull"], host)
+            booksync(directory, "-q", "pull")
             edit_some(source, rng, args.records)
-            if run(bin_path, source, ["-q", "push", "--force"], host).returncode != 0:
+            if booksync(source, "-q", "push", "--force").returncode != 0:
                 return ["setup push of edits failed"], False
         command = ["pull"]
     else:
         make_records(directory, args.records, rng.randint(0, 10**6))
         source = os.path.join(scratch, "source-%d" % index)
         os.makedirs(source)
-        prepared = chaos_resolve.prepare(run, bin_path, directory, source, host,
-                                         ["--firestore", project, "--collection", "books"] + INIT_OPTIONS, rng)
+        prepared = chaos_resolve.prepare(booksync, directory, source, ["--firestore", project, "--collection", "books"] + INIT_OPTIONS,
+                                         rng)
         if isinstance(prepared, str):
             return [prepared], False
         command, resolved_ids, choice = prepared
     delay = rng.uniform(0.0, args.windows[kind])
-    killed = run_and_kill(bin_path, directory, command, host, delay)
+    killed, _ = booksync.signal_after(directory, command, delay)
     problems = []
     if kind == "resolve":
-        rerun = run(bin_path, directory, command, host)
-        problems += chaos_resolve.problems_after_rerun(run, bin_path, directory, host, rerun, resolved_ids, choice)
+        rerun = booksync(directory, *command)
+        problems += chaos_resolve.problems_after_rerun(booksync, directory, rerun, resolved_ids, choice)
     else:
-        rerun = run(bin_path, directory, (["push"] if kind == "watch" else command) + ["--force"], host)
+        rerun = booksync(directory, *(["push"] if kind == "watch" else command), "--force")
         if rerun.returncode != 0 or "conflict" in rerun.stdout or "remote changed" in rerun.stdout:
             problems.append("rerun exit %d: %s" % (rerun.returncode, (rerun.stdout + rerun.stderr)[-400:]))
-    problems += problems_after(bin_path, directory, host, project, scratch)
+    problems += problems_after(booksync, directory, args.host, project, scratch)
     print("trial %3d %-7s kill after %.2fs%s: %s" % (
         index, kind, delay, "" if killed else " (finished first)", "ok" if not problems else "FAILED"), flush=True)
     for p in problems:
@@ -271,11 +241,10 @@ def main():
     if args.subcollections:
         INIT_OPTIONS.extend(chaos_subcollections.INIT_ARGUMENTS)
     rng = random.Random(args.seed)
-    scratch = tempfile.mkdtemp(prefix="booksync-chaos-")
-    # A killed watch leaves its socket behind: in the scratch folder, not in /tmp/booksync-UID.
-    os.environ["BOOKSYNC_WATCH_DIR"] = os.path.join(scratch, "watchers")
-    started = time.time()
-    try:
+    with scratch_directory("chaos") as scratch:
+        # A killed watch leaves its socket behind: in the scratch folder, not in /tmp/booksync-UID.
+        args.booksync = Booksync(args.bin, env=environment(args.host, BOOKSYNC_WATCH_DIR=os.path.join(scratch, "watchers")))
+        started = time.time()
         if args.window is None:
             # Calibrate: how long an uninterrupted push of this size takes, after
             # a first one that warms up the emulator (its first writes are slow).
@@ -283,10 +252,11 @@ def main():
             for attempt in range(2):
                 directory = os.path.join(scratch, "calibrate-%d" % attempt)
                 os.makedirs(directory)
-                run(args.bin, directory, ["-q", "init", "--firestore", "chaos-calibrate-" + uuid.uuid4().hex[:12], "--collection", "books"] + INIT_OPTIONS, args.host)
+                args.booksync(directory, "-q", "init", "--firestore", "chaos-calibrate-" + uuid.uuid4().hex[:12], "--collection", "books",
+                              *INIT_OPTIONS)
                 make_records(directory, args.records, 1)
                 t = time.time()
-                run(args.bin, directory, ["-q", "push"], args.host)
+                args.booksync(directory, "-q", "push")
                 timings.append(time.time() - t)
                 shutil.rmtree(directory)
             args.window = max(0.05, timings[-1])
@@ -322,8 +292,6 @@ def main():
             print("chaos: FAILED: fewer than a third of the kills landed while booksync ran, so crashes were not tested")
             return 1
         return 1 if failed else 0
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -32,21 +32,21 @@ def _edit(directory, ids, changes):
             f.write(make_collection.canonical(record))
 
 
-def prepare(run, bin_path, directory, source, host, init_args, rng):
+def prepare(booksync, directory, source, init_args, rng):
     """Leaves `directory` (records made, not yet pushed) with stored conflicts.
     Returns (resolve command, ids, choice), or a setup problem as a string."""
-    if run(bin_path, directory, ["-q", "push"], host).returncode != 0:
+    if booksync(directory, "-q", "push").returncode != 0:
         return "setup push failed"
-    run(bin_path, source, ["-q", "init"] + init_args, host)
-    if run(bin_path, source, ["-q", "pull"], host).returncode != 0:
+    booksync(source, "-q", "init", *init_args)
+    if booksync(source, "-q", "pull").returncode != 0:
         return "setup pull of the second directory failed"
     names = sorted(n[:-5] for n in os.listdir(directory) if n.endswith(".json"))
     ids = sorted(rng.sample(names, max(4, len(names) // 4)))
     _edit(source, ids, {"genre": "remote", "pages": 2})
-    if run(bin_path, source, ["-q", "push"], host).returncode != 0:
+    if booksync(source, "-q", "push").returncode != 0:
         return "setup push of the remote edits failed"
     _edit(directory, ids, {"genre": "local", "year": 1})
-    pulled = run(bin_path, directory, ["pull"], host)
+    pulled = booksync(directory, "pull")
     conflicts = pulled.stdout.count("conflict")
     if conflicts < len(ids):
         return "setup pull reported %d conflicts for %d records: %s" % (conflicts, len(ids), pulled.stdout[-300:])
@@ -54,7 +54,7 @@ def prepare(run, bin_path, directory, source, host, init_args, rng):
     return ["resolve", choice] + ids, ids, choice
 
 
-def problems_after_rerun(run, bin_path, directory, host, rerun, ids, choice):
+def problems_after_rerun(booksync, directory, rerun, ids, choice):
     """What is wrong once the killed resolve was run again and push published it."""
     problems = []
     # A record the killed run settled is no conflict any more; anything else is a failure.
@@ -62,7 +62,7 @@ def problems_after_rerun(run, bin_path, directory, host, rerun, ids, choice):
               if not any(notice in line for notice in NOTICES)]
     if rerun.returncode not in (0, 1) or others or "conflict" in rerun.stdout.replace("unresolved conflict", ""):
         problems.append("resolve rerun exit %d: %s" % (rerun.returncode, (rerun.stdout + rerun.stderr)[-400:]))
-    pushed = run(bin_path, directory, ["push"], host)
+    pushed = booksync(directory, "push")
     if pushed.returncode != 0 or "conflict" in pushed.stdout or "remote changed" in pushed.stdout:
         problems.append("push after resolve exit %d (a resolution was lost): %s" % (pushed.returncode, (pushed.stdout + pushed.stderr)[-400:]))
     genre = "local" if choice == "--ours" else "remote"

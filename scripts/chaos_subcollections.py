@@ -4,10 +4,7 @@ books with reviews as folders (`<book>/reviews/r<k>.json` = document
 both sides enumerated with their path ids (`<book>/reviews/r<k>`).
 """
 
-import json
 import os
-import urllib.parse
-import urllib.request
 
 INIT_ARGUMENTS = ["--subcollection", "reviews"]
 
@@ -62,16 +59,10 @@ def local_records(directory):
     return records
 
 
-def remote_reviews(rest, host, project):
-    """Path id -> updateTime of every review below books, by one collection-group query."""
-    root = "projects/%s/databases/(default)/documents" % project
-    query = {"structuredQuery": {"from": [{"collectionId": "reviews", "allDescendants": True}],
-                                 "select": {"fields": [{"fieldPath": "__name__"}]}}}
-    answer = rest(host, "POST", "/v1/" + urllib.parse.quote(root) + ":runQuery", query)
-    prefix = root + "/books/"
-    return {d["document"]["name"][len(prefix):]: d["document"]["updateTime"]
-            for d in answer if "document" in d and d["document"]["name"].startswith(prefix)}
-
-
-def dumps(value):
-    return json.dumps(value)
+def remote_reviews(client):
+    """Path id -> updateTime of every review below books, by one collection-group query
+    (`client`: a harness.emulator.Client of the project)."""
+    answer = client.query({"from": [{"collectionId": "reviews", "allDescendants": True}],
+                           "select": {"fields": [{"fieldPath": "__name__"}]}})
+    prefix = client.name("books/")
+    return {d["name"][len(prefix):]: d["updateTime"] for d in answer if d["name"].startswith(prefix)}

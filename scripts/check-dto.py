@@ -23,9 +23,10 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
-from check_support import REPOSITORY, Checks
+from harness.booksync import REPOSITORY, Booksync
+from harness.checks import Checks
+from harness.scratch import scratch
 
 MODULES = ["BooksyncCore", "BooksyncKit", "BooksyncCodable", "BooksyncStore", "BooksyncURLSession"]
 
@@ -53,11 +54,13 @@ def main():
     checks = Checks()
     check = checks.check
 
-    work = tempfile.mkdtemp(prefix="booksync-dto-")
-    try:
+    booksync = Booksync(binary, timeout=60)
+    with scratch("dto") as work:
         root = os.path.join(work, "books")
         shutil.copytree(os.path.join(REPOSITORY, "fixtures", "demo", "books"), root)
-        run = lambda *args: subprocess.run([binary, "-C", root, *args], capture_output=True, text=True, timeout=60)
+
+        def run(*args):
+            return booksync(root, *args)
         result = run("-q", "init", "--firestore", "demo-dto", "--collection", "books")
         check(result.returncode == 0, "init: " + result.stderr)
         config_path = os.path.join(root, ".booksync", "config.json")
@@ -108,8 +111,6 @@ def main():
         compiled = subprocess.run(["swiftc", "-typecheck", "-swift-version", "6", "-I", os.path.join(build, "Modules"),
                                    os.path.join(work, "NamesDTO.swift")], capture_output=True, text=True, timeout=300)
         check(compiled.returncode == 0, "the DTO of fixtures/dto/names-schema.json does not compile:\n%s\n%s" % (compiled.stderr[-3000:], source.stdout))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     return checks.finish()
 
 

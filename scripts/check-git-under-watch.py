@@ -24,41 +24,27 @@ Every check prints a line; the closing line is "N passed, M failed".
 Bounded: every wait has a deadline, and the watch is stopped at the end.
 """
 import argparse
-import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import git_watch_replay  # noqa: E402
-from check_support import emulator_documents  # noqa: E402
+import git_watch_replay
+from harness import emulator, process
+from harness.booksync import Booksync, environment, make_collection
+from harness.scratch import scratch as scratch_directory
 
 
 def remote_state(host, project):
     """id -> (title, createTime) of every document of books."""
     return {d["name"].rsplit("/", 1)[1]: (d["fields"].get("title", {}).get("stringValue"), d["createTime"])
-            for d in emulator_documents(host, project)}
+            for d in emulator.documents(host, project)}
 
 
-def titles(directory):
-    return {n[:-5]: json.load(open(os.path.join(directory, n), encoding="utf-8"))["title"]
-            for n in os.listdir(directory) if n.endswith(".json")}
-
-
-def set_titles(directory, title):
-    for name in os.listdir(directory):
-        if name.endswith(".json"):
-            path = os.path.join(directory, name)
-            record = json.load(open(path, encoding="utf-8"))
-            text = open(path, encoding="utf-8").read()
-            open(path, "w", encoding="utf-8").write(text.replace('"title": %s' % json.dumps(record["title"], ensure_ascii=False),
-                                                                   '"title": %s' % json.dumps(title), 1))
+def record_files(directory):
+    return [n for n in os.listdir(directory) if n.endswith(".json")]
 
 
 def main():
@@ -67,9 +53,10 @@ def main():
     parser.add_argument("--host", required=True)
     parser.add_argument("--records", type=int, default=200)
     args = parser.parse_args()
-    scratch = tempfile.mkdtemp(prefix="booksync-git-watch-")
-    env = dict(os.environ, FIRESTORE_EMULATOR_HOST=args.host, NO_COLOR="1", BOOKSYNC_WATCH_DIR=os.path.join(scratch, "watchers"),
-               GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
+    scratch_dir = scratch_directory("git-watch")
+    scratch = scratch_dir.name
+    env = environment(args.host, BOOKSYNC_WATCH_DIR=os.path.join(scratch, "watchers"), **git_watch_replay.GIT_IDENTITY)
+    binary = Booksync(args.bin, env=env)
     directory = os.path.join(scratch, "books")
     os.makedirs(directory)
     project = "git-watch-" + uuid.uuid4().hex[:12]
@@ -79,11 +66,11 @@ def main():
         results.append(ok)
         print("%s %s%s" % ("ok  " if ok else "FAIL", name, "" if ok else ": " + detail), flush=True)
 
-    def booksync(*arguments, timeout=300):
-        return subprocess.run([args.bin, "-C", directory] + list(arguments), env=env, capture_output=True, text=True, timeout=timeout)
+    def booksync(*arguments):
+        return binary(directory, *arguments)
 
-    def git(*arguments, timeout=300):
-        return subprocess.run(["git", "-C", directory] + list(arguments), env=env, capture_output=True, text=True, timeout=timeout)
+    def git(*arguments):
+        return process.run(["git", "-C", directory, *arguments], env=env)
 
     def wait_until(condition, seconds):
         deadline = time.time() + seconds
@@ -97,13 +84,13 @@ def main():
     try:
         git("init", "-q", "-b", "master")
         booksync("-q", "init", "--firestore", project, "--collection", "books")
-        subprocess.run([sys.executable, os.path.join(HERE, "make-collection.py"), directory, str(args.records), "5"], check=True)
-        set_titles(directory, "A")
+        make_collection(directory, args.records, 5)
+        git_watch_replay.edit(directory, record_files(directory), "A")
         assert booksync("-q", "push").returncode == 0
         git("add", "-A")
         git("commit", "-q", "-m", "A")
         git("checkout", "-q", "-b", "b")
-        set_titles(directory, "B")
+        git_watch_replay.edit(directory, record_files(directory), "B")
         assert booksync("-q", "push").returncode == 0
         git("add", "-A")
         git("commit", "-q", "-m", "B")
@@ -115,12 +102,12 @@ def main():
         with open(os.path.join(directory, ".git", "info", "attributes"), "w") as attributes:
             attributes.write("*.json filter=slow\n")
         log = open(os.path.join(scratch, "watch.log"), "w")
-        watch = subprocess.Popen([args.bin, "-C", directory, "watch", "--interval", "0.5"], env=env, stdout=log, stderr=subprocess.STDOUT)
+        watch = binary.start(directory, "watch", "--interval", "0.5", stdout=log, stderr=subprocess.STDOUT)
         time.sleep(3)
 
         def settled_to_b():
             remote = remote_state(args.host, project)
-            return all(v[0] == "B" for v in remote.values()) and all(t == "B" for t in titles(directory).values()) \
+            return all(v[0] == "B" for v in remote.values()) and all(t == "B" for t in git_watch_replay.titles(directory).values()) \
                 and booksync("status", "--short", "--offline").stdout.strip() == ""
 
         for step, command in [("git checkout master (slow filter)", ["checkout", "-q", "master"]),
@@ -171,21 +158,16 @@ def main():
         check("the watch says it waits for git", said, open(os.path.join(scratch, "watch.log")).read()[-400:])
         git("merge", "--abort")
         if watch is not None:
-            watch.send_signal(signal.SIGINT)
-            watch.wait(timeout=30)
+            process.stop(watch, 30, signal.SIGINT)
             watch = None
         # git stash pop and git rebase under a watch, against sync after each step.
         git_watch_replay.check(args.bin, args.host, scratch, 40,
-                               lambda d, n: subprocess.run([sys.executable, os.path.join(HERE, "make-collection.py"), d, str(n), "9"], check=True),
+                               lambda d, n: make_collection(d, n, 9),
                                check)
     finally:
         if watch is not None:
-            watch.send_signal(signal.SIGINT)
-            try:
-                watch.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                watch.kill()
-        shutil.rmtree(scratch, ignore_errors=True)
+            process.stop(watch, 30, signal.SIGINT)
+        scratch_dir.cleanup()
     passed = sum(1 for r in results if r)
     print("%d passed, %d failed" % (passed, len(results) - passed))
     return 0 if passed == len(results) else 1

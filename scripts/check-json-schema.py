@@ -27,12 +27,11 @@ import glob
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 
-from check_support import REPOSITORY, Checks, PinnedVenv
+from harness.booksync import REPOSITORY, Booksync
+from harness.checks import Checks, PinnedVenv
+from harness.scratch import scratch
 
 VALIDATOR_VERSION = "4.23.0"
 VENV = PinnedVenv("json-schema-venv", "jsonschema", VALIDATOR_VERSION)
@@ -182,11 +181,6 @@ GAPS = [
 ]
 
 
-def run(binary, *args, cwd):
-    return subprocess.run([binary, *args], cwd=cwd, capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
-                          stdin=subprocess.DEVNULL)
-
-
 def path_text(parts):
     text = ""
     for part in parts:
@@ -230,9 +224,9 @@ def booksync_names(problem, text, field):
     return False
 
 
-def make_collection(binary, root, config):
+def make_collection(booksync, root, config):
     os.makedirs(root)
-    result = run(binary, "-q", "init", "--firestore", "demo-schema", "--collection", "books", cwd=root)
+    result = booksync(root, "-q", "init", "--firestore", "demo-schema", "--collection", "books")
     if result.returncode != 0:
         raise RuntimeError("init failed: " + result.stderr)
     if config == "rich":
@@ -242,15 +236,15 @@ def make_collection(binary, root, config):
         data["schema"] = RICH_SCHEMA
         with open(path, "w") as f:
             json.dump(data, f)
-        result = run(binary, "-q", "schema", cwd=root)
+        result = booksync(root, "-q", "schema")
         if result.returncode != 0:
             raise RuntimeError("schema failed: " + result.stderr)
     with open(os.path.join(root, ".booksync", "record.schema.json")) as f:
         return json.load(f)
 
 
-def validate_files(binary, root):
-    result = run(binary, "validate", "--json", cwd=root)
+def validate_files(booksync, root):
+    result = booksync(root, "validate", "--json")
     document = json.loads(result.stdout)
     return {os.path.basename(entry["file"]): entry for entry in document["files"]}
 
@@ -269,12 +263,12 @@ def main():
     valid_cases = sum(1 for case in CASES if case[3] is None)
     checks.check(valid_cases >= 30 and len(CASES) - valid_cases >= 30,
                  "the table has %d valid and %d invalid cases; at least 30 of each" % (valid_cases, len(CASES) - valid_cases))
-    work = tempfile.mkdtemp(prefix="booksync-json-schema-")
-    try:
+    booksync = Booksync(binary, timeout=COMMAND_TIMEOUT)
+    with scratch("json-schema") as work:
         schemas, texts = {}, {}
         for config in ("book", "rich"):
             root = os.path.join(work, config)
-            schemas[config] = make_collection(binary, root, config)
+            schemas[config] = make_collection(booksync, root, config)
             Draft202012Validator.check_schema(schemas[config])
             checks.passed += 1
             for number, (name, case_config, record, _) in enumerate(CASES):
@@ -289,7 +283,7 @@ def main():
                     record = dict(record, id="gap-%d" % number) if record.get("id") == "x" else record
                     with open(os.path.join(root, "gap-%d.json" % number), "w") as f:
                         json.dump(record, f, indent=2, ensure_ascii=False)
-        reports = {config: validate_files(binary, os.path.join(work, config)) for config in ("book", "rich")}
+        reports = {config: validate_files(booksync, os.path.join(work, config)) for config in ("book", "rich")}
         for number, (name, config, _, field) in enumerate(CASES):
             record, text = texts[number]
             report = reports[config]["case-%d.json" % number]
@@ -314,7 +308,7 @@ def main():
             checks.check(not errors, "gap '%s': the schema now refuses it (%s); move it to CASES" % (name, [e.message for e in errors]))
         # Every record file of the fixtures and the demo that booksync calls valid passes.
         book_root = os.path.join(work, "fixtures")
-        book_schema = make_collection(binary, book_root, "book")
+        book_schema = make_collection(booksync, book_root, "book")
         sources = sorted(set(glob.glob(os.path.join(REPOSITORY, "fixtures", "**", "*.json"), recursive=True)))
         copied = {}
         for source in sources:
@@ -333,7 +327,7 @@ def main():
             with open(os.path.join(book_root, name), "w") as f:
                 json.dump(record, f, ensure_ascii=False)
             copied[name] = (source, record)
-        report = validate_files(binary, book_root)
+        report = validate_files(booksync, book_root)
         valid = 0
         for name, (source, record) in copied.items():
             if not report[name]["valid"]:
@@ -343,8 +337,6 @@ def main():
             checks.check(not errors, "%s: booksync calls it valid, the schema says %s" % (os.path.relpath(source, REPOSITORY), [e.message for e in errors]))
         checks.check(valid >= 35, "only %d fixture records were valid; expected the demo's and the fixtures' (35 or more)" % valid)
         print("fixture records: %d read, %d valid by booksync, all of them valid by the schema" % (len(copied), valid))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     return checks.finish()
 
 

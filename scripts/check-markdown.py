@@ -22,8 +22,8 @@ import html.parser
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_support import REPOSITORY, Checks, PinnedVenv  # noqa: E402
+from harness.booksync import REPOSITORY
+from harness.checks import Checks, PinnedVenv
 
 VENV = PinnedVenv("markdown-venv", "cmarkgfm", "2025.10.22")
 ALLOWED = {"h3", "p", "em", "ul", "li", "table", "thead", "tbody", "tr", "th", "td", "code"}

@@ -26,54 +26,33 @@ import argparse
 import os
 import re
 import secrets
-import subprocess
 import sys
-import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.dont_write_bytecode = True
-import bench_reference as ref  # noqa: E402  (the emulator's REST client)
+from harness import process
+from harness.booksync import Booksync, environment, make_collection
+from harness.emulator import Client
+from harness.scratch import scratch
 
-TIME = "/usr/bin/time"
 PER_CHANGE_KB = 1  # what a pull may hold per remote change, at most
-WRITES_PER_COMMIT = 500
 
 
-def run(cmd, env, rss=False, timeout=600):
-    """Runs cmd; returns (stdout+stderr, peak RSS in KiB or None). Fails loudly on a non-zero exit."""
-    rss_file = None
-    if rss:
-        rss_file = tempfile.NamedTemporaryFile(prefix="pullmem-rss-", delete=False)
-        rss_file.close()
-        cmd = [TIME, "-f", "%M", "-o", rss_file.name] + cmd
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
-    out = p.stdout.decode(errors="replace")
-    if p.returncode != 0:
-        raise SystemExit("check-pull-memory: %s failed (exit %d):\n%s" % (" ".join(cmd), p.returncode, out[-3000:]))
-    peak = None
-    if rss_file:
-        with open(rss_file.name) as f:
-            lines = [line.strip() for line in f if line.strip()]
-        os.unlink(rss_file.name)
-        peak = int(lines[-1]) if lines and lines[-1].isdigit() else None
-        if peak is None:
-            raise SystemExit("check-pull-memory: /usr/bin/time reported no peak RSS")
-    return out, peak
+def run(booksync, directory, *args, rss=False):
+    """Runs booksync in `directory`; returns (stdout+stderr, peak RSS in KiB or None). Fails loudly on a non-zero exit."""
+    result = booksync(directory, *args, merge=True, rss=rss)
+    if result.returncode != 0:
+        raise SystemExit("check-pull-memory: %s failed (exit %d):\n%s" % (" ".join(result.args), result.returncode,
+                                                                          result.stdout[-3000:]))
+    if rss and result.rss_kb is None:
+        raise SystemExit("check-pull-memory: /usr/bin/time reported no peak RSS")
+    return result.stdout, result.rss_kb
 
 
 def change_every_document(host, project, ids, value):
     """Sets `rating` of the documents `ids` to `value` by REST commits with an update
     mask, as another app would."""
-    client = ref.Client(host, project)
-    for start in range(0, len(ids), WRITES_PER_COMMIT):
-        writes = []
-        for i in ids[start:start + WRITES_PER_COMMIT]:
-            write = {"update": {"name": "%s/books/%s" % (client.root, i), "fields": {"rating": {"doubleValue": value}}},
-                     "updateMask": {"fieldPaths": ["rating"]}, "currentDocument": {"exists": True}}
-            writes.append(write)
-        client.commit(writes)
+    with Client(host, project) as client:
+        client.update_fields("books", ids, {"rating": {"doubleValue": value}})
 
 
 def main():
@@ -85,28 +64,27 @@ def main():
     args = parser.parse_args()
     if not args.host or not args.host.startswith("127.0.0.1:"):
         parser.error("--host must be an emulator on 127.0.0.1")
-    if not os.access(TIME, os.X_OK):
-        raise SystemExit("check-pull-memory: %s is needed to measure the peak RSS" % TIME)
+    if not os.access(process.TIME, os.X_OK):
+        raise SystemExit("check-pull-memory: %s is needed to measure the peak RSS" % process.TIME)
     started = time.time()
 
     def stage(what):
         print("  %5.1f s  %s" % (time.time() - started, what), flush=True)
 
-    env = dict(os.environ, FIRESTORE_EMULATOR_HOST=args.host, NO_COLOR="1", LC_ALL="C")
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-        env.pop(key, None)
+    booksync = Booksync(args.bin, env=environment(args.host, drop=("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"), LC_ALL="C"),
+                        timeout=600)
     project = "pullmem-" + secrets.token_hex(4)
-    with tempfile.TemporaryDirectory(prefix="check-pull-memory-") as work:
+    with scratch("pull-memory") as work:
         published = os.path.join(work, "published")
         pulled = os.path.join(work, "pulled")
-        subprocess.run([sys.executable, os.path.join(HERE, "make-collection.py"), published, str(args.records), "1"], check=True)
+        make_collection(published, args.records)
         os.makedirs(pulled)
         for directory in (published, pulled):
-            run([args.bin, "-q", "-C", directory, "init", "--firestore", project, "--collection", "books"], env)
+            run(booksync, directory, "-q", "init", "--firestore", project, "--collection", "books")
         stage("generated; pushing")
-        run([args.bin, "-C", published, "push"], env)
+        run(booksync, published, "push")
         stage("pushed; first pull")
-        out, first_kb = run([args.bin, "-C", pulled, "pull"], env, rss=True)
+        out, first_kb = run(booksync, pulled, "pull", rss=True)
         ids = sorted(name[:-5] for name in os.listdir(pulled) if name.endswith(".json") and not name.startswith("."))
         if len(ids) != args.records:
             raise SystemExit("check-pull-memory: the first pull wrote %d records, not %d:\n%s" % (len(ids), args.records, out[-2000:]))
@@ -116,7 +94,7 @@ def main():
             stage("changing %d documents" % len(changed))
             change_every_document(args.host, project, changed, value=9.0 + len(peaks))
             stage("pulling %d changes" % len(changed))
-            out, peak_kb = run([args.bin, "-C", pulled, "-v", "pull"], env, rss=True)
+            out, peak_kb = run(booksync, pulled, "-v", "pull", rss=True)
             if not re.search(r"\bpulled %d\b" % len(changed), out):
                 raise SystemExit("check-pull-memory: the pull of %d changes said:\n%s" % (len(changed), out[-2000:]))
             peaks.append(peak_kb)

@@ -34,15 +34,15 @@ import argparse
 import json
 import secrets
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import urllib.request
 import uuid
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_support import Checks, emulator_documents  # noqa: E402
+from harness import emulator, process
+from harness.booksync import environment
+from harness.checks import Checks
+from harness.scratch import scratch
 
 STEP_TIMEOUT = 120
 
@@ -52,14 +52,14 @@ class Recipe:
         self.bin = os.path.abspath(arguments.bin)
         self.host = arguments.host
         self.checks = checks
-        self.root = tempfile.mkdtemp(prefix="booksync-recipe-")
+        self.scratch = scratch("recipe")
+        self.root = self.scratch.name
         suffix = uuid.uuid4().hex[:8]
         self.production = "books-prod-" + suffix
         self.staging = "books-staging-" + suffix
-        self.environment = dict(os.environ, NO_COLOR="1", GIT_AUTHOR_NAME="ci", GIT_AUTHOR_EMAIL="ci@example.com",
-                                GIT_COMMITTER_NAME="ci", GIT_COMMITTER_EMAIL="ci@example.com")
-        for name in ("FIRESTORE_EMULATOR_HOST", "BOOKSYNC_ACCESS_TOKEN", "BOOKSYNC_TOKEN_COMMAND", "GOOGLE_APPLICATION_CREDENTIALS"):
-            self.environment.pop(name, None)
+        self.environment = environment(
+            drop=("FIRESTORE_EMULATOR_HOST", "BOOKSYNC_ACCESS_TOKEN", "BOOKSYNC_TOKEN_COMMAND", "GOOGLE_APPLICATION_CREDENTIALS"),
+            GIT_AUTHOR_NAME="ci", GIT_AUTHOR_EMAIL="ci@example.com", GIT_COMMITTER_NAME="ci", GIT_COMMITTER_EMAIL="ci@example.com")
         self.environment["CLOUDSDK_CONFIG"] = os.path.join(self.root, "no-gcloud")
         self.environment["NO_GCE_CHECK"] = "1"
         self.outputs = []
@@ -110,8 +110,7 @@ class Recipe:
 
     def run(self, *command, cwd=None, expect=0):
         """Runs a command in the repository (or cwd); checks its exit status."""
-        result = subprocess.run(list(command), cwd=cwd or self.repo, env=self.environment, capture_output=True, text=True,
-                                timeout=STEP_TIMEOUT, stdin=subprocess.DEVNULL)
+        result = process.run(command, cwd=cwd or self.repo, env=self.environment, timeout=STEP_TIMEOUT)
         self.outputs.append(result.stdout + result.stderr)
         shown = " ".join(command).replace(self.bin, "booksync")
         self.checks.check(result.returncode == expect, "%s exited %d, expected %d:\n%s%s" % (shown, result.returncode, expect,
@@ -126,20 +125,16 @@ class Recipe:
 
     def documents(self, project):
         found = {}
-        for document in emulator_documents(self.host, project):
+        for document in emulator.documents(self.host, project):
             fields = document.get("fields", {})
             found[document["name"].rsplit("/", 1)[1]] = {k: list(v.values())[0] for k, v in fields.items()}
         return found
 
     def rest_set(self, project, record, field, value):
         """An app's one-field update of a document."""
-        name = "projects/%s/databases/(default)/documents/books/%s" % (project, record)
-        body = {"writes": [{"update": {"name": name, "fields": {field: value}}, "updateMask": {"fieldPaths": [field]}}]}
-        request = urllib.request.Request("http://%s/v1/projects/%s/databases/(default)/documents:commit" % (self.host, project),
-                                         data=json.dumps(body).encode(), method="POST",
-                                         headers={"Authorization": "Bearer owner", "Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=30) as response:
-            response.read()
+        with emulator.Client(self.host, project, timeout=30) as client:
+            client.commit([{"update": {"name": client.name("books/" + record), "fields": {field: value}},
+                            "updateMask": {"fieldPaths": [field]}}])
 
     def write_book(self, record, price, title=None):
         with open(os.path.join(self.repo, "books", record + ".json"), "w") as f:
@@ -286,7 +281,7 @@ def main():
         recipe.signed_in_as_ci()
     finally:
         recipe.stop()
-        shutil.rmtree(recipe.root, ignore_errors=True)
+        recipe.scratch.cleanup()
     sys.exit(checks.finish())
 
 

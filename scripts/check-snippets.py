@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-from doc_blocks import DOCS, ROOT, blocks
+from harness.doc_blocks import DOCS, ROOT, blocks
 
 EXAMPLE = os.path.join(ROOT, "Sources", "bookshelf-example")
 

@@ -29,14 +29,12 @@ and "N passed, M failed".
 import argparse
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
 import uuid
 
-from check_support import Checks
+from harness.booksync import Booksync, environment
+from harness.checks import Checks
+from harness.scratch import scratch
 
 CONFIG_BYTES = 4 << 20
 REMOTES_BYTES = 1 << 20
@@ -141,48 +139,40 @@ REMOTE_COMMANDS = [
 ]
 
 
-def timed(binary, command, root, environment):
-    """`booksync COMMAND` run in `root`: its result and how long it took, in seconds."""
-    started = time.monotonic()
-    result = subprocess.run([binary, *command], cwd=root, env=environment, capture_output=True, text=True, timeout=60)
-    return result, time.monotonic() - started
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
     parser.add_argument("--host")
     parser.add_argument("--limit", type=float, default=1.0)
     options = parser.parse_args()
-    binary = os.path.abspath(options.bin)
-    environment = dict(os.environ, NO_COLOR="1", BOOKSYNC_PROGRESS="none", FIRESTORE_EMULATOR_HOST=options.host or "")
+    booksync = Booksync(options.bin, env=environment(FIRESTORE_EMULATOR_HOST=options.host or "", BOOKSYNC_PROGRESS="none"),
+                        timeout=60)
     commands = LOCAL + (REMOTE_COMMANDS if options.host else [])
     checks = Checks()
     check = checks.check
-    work = tempfile.mkdtemp(prefix="booksync-caps-")
-    try:
+    with scratch("caps") as work:
         if options.host:
             # Untimed: the emulator answers a project's first request slowly.
             warm = os.path.join(work, "warm-up")
             os.makedirs(warm)
             for command in (["-q", "init", "--firestore", REMOTE["project"], "--collection", "books"], ["status"]):
-                subprocess.run([binary, *command], cwd=warm, env=environment, capture_output=True, timeout=120)
+                booksync(warm, *command, timeout=120)
         for what, name, at_cap, past_cap, refusal in CASES:
             for label, text, refused in [("at", at_cap(), False), ("past", past_cap(), True)]:
                 root = os.path.join(work, "%s %s" % (label, what))
                 os.makedirs(root)
-                result = subprocess.run([binary, "-q", "init", "--firestore", REMOTE["project"], "--collection", "books"],
-                                        cwd=root, env=environment, capture_output=True, text=True, timeout=60)
+                result = booksync(root, "-q", "init", "--firestore", REMOTE["project"], "--collection", "books")
                 check(result.returncode == 0, "init: " + result.stderr)
                 path = os.path.join(root, ".booksync", name)
                 with open(path, "w") as f:
                     f.write(text)
                 slowest = 0.0
                 for command, reads_remotes in commands:
-                    result, took = timed(binary, command, root, environment)
-                    if took >= options.limit:
+                    result = booksync(root, *command)
+                    if result.seconds >= options.limit:
                         # Once more: a busy machine's stall does not repeat, a cost that grows with the file does.
-                        result, took = min(timed(binary, command, root, environment), (result, took), key=lambda run: run[1])
+                        result = min(booksync(root, *command), result, key=lambda run: run.seconds)
+                    took = result.seconds
                     slowest = max(slowest, took)
                     shown = "%s the cap (%s): %s" % (label, what, " ".join(command))
                     check(took < options.limit, "%s took %.2f s (limit %.1f s)" % (shown, took, options.limit))
@@ -195,8 +185,6 @@ def main():
                               "%s: exit %d: %s" % (shown, result.returncode, result.stderr[-500:]))
                 print("%-4s the cap: %-22s %d commands, slowest %.2f s (%d KiB)"
                       % (label, what, len(commands), slowest, len(text.encode()) >> 10), flush=True)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     return checks.finish()
 
 

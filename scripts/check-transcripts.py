@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 
-from doc_blocks import DOCS, ROOT, blocks
+from harness.doc_blocks import DOCS, ROOT, blocks
 
 SETUPS = os.path.join(ROOT, "fixtures", "transcripts")
 DOC_HOST = "127.0.0.1:8080"

@@ -23,21 +23,20 @@ edit the same way, by path.
 Prints per-round counts and "N passed, M failed".
 """
 import argparse
+import http.client
 import json
 import os
 import random
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.request
 import uuid
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import chaos  # noqa: E402
-import chaos_subcollections  # noqa: E402
+import chaos
+import chaos_subcollections
+from harness import emulator
+from harness.booksync import Booksync
+from harness.scratch import scratch as scratch_directory
 
 
 def canonical(record, review=False):
@@ -66,8 +65,11 @@ def record_ids(directory, subcollections):
     return {n[:-5] for n in os.listdir(directory) if n.endswith(".json")}
 
 
-def app_write(host, project, record_id, field, value, create=False):
-    name = "projects/%s/databases/(default)/documents/books/%s" % (project, record_id)
+def app_write(client, record_id, field, value, create=False):
+    """An app's write of one field, by a :commit with an update mask (`client`: a
+    harness.emulator.Client of its own thread); True when it happened, False when
+    it could not (the record was deleted), None when no answer came."""
+    name = client.name("books/" + record_id)
     if create:
         fields = {"id": {"stringValue": record_id}, "title": {"stringValue": "App " + record_id},
                   "author": {"stringValue": "App"}, "genre": {"stringValue": "app"}, field: {"integerValue": str(value)}}
@@ -76,18 +78,18 @@ def app_write(host, project, record_id, field, value, create=False):
         body = {"writes": [{"update": {"name": name, "fields": {field: {"integerValue": str(value)}}},
                             "updateMask": {"fieldPaths": [field]}, "currentDocument": {"exists": True}}]}
     try:
-        chaos.rest(host, "POST", "/v1/projects/%s/databases/(default)/documents:commit" % project, body)
+        client.commit(body["writes"])
         return True
-    except urllib.error.HTTPError:
+    except emulator.Error:
         return False  # the record was deleted meanwhile: not a write that happened
-    except OSError:
+    except (OSError, http.client.HTTPException):
         # No answer (the emulator can stall ~30 s on lock contention): the write
         # may or may not have happened.
         return None
 
 
-def sync(bin_path, directory, host):
-    return chaos.run(bin_path, directory, ["sync"], host, timeout=120)
+def sync(booksync, directory):
+    return booksync(directory, "sync", timeout=120)
 
 
 def main():
@@ -102,13 +104,15 @@ def main():
     if args.subcollections:
         chaos.INIT_OPTIONS.extend(chaos_subcollections.INIT_ARGUMENTS)
     rng = random.Random(args.seed)
-    scratch = tempfile.mkdtemp(prefix="booksync-concurrency-")
     project = "concurrency-" + uuid.uuid4().hex[:12]
-    alice, bob = os.path.join(scratch, "alice"), os.path.join(scratch, "bob")
-    try:
+    booksync = Booksync(args.bin, host=args.host)
+    # The app's writes: one connection for its thread, one for the records it creates from this one.
+    app_client, creator = emulator.Client(args.host, project, timeout=30), emulator.Client(args.host, project, timeout=30)
+    with scratch_directory("concurrency") as scratch:
+        alice, bob = os.path.join(scratch, "alice"), os.path.join(scratch, "bob")
         for d in (alice, bob):
             os.makedirs(d)
-            chaos.run(args.bin, d, ["-q", "init", "--firestore", project, "--collection", "books"] + chaos.INIT_OPTIONS, args.host)
+            booksync(d, "-q", "init", "--firestore", project, "--collection", "books", *chaos.INIT_OPTIONS)
         ids = ["c%03d" % i for i in range(args.records)]
         if args.subcollections:
             ids = ids[: args.records // 2] + ["c%03d/reviews/r1" % i for i in range(args.records - args.records // 2)]
@@ -117,8 +121,8 @@ def main():
                 write(alice, {"id": "r1", "text": "review of " + i, "a": 0, "b": 0, "r": 0}, i)
             else:
                 write(alice, {"id": i, "title": "T " + i, "author": "A", "genre": "g", "a": 0, "b": 0, "r": 0})
-        assert sync(args.bin, alice, args.host).returncode == 0
-        assert sync(args.bin, bob, args.host).returncode == 0
+        assert sync(booksync, alice).returncode == 0
+        assert sync(booksync, bob).returncode == 0
         last = {"a": {i: 0 for i in ids}, "b": {i: 0 for i in ids}, "r": {i: 0 for i in ids}}
         created, deleted = set(), set()
         uncertain = {}  # record id -> values of app writes that got no answer
@@ -146,7 +150,7 @@ def main():
                         return
                     record_id = app_rng.choice(shared)
                     value = next_value()
-                    written = app_write(args.host, project, record_id, "r", value)
+                    written = app_write(app_client, record_id, "r", value)
                     if written:
                         last["r"][record_id] = value
                         app_writes[0] += 1
@@ -178,10 +182,10 @@ def main():
                 deleted.add("alice-%d" % (round_index - 1))
                 created.discard("alice-%d" % (round_index - 1))
             app_id = "app-%d" % round_index
-            if app_write(args.host, project, app_id, "r", 0, create=True):
+            if app_write(creator, app_id, "r", 0, create=True):
                 created.add(app_id)
             results = {}
-            workers = [threading.Thread(target=lambda n=n, d=d: results.__setitem__(n, sync(args.bin, d, args.host)))
+            workers = [threading.Thread(target=lambda n=n, d=d: results.__setitem__(n, sync(booksync, d)))
                        for n, d in (("alice", alice), ("bob", bob))]
             for w in workers:
                 w.start()
@@ -199,9 +203,9 @@ def main():
             ids = sorted(set(ids) | {i for i in created if i.startswith("alice-")})
         # Settle: no more writers; sync until both are clean (bounded).
         for _ in range(6):
-            ra, rb = sync(args.bin, alice, args.host), sync(args.bin, bob, args.host)
-            sa = chaos.run(args.bin, alice, ["status", "--short"], args.host)
-            sb = chaos.run(args.bin, bob, ["status", "--short"], args.host)
+            ra, rb = sync(booksync, alice), sync(booksync, bob)
+            sa = booksync(alice, "status", "--short")
+            sb = booksync(bob, "status", "--short")
             if not sa.stdout.strip() and not sb.stdout.strip():
                 break
         else:
@@ -239,9 +243,9 @@ def main():
         for f in failures:
             print("    " + f)
         print("concurrency: %d passed, %d failed" % (0 if failures else 1, 1 if failures else 0))
+        app_client.close()
+        creator.close()
         return 1 if failures else 0
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

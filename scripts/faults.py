@@ -20,20 +20,19 @@ record file.
 Prints one line per round and "N passed, M failed".
 """
 import argparse
+import json
 import os
 import random
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 import uuid
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import chaos  # noqa: E402  (shared checks)
+import chaos  # the checks after each round
+from harness.booksync import SCRIPTS, Booksync, environment
+from harness.scratch import scratch as scratch_directory
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 KINDS = ["429", "500", "503", "reset", "stall", "truncate", "garbage"]
 # Short timeouts so stalls and retries stay bounded in a test run.
 LIMITS = {"BOOKSYNC_REQUEST_TIMEOUT": "1", "BOOKSYNC_RETRY_DEADLINE": "20"}
@@ -41,7 +40,7 @@ LIMITS = {"BOOKSYNC_REQUEST_TIMEOUT": "1", "BOOKSYNC_RETRY_DEADLINE": "20"}
 
 def start_proxy(upstream, kinds, rate, seed):
     process = subprocess.Popen(
-        [sys.executable, os.path.join(HERE, "fault_proxy.py"), "--upstream", upstream, "--kinds", kinds,
+        [sys.executable, os.path.join(SCRIPTS, "fault_proxy.py"), "--upstream", upstream, "--kinds", kinds,
          "--rate", str(rate), "--seed", str(seed), "--stall", "2", "--max-seconds", "900"],
         stdout=subprocess.PIPE, text=True)
     line = process.stdout.readline().strip()
@@ -56,15 +55,7 @@ def set_rate(proxy, rate):
 
 
 def stats(proxy):
-    import json
     return json.loads(urllib.request.urlopen("http://%s/__stats" % proxy, timeout=10).read())
-
-
-def run(bin_path, directory, args, host, timeout=120):
-    env = dict(os.environ, FIRESTORE_EMULATOR_HOST=host, NO_COLOR="1", **LIMITS)
-    started = time.time()
-    result = subprocess.run([bin_path, "-C", directory] + args, env=env, capture_output=True, text=True, timeout=timeout)
-    return result, time.time() - started
 
 
 def acceptable(result):
@@ -86,13 +77,13 @@ def faulty_round(index, kinds, args, scratch, rng):
     try:
         for directory in (alice, bob):
             os.makedirs(directory)
-            run(args.bin, directory, ["-q", "init", "--firestore", project, "--collection", "books"], proxy)
+            args.faulty(directory, "-q", "init", "--firestore", project, "--collection", "books", host=proxy)
         chaos.make_records(alice, args.records, rng.randint(0, 10**6))
         for cycle in range(args.cycles):
             if cycle > 0:
                 chaos.edit_some(alice, rng, args.records)
             for directory, command in ((alice, "push"), (bob, "pull"), (alice, "push"), (bob, "pull")):
-                result, _ = run(args.bin, directory, [command, "--force"], proxy)
+                result = args.faulty(directory, command, "--force", host=proxy)
                 exits.append(result.returncode)
                 problem = acceptable(result)
                 if problem:
@@ -100,11 +91,11 @@ def faulty_round(index, kinds, args, scratch, rng):
         injected = stats(proxy)
         set_rate(proxy, 0)
         for directory, command in ((alice, "push"), (bob, "pull")):
-            result, _ = run(args.bin, directory, [command], proxy)
+            result = args.faulty(directory, command, host=proxy)
             if result.returncode != 0 or "conflict" in result.stdout or "remote changed" in result.stdout:
                 problems.append("%s after faults stopped: exit %d %s" % (command, result.returncode, (result.stdout + result.stderr)[-300:]))
         for directory in (alice, bob):
-            problems += chaos.problems_after(args.bin, directory, args.host, project, scratch, synced_through=proxy)
+            problems += chaos.problems_after(args.booksync, directory, args.host, project, scratch, synced_through=proxy)
         summary = ", ".join("%s %d" % (k, injected[k]) for k in KINDS if injected.get(k))
         label = "all kinds" if "," in kinds else kinds
         print("round %2d %-9s %3d requests, injected %-40s exits %s: %s" % (
@@ -124,12 +115,13 @@ def exhausted_round(args, scratch, rng):
     try:
         directory = os.path.join(scratch, "exhausted")
         os.makedirs(directory)
-        run(args.bin, directory, ["-q", "init", "--firestore", "faults-exhausted-" + uuid.uuid4().hex[:12], "--collection", "books"], proxy)
+        args.faulty(directory, "-q", "init", "--firestore", "faults-exhausted-" + uuid.uuid4().hex[:12], "--collection", "books", host=proxy)
         chaos.make_records(directory, 20, 3)
         before = {n: open(os.path.join(directory, n), "rb").read() for n in os.listdir(directory) if n.endswith(".json")}
         manifest = open(os.path.join(directory, ".booksync", "manifest.json"), "rb").read()
         for command in ("push", "pull", "status"):
-            result, seconds = run(args.bin, directory, [command], proxy)
+            result = args.faulty(directory, command, host=proxy)
+            seconds = result.seconds
             if result.returncode != 3 or "cannot reach Firestore" not in result.stderr:
                 problems.append("%s: expected exit 3 'cannot reach Firestore', got %d %s" % (command, result.returncode, result.stderr.strip()[-300:]))
             if seconds > 60:
@@ -156,11 +148,14 @@ def main():
     parser.add_argument("--seed", type=int, default=int(time.time()))
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    scratch = tempfile.mkdtemp(prefix="booksync-faults-")
+    # Through the fault proxy with short timeouts, so stalls and retries stay bounded; the checks after
+    # each round (chaos.problems_after) run as chaos.py runs them, against the emulator.
+    args.faulty = Booksync(args.bin, env=environment(**LIMITS), timeout=120)
+    args.booksync = Booksync(args.bin, host=args.host)
     passed = failed = 0
     totals = {k: 0 for k in KINDS}
     print("faults: seed %d, %d records, rate 30%%, request timeout 1 s, retry deadline 20 s" % (args.seed, args.records), flush=True)
-    try:
+    with scratch_directory("faults") as scratch:
         index = 0
         for _ in range(args.rounds):
             for kinds in KINDS + [",".join(KINDS)]:
@@ -176,8 +171,6 @@ def main():
         print("faults injected: " + ", ".join("%s %d" % (k, totals[k]) for k in KINDS))
         print("faults: %d passed, %d failed" % (passed, failed))
         return 1 if failed else 0
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

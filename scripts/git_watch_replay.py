@@ -15,10 +15,22 @@ import sys
 import time
 import uuid
 
-import check_support
+from harness import emulator, process
+from harness.booksync import Booksync, environment
+
+# Who commits in the repositories of these checks.
+GIT_IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+                "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+
+
+def titles(directory):
+    """id -> title of every record file."""
+    return {n[:-5]: json.load(open(os.path.join(directory, n), encoding="utf-8"))["title"]
+            for n in os.listdir(directory) if n.endswith(".json")}
 
 
 def edit(directory, names, title):
+    """Sets the title of the record files `names`, changing nothing else of them."""
     for name in names:
         path = os.path.join(directory, name)
         record = json.load(open(path, encoding="utf-8"))
@@ -53,28 +65,24 @@ def run(bin_path, host, scratch, records, name, steps, watched, make_collection)
     directory = os.path.join(scratch, "%s-%s" % ("watched" if watched else "synced", uuid.uuid4().hex[:8]))
     os.makedirs(directory)
     project = "git-replay-" + uuid.uuid4().hex[:12]
-    env = dict(os.environ, FIRESTORE_EMULATOR_HOST=host, NO_COLOR="1", BOOKSYNC_WATCH_DIR=os.path.join(scratch, "watchers"),
-               GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
+    env = environment(host, BOOKSYNC_WATCH_DIR=os.path.join(scratch, "watchers"), **GIT_IDENTITY)
+    binary = Booksync(bin_path, env=env)
     problems = []
 
     def booksync(*arguments):
-        return subprocess.run([bin_path, "-C", directory] + list(arguments), env=env, capture_output=True, text=True, timeout=300)
+        return binary(directory, *arguments)
 
     def git(*arguments):
-        return subprocess.run(["git", "-C", directory] + list(arguments), env=env, capture_output=True, text=True, timeout=300)
-
-    def titles():
-        return {n[:-5]: json.load(open(os.path.join(directory, n), encoding="utf-8"))["title"]
-                for n in os.listdir(directory) if n.endswith(".json")}
+        return process.run(["git", "-C", directory, *arguments], env=env)
 
     def remote():
-        return {d["name"].rsplit("/", 1)[1]: d["fields"]["title"]["stringValue"] for d in check_support.emulator_documents(host, project)}
+        return {d["name"].rsplit("/", 1)[1]: d["fields"]["title"]["stringValue"] for d in emulator.documents(host, project)}
 
     def settled():
         deadline = time.time() + 60
         while time.time() < deadline:
             time.sleep(1.5)
-            if booksync("status", "--short", "--offline").stdout.strip() == "" and remote() == titles():
+            if booksync("status", "--short", "--offline").stdout.strip() == "" and remote() == titles(directory):
                 return True
         return False
 
@@ -103,8 +111,7 @@ def run(bin_path, host, scratch, records, name, steps, watched, make_collection)
         act(step[0], step[1:])
     watch = None
     if watched:
-        watch = subprocess.Popen([bin_path, "-C", directory, "watch", "--interval", "0.5"], env=env,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        watch = binary.start(directory, "watch", "--interval", "0.5", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         # The watch's first round syncs what is there, and so does the other run.
         for step in [("the watch starts", ["status", "--short"])] + under:
@@ -119,14 +126,10 @@ def run(bin_path, host, scratch, records, name, steps, watched, make_collection)
             # What the sync left is committed, as a person versioning the directory would.
             git("add", "-A")
             git("commit", "-q", "-m", "synced after " + step[0])
-        return remote(), titles(), problems
+        return remote(), titles(directory), problems
     finally:
         if watch is not None:
-            watch.terminate()
-            try:
-                watch.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                watch.kill()
+            process.stop(watch, 30)
 
 
 def check(bin_path, host, scratch, records, make_collection, report):

@@ -32,12 +32,12 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import unicodedata
 import uuid
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from chaos import rest  # noqa: E402
+from harness.booksync import Booksync
+from harness.emulator import Client
+from harness.scratch import scratch as scratch_directory
 
 TOKEN = "ya29.hostile-clone-SECRET-token-0123456789"
 COMMAND_TIMEOUT = 60
@@ -57,7 +57,7 @@ HOSTILE_IDS = [
 
 
 def seed_remote(host, project, marker):
-    root = "projects/%s/databases/(default)/documents" % project
+    client = Client(host, project)
     writes = []
     for i, doc_id in enumerate(HOSTILE_IDS):
         fields = {
@@ -69,8 +69,9 @@ def seed_remote(host, project, marker):
         }
         if doc_id == "dune":
             fields["\x1b[2Jfield"] = {"stringValue": "control characters in a field name"}
-        writes.append({"update": {"name": "%s/books/%s" % (root, doc_id), "fields": fields}})
-    rest(host, "POST", "/v1/%s:commit" % root, {"writes": writes})
+        writes.append({"update": {"name": client.name("books/" + doc_id), "fields": fields}})
+    client.commit(writes)
+    client.close()
 
 
 def snapshot(outside):
@@ -95,9 +96,9 @@ def git(directory, *args):
                    check=True, capture_output=True)
 
 
-def booksync(bin_path, directory, args, env, timeout=COMMAND_TIMEOUT):
-    return subprocess.run([bin_path] + args, cwd=directory, env=env, capture_output=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+def booksync(bin_path, directory, args, env):
+    """booksync run in `directory` as its working directory (no -C), output as bytes."""
+    return Booksync(bin_path, env=env, timeout=COMMAND_TIMEOUT)(None, *args, cwd=directory, text=False)
 
 
 def build_origin(bin_path, scratch, host, project, outside, marker, variant):
@@ -200,9 +201,8 @@ def main():
     parser.add_argument("--variants", default="records,lock,index,pack,manifest,conflicts,state")
     options = parser.parse_args()
     options.bin = os.path.abspath(options.bin)
-    scratch = tempfile.mkdtemp(prefix="booksync-hostile-")
     passed = failed = 0
-    try:
+    with scratch_directory("hostile") as scratch:
         outside = os.path.join(scratch, "outside")
         os.makedirs(os.path.join(outside, "conf"))
         for name, text in (("bashrc", "PS1='$ '\n"), ("lockfile", "important\n"),
@@ -265,8 +265,6 @@ def main():
                                                                len(commands(outside)) + len(commands_without_credentials())))
         print("%d passed, %d failed" % (passed, failed))
         return 1 if failed else 0
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

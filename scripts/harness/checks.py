@@ -3,13 +3,10 @@ virtual environment of its own under .build/ (kept between runs, rebuilt when
 the pinned version changes)."""
 import os
 import shutil
-import json
 import subprocess
 import sys
-import urllib.parse
-import urllib.request
 
-REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from .booksync import REPOSITORY
 
 
 class Checks:
@@ -62,19 +59,3 @@ class PinnedVenv:
         self.ensure()
         os.execv(self.python, [self.python, os.path.abspath(script), *arguments, "--in-venv"])
 
-
-def emulator_documents(host, project, collection="books", mask=None):
-    """Every document of `collection` on the emulator at `host`, page by page
-    (at most 10,000 pages); `mask`: the field paths to return (e.g. ["__name__"])."""
-    documents, token = [], None
-    for _ in range(10_000):
-        query = [("pageSize", "300")] + [("mask.fieldPaths", f) for f in (mask or [])] + ([("pageToken", token)] if token else [])
-        url = "http://%s/v1/projects/%s/databases/(default)/documents/%s?%s" % (host, project, collection, urllib.parse.urlencode(query))
-        request = urllib.request.Request(url, headers={"Authorization": "Bearer owner"})
-        with urllib.request.urlopen(request, timeout=30) as response:
-            page = json.loads(response.read() or b"{}")
-        documents += page.get("documents", [])
-        token = page.get("nextPageToken")
-        if not token or not page.get("documents"):
-            break
-    return documents

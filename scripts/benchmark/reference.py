@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Reference Firestore clients for scripts/bench (Python standard library only).
 
 Two clients do the same remote work as `booksync pull` / `booksync push` on a
@@ -21,91 +20,24 @@ the same data, in the same run, against the same server:
            push = one :commit per document.
 
 Both use one keep-alive HTTP/1.1 connection with TCP_NODELAY, sequential
-requests, no retries: they are yardsticks, not sync tools (no base, no
-three-way comparison, no atomic file replacement).
+requests (harness.emulator.Client), no retries: they are yardsticks, not sync
+tools (no base, no three-way comparison, no atomic file replacement).
 
-Usage:
-  bench_reference.py pull DIR --host 127.0.0.1:8080 --project P [--collection books] [--naive]
-  bench_reference.py push DIR --host ... --project P [--naive] [--update] [FILE ...]
+Usage (from scripts/, or with scripts/ on PYTHONPATH):
+  python3 -m benchmark.reference pull DIR --host 127.0.0.1:8080 --project P [--collection books] [--naive]
+  python3 -m benchmark.reference push DIR --host ... --project P [--naive] [--update] [FILE ...]
 
 Only plain HTTP to a loopback emulator is supported (Authorization: Bearer owner).
 """
 import argparse
-import http.client
 import json
 import os
-import socket
 import time
-import urllib.parse
+
+from harness.emulator import MAX_WRITES, Client
 
 REQUIRED = ["id", "title", "author", "genre"]  # booksync's default schema: these lead the canonical form
 SAFE = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-MAX_WRITES = 500
-PAGE_SIZE = 300
-MAX_PAGES = 1_000_000  # bound on every listing loop
-TIMEOUT = 60.0  # seconds per request
-
-
-class Client:
-    """One keep-alive connection to the Firestore emulator's REST API."""
-
-    def __init__(self, host, project, database="(default)"):
-        if not host.startswith("127.0.0.1:") and not host.startswith("localhost:"):
-            raise SystemExit("bench_reference.py talks to a loopback emulator only, not %r" % host)
-        self.host = host
-        self.database = "projects/%s/databases/%s" % (project, database)
-        self.root = self.database + "/documents"
-        self.conn = None
-        self.requests = 0
-
-    def _connect(self):
-        hostname, port = self.host.rsplit(":", 1)
-        conn = http.client.HTTPConnection(hostname, int(port), timeout=TIMEOUT)
-        conn.connect()
-        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.conn = conn
-
-    def request(self, method, path, body=None):
-        """Sends one request; returns the decoded JSON answer or raises with the server's text."""
-        if self.conn is None:
-            self._connect()
-        headers = {"Authorization": "Bearer owner"}
-        data = None
-        if body is not None:
-            data = json.dumps(body, separators=(",", ":")).encode()
-            headers["Content-Type"] = "application/json"
-        self.requests += 1
-        self.conn.request(method, "/v1/" + path, body=data, headers=headers)
-        response = self.conn.getresponse()
-        payload = response.read()
-        if response.status != 200:
-            raise RuntimeError("%s %s -> %d: %s" % (method, path, response.status, payload[:300].decode(errors="replace")))
-        return json.loads(payload) if payload else {}
-
-    def list(self, collection, mask_names=False):
-        """Yields every document of the collection, page by page (stops on an empty page or no token)."""
-        token = None
-        for _ in range(MAX_PAGES):
-            query = "pageSize=%d" % PAGE_SIZE
-            if mask_names:
-                query += "&mask.fieldPaths=__name__"
-            if token:
-                query += "&pageToken=" + urllib.parse.quote(token, safe="")
-            page = self.request("GET", "%s/%s?%s" % (self.root, collection, query))
-            docs = page.get("documents", [])
-            yield from docs
-            token = page.get("nextPageToken")
-            if not docs or not token:
-                return
-        raise RuntimeError("listing did not end after %d pages" % MAX_PAGES)
-
-    def query_all(self, collection):
-        """Every document of a top-level collection, with bodies, in one :runQuery."""
-        answer = self.request("POST", self.root + ":runQuery", {"structuredQuery": {"from": [{"collectionId": collection}]}})
-        return [entry["document"] for entry in answer if "document" in entry]
-
-    def commit(self, writes):
-        return self.request("POST", self.root + ":commit", {"writes": writes})
 
 
 # --- record files <-> Firestore values -------------------------------------------------------
@@ -271,7 +203,7 @@ def pull(client, directory, collection, naive):
     os.makedirs(directory, exist_ok=True)
     count = 0
     if naive:
-        names = [d["name"] for d in client.list(collection, mask_names=True)]
+        names = [d["name"] for d in client.list(collection, mask=["__name__"])]
         for name in names:
             doc = client.request("GET", name)
             write_record(directory, doc, client)
@@ -302,15 +234,13 @@ def push(client, directory, collection, naive, update, files):
             },
             "currentDocument": {"exists": bool(update)},
         })
-    step = 1 if naive else MAX_WRITES
-    for start in range(0, len(writes), step):
-        client.commit(writes[start:start + step])
+    client.write(writes, batch=1 if naive else MAX_WRITES)
     return len(writes)
 
 
 def main():
     parser = argparse.ArgumentParser(
-        description="Reference Firestore clients (minimal and naive) for scripts/bench.",
+        prog="python3 -m benchmark.reference", description="Reference Firestore clients (minimal and naive) for scripts/bench.",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
     parser.add_argument("command", choices=["pull", "push"])
     parser.add_argument("directory", help="directory of record files")

@@ -7,7 +7,7 @@ import glob
 import os
 import re
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOCS = ["README.md"] + sorted(os.path.relpath(p, ROOT) for p in
                               glob.glob(os.path.join(ROOT, "Sources", "*", "*.docc", "*.md")))
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<language>[^\n]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$",

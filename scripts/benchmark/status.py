@@ -3,16 +3,15 @@
 `booksync status` on an unchanged synced collection and with 10 remote changes, the
 pull of 10 remote changes, each without and (when the binary has `init
 --change-field`) with a change field; and what the emulator alone spends listing a
-collection in booksync's batches versus in one query (see bench.py)."""
-import http.client
+collection in booksync's batches versus in one query (see __main__.py)."""
 import json
 import os
 import shutil
-import subprocess
 import time
 
-import bench_reference as ref
-from bench_common import CHANGED, Row, fmt_time, run
+from harness.emulator import Client
+
+from .common import CHANGED, Row, fmt_time, run
 
 CHANGE_FIELD = "updatedAt"  # the change field of the change-field scenarios
 MARK_MARGIN = 60  # seconds: ChangeMark.margin, how long before a pull's read time its mark is put
@@ -21,25 +20,15 @@ MARK_MARGIN = 60  # seconds: ChangeMark.margin, how long before a pull's read ti
 LISTING_FIRST, LISTING_MAX, LISTING_BYTES = 300, 5_000, 8 << 20
 
 
-def supports_change_field(binary):
-    """True if `booksync init --help` mentions --change-field (the change-field path
-    of <doc:Firestore>): the change-field scenarios run only then."""
-    try:
-        out = subprocess.run([binary, "init", "--help"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return "--change-field" in out.stdout + out.stderr
-
-
 class Timed:
-    """A measured duration in the shape of a Run (what Row.add reads)."""
+    """A measured duration in the shape of a harness.process.Result (what Row.add reads)."""
 
-    def __init__(self, wall):
-        self.wall = wall
+    def __init__(self, seconds):
+        self.seconds = seconds
 
 
 class StatusScenarios:
-    """Mixin of the Bench class (bench.py): status-unchanged, status-10 and pull-10
+    """Mixin of the Bench class (__main__.py): status-unchanged, status-10 and pull-10
     for any synced directory, the change-field variants, and the emulator's own
     listing cost."""
 
@@ -48,31 +37,24 @@ class StatusScenarios:
         an update mask, a new value each call, as another app would; with a change
         field it also sets that field to the server's request time, as the
         convention asks of every writer."""
-        client = ref.Client(self.host, project)
+        client = Client(self.host, project)
         rounds = iter(range(1, 100_000))
+        transforms = [{"fieldPath": change_field, "setToServerValue": "REQUEST_TIME"}] if change_field else None
 
         def change_remote():
-            value = 6.0 + next(rounds) / 1000
-            writes = []
-            for i in ids:
-                write = {"update": {"name": "%s/books/%s" % (client.root, i), "fields": {"rating": {"doubleValue": value}}},
-                         "updateMask": {"fieldPaths": ["rating"]}, "currentDocument": {"exists": True}}
-                if change_field:
-                    write["updateTransforms"] = [{"fieldPath": change_field, "setToServerValue": "REQUEST_TIME"}]
-                writes.append(write)
-            client.commit(writes)
+            client.update_fields("books", ids, {"rating": {"doubleValue": 6.0 + next(rounds) / 1000}}, transforms)
         return change_remote
 
     def one_request(self, project, ids):
         """The wall time of one :commit of updates to the documents `ids`, sent from this
         process (no interpreter start): what "+ 1 request" means in a target."""
-        client = ref.Client(self.host, project)
-        writes = [{"update": {"name": "%s/books/%s" % (client.root, i), "fields": {"rating": {"doubleValue": 4.5}}},
-                   "updateMask": {"fieldPaths": ["rating"]}} for i in ids]
-        client.commit(writes)  # connects; the next commit is the measured request
-        start = time.perf_counter()
-        client.commit(writes)
-        return Timed(time.perf_counter() - start)
+        with Client(self.host, project) as client:
+            writes = [{"update": {"name": client.name("books/" + i), "fields": {"rating": {"doubleValue": 4.5}}},
+                       "updateMask": {"fieldPaths": ["rating"]}} for i in ids]
+            client.commit(writes)  # connects; the next commit is the measured request
+            start = time.perf_counter()
+            client.commit(writes)
+            return Timed(time.perf_counter() - start)
 
     def status_scenarios(self, n, synced, change_remote, client, change_field=False):
         """status-unchanged and status-10 on `synced`, a directory in sync with its
@@ -83,8 +65,8 @@ class StatusScenarios:
         self.log("remote %d: status, unchanged (%s)" % (n, client))
 
         def unchanged(r):
-            if "nothing changed" not in r.out:
-                raise SystemExit("bench: status of an unchanged collection said:\n%s%s" % (r.out[-1000:], r.err[-1000:]))
+            if "nothing changed" not in r.stdout:
+                raise SystemExit("bench: status of an unchanged collection said:\n%s%s" % (r.stdout[-1000:], r.stderr[-1000:]))
 
         unchanged(run(status, env=self.remote_env))
         u_row = Row("status, collection unchanged", n, client, "")
@@ -104,8 +86,8 @@ class StatusScenarios:
         self.log("remote %d: status, %d remote changes (%s)" % (n, CHANGED, client))
 
         def ten(r):
-            if "%d remote changes" % CHANGED not in r.out:
-                raise SystemExit("bench: status with %d remote changes said:\n%s%s" % (CHANGED, r.out[-1000:], r.err[-1000:]))
+            if "%d remote changes" % CHANGED not in r.stdout:
+                raise SystemExit("bench: status with %d remote changes said:\n%s%s" % (CHANGED, r.stdout[-1000:], r.stderr[-1000:]))
 
         change_remote()
         ten(run(status, env=self.remote_env))
@@ -122,8 +104,8 @@ class StatusScenarios:
         """pull-10: a pull after 10 of N remote documents changed, before every run;
         returns the row (counts from its pass through the proxy) for the caller's targets."""
         def check_pulled(r):
-            if "pulled %d" % CHANGED not in r.out:
-                raise SystemExit("bench: pull of %d remote changes said:\n%s%s" % (CHANGED, r.out[-1000:], r.err[-1000:]))
+            if "pulled %d" % CHANGED not in r.stdout:
+                raise SystemExit("bench: pull of %d remote changes said:\n%s%s" % (CHANGED, r.stdout[-1000:], r.stderr[-1000:]))
 
         change_remote()
         check_pulled(run(self.bs(synced, "pull"), env=self.remote_env))
@@ -177,8 +159,7 @@ class StatusScenarios:
         every query, however small its limit or deep its cursor, so paging costs it
         time proportional to N per page: N²/batch in all, where a real Firestore serves
         each page from its index."""
-        root = "projects/%s/databases/(default)/documents" % project
-        hostname, port = self.host.rsplit(":", 1)
+        client = Client(self.host, project, timeout=1200)
 
         def query(after, limit):
             q = {"from": [{"collectionId": "books"}], "orderBy": [{"field": {"fieldPath": "__name__"}, "direction": "ASCENDING"}]}
@@ -186,13 +167,7 @@ class StatusScenarios:
                 q["limit"] = limit
             if after:
                 q["startAt"] = {"values": [{"referenceValue": after}], "before": False}
-            conn = http.client.HTTPConnection(hostname, int(port), timeout=1200)
-            try:
-                conn.request("POST", "/v1/%s:runQuery" % root, body=json.dumps({"structuredQuery": q}),
-                             headers={"Authorization": "Bearer owner", "Content-Type": "application/json"})
-                payload = conn.getresponse().read()
-            finally:
-                conn.close()
+            _, payload = client.call("POST", "/v1/%s:runQuery" % client.root, {"structuredQuery": q})
             names = [e["document"]["name"] for e in json.loads(payload) if "document" in e]
             return names, len(payload)
 
@@ -214,6 +189,7 @@ class StatusScenarios:
         start = time.perf_counter()
         query(None, 1)
         tiny = time.perf_counter() - start
+        client.close()
         p_row = Row("emulator alone: listing N documents with bodies", n, "%d queries (as booksync pages)" % pages, "")
         p_row.add(Timed(paged))
         o_row = Row("", n, "one query (as the minimal client)", "")

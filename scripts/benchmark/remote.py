@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """The remote scenarios of scripts/bench: first pull, pull of 10 changes, push of N
 new and of 10 changed records, against the Firestore emulator and the reference
-clients of bench_reference.py, and the same first pull and push with a simulated
-round trip per request (see bench.py)."""
+clients of reference.py, and the same first pull and push with a simulated
+round trip per request (see __main__.py)."""
 import os
 import shutil
 
-import bench_reference as ref
-from bench_common import CHANGED, MAKE_COLLECTION, PY, Proxy, Row, changed_ids, edit_rating, fmt_ratio, fmt_time, run, \
+from harness.booksync import make_collection
+from harness.emulator import Client
+
+from .common import CHANGED, Proxy, Row, changed_ids, edit_rating, fmt_ratio, fmt_time, run, \
     tree_digest
 
 
 class RemoteScenarios:
-    """Mixin of the Bench class (bench.py): pull-all, pull-10, push-all, push-10 per
-    remote size (status-unchanged and status-10 come from bench_status), and the
+    """Mixin of the Bench class (__main__.py): pull-all, pull-10, push-all, push-10 per
+    remote size (status-unchanged and status-10 come from status.py), and the
     latency scenario."""
 
     def remote(self, n):
@@ -23,7 +25,7 @@ class RemoteScenarios:
         base = os.path.join(self.work, "remote-%d" % n)
         gen = os.path.join(base, "gen")
         self.log("remote %d: generating records" % n)
-        run([PY, MAKE_COLLECTION, gen, str(n), "2"])
+        make_collection(gen, n, 2)
         expected = tree_digest(gen)
         pull_project = self.project("pull")
         run(self.refcmd("push", gen, pull_project))
@@ -109,12 +111,13 @@ class RemoteScenarios:
             return project
 
         def check_pushed(r, count):
-            if "pushed %d" % count not in r.out:
-                raise SystemExit("bench: booksync push said:\n%s%s" % (r.out[-1000:], r.err[-1000:]))
+            if "pushed %d" % count not in r.stdout:
+                raise SystemExit("bench: booksync push said:\n%s%s" % (r.stdout[-1000:], r.stderr[-1000:]))
 
         p = bs_push()
         check_pushed(run(self.bs(push_dir, "push"), env=self.remote_env), n)
-        listed = sum(1 for _ in ref.Client(self.host, p).list("books", mask_names=True))
+        with Client(self.host, p) as client:
+            listed = sum(1 for _ in client.list("books", mask=["__name__"]))
         if listed != n:
             raise SystemExit("bench: after booksync push the collection holds %d documents, not %d" % (listed, n))
         self.wipe(p)
@@ -172,8 +175,8 @@ class RemoteScenarios:
             if i > 0:
                 s_row.add(r)  # the first run warms up
         after = run(self.bs(push_dir, "status", "--short"), env=self.remote_env)
-        if after.out.strip():
-            raise SystemExit("bench: after seed, status is not clean:\n%s" % after.out[-1000:])
+        if after.stdout.strip():
+            raise SystemExit("bench: after seed, status is not clean:\n%s" % after.stdout[-1000:])
         bs_project = seeded
         self.judge_bulk(s_row, m_row, Row("", n, "", ""), "seed of %s records" % size, applies)
         self.rows.append(s_row)
@@ -240,7 +243,7 @@ class RemoteScenarios:
         self.log("latency %d ms, %d documents: first pull and push" % (ms, n))
         base = os.path.join(self.work, "latency-%d" % n)
         gen = os.path.join(base, "gen")
-        run([PY, MAKE_COLLECTION, gen, str(n), "3"])
+        make_collection(gen, n, 3)
         expected = tree_digest(gen)
         proxy = Proxy(self.host, latency_ms=ms)
         try:
@@ -288,8 +291,8 @@ class RemoteScenarios:
                     run(self.refcmd("push", gen, project, host=proxy.host))
                     self.wipe(project)
             r = measured(rows[0], self.bs(push_dir, "push"), env)
-            if "pushed %d" % n not in r.out:
-                raise SystemExit("bench: booksync push through the latency proxy said:\n%s%s" % (r.out[-1000:], r.err[-1000:]))
+            if "pushed %d" % n not in r.stdout:
+                raise SystemExit("bench: booksync push through the latency proxy said:\n%s%s" % (r.stdout[-1000:], r.stderr[-1000:]))
             self.wipe(project)
             for row, naive in ((rows[1], False), (rows[2], True)):
                 project = self.project("lpush")

@@ -1,23 +1,26 @@
 #!/usr/bin/env python3
 """The local scenarios of scripts/bench: `booksync status --offline` on N records
-against `git status --porcelain` and `sha256sum` on the same tree (see bench.py)."""
+against `git status --porcelain` and `sha256sum` on the same tree (see __main__.py)."""
 import os
 import re
+import signal
+import subprocess
 import time
 
-import subprocess
+import harness.process
+from harness.booksync import Booksync, make_collection
 
-from bench_common import (GIT_ENV, MAKE_COLLECTION, PY, RACY_WAIT, Row, changed_ids, edit_rating, fmt_ratio, fmt_time, interrupt,
-                          peak_rss_kb, run, touch_all, write_manifest)
+from .common import (GIT_ENV, RACY_WAIT, Row, changed_ids, edit_rating, fmt_ratio, fmt_time, peak_rss_kb,
+                     run, touch_all, write_manifest)
 
 
 class LocalScenarios:
-    """Mixin of the Bench class (bench.py): status-warm, status-touched, status-first."""
+    """Mixin of the Bench class (__main__.py): status-warm, status-touched, status-first."""
 
     def local(self, n):
         directory = os.path.join(self.work, "local-%d" % n, "books")
         self.log("local %d: generating records" % n)
-        run([PY, MAKE_COLLECTION, directory, str(n), "1"])
+        make_collection(directory, n, 1)
         self.init(directory, "bench-local")
         write_manifest(directory)
         git = ["git", "-C", directory]
@@ -29,12 +32,12 @@ class LocalScenarios:
         git_status = git + ["status", "--porcelain"]
 
         def nothing(_r):
-            if "nothing changed" not in _r.out:
-                raise SystemExit("bench: booksync status reported changes:\n" + _r.out[:2000] + _r.err[:2000])
+            if "nothing changed" not in _r.stdout:
+                raise SystemExit("bench: booksync status reported changes:\n" + _r.stdout[:2000] + _r.stderr[:2000])
 
         def git_clean(_r):
-            if _r.out.strip():
-                raise SystemExit("bench: git status is not clean:\n" + _r.out[:2000])
+            if _r.stdout.strip():
+                raise SystemExit("bench: git status is not clean:\n" + _r.stdout[:2000])
 
         def no_prep():
             pass
@@ -52,7 +55,7 @@ class LocalScenarios:
         nothing(run(status, env=self.local_env))
         time.sleep(RACY_WAIT)
         verbose = run([self.bin, "-v", "-C", directory, "status", "--offline"], env=self.local_env)
-        read = re.search(r"read (\d+)", verbose.err)
+        read = re.search(r"read (\d+)", verbose.stderr)
         self.notes.append("status on %s unchanged records, warm cache: booksync -v says %s." % (
             "{:,}".format(n), "'read %s'" % read.group(1) if read else "nothing about reads"))
         rss = [self.local_pair(n, "status --offline, unchanged, warm cache", status, no_prep, nothing,
@@ -77,7 +80,7 @@ class LocalScenarios:
             self.watched(n, directory, status, nothing, git_status, genv, git_clean)
 
     def supports_watch_for_status(self):
-        return "--no-sync" in run([self.bin, "watch", "--help"], env=self.local_env).out
+        return Booksync(self.bin, env=self.local_env).offers("watch", "--no-sync")
 
     def watched(self, n, directory, status, nothing, git_status, genv, git_clean):
         """status-watched: `status --offline` while `booksync watch --no-sync` runs (it asks the
@@ -98,20 +101,20 @@ class LocalScenarios:
             nothing(run(status, env=env))
             time.sleep(RACY_WAIT)
             verbose = run([self.bin, "-v", "-C", directory, "status", "--offline"], env=env)
-            if "the watcher vouched" not in verbose.err:
-                raise SystemExit("bench: status did not use the watcher: " + verbose.err[:2000])
+            if "the watcher vouched" not in verbose.stderr:
+                raise SystemExit("bench: status did not use the watcher: " + verbose.stderr[:2000])
             self.local_pair(n, "status --offline, unchanged, watcher running", status, lambda: None, nothing,
                             "git status --porcelain", git_status, genv, lambda: None, git_clean,
                             "git", 0.05, "status --offline with the watcher, unchanged", env=env, absolute=0.050)
             edit_rating(directory, changed_ids(n), 4.25)
 
             def ten(_r):
-                if "10 local changes" not in _r.out:
-                    raise SystemExit("bench: booksync status did not report the 10 edits:\n" + _r.out[-2000:] + _r.err[-2000:])
+                if "10 local changes" not in _r.stdout:
+                    raise SystemExit("bench: booksync status did not report the 10 edits:\n" + _r.stdout[-2000:] + _r.stderr[-2000:])
 
             def git_ten(_r):
-                if len(_r.out.strip().splitlines()) != 10:
-                    raise SystemExit("bench: git status did not report the 10 edits:\n" + _r.out[:2000])
+                if len(_r.stdout.strip().splitlines()) != 10:
+                    raise SystemExit("bench: git status did not report the 10 edits:\n" + _r.stdout[:2000])
             self.log("local %d: status with the watcher running, 10 records edited" % n)
             self.local_pair(n, "status --offline, 10 edited, watcher running", status, lambda: None, ten,
                             "git status --porcelain", git_status, genv, lambda: None, git_ten,
@@ -120,7 +123,7 @@ class LocalScenarios:
             self.target("peak RSS of watch --no-sync on %s records ≤ 150 MB" % "{:,}".format(n), "%.1f MB" % peak, peak <= 150,
                         applies=(n >= 100_000))
         finally:
-            interrupt(watch, timeout=30)
+            harness.process.stop(watch, 30, signal.SIGINT)
             log.close()
 
     def local_pair(self, n, title, bs_cmd, bs_prep, bs_check, ref_label, ref_cmd, ref_env, ref_prep, ref_check,

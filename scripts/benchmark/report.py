@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """The report of scripts/bench: the machine description, the per-document table, the
-targets, and the Benchmarks article (its hand-written analysis section kept; see bench.py)."""
+targets, and the Benchmarks article (its hand-written analysis section kept; see __main__.py)."""
 import os
 import platform
 import re
 import subprocess
 import time
 
-from bench_common import CHANGED, EMULATOR_PAGE, RACY_WAIT, REVISION, fmt_ratio, fmt_time, load_average, \
+from .common import CHANGED, EMULATOR_PAGE, RACY_WAIT, REVISION, fmt_ratio, fmt_time, load_average, \
     markdown_table
 
 
@@ -17,7 +17,7 @@ def fmt_per_document(seconds):
 
 
 class Report:
-    """Mixin of the Bench class (bench.py): what it writes when every scenario ran."""
+    """Mixin of the Bench class (__main__.py): what it writes when every scenario ran."""
 
     def machine(self):
         def cmd(*c):

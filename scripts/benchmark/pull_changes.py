@@ -13,24 +13,22 @@ field and every change sets it to the server's time, so the pulls read the
 changes through the change query (bodies come with its answers)."""
 import os
 
-from bench_common import MAKE_COLLECTION, PY, Row, fmt_ratio, run
-import bench_reference as ref
+from harness.booksync import make_collection
+from harness.emulator import Client
+
+from .common import Row, fmt_ratio, run
 
 RSS_LIMIT_MB = 150
 TIME_LIMIT = 1.1
-WRITES_PER_COMMIT = 500
 
 
 class PullChangesScenarios:
-    """Mixin of the Bench class (bench.py)."""
+    """Mixin of the Bench class (__main__.py)."""
 
     def change_every_document(self, project, ids, value, field=None):
-        client = ref.Client(self.host, project)
-        transforms = {"updateTransforms": [{"fieldPath": field, "setToServerValue": "REQUEST_TIME"}]} if field else {}
-        for start in range(0, len(ids), WRITES_PER_COMMIT):
-            client.commit([dict({"update": {"name": "%s/books/%s" % (client.root, i), "fields": {"rating": {"doubleValue": value}}},
-                                 "updateMask": {"fieldPaths": ["rating"]}, "currentDocument": {"exists": True}}, **transforms)
-                           for i in ids[start:start + WRITES_PER_COMMIT]])
+        with Client(self.host, project) as client:
+            client.update_fields("books", ids, {"rating": {"doubleValue": value}},
+                                 [{"fieldPath": field, "setToServerValue": "REQUEST_TIME"}] if field else None)
 
     def changes_pull(self, n):
         field = self.args.changes_pull_field
@@ -39,7 +37,7 @@ class PullChangesScenarios:
         base = os.path.join(self.work, "changes-%d" % n)
         gen = os.path.join(base, "gen")
         self.log("changed pull %d: generating and publishing" % n)
-        run([PY, MAKE_COLLECTION, gen, str(n), "1"])
+        make_collection(gen, n, 1)
         project = self.project("chg")
         run(self.refcmd("push", gen, project))
         ids = sorted(name[:-5] for name in os.listdir(gen) if name.endswith(".json"))
@@ -61,8 +59,8 @@ class PullChangesScenarios:
             rows[label] = Row("pull of N remote changes (every document%s)" % via, n, label, "")
 
         def check(r, label):
-            if "pulled %d" % n not in r.out or (field and "documents whose '%s'" % field not in r.out + r.err):
-                raise SystemExit("bench: %s's pull of %d changes said:\n%s%s" % (label, n, r.out[-1000:], r.err[-1000:]))
+            if "pulled %d" % n not in r.stdout or (field and "documents whose '%s'" % field not in r.stdout + r.stderr):
+                raise SystemExit("bench: %s's pull of %d changes said:\n%s%s" % (label, n, r.stdout[-1000:], r.stderr[-1000:]))
 
         for round_ in range(self.args.runs + 1):
             self.log("changed pull %d: changing every document (round %d)" % (n, round_))

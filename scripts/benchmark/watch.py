@@ -15,11 +15,16 @@ proxy, and
 import http.client
 import json
 import os
+import signal
 import statistics
 import subprocess
 import time
 
-from bench_common import MAKE_COLLECTION, PY, emulator_request, interrupt, peak_rss_kb, run
+import harness.process
+from harness.booksync import make_collection
+from harness.emulator import Client, Error
+
+from .common import peak_rss_kb, run
 
 POLL_SECONDS = 1
 APP_WRITES = 20
@@ -31,38 +36,26 @@ def percentile(values, fraction):
 
 
 class WatchScenarios:
-    """Mixin of the Bench class (bench.py)."""
+    """Mixin of the Bench class (__main__.py)."""
 
-    def document_title(self, host, project, doc_id):
-        """The document's title, read over one kept-alive connection: a client
-        watching the emulator every 20 ms must not itself load it (a new
+    @staticmethod
+    def document_title(client, doc_id):
+        """The document's title, read over the client's one kept-alive connection: a
+        client watching the emulator every 20 ms must not itself load it (a new
         connection every 5 ms slowed the emulator's answers to the watch)."""
-        for _ in range(2):
-            if getattr(self, "_watcher_connection", None) is None:
-                hostname, port = host.rsplit(":", 1)
-                self._watcher_connection = http.client.HTTPConnection(hostname, int(port), timeout=30)
-            try:
-                self._watcher_connection.request("GET", "/v1/projects/%s/databases/(default)/documents/books/%s" % (project, doc_id),
-                                                 headers={"Authorization": "Bearer owner"})
-                response = self._watcher_connection.getresponse()
-                body = response.read()
-                if response.status != 200:
-                    return None
-                return json.loads(body).get("fields", {}).get("title", {}).get("stringValue")
-            except (OSError, http.client.HTTPException):
-                self._watcher_connection.close()
-                self._watcher_connection = None
-        return None
+        try:
+            document = client.get("books/" + doc_id)
+        except (OSError, http.client.HTTPException, Error):
+            return None
+        return (document or {}).get("fields", {}).get("title", {}).get("stringValue")
 
-    def app_write(self, project, doc_id, title):
-        name = "projects/%s/databases/(default)/documents/books/%s" % (project, doc_id)
-        write = {"update": {"name": name, "fields": {"id": {"stringValue": doc_id}, "title": {"stringValue": title},
-                                                     "author": {"stringValue": "A"}, "genre": {"stringValue": "g"}}},
-                 "updateTransforms": [{"fieldPath": "updatedAt", "setToServerValue": "REQUEST_TIME"}]}
-        status, body = emulator_request(self.host, "POST", "/v1/projects/%s/databases/(default)/documents:commit" % project,
-                                        {"writes": [write]})
-        if status != 200:
-            raise SystemExit("bench: the app's write answered %d: %s" % (status, body[:300].decode(errors="replace")))
+    @staticmethod
+    def app_write(client, doc_id, title):
+        """An app's write of the document, stamped with the server's time as the convention asks."""
+        fields = {"id": {"stringValue": doc_id}, "title": {"stringValue": title}, "author": {"stringValue": "A"},
+                  "genre": {"stringValue": "g"}}
+        client.commit([{"update": {"name": client.name("books/" + doc_id), "fields": fields},
+                        "updateTransforms": [{"fieldPath": "updatedAt", "setToServerValue": "REQUEST_TIME"}]}])
 
     @staticmethod
     def save(directory, doc_id, title):
@@ -94,7 +87,7 @@ class WatchScenarios:
     def watch(self, records, saves, idle_seconds):
         directory = self.fresh(os.path.join(self.work, "watch-%d" % records))
         self.log("watch %d: generating and pushing %d books" % (records, records))
-        run([PY, MAKE_COLLECTION, directory, str(records), "3"])
+        make_collection(directory, records, 3)
         project = self.project("watch")
         self.init(directory, project, change_field="updatedAt")
         run(self.bs(directory, "-q", "push"), env=self.remote_env)
@@ -106,6 +99,7 @@ class WatchScenarios:
             process = subprocess.Popen(self.bs(directory, "watch", "--interval", str(POLL_SECONDS), "--json"), env=env,
                                        stdin=subprocess.DEVNULL, stdout=out, stderr=err)
         peak = 0
+        watcher, app_client = Client(self.host, project, timeout=30), Client(self.host, project, timeout=120)
         try:
             start_line = {}
 
@@ -133,7 +127,7 @@ class WatchScenarios:
                 began = time.perf_counter()
                 self.save(directory, doc_id, title)
                 seen = self.wait_for("save %d is on the emulator" % i,
-                                     lambda: self.document_title(self.host, project, doc_id) == title, step=0.02)
+                                     lambda: self.document_title(watcher, doc_id) == title, step=0.02)
                 latencies.append(seen - began)
                 peak = max(peak, peak_rss_kb(process.pid) or 0)
                 time.sleep(0.3)
@@ -148,7 +142,7 @@ class WatchScenarios:
                 doc_id = ids[-1 - (i % 10)]
                 title = "app %d" % i
                 began = time.perf_counter()
-                self.app_write(project, doc_id, title)
+                self.app_write(app_client, doc_id, title)
                 seen = self.wait_for("app write %d is in its file" % i, lambda: self.file_title(directory, doc_id) == title,
                                      timeout=60, step=0.01)
                 app.append(seen - began)
@@ -175,7 +169,9 @@ class WatchScenarios:
             self.target("watch: peak RSS of a watch over %d records ≤ 150 MB" % records, "%.1f MB" % (peak / 1024.0),
                         0 < peak <= 150 * 1024)
         finally:
-            interrupt(process, timeout=60)
+            harness.process.stop(process, 60, signal.SIGINT)
+            watcher.close()
+            app_client.close()
             self.retarget(directory, self.proxy.host, self.host)
         with open(out_path) as f:
             lines = [json.loads(line) for line in f if line.strip()]

@@ -12,7 +12,9 @@ names listing of 1,000,000 takes it about a thousand queries' worth of scans."""
 import os
 import re
 
-from bench_common import CHANGED, MAKE_COLLECTION, PY, RACY_WAIT, Row, changed_ids, edit_rating, run
+from harness.booksync import make_collection
+
+from .common import CHANGED, RACY_WAIT, Row, changed_ids, edit_rating, run
 
 RSS_LIMIT_MB = 150
 
@@ -29,12 +31,12 @@ def published(expect, output):
 
 
 class MemoryScenarios:
-    """Mixin of the Bench class (bench.py)."""
+    """Mixin of the Bench class (__main__.py)."""
 
     def memory(self, n):
         directory = os.path.join(self.work, "memory-%d" % n, "books")
         self.log("memory %d: generating records" % n)
-        run([PY, MAKE_COLLECTION, directory, str(n), "1"])
+        make_collection(directory, n, 1)
         project = self.project("mem")
         self.init(directory, project)
         rows = []
@@ -42,8 +44,8 @@ class MemoryScenarios:
         def measure(title, *args, env=None, expect=None, ok=(0,)):
             self.log("memory %d: %s" % (n, title))
             r = run(self.bs(directory, *args), env=env or self.local_env, rss=True, ok=ok)
-            if expect is not None and not published(expect, r.out + r.err):
-                raise SystemExit("bench: %s did not say %r:\n%s%s" % (title, expect, r.out[-2000:], r.err[-2000:]))
+            if expect is not None and not published(expect, r.stdout + r.stderr):
+                raise SystemExit("bench: %s did not say %r:\n%s%s" % (title, expect, r.stdout[-2000:], r.stderr[-2000:]))
             row = Row(title, n, "booksync", "")
             row.add(r)
             row.set_rss(r)

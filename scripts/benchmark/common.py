@@ -1,36 +1,30 @@
-#!/usr/bin/env python3
-"""What every part of scripts/bench shares: running and timing commands, the emulator
-and the counting proxy, generated data, table formatting, and BenchBase (the state
-the scenarios share). See scripts/bench.py for what is measured and how."""
+"""What every part of scripts/bench shares: running and timing commands (on
+harness.process), the counting proxy, generated data, table formatting, and
+BenchBase (the state the scenarios share). See __main__.py for what is measured
+and how."""
 import hashlib
-import http.client
 import json
 import os
 import re
 import select
-import signal
 import statistics
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-sys.dont_write_bytecode = True  # no __pycache__ in the repository
-import bench_reference as ref  # noqa: E402  (same directory: value conversion and canonical form)
+from harness import process
+from harness.emulator import Client
 
+from . import reference as ref  # value conversion and canonical form
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
 PY = sys.executable
-MAKE_COLLECTION = os.path.join(HERE, "make-collection.py")
-REFERENCE = os.path.join(HERE, "bench_reference.py")
-PROXY = os.path.join(HERE, "count_proxy.py")
+PROXY = os.path.join(REPO, "scripts", "count_proxy.py")
 COMMAND_TIMEOUT = 1200.0  # seconds: any single command is killed after this
 RACY_WAIT = 0.3  # seconds: older than booksync's 100 ms racy-clean window
 REVISION = "2024-01-01T00:00:00.000000Z"
 CHANGED = 10  # records changed in the incremental scenarios
-TIME = "/usr/bin/time"
 EMULATOR_PAGE = 150  # the emulator's page size cap (documented, checked against the counts)
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@localhost",
@@ -39,51 +33,16 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost",
 
 # --- running and measuring commands ----------------------------------------------------------
 
-class Run:
-    """One finished command: wall seconds, peak RSS in KiB, exit code, output."""
-
-    def __init__(self, wall, rss_kb, rc, out, err):
-        self.wall, self.rss_kb, self.rc, self.out, self.err = wall, rss_kb, rc, out, err
-
-
 def run(cmd, cwd=None, env=None, timeout=COMMAND_TIMEOUT, ok=(0,), rss=False):
-    """Runs cmd, timing it from spawn to reap.
-
-    With rss=True the command runs under `/usr/bin/time -f %M`, whose answer becomes
-    Run.rss_kb. os.wait4's ru_maxrss of our own child is not usable for that: Linux
-    counts the pre-exec image, so it never reports less than this Python process's RSS.
-    """
-    rss_file = None
-    if rss and os.access(TIME, os.X_OK):
-        rss_file = tempfile.NamedTemporaryFile(prefix="bench-rss-", delete=False)
-        rss_file.close()
-        cmd = [TIME, "-f", "%M", "-o", rss_file.name] + list(cmd)
-    holder = {}
-    timer = threading.Timer(timeout, lambda: holder["p"].kill() if "p" in holder else None)
-    timer.daemon = True
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        timer.start()
-        try:
-            start = time.perf_counter()
-            p = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-            holder["p"] = p
-            _, status, usage = os.wait4(p.pid, 0)
-            wall = time.perf_counter() - start
-        finally:
-            timer.cancel()
-        p.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        result = Run(wall, usage.ru_maxrss, p.returncode, out.read().decode(errors="replace"),
-                     err.read().decode(errors="replace"))
-    if rss_file is not None:
-        with open(rss_file.name) as f:
-            lines = f.read().split()
-        os.unlink(rss_file.name)
-        result.rss_kb = int(lines[-1]) if lines and lines[-1].isdigit() else None
-    if ok is not None and result.rc not in ok:
+    """harness.process.run, timed from spawn to reap (Result.seconds; rss=True: Result.rss_kb);
+    the benchmark stops when the command fails (an exit code not in `ok`) or times out."""
+    try:
+        result = process.run(cmd, cwd=cwd, env=env, timeout=timeout, rss=rss)
+    except subprocess.TimeoutExpired:
+        raise SystemExit("bench: command still running after %d s: %s" % (timeout, " ".join(cmd)))
+    if ok is not None and result.returncode not in ok:
         raise SystemExit("bench: command failed (exit %d): %s\n%s%s" % (
-            result.rc, " ".join(cmd), result.out[-2000:], result.err[-2000:]))
+            result.returncode, " ".join(cmd), result.stdout[-2000:], result.stderr[-2000:]))
     return result
 
 
@@ -97,18 +56,6 @@ def peak_rss_kb(pid):
     except OSError:
         return None
     return None
-
-
-def interrupt(process, timeout):
-    """Stops a running command as Ctrl-C does (SIGINT), killing it if it has not ended within `timeout` seconds."""
-    if process.poll() is not None:
-        return
-    process.send_signal(signal.SIGINT)
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
 
 
 def load_average():
@@ -133,29 +80,13 @@ def median(values):
     return statistics.median(values) if values else None
 
 
-# --- the emulator and the counting proxy -----------------------------------------------------
-
-def emulator_request(host, method, path, body=None):
-    """One request to the emulator (or proxy) on loopback; returns (status, bytes)."""
-    hostname, port = host.rsplit(":", 1)
-    conn = http.client.HTTPConnection(hostname, int(port), timeout=120)
-    try:
-        headers = {"Authorization": "Bearer owner"}
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-        conn.request(method, path, body=data, headers=headers)
-        response = conn.getresponse()
-        return response.status, response.read()
-    finally:
-        conn.close()
-
+# --- the counting proxy ----------------------------------------------------------------------
 
 class Proxy:
     """scripts/count_proxy.py as a child process, read and reset over HTTP."""
 
     def __init__(self, upstream, latency_ms=0):
+        self.control = None
         self.process = subprocess.Popen([PY, PROXY, "--upstream", upstream, "--latency-ms", str(latency_ms)],
                                         stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
         ready, _, _ = select.select([self.process.stdout], [], [], 30)
@@ -164,22 +95,19 @@ class Proxy:
             self.stop()
             raise SystemExit("bench: count_proxy.py did not start")
         self.host = line.split("=", 1)[1]
+        self.control = Client(self.host, timeout=120)
 
     def reset(self):
-        emulator_request(self.host, "POST", "/__reset")
+        self.control.call("POST", "/__reset")
 
     def counts(self):
-        status, payload = emulator_request(self.host, "GET", "/__counts")
+        status, payload = self.control.call("GET", "/__counts")
         return json.loads(payload)
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        if self.control:
+            self.control.close()
+        process.stop(self.process)
 
 
 # --- data ------------------------------------------------------------------------------------
@@ -281,7 +209,7 @@ class Row:
         self.note = note
 
     def add(self, r):
-        self.walls.append(r.wall)
+        self.walls.append(r.seconds)
 
     def set_rss(self, r):
         self.rss_kb = r.rss_kb
@@ -317,8 +245,8 @@ def markdown_table(rows):
 class BenchBase:
     """The state every scenario shares (binary, emulator host, work directory, rows,
     targets, notes, the counting proxy) and the helpers they use to run booksync and
-    the reference clients. The scenario mixins of bench_local, bench_remote and
-    bench_status, and bench_report, build on it."""
+    the reference clients. The scenario mixins of local, remote, status and the
+    others, and report, build on it."""
 
     def __init__(self, args):
         self.args = args
@@ -327,7 +255,7 @@ class BenchBase:
         self.work = os.path.abspath(args.workdir)
         self.rows = []
         self.remote_rows = []  # the rows of the remote scenarios, for the per-document table
-        self.change_field = False  # whether the binary has `init --change-field` (bench.py sets it)
+        self.change_field = False  # whether the binary has `init --change-field` (__main__.py sets it)
         self.targets = []  # (description, measured, MET/NOT MET, counts toward summary)
         self.notes = []
         self.runid = "b%x" % (int(time.time()) % 0xFFFFFF)
@@ -356,8 +284,8 @@ class BenchBase:
         return ("%s-%s%d" % (self.runid, label, self.counter))[:30]
 
     def wipe(self, project):
-        status, body = emulator_request(self.host, "DELETE",
-                                        "/emulator/v1/projects/%s/databases/(default)/documents" % project)
+        with Client(self.host, project, timeout=120) as client:
+            status = client.reset()
         if status != 200:
             self.log("wiping %s answered %d" % (project, status))
 
@@ -366,7 +294,7 @@ class BenchBase:
         return [self.bin, "-C", directory] + list(args)
 
     def refcmd(self, command, directory, project, host=None, naive=False, update=False, files=()):
-        cmd = [PY, REFERENCE, command, directory, "--host", host or self.host, "--project", project]
+        cmd = [PY, "-m", "benchmark.reference", command, directory, "--host", host or self.host, "--project", project]
         if naive:
             cmd.append("--naive")
         if update:

@@ -7,7 +7,9 @@ parents: the request counts show it."""
 import os
 import shutil
 
-from bench_common import MAKE_COLLECTION, PY, Row, run, tree_digest
+from harness.booksync import make_collection
+
+from .common import Row, run, tree_digest
 
 REVIEWS_PER_BOOK = 3
 CHANGED_REVIEWS = 10
@@ -26,7 +28,7 @@ def add_reviews(directory, per_book=REVIEWS_PER_BOOK):
 
 
 class SubcollectionScenarios:
-    """Mixin of the Bench class (bench.py)."""
+    """Mixin of the Bench class (__main__.py)."""
 
     def init_subcollections(self, directory, project):
         os.makedirs(directory, exist_ok=True)
@@ -38,7 +40,7 @@ class SubcollectionScenarios:
         base = os.path.join(self.work, "subcollections-%d" % books)
         gen = os.path.join(base, "gen")
         self.log("subcollections %d: generating %d books with %d reviews each" % (books, books, REVIEWS_PER_BOOK))
-        run([PY, MAKE_COLLECTION, gen, str(books), "3"])
+        make_collection(gen, books, 3)
         add_reviews(gen)
         expected = tree_digest(gen)
         project = self.project("sub")
@@ -46,8 +48,8 @@ class SubcollectionScenarios:
         shutil.copytree(gen, seed)
         self.init_subcollections(seed, project)
         pushed = run(self.bs(seed, "push"), env=self.remote_env)
-        if "pushed %d" % documents not in pushed.out:
-            raise SystemExit("bench: the seeding push said:\n%s%s" % (pushed.out[-1000:], pushed.err[-1000:]))
+        if "pushed %d" % documents not in pushed.stdout:
+            raise SystemExit("bench: the seeding push said:\n%s%s" % (pushed.stdout[-1000:], pushed.stderr[-1000:]))
 
         self.log("subcollections %d: first pull" % books)
         pull_row = Row("first pull, books with 3 reviews each (N books)", books, "booksync", "")
@@ -85,7 +87,7 @@ class SubcollectionScenarios:
             else:
                 r = run(self.bs(directory, "push"), env=self.remote_env)
                 push_row.add(r)
-            if "pushed %d" % CHANGED_REVIEWS not in r.out:
-                raise SystemExit("bench: the push of changed reviews said:\n%s%s" % (r.out[-1000:], r.err[-1000:]))
+            if "pushed %d" % CHANGED_REVIEWS not in r.stdout:
+                raise SystemExit("bench: the push of changed reviews said:\n%s%s" % (r.stdout[-1000:], r.stderr[-1000:]))
         self.rows.append(push_row)
         self.wipe(project)

@@ -1,16 +1,16 @@
-#!/usr/bin/env python3
 """Benchmarks booksync against reference tools measured in the same run on the same data.
 
 The Bench class here is the list of scenarios, put together from mixins that share
-its state (sizes, runs, the emulator host): bench_local.py (status --offline),
-bench_remote.py (pull and push, the latency scenario), bench_status.py (status,
-pull of 10 changes, the change field, the emulator's own listing cost),
-bench_report.py (the Benchmarks article), all on bench_common.py (running, measuring,
-formatting). bench_reference.py holds the reference clients, count_proxy.py the
-counting proxy.
+its state (sizes, runs, the emulator host): local.py (status --offline), remote.py
+(pull and push, the latency scenario), status.py (status, pull of 10 changes, the
+change field, the emulator's own listing cost), subcollections.py, pull_changes.py,
+memory.py, watch.py, report.py (the Benchmarks article), all on common.py (running,
+measuring, formatting) and the shared scripts/harness. reference.py holds the
+reference clients, scripts/count_proxy.py the counting proxy.
 
 Normally started through scripts/bench, which builds booksync (release), starts the
-Firestore emulator and stops it afterwards. Every scenario runs once as a warm-up
+Firestore emulator, runs `python3 -m benchmark` with scripts/ on PYTHONPATH, and
+stops the emulator afterwards. Every scenario runs once as a warm-up
 (not reported), then --runs times; the table shows medians. booksync and its
 reference alternate run by run, so drift on the machine hits both alike.
 
@@ -24,7 +24,7 @@ tree committed to a git repository, and `sha256sum` (through xargs) of all files
                   1/20 of git status or 50 ms; and the watcher's peak RSS
 
 Remote scenarios (per --remote-sizes), against the Firestore emulator and the two
-clients of scripts/bench_reference.py (minimal: fewest requests; naive: one request
+clients of scripts/benchmark/reference.py (minimal: fewest requests; naive: one request
 per document):
   pull-all        first pull of N documents into an empty directory
   push-all        push of N new records into an empty collection
@@ -38,16 +38,16 @@ per document):
   emulator        the emulator alone listing N documents: in booksync's batches, in one query
 With a binary whose `init --help` offers --change-field, status-unchanged, status-10 and
 pull-10 run a second time on a collection whose documents carry a change field.
-Subcollection scenario (--subcollection-books N, default 10,000; bench_subcollections.py):
+Subcollection scenario (--subcollection-books N, default 10,000; subcollections.py):
 N books with 3 reviews each as folders (`init --subcollection reviews`): first pull,
 `booksync status` unchanged, push of 10 changed reviews, with request counts
 (listing costs pages of the books and of the reviews group, not a request per book).
-Changed-pull scenario (--changes-pull N, default 0 = skipped; bench_pull_changes.py):
+Changed-pull scenario (--changes-pull N, default 0 = skipped; pull_changes.py):
 N documents published, pulled, then every one changed remotely before each round and
 pulled again: wall time and peak RSS of the pull of N changes (target ≤ 150 MB at
 100,000), against --before-bin (an earlier booksync) in the same rounds (≤ 1.1×).
 Memory scenario (--memory-records N, default 0 = skipped; --scale: 1,000,000;
-bench_memory.py): peak RSS of every command at N local records, each run once:
+memory.py): peak RSS of every command at N local records, each run once:
 push of N new, status --offline, validate (text and --json), fmt --check, fmt,
 then with 10 records edited status --offline, diff --offline, push --dry-run and
 push of the 10.
@@ -79,16 +79,17 @@ import os
 import sys
 import time
 
-sys.dont_write_bytecode = True  # no __pycache__ in the repository
-from bench_common import CHANGED, REPO, BenchBase, Proxy, creation_cost  # noqa: E402
-from bench_local import LocalScenarios  # noqa: E402
-from bench_memory import MemoryScenarios  # noqa: E402
-from bench_pull_changes import PullChangesScenarios  # noqa: E402
-from bench_remote import RemoteScenarios  # noqa: E402
-from bench_report import Report  # noqa: E402
-from bench_status import StatusScenarios, supports_change_field  # noqa: E402
-from bench_subcollections import SubcollectionScenarios  # noqa: E402
-from bench_watch import WatchScenarios  # noqa: E402
+from harness.booksync import Booksync
+
+from .common import CHANGED, REPO, BenchBase, Proxy, creation_cost
+from .local import LocalScenarios
+from .memory import MemoryScenarios
+from .pull_changes import PullChangesScenarios
+from .remote import RemoteScenarios
+from .report import Report
+from .status import StatusScenarios
+from .subcollections import SubcollectionScenarios
+from .watch import WatchScenarios
 
 DEFAULTS = {"local_sizes": [10_000, 100_000], "remote_sizes": [1_000, 10_000], "runs": 3, "local_runs": 9,
             "naive_runs": 1, "latency_ms": 5, "latency_size": 1_000, "subcollection_books": 10_000,
@@ -171,7 +172,8 @@ def main():
         parser.error("the emulator must be on 127.0.0.1")
     started = time.time()
     bench = Bench(args)
-    bench.change_field = supports_change_field(bench.bin)
+    # The change-field path of <doc:Firestore>: its scenarios run only with a binary that has it.
+    bench.change_field = Booksync(bench.bin, env=bench.local_env).offers("init", "--change-field")
     if not bench.change_field:
         bench.notes.append("This booksync has no `init --change-field`: the change-field scenarios did not run.")
     os.makedirs(bench.work, exist_ok=True)
