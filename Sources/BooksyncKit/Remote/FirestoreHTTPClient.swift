@@ -100,7 +100,7 @@ struct FirestoreHTTPClient: Sendable {
                 problem = .unreadableAnswer(unreadable)
             } else {
                 var (code, message) = Self.errorDetails(response.body)
-                (code, message) = (redact(code), redact.excerpt(message, limit: Self.shownMessageCharacters))
+                (code, message) = (redact(code), Self.shownMessage(message, redact: redact))
                 // A refresh that fails says why (an expired refresh token, say), not just "401".
                 if response.status == 401, !refreshedToken, try await endpoint.tokens.token(refresh: true) != nil {
                     refreshedToken = true

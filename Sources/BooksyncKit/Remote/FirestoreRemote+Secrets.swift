@@ -18,6 +18,21 @@ extension FirestoreHTTPClient {
     /// `SecretRedaction.excerpt`, after scrubbing).
     static let shownMessageCharacters = 500
 
+    /// A server's message as an error shows it: scrubbed and cut at
+    /// `shownMessageCharacters`, except that a link to the Firebase console
+    /// is never cut (up to 4,000 characters): a query that needs a composite
+    /// index (a scope with the change field) fails with the link that
+    /// creates it, and half a link creates nothing.
+    static func shownMessage(_ message: String, redact: SecretRedaction) -> String {
+        let scrubbed = redact(message)
+        guard scrubbed.count > shownMessageCharacters, let link = scrubbed.firstRange(of: "https://console.firebase.google.com/") else {
+            return redact.excerpt(message, limit: shownMessageCharacters)
+        }
+        let end = scrubbed[link.lowerBound...].firstIndex(where: { $0.isWhitespace }) ?? scrubbed.endIndex
+        let keep = min(max(shownMessageCharacters, scrubbed.distance(from: scrubbed.startIndex, to: end)), 4_000)
+        return keep >= scrubbed.count ? scrubbed : String(scrubbed.prefix(keep)) + " …"
+    }
+
     /// Why a 3xx answer is an error: where it pointed, and that booksync does not go there.
     static func redirectMessage(_ response: HTTPResponse, during: String, redact: SecretRedaction) -> String {
         let location = response.headers["location"].map { " to " + redact.excerpt($0, limit: shownMessageCharacters) } ?? ""

@@ -1,0 +1,69 @@
+import Synchronization
+import Testing
+import BooksyncTestSupport
+@testable import BooksyncCore
+@testable import BooksyncKit
+
+/// The queries of a scoped collection (config `"scope"`) through the HTTP
+/// seam: what is asked, how a page continues, and the composite-index
+/// error production Firestore answers with, link whole.
+@Suite struct ScopedQueryTests {
+    static let target = FirestoreTarget(project: "p", collectionPath: "books")
+
+    static func remote(_ scope: String, changeField: String? = nil, transport: @escaping HTTPTransport) throws -> FirestoreRemote {
+        let endpoint = FirestoreEndpoint(baseURL: "http://127.0.0.1:9/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("secret-token-123")))
+        let retry = RetryPolicy(maximumAttempts: 1, initialDelay: 0.01, maximumDelay: 0.02, sleep: { _ in }, random: { 0.5 })
+        var config = CollectionConfig(remote: target, schema: .idOnly, changeField: changeField)
+        config.scope = try ScopeExpression.parse(scope)
+        return FirestoreRemote(target: target, endpoint: endpoint, rules: config.rules, transport: transport, retry: retry)
+    }
+
+    /// Ordered by the inequality fields (sorted) before the name, the names-only
+    /// select carries them, and the next page starts after the last document's values.
+    @Test func aPageContinuesAfterTheScopeFieldsOfItsLastDocument() throws {
+        let scope = try ScopeExpression.parse(#"rating >= 4 and genre != "x" and tags array-contains "a""#)
+        let cursor = FirestoreRemote.QueryCursor(name: "projects/p/databases/(default)/documents/books/b7", changeTime: nil,
+                                                 orderValues: [.map(["stringValue": .string("sf")]), .map(["integerValue": .string("5")])])
+        let body = String(decoding: FirestoreRemote.listQuery("books", after: cursor, limit: 2, withBodies: false, filter: scope,
+                                                              documentsRoot: "projects/p/databases/(default)/documents"), as: UTF8.self)
+        #expect(body.contains(#""orderBy": [{"direction": "ASCENDING", "field": {"fieldPath": "genre"}}, {"direction": "ASCENDING", "field": {"fieldPath": "rating"}}, {"direction": "ASCENDING", "field": {"fieldPath": "__name__"}}]"#), "\(body)")
+        #expect(body.contains(#""select": {"fields": [{"fieldPath": "__name__"}, {"fieldPath": "genre"}, {"fieldPath": "rating"}]}"#), "\(body)")
+        #expect(body.contains(#""startAt": {"before": false, "values": [{"stringValue": "sf"}, {"integerValue": "5"}, {"referenceValue": "projects/p/databases/(default)/documents/books/b7"}]}"#), "\(body)")
+        #expect(body.contains(#""op": "ARRAY_CONTAINS""#) && body.contains(#""op": "NOT_EQUAL""#))
+    }
+
+    /// With the change field, its own order comes first, then the scope's fields.
+    @Test func theChangeFieldOrdersFirst() throws {
+        let scope = try ScopeExpression.parse("rating > 1")
+        let mark = ChangeMark(field: "updatedAt", time: try Timestamp(rfc3339: "2026-01-01T00:00:00Z"), scope: scope.description)
+        let body = String(decoding: FirestoreRemote.listQuery("books", after: nil, limit: 2, withBodies: true, changedSince: mark, filter: scope),
+                          as: UTF8.self)
+        #expect(body.contains(#""orderBy": [{"direction": "ASCENDING", "field": {"fieldPath": "updatedAt"}}, {"direction": "ASCENDING", "field": {"fieldPath": "rating"}}, {"direction": "ASCENDING", "field": {"fieldPath": "__name__"}}]"#), "\(body)")
+    }
+
+    /// Production Firestore refuses a scope with the change field until a
+    /// composite index exists, with a link that creates it: the link reaches
+    /// the user whole, however long (messages are otherwise cut at 500).
+    @Test func theCompositeIndexLinkIsShownWhole() async throws {
+        let link = "https://console.firebase.google.com/v1/r/project/p/firestore/indexes?create_composite=" + String(repeating: "Q2xKd2NtOXFaV04wY3k5d0wyUmhkR0ZpWVhObGN5OG9aR1ZtWVhWc2RDa3ZZ", count: 10)
+        let message = "The query requires an index. You can create it here: " + link
+        let remote = try Self.remote("rating > 1", changeField: "updatedAt") { _ in
+            HTTPResponse(status: 400, body: Array(#"{"error": {"code": 400, "message": "\#(message)", "status": "FAILED_PRECONDITION"}}"#.utf8))
+        }
+        do {
+            _ = try await remote.listRevisions { _ in }
+            Issue.record("the refusal was not reported")
+        } catch {
+            #expect(error.description.hasSuffix(link), "\(error.description)")
+            #expect(error.description.contains("FAILED_PRECONDITION"))
+        }
+        // Any other long message is still cut.
+        let long = String(repeating: "x", count: 900)
+        let other = try Self.remote("rating > 1") { _ in
+            HTTPResponse(status: 400, body: Array(#"{"error": {"code": 400, "message": "\#(long)", "status": "INVALID_ARGUMENT"}}"#.utf8))
+        }
+        await #expect { _ = try await other.listRevisions { _ in } } throws: { error in
+            (error as? RemoteError)?.description.hasSuffix("x …") == true
+        }
+    }
+}
