@@ -105,6 +105,9 @@ extension SyncCommandSupport {
             case .delete: EventLine("\(would)delete   \(event.id)", .green, .pushed, action: "delete")
             case .adopt: EventLine("\(would)record   \(event.id) (the remote already had this content)", .green, .recorded, action: "record")
             case .forget: EventLine("\(would)forget   \(event.id) (already deleted remotely)", .green, .recorded, action: "forget")
+            // A seed's steps are reported as seeded; these are their lines should one appear as pushed.
+            case .overwrite: describe(SyncEvent(id: event.id, kind: .seeded(deleted: false)), path: path, would: would, command: command)
+            case .remove: describe(SyncEvent(id: event.id, kind: .seeded(deleted: true)), path: path, would: would, command: command)
             }
         case .seeded(deleted: false):
             EventLine("\(would)write    \(event.id)", .green, .pushed, action: "write")

@@ -41,6 +41,10 @@ public enum PushAction: Sendable, Equatable {
     case adopt
     /// Both sides deleted the record: drop the base entry.
     case forget
+    /// `seed`: write the record whatever the document holds (no precondition).
+    case overwrite
+    /// `seed --delete`: delete the document if it exists (no precondition).
+    case remove
 }
 
 /// A pull or push action: what the mass-delete guard counts, and how a plan
@@ -78,17 +82,28 @@ extension PullAction: PlanAction {
 extension PushAction: PlanAction {
     /// Deleting the remote document.
     package var isDelete: Bool {
-        if case .delete = self { return true }
-        return false
+        switch self {
+        case .delete, .remove: true
+        default: false
+        }
     }
 
-    /// Pushed.
-    package var plannedKind: SyncEventKind { .pushed(self) }
+    /// Pushed; a seed's steps as seeded.
+    package var plannedKind: SyncEventKind {
+        switch self {
+        case .overwrite: .seeded(deleted: false)
+        case .remove: .seeded(deleted: true)
+        default: .pushed(self)
+        }
+    }
 
-    /// From `.pushed(action)`.
+    /// From `.pushed(action)` or `.seeded(deleted:)`.
     package init?(plannedKind kind: SyncEventKind) {
-        guard case .pushed(let action) = kind else { return nil }
-        self = action
+        switch kind {
+        case .pushed(let action): self = action
+        case .seeded(let deleted): self = deleted ? .remove : .overwrite
+        default: return nil
+        }
     }
 }
 

@@ -51,9 +51,11 @@ extension CollectionDirectory {
             switch step.action {
             case .delete(let revision):
                 return .write(.delete(id, baseRevision: revision))
+            case .remove:
+                return .write(.remove(id))
             case .adopt, .forget:
                 return .nothing
-            case .create, .update:
+            case .create, .update, .overwrite:
                 if let scannedRecord = scanned[id] {
                     record = scannedRecord
                 } else {
@@ -64,8 +66,12 @@ extension CollectionDirectory {
                     }
                 }
             }
-            if case .update(let revision) = step.action { return .write(.update(record, baseRevision: revision)) }
-            return .write(.create(record))
+            switch step.action {
+            case .update(let revision): return .write(.update(record, baseRevision: revision))
+            // A scoped collection publishes only what its scope covers.
+            case .overwrite: return rules.isInScope(record) ? .write(.overwrite(record)) : .event(.outsideScope)
+            default: return .write(.create(record))
+            }
         }
         var chunk = LoadedChunk()
         for (step, outcome) in zip(planned, loaded) {

@@ -24,7 +24,7 @@ extension PushStep {
     /// True for the steps that send a write (adopting and forgetting are settled without one).
     var sendsWrite: Bool {
         switch action {
-        case .create, .update, .delete: true
+        case .create, .update, .delete, .overwrite, .remove: true
         case .adopt, .forget: false
         }
     }

@@ -219,7 +219,9 @@ struct EncodedWrite: Sendable {
 
 extension RemoteWrite {
     var isDelete: Bool {
-        if case .delete = self { return true }
-        return false
+        switch self {
+        case .delete, .remove: true
+        default: false
+        }
     }
 }

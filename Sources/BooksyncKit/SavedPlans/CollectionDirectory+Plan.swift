@@ -66,7 +66,7 @@ extension CollectionDirectory {
         case .create: (expected, action) = (nil, .create)
         case .update(let revision): (expected, action) = (revision, .update)
         case .delete(let revision): (expected, action) = (revision, .delete)
-        case .adopt, .forget: return .held("nothing to write")
+        case .adopt, .forget, .overwrite, .remove: return .held("nothing to write")
         }
         guard document?.revision == expected else {
             if document?.record?.hash == file?.record.hash, (document == nil) == (file == nil) {

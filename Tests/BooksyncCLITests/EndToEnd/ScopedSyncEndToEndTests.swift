@@ -138,6 +138,13 @@ import BooksyncURLSession
         // b41 matches the wider scope: an addition now; b9's document is still outside it.
         let widened = try ws.run("status", "--short")
         #expect(widened.stdout == "A  b41\nO  b9\n", "\(widened.stdout)")
+
+        // seed publishes what the scope covers, and no more.
+        try ws.write("b44.json", bookFile("b44", genre: "fantasy"))
+        let seed = try ws.run("seed")
+        #expect(seed.stdout.contains("outside  b44.json"), "\(seed.stdout)")
+        #expect(try await ws.rest.all()["b44"] == nil)
+        #expect(try await ws.rest.all()["b41"]?.fields["genre"] == .string("sf"))
     }
 }
 
