@@ -320,10 +320,3 @@ private struct SentChunk: Sendable {
         }
     }
 }
-
-extension Array {
-    /// The array in slices of `size` (the last one shorter).
-    func chunked(into size: Int) -> [ArraySlice<Element>] {
-        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
-    }
-}
