@@ -91,25 +91,6 @@ struct LocalScanner: Sendable {
         let leaf: String
     }
 
-    /// What examining a candidate found, with its base entry's slot and hash
-    /// (looked up on the examining thread), if it has one.
-    private struct Examined: Sendable {
-        let outcome: Outcome
-        let baseSlot: Int?
-        let baseHash: ContentHash?
-    }
-
-    /// What the scan counts while it goes, to decide whether the index changed.
-    private struct Tally {
-        var filesRead = 0
-        var validFilesHashed = 0
-        var reusedEntries = 0
-        var cacheEntries = 0
-        var candidates = 0
-        var allClean = true
-        var flagsChanged = false
-    }
-
     func scan() throws(BooksyncError) -> LocalScan {
         let scanStartedAt = WallClock.nowNanoseconds()
         let directory = try BooksyncError.io { () throws(FileSystemError) in try FileSystem.openDirectory(paths.root) }
@@ -123,158 +104,16 @@ struct LocalScanner: Sendable {
         } catch {
             throw .io(error)
         }
-        let previous = trustsIndex ? StatCache.Stream(path: paths.index, fingerprint: fingerprint) : nil
-        let baseEntries = base?.entries ?? ManifestEntries()
-        let stamp = base == nil ? FileStamp.unknown : baseStamp
-        let baseCount = base?.entries.count ?? 0
-        // Hashes known to belong to valid records under this config: the index's
-        // (written under the same fingerprint), or the manifest's when it was
-        // written under the same config.json (a fresh clone has no index). A
-        // file whose raw bytes hash to one of them needs no parsing.
-        let baseHashesValid = base?.configFingerprint == fingerprint
-        // The new index, written as the batches are examined. Its header is
-        // written first, assuming the directory stamp will hold (only clean,
-        // cached records); if not, it is rewritten with "-" at the end.
-        var writer = writeIndex ? try? AtomicFileWriter(replacing: paths.index) : nil
-        var header: [UInt8] = []
-        StatCache.appendHeader(scanStartedAt: scanStartedAt, fingerprint: fingerprint, baseStamp: stamp, baseCount: baseCount,
-                               directoryStamp: directoryStamp, to: &header)
-        writer?.append(header)
-
-        var files = LocalFiles(base: baseEntries, keepsHashes: keepsHashes)
-        var unusable: [UnusableFile] = []
-        var changedRecords: [RecordID: CanonicalRecord] = [:]
-        var tally = Tally()
-        var line: [UInt8] = []
-        let root = paths.root
-        let rules = self.rules
-        let keepFrom = keepRecordsChangedFrom?.entries
-        let subcollections = rules.subcollections
-        var folderNames: [String] = []
-        var foldersWithTemporaries: [String] = []
-        var linkedFiles: [String] = []
-        /// Directories named like top-level record files (`cfg.json/`).
-        var folderLikeRecordFiles: [String] = []
-        let cacheStartedAt = previous?.scanStartedAt
-        let scope = self.scope
-        func examineBatch(_ all: [Candidate]) {
-            let batch = scope.isEverything ? all : all.filter { scope.contains($0.id) }
-            let results = ParallelMap.map(batch) { candidate -> Examined in
-                let slot = baseEntries.slot(of: candidate.id)
-                let baseHash = slot.map { baseEntries.hash(atSlot: $0) }
-                let outcome = Self.examine(root: root, candidate: candidate, cacheStartedAt: cacheStartedAt,
-                                           knownHash: candidate.cached?.hash ?? (baseHashesValid ? baseHash : nil), rules: rules,
-                                           keepRecord: { hash in keepFrom.map { $0[candidate.id]?.hash != hash } ?? false })
-                return Examined(outcome: outcome, baseSlot: slot, baseHash: baseHash)
-            }
-            for (candidate, result) in zip(batch, results) {
-                tally.candidates += 1
-                switch result.outcome {
-                case .valid(let hash, var entry, let read, let record, let linked):
-                    if linked, linkedFiles.count <= WatchedScan.maximumDiffering { linkedFiles.append(candidate.name) }
-                    let matchesBase = result.baseHash == hash
-                    files.set(candidate.id, .valid(hash: hash), baseSlot: result.baseSlot, clean: matchesBase)
-                    if let record, changedRecords.count < Self.maximumKeptRecords { changedRecords[candidate.id] = record }
-                    if entry != nil {
-                        entry!.clean = matchesBase
-                        if !read, candidate.cached?.clean != matchesBase { tally.flagsChanged = true }
-                        tally.cacheEntries += 1
-                        tally.allClean = tally.allClean && matchesBase
-                        line.removeAll(keepingCapacity: true)
-                        StatCache.appendLine(name: candidate.name, entry!, to: &line)
-                        writer?.append(line)
-                    }
-                    if read {
-                        tally.filesRead += 1
-                        tally.validFilesHashed += 1
-                    } else {
-                        tally.reusedEntries += 1
-                    }
-                case .invalid(let diagnostics, let read):
-                    files.set(candidate.id, .invalid(diagnostics), baseSlot: result.baseSlot, clean: false)
-                    if candidate.directory == directory, diagnostics == [RecordDiagnostic(message: FileSystemError.refusal(.directory))] {
-                        folderLikeRecordFiles.append(candidate.name)
-                    }
-                    if read { tally.filesRead += 1 }
-                case .vanished:
-                    break
-                }
-            }
-        }
-        while true {
-            let names = lister.next(Self.batchSize)
-            if names.isEmpty { break }
-            var batch: [Candidate] = []
-            batch.reserveCapacity(names.count)
-            for name in names {
-                let id: RecordID
-                do {
-                    guard let decoded = try RecordID.fromFileName(name) else {
-                        if !subcollections.isEmpty, !name.hasPrefix(".") { folderNames.append(name) }
-                        continue
-                    }
-                    id = decoded
-                } catch {
-                    unusable.append(UnusableFile(fileName: name, message: error.message))
-                    continue
-                }
-                batch.append(Candidate(name: name, id: id, cached: previous?.entry(for: name), directory: directory, leaf: name))
-            }
-            examineBatch(batch)
-        }
-        if !subcollections.isEmpty {
-            // The configured subcollection folders, batch by batch (each batch's folders stay open while it is examined).
-            var walker = SubcollectionWalker(root: root, rootDirectory: directory, subcollections: subcollections, batchSize: Self.batchSize)
-            walker.walk(documentFolders: folderNames) { found in
-                examineBatch(found.map {
-                    Candidate(name: $0.relativePath, id: $0.id, cached: previous?.entry(for: $0.relativePath), directory: $0.directory, leaf: $0.name)
-                })
-            }
-            unusable += walker.unusable
-            foldersWithTemporaries = walker.foldersWithTemporaries
-            // A base record below a folder the walk could not enter (a link or a
-            // file where `dune/` or `dune/reviews/` belongs) was not read: it is
-            // invalid, not deleted, so push never deletes its document.
-            walker.blockLegacyFolders(folderLikeRecordFiles)
-            if !walker.blocked.isEmpty {
-                for (id, _) in baseEntries where !id.isTopLevel && files[id] == nil {
-                    guard let (folder, reason) = walker.blockingFolder(of: id) else { continue }
-                    files.set(id, .invalid([RecordDiagnostic(message: root + "/" + folder + ": " + reason)]), baseSlot: nil, clean: false)
-                }
-            }
-        }
-        // The directory stamp only vouches for a directory of clean, cached records.
-        let onlyCleanRecords = unusable.isEmpty && tally.cacheEntries == tally.candidates && tally.allClean
-        let finalDirectoryStamp = onlyCleanRecords ? directoryStamp : FileStamp.unknown
-        // Rewrite when anything was hashed, even to the same result: the new scan
-        // start time is what lets a formerly racy entry be trusted next time.
-        // Every trusted entry was reused unchanged; anything else (a file hashed,
-        // an entry dropped, a new base) changes the index.
-        let previousLines = previous?.finish()
-        let unchanged = tally.validFilesHashed == 0 && !tally.flagsChanged && tally.reusedEntries == (previousLines ?? -1)
-            && previous?.baseStamp == stamp && previous?.baseCount == Int64(baseCount)
-            && previous?.directoryStamp == finalDirectoryStamp
-        if let lines = writer, !unchanged {
-            // Best effort: a read-only directory still gets a correct status, only slower.
-            if onlyCleanRecords {
-                try? lines.commit()
-            } else {
-                writer = nil
-                Self.rewrite(lines, header: header.count, as: paths.index, headedBy: { out in
-                    StatCache.appendHeader(scanStartedAt: scanStartedAt, fingerprint: fingerprint, baseStamp: stamp,
-                                           baseCount: baseCount, directoryStamp: .unknown, to: &out)
-                })
-            }
-        }
-        unusable.sort { CanonicalJSON.utf8Less($0.fileName, $1.fileName) }
-        files.finish()
-        return LocalScan(files: files, unusableFiles: unusable, filesRead: tally.filesRead, changedRecords: changedRecords,
-                         foldersWithTemporaries: foldersWithTemporaries, linkedFiles: linkedFiles)
+        var run = ScanRun(self, directory: directory, scanStartedAt: scanStartedAt, directoryStamp: directoryStamp)
+        run.examineTopLevel(lister)
+        if !rules.subcollections.isEmpty { run.walkSubcollections() }
+        run.writeIndex()
+        return run.finish()
     }
 
     /// Puts the entry lines written to `lines` (after its `header` bytes) in
     /// place at `path` under a new header. Best effort, like every index write.
-    private static func rewrite(_ lines: AtomicFileWriter, header: Int, as path: String, headedBy: (inout [UInt8]) -> Void) {
+    static func rewrite(_ lines: AtomicFileWriter, header: Int, as path: String, headedBy: (inout [UInt8]) -> Void) {
         guard let out = try? AtomicFileWriter(replacing: path) else { return }
         var head: [UInt8] = []
         headedBy(&head)
