@@ -34,6 +34,11 @@ enum DiscoverCommand: Subcommand {
         let dryRun = arguments.has(.dryRun)
         if CollectionPaths.locate(from: context.directory) != nil {
             let collection = try context.openCollection()
+            // A scope does not narrow subcollections, so a scoped collection syncs none (<doc:WholeProject>).
+            if collection.config.scope != nil {
+                if !context.quiet { context.console.out("\(name: collection.config.remote.collectionPath) has a scope (config \"scope\"), which syncs no subcollections: nothing to discover") }
+                return .success
+            }
             let remote = try context.makeDatabaseRemote(project: collection.config.remote.project, database: collection.config.remote.database,
                                                         endpointEnvironment: try collection.remote.endpointEnvironment(context.environment))
             let tree = try await RemoteLayoutCheck.discover(collection.config.remote.collectionPath, remote: remote, context: context)
@@ -62,7 +67,7 @@ enum DiscoverCommand: Subcommand {
         let skipped: [DatabaseLayout.Root]
         var additions: [(known: RemoteLayoutCheck.Known, paths: [String])] = []
         do {
-            for item in known {
+            for item in known where item.collection.config.scope == nil {  // a scoped collection syncs no subcollections
                 let tree = try await remote.discover(item.collection.config.remote.collectionPath)
                 let added = RemoteLayoutCheck.unconfigured(tree, in: item.collection)
                 if !added.isEmpty { additions.append((item, added)) }
@@ -196,7 +201,7 @@ enum RemoteLayoutCheck {
                 for root in try await newRoots(remote: remote, known: known) where DatabaseLayout.Root(root).folder != nil {
                     lines.append("root collection \(name: root): not cloned")
                 }
-                for item in known {
+                for item in known where item.collection.config.scope == nil {  // a scoped collection syncs no subcollections
                     let own = try context.makeRemote(item.collection.selectingRemote(arguments.value(.remote), environment: context.environment), announce: false)
                     spent.append(own.usage)
                     let path = item.collection.config.remote.collectionPath

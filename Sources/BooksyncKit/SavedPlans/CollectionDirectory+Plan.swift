@@ -34,6 +34,8 @@ extension CollectionDirectory {
                 steps.append(PushStep(id: event.id, action: action))
             case .invalidLocal(let diagnostics):
                 held.append(.init(id: event.id, reason: "the file is invalid, so push does not send it: \(diagnostics.first?.description ?? "")"))
+            case .outsideScope:
+                held.append(.init(id: event.id, reason: "outside the collection's scope (config \"scope\"), so push does not create it"))
             default:
                 continue
             }

@@ -120,6 +120,10 @@ import BooksyncURLSession
         #expect(remote["b9"]?.fields["genre"] == .string("fantasy"), "the document that left is untouched")
         let after = try ws.run("status", "--short")
         #expect(after.stdout == "O  b41\nO  b9\n", "\(after.stdout)")
+        // A reviewed plan holds them, saying why; discover has nothing to add to a scoped collection.
+        let plan = try ws.run("plan", "--markdown")
+        #expect(plan.stdout.contains("| b41 | outside the collection"), "\(plan.stdout)")
+        #expect(try ws.run("discover").stdout.contains("syncs no subcollections"))
 
         // Narrowing the scope deletes nothing: records outside it are let go.
         try ws.setScope("rating >= 9 and genre == \"sf\"")
