@@ -163,22 +163,37 @@ package enum CanonicalJSON {
 
     static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(0x22)
-        for b in s.utf8 {
-            switch b {
-            case 0x22: out.append(contentsOf: [0x5C, 0x22])
-            case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
-            case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-            case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20:
-                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30])
-                Hex.append(b, .lower, to: &out)
-            default: out.append(b)
+        var s = s
+        // Runs without anything to escape (nearly every string) are copied whole.
+        s.withUTF8 { bytes in
+            var start = 0
+            for index in 0..<bytes.count {
+                let b = bytes[index]
+                guard b == 0x22 || b == 0x5C || b < 0x20 else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                appendEscaped(b, into: &out)
+                start = index + 1
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
         }
         out.append(0x22)
+    }
+
+    /// The escape of one byte `writeString` does not copy as it is.
+    private static func appendEscaped(_ b: UInt8, into out: inout [UInt8]) {
+        out.append(0x5C)
+        switch b {
+        case 0x22: out.append(0x22)
+        case 0x5C: out.append(0x5C)
+        case 0x08: out.append(UInt8(ascii: "b"))
+        case 0x0C: out.append(UInt8(ascii: "f"))
+        case 0x0A: out.append(UInt8(ascii: "n"))
+        case 0x0D: out.append(UInt8(ascii: "r"))
+        case 0x09: out.append(UInt8(ascii: "t"))
+        default:
+            out.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30])
+            Hex.append(b, .lower, to: &out)
+        }
     }
 
     /// A string as a JSON literal in plain ASCII: every control character and
