@@ -199,12 +199,18 @@ public struct CollectionDirectory: Sendable {
     /// keeps changed and added files without their hash (see `LocalFiles`).
     package func scanLocal(base: Manifest? = nil, baseStamp: FileStamp = .unknown, keepHashes: Bool = true,
                           scope: RecordScope = .everything) async throws(BooksyncError) -> LocalScan {
-        var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
+        var scanner = makeScanner()
         scanner.scope = scope
         scanner.keepsHashes = keepHashes
         scanner.base = base
         scanner.baseStamp = baseStamp
         return try scanner.scan()
+    }
+
+    /// A scanner of this collection's record files under its rules, its
+    /// stat cache keyed by config.json's hash; the caller sets what it keeps.
+    func makeScanner() -> LocalScanner {
+        LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
     }
 
     /// The manifest's stamp as it is now, however recently it changed (nil:

@@ -52,7 +52,7 @@ struct SyncEngine {
         manifestStampAtStart = collection.manifestWriteStamp()
         let whole = try collection.loadManifest(for: remote)
         manifest = whole.scoped(to: options.scope)
-        var scanner = LocalScanner(paths: collection.paths, rules: collection.rules, fingerprint: collection.configFingerprint)
+        var scanner = collection.makeScanner()
         scanner.writeIndex = !options.dryRun
         scanner.scope = options.scope
         scanner.keepsHashes = keepHashes

@@ -31,7 +31,7 @@ extension CollectionDirectory {
     ///   cannot be scanned, or the remote fails.
     package func verify(remote: any RemoteCollection, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> ContentVerification {
         let manifest = try loadManifest(for: remote)
-        var scanner = LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
+        var scanner = makeScanner()
         scanner.trustsIndex = false
         scanner.writeIndex = false
         let scan = try scanner.scan()
