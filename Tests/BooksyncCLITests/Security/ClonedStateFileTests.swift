@@ -97,3 +97,51 @@ import BooksyncTestSupport
         }
     }
 }
+
+/// A clone's config.json `"scope"` (<doc:WholeProject>): untrusted like the
+/// rest of the file. What it says reaches the terminal escaped, and one too
+/// long or too deep is refused with a sentence naming the file.
+@Suite struct ClonedScopeTests {
+    static func config(_ scope: String) -> String {
+        #"{"version": 1, "remote": {"type": "firestore", "project": "p", "collection": "books"}, "scope": "# + scope + "}"
+    }
+
+    @Test func aScopesTextReachesTheTerminalEscaped() throws {
+        let scratch = try ScratchDirectory()
+        let root = try ClonedStateFileTests.collection(scratch)
+        // ESC [2J (clear the screen) and a right-to-left override in a value:
+        // raw in the scope's text (refused: a JSON string holds no raw control
+        // character), then escaped in its literal (a valid scope, shown escaped).
+        try Data(Self.config(#""genre == \"\u001b[2J\u202esf\"""#).utf8).write(to: URL(fileURLWithPath: root + "/.booksync/config.json"))
+        let raw = try BinaryTests.run(["status", "--offline"], in: root, environment: ClonedStateFileTests.environment)
+        #expect(raw.status == 3 && raw.stderr.contains("config.json: scope: column"), "\(raw.stderr)")
+        #expect(!(raw.stdout + raw.stderr).unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{202E}" }, "\(raw.stderr)")
+        try Data(Self.config(#""genre == \"\\u001b[2J\u202esf\"""#).utf8).write(to: URL(fileURLWithPath: root + "/.booksync/config.json"))
+        try Data(#"{"id": "dune", "title": "Dune", "author": "Frank Herbert", "genre": "fiction"}"#.utf8)
+            .write(to: URL(fileURLWithPath: root + "/dune.json"))
+        for command in [["validate"], ["status", "--offline"]] {
+            let result = try BinaryTests.run(command, in: root, environment: ClonedStateFileTests.environment)
+            let output = result.stdout + result.stderr
+            #expect(!output.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{202E}" }, "\(command): \(output)")
+        }
+        let validate = try BinaryTests.run(["validate"], in: root, environment: ClonedStateFileTests.environment)
+        #expect(validate.stdout.contains("dune.json: warning: does not match the scope"), "\(validate.stdout)")
+        let status = try BinaryTests.run(["status", "--offline", "--short"], in: root, environment: ClonedStateFileTests.environment)
+        #expect(status.stdout == "O  dune\n", "\(status.stdout)")
+    }
+
+    @Test(arguments: [
+        (String(repeating: "(", count: 40) + "a == 1" + String(repeating: ")", count: 40), "scope: column"),
+        ((0..<600).map { "f\($0) == 1" }.joined(separator: " and "), "scope: "),
+        ("\"rating >= \"", "scope: column 11: expected a value"),
+    ])
+    func aScopeBeyondItsBoundsIsRefusedNamingTheFile(scope: String, message: String) throws {
+        let scratch = try ScratchDirectory()
+        let root = try ClonedStateFileTests.collection(scratch)
+        let quoted = scope.hasPrefix("\"") ? scope : "\"" + scope + "\""
+        try Data(Self.config(quoted).utf8).write(to: URL(fileURLWithPath: root + "/.booksync/config.json"))
+        let refused = try BinaryTests.run(["status", "--offline"], in: root, environment: ClonedStateFileTests.environment)
+        #expect(refused.status == 3, "\(refused.stderr)")
+        #expect(refused.stderr.contains(root + "/.booksync/config.json: " + message), "\(refused.stderr)")
+    }
+}
