@@ -147,7 +147,7 @@ enum InitCommand: Subcommand {
                 throw UsageError(message: "--subcollection-require: '\(changeField)' is the change field, which the server sets; it cannot be required", command: name)
             }
         }
-        let scope = try parseScope(arguments.value(.scope), changeField: changeField, subcollections: subcollections)
+        let scope = try parseScope(arguments.value(.scope), changeField: changeField, subcollections: subcollections, idField: idField)
         let (target, detected) = try resolveTarget(arguments.value(.firestore), collection: collection, context: context)
         var config = CollectionConfig(remote: target, schema: schema, idField: idField, changeField: changeField, subcollections: subcollections)
         config.scope = scope
@@ -186,7 +186,7 @@ enum InitCommand: Subcommand {
     }
 
     /// `--where EXPR` as a scope; a syntax error names the column it stopped at.
-    static func parseScope(_ text: String?, changeField: String?, subcollections: Subcollections) throws -> ScopeExpression? {
+    static func parseScope(_ text: String?, changeField: String?, subcollections: Subcollections, idField: IDField) throws -> ScopeExpression? {
         guard let text else { return nil }
         let scope: ScopeExpression
         do {
@@ -194,7 +194,7 @@ enum InitCommand: Subcommand {
         } catch {
             throw UsageError(message: "--where: \(error)", command: name)
         }
-        if let problem = CollectionConfig.problem(scope: scope, changeField: changeField, subcollections: subcollections) {
+        if let problem = CollectionConfig.problem(scope: scope, changeField: changeField, subcollections: subcollections, idField: idField) {
             throw UsageError(message: "--where: \(problem)", command: name)
         }
         return scope

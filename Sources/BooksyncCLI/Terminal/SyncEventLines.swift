@@ -131,7 +131,7 @@ extension SyncCommandSupport {
         case .rejected(let message):
             EventLine("rejected \(event.id): \(message)", .red, .rejected, action: "rejected")
         case .outsideScope:
-            EventLine("outside  \(path) (does not match the scope; not created)", .yellow, .outsideScope, action: "outside-scope")
+            EventLine("outside  \(path) (outside the scope: the file or its document does not match; not pushed)", .yellow, .outsideScope, action: "outside-scope")
         case .changedDuringSync:
             EventLine("skipped  \(path): it changed while booksync was working; " + (live ? "the next round tries again" : "run the command again"),
                       .red, .skipped, action: "skipped")

@@ -112,7 +112,8 @@ public struct CollectionConfig: Sendable, Equatable {
     /// The rules that load this collection's record files and documents.
     public var rules: RecordRules {
         RecordRules(schema: schema, collectionPath: remote.collectionPath, documentsRoot: remote.documentsRoot, idField: idField,
-                    changeField: changeField, subcollections: subcollections, scope: scope)
+                    changeField: changeField, subcollections: subcollections,
+                    scope: scope.map { $0.shorteningReferences(under: remote.documentsRoot) })
     }
 
     /// Why `changeField` cannot be this collection's change field, or nil.
@@ -227,7 +228,7 @@ public struct CollectionConfig: Sendable, Equatable {
         var config = CollectionConfig(
             remote: FirestoreTarget(project: project, database: database, collectionPath: collection),
             schema: schema, tokenCommand: tokenCommand, idField: idField, changeField: changeField, subcollections: subcollections)
-        config.scope = try decodeScope(top, changeField: changeField, subcollections: subcollections)
+        config.scope = try decodeScope(top, changeField: changeField, subcollections: subcollections, idField: idField)
         return config
     }
 }

@@ -99,7 +99,8 @@ package enum SyncRules {
         case .outsideScope:
             // Left the scope: whatever the file holds stays, the base lets go;
             // without a base, a file of a document outside the scope stays local.
-            return base != nil ? .leftScope : .outsideScope
+            if base != nil { return .leftScope }
+            return local == .absent ? .clean : .outsideScope
         case .invalid(let revision, let diagnostics):
             // An invalid document the base already knows at this revision has not changed.
             if base?.revision == revision { remoteSide = .unchanged } else { return .invalidRemote(diagnostics) }

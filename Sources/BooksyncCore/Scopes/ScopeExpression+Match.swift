@@ -111,15 +111,31 @@ package enum FirestoreOrder {
         }
     }
 
-    /// Two numbers by value; an integer beyond 2⁵³ is compared exactly with another integer.
+    /// Two numbers by value, exactly: an integer beyond 2⁵³ against a double
+    /// is not rounded to one first (Firestore compares them exactly).
     private static func compareNumbers(_ a: Value, _ b: Value) -> Int {
         switch (a, b) {
         case (.integer(let x), .integer(let y)): return x == y ? 0 : (x < y ? -1 : 1)
+        case (.integer(let x), .double(let y)): return compare(integer: x, double: y)
+        case (.double(let x), .integer(let y)): return -compare(integer: y, double: x)
         default:
             let x = number(a), y = number(b)
             if x.isNaN || y.isNaN { return x.isNaN && y.isNaN ? 0 : (x.isNaN ? -1 : 1) }  // NaN first, as Firestore orders
             return x == y ? 0 : (x < y ? -1 : 1)
         }
+    }
+
+    /// An integer against a double (not NaN) without rounding the integer:
+    /// beyond ±2⁶³ the double wins outright; else compare whole parts as
+    /// integers, then the fraction.
+    private static func compare(integer x: Int64, double y: Double) -> Int {
+        if y.isNaN { return 1 }  // NaN first, as Firestore orders
+        if y >= 9_223_372_036_854_775_808.0 { return -1 }
+        if y < -9_223_372_036_854_775_808.0 { return 1 }
+        let whole = y.rounded(.down)
+        let w = Int64(whole)
+        if x != w { return x < w ? -1 : 1 }
+        return y > whole ? -1 : 0
     }
 
     private static func number(_ value: Value) -> Double {

@@ -27,6 +27,17 @@ package indirect enum ScopeExpression: Sendable, Equatable, CustomStringConverti
         }
     }
 
+    /// The expression with references under `documentsRoot` written as record
+    /// files hold them (relative), so the matcher compares like with like;
+    /// the query writes them back in full (`restFilter`).
+    package func shorteningReferences(under documentsRoot: String) -> ScopeExpression {
+        switch self {
+        case .comparison(let path, let op, let value): .comparison(path, op, value.shorteningReferences(under: documentsRoot))
+        case .and(let parts): .and(parts.map { $0.shorteningReferences(under: documentsRoot) })
+        case .or(let parts): .or(parts.map { $0.shorteningReferences(under: documentsRoot) })
+        }
+    }
+
     /// Every comparison in the expression, in order.
     package var comparisons: [(path: FieldPath, op: ScopeOperator, value: Value)] {
         switch self {

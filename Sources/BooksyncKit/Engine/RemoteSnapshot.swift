@@ -115,7 +115,7 @@ extension CollectionDirectory {
                 for (id, document) in bodies {
                     guard let record = document.record, !rules.isInScope(record) else { continue }
                     bodies[id] = nil
-                    if manifest.entries[id] != nil { outside.insert(id) }
+                    outside.insert(id)
                 }
             }
             let listing = RemoteListing(revisions: bodies.mapValues(\.revision))

@@ -141,6 +141,9 @@ public struct FirestoreRemote: RemoteCollection {
             // Subcollections are found by collection-group queries only; listing
             // the collection page by page would silently miss them.
             guard rules.subcollections.isEmpty else { throw error }
+            // Nor can a page filter by the scope: listing every document would
+            // take those outside it for the collection's (seed --delete would delete them).
+            guard rules.scope == nil else { throw error }
             client.log(":runQuery refused (\(status) \(code)): listing page by page")
             try await page(withBodies: withBodies, progress: progress, each: each)
         }
@@ -180,6 +183,8 @@ public struct FirestoreRemote: RemoteCollection {
         var after: QueryCursor?
         var first = true
         var order = ListingOrder()
+        // In a scope's order names need not increase: each may come once.
+        var seen = Set<String>()
         repeat {
             let request = Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies, changedSince: changedSince,
                                          group: scope.isGroup, range: range, filter: scope.isGroup ? nil : rules.scope,
@@ -207,7 +212,11 @@ public struct FirestoreRemote: RemoteCollection {
                 let name = try found.add(document, remote: self, during: during, unreadable: refused?.reason)
                 last = QueryCursor(name: name, changeTime: changedSince.flatMap { Self.changeTime(of: document, field: $0.field) },
                                    orderValues: orderFields.map { Self.rawValue(of: document, at: $0) ?? .map(["nullValue": .null]) })
-                if orderFields.isEmpty { try order.accept(name, changeTime: last?.changeTime, during: during) }
+                if orderFields.isEmpty {
+                    try order.accept(name, changeTime: last?.changeTime, during: during)
+                } else if !seen.insert(name).inserted {
+                    throw .malformedResponse(during: during, detail: "\(TerminalEscaping.abbreviate(name)) was listed twice")
+                }
                 count += 1
             }
             // Ordered by the scope's fields first: each page must at least start after the one before.

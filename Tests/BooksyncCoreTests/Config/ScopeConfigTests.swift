@@ -23,6 +23,9 @@ import Testing
         (#", "scope": 4"#, "scope must be a query"),
         (#", "scope": "updatedAt > 1", "changeField": "updatedAt""#, "scope: 'updatedAt' is the change field"),
         (#", "scope": "rating > 1", "subcollections": ["reviews"]"#, "scope: a scope cannot be combined with subcollections yet"),
+        (#", "scope": "id >= \"a\"""#, "scope: 'id' holds the record id"),
+        (#", "scope": "docId == \"a\"", "idField": "docId""#, "scope: 'docId' holds the record id"),
+        (#", "scope": "__name__ > 1""#, "scope: '__name__' is a name Firestore reserves"),
     ])
     func aBadScopeIsRefusedSayingWhy(extra: String, message: String) {
         #expect {
@@ -61,5 +64,30 @@ import Testing
         #expect(mark.isFor(field: "updatedAt", scope: scope))
         #expect(!mark.isFor(field: "updatedAt", scope: nil))
         #expect(!mark.isFor(field: "updatedAt", scope: try ScopeExpression.parse("rating >= 5")))
+    }
+
+    /// Numbers compare exactly, as Firestore compares them: an integer past
+    /// 2⁵³ is not rounded to the nearest double first.
+    @Test(arguments: [
+        ("n == 9007199254740993", Value.double(9_007_199_254_740_992), false),
+        ("n > 9007199254740992.0", Value.integer(9_007_199_254_740_993), true),
+        ("n < 9007199254740993", Value.double(9_007_199_254_740_992), true),
+        ("n == 1", Value.double(1.0), true),
+        ("n > 1.5", Value.integer(1), false),
+        ("n >= -1.5", Value.integer(-1), true),
+        ("n < 1e300", Value.integer(.max), true),
+    ])
+    func numbersCompareExactly(scope: String, value: Value, matches: Bool) throws {
+        #expect(try ScopeExpression.parse(scope).matches(["n": value]) == matches)
+    }
+
+    /// A reference in the scope written in full matches the record file's
+    /// shortened one (and is sent in full).
+    @Test func referencesMatchAsRecordFilesHoldThem() throws {
+        let target = FirestoreTarget(project: "p", collectionPath: "books")
+        var config = CollectionConfig(remote: target, schema: .idOnly)
+        config.scope = try ScopeExpression.parse(#"author == {"$reference": "projects/p/databases/(default)/documents/authors/x"}"#)
+        #expect(config.rules.isInScope(fields: ["id": .string("dune"), "author": .reference("authors/x")], id: try RecordID("dune")))
+        #expect(!config.rules.isInScope(fields: ["id": .string("dune"), "author": .reference("authors/y")], id: try RecordID("dune")))
     }
 }

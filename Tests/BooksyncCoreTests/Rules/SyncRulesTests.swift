@@ -84,6 +84,7 @@ import Testing
         Row(name: "left the scope, file unchanged", base: base, local: .present(hash: "sha256:base"), remote: .outsideScope, localFields: nil, remoteFields: nil, expected: .leftScope),
         Row(name: "left the scope, file modified", base: base, local: .present(hash: "sha256:l"), remote: .outsideScope, localFields: nil, remoteFields: nil, expected: .leftScope),
         Row(name: "left the scope, file deleted", base: base, local: .absent, remote: .outsideScope, localFields: nil, remoteFields: nil, expected: .leftScope),
+        Row(name: "document outside the scope, no file", base: nil, local: .absent, remote: .outsideScope, localFields: nil, remoteFields: nil, expected: .clean),
         Row(name: "file of a document outside the scope", base: nil, local: .present(hash: "sha256:l"), remote: .outsideScope, localFields: nil, remoteFields: nil, expected: .outsideScope),
         Row(name: "new record outside the scope", base: nil, local: .present(hash: "sha256:new"), remote: .absent, localFields: nil, remoteFields: nil, expected: .outsideScope, localInScope: false),
         Row(name: "new record outside the scope offline", base: nil, local: .present(hash: "sha256:new"), remote: .notChecked, localFields: nil, remoteFields: nil, expected: .outsideScope, localInScope: false),

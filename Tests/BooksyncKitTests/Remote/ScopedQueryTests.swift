@@ -66,4 +66,29 @@ import BooksyncTestSupport
             (error as? RemoteError)?.description.hasSuffix("x …") == true
         }
     }
+
+    /// A server without `:runQuery` cannot filter by the scope: listing its
+    /// pages would take every document for the scope's (and `seed --delete`
+    /// would delete those outside it), so the refusal stands.
+    @Test func noPagedFallbackForAScopedListing() async throws {
+        let requests = Mutex(0)
+        let remote = try Self.remote("rating > 1") { _ in
+            requests.withLock { $0 += 1 }
+            return HTTPResponse(status: 404, body: Array(#"{"error": {"code": 404, "message": "no", "status": "NOT_FOUND"}}"#.utf8))
+        }
+        await #expect(throws: RemoteError.self) { _ = try await remote.listRevisions { _ in } }
+        #expect(requests.withLock { $0 } == 1, "no documents.list page was asked for")
+    }
+
+    /// Ordered by a scope's field, names need not increase, but a name listed
+    /// twice is a server going round in circles: refused, not followed forever.
+    @Test func aNameListedTwiceEndsAScopedListing() async throws {
+        let root = "projects/p/databases/(default)/documents/books/"
+        let page = Array(("[" + ["a", "b"].map { #"{"document": {"name": "\#(root)\#($0)", "updateTime": "2026-01-01T00:00:00Z", "fields": {"rating": {"integerValue": "5"}}}, "readTime": "2026-01-01T00:00:01Z"}"# }.joined(separator: ", ") + "]").utf8)
+        var remote = try Self.remote("rating > 1") { _ in HTTPResponse(status: 200, body: page) }
+        remote.namesQueryBatch = 2
+        await #expect { _ = try await remote.listRevisions { _ in } } throws: { error in
+            (error as? RemoteError)?.description.contains("was listed twice") == true
+        }
+    }
 }
