@@ -10,12 +10,14 @@ the clone's billed reads should follow the M matching documents, not the N
 import importlib.util
 import os
 import random
+import time
 
 from harness.booksync import MAKE_COLLECTION
 from harness.emulator import Client
 
 from . import reference as ref
 from .common import CHANGED, Row, fmt_ratio, fmt_time, load_average, run
+from .status import Timed
 from .whole_database import tree_digest_deep
 
 SCOPE_FIELD, SCOPE_VALUE = "shard", 7
@@ -54,6 +56,33 @@ def seed_sharded(host, project, n, shards):
 
 class ScopedScenarios:
     """Mixin of the Bench class (__main__.py)."""
+
+    def emulator_scope_cost(self, n, project, scope, label):
+        """What the emulator alone spends on the scope's queries, sent from this process:
+        the filtered query whole (the minimal client's), with limit 1, and its count().
+        The emulator has no index on the field: every query scans the collection, so a
+        clone's cost there grows with its queries (pages and the count), not only with the
+        matching documents; a real Firestore serves them from the field's index."""
+        with Client(self.host, project, timeout=1200) as client:
+            where = ref.field_filter(scope, client.database)
+            query = {"from": [{"collectionId": "books"}], "where": where}
+            timed = []
+            for what, path, body in (
+                    ("one filtered query (as the minimal client)", ":runQuery", {"structuredQuery": query}),
+                    ("one filtered query with limit 1", ":runQuery", {"structuredQuery": dict(query, limit=1)}),
+                    ("count() of the scope", ":runAggregationQuery", {"structuredAggregationQuery": {
+                        "structuredQuery": query, "aggregations": [{"alias": "n", "count": {}}]}})):
+                client.call("POST", "/v1/%s%s" % (client.root, path), body)  # once unmeasured, as everywhere
+                start = time.perf_counter()
+                status, _ = client.call("POST", "/v1/%s%s" % (client.root, path), body)
+                if status != 200:
+                    raise SystemExit("bench: the emulator answered %d to %s" % (status, what))
+                timed.append((what, time.perf_counter() - start))
+        rows = [Row("emulator alone: the scope's queries (%s)" % label if i == 0 else "", n, what, "")
+                for i, (what, _) in enumerate(timed)]
+        for row, (_, seconds) in zip(rows, timed):
+            row.add(Timed(seconds))
+        self.rows += rows
 
     def scoped(self, n, wanted):
         runs = self.args.runs
@@ -161,6 +190,7 @@ class ScopedScenarios:
                     "%s %d" % (k, v["requests"]) for k, v in sorted(row.counts["by_kind"].items()))),
                 reads <= m + CHANGED + allowance)
         self.rows += [s_row, p_row]
+        self.emulator_scope_cost(n, project, scope, label)
         self.notes.append("Scoped collection of %s documents, %s matching `%s`: the clone took %s against %s for the minimal "
                           "client's filtered query (CPU time, user + system: %s against %s); status with %d changes inside "
                           "the scope %s, their pull %s; load average when the scenario ended: %s." % (

@@ -17,11 +17,13 @@ import hashlib
 import os
 import random
 import re
+import time
 
 from harness.emulator import Client
 
 from . import reference as ref
 from .common import Row, fmt_ratio, fmt_time, load_average, run
+from .status import Timed
 
 ROOTS = ["authors", "books", "carts", "comments", "customers", "events", "invoices", "libraries", "loans", "messages",
          "notifications", "orders", "payments", "products", "publishers", "sessions", "shelves", "stores", "tickets",
@@ -31,6 +33,11 @@ WITH_NOTES = ("orders",)
 WITH_LIKES = ("books",)  # books/B/reviews/R/likes/L
 TARGET_RATIO = 1.2  # the issue's: ≤ 1.2× the minimal client
 FULL_SIZE = 200_000  # the issue's size, where the targets apply
+# booksync's request timeout in this scenario (default 30 s): at 200,000 documents each
+# discovery query makes the emulator scan the whole database (2.5 s on a quiet machine),
+# and under the load of other builds (load average 47) a page took over 30 s and the
+# dry run gave up after its retries.
+REQUEST_TIMEOUT = "300"
 WORDS = ("river stone night glass winter garden silver empire shadow harbor orchard letter mirror "
          "signal desert lantern archive comet meadow engine").split()
 
@@ -113,6 +120,36 @@ DRY_RUN_COST = re.compile(r"the clone costs about ([\d,]+) billed reads: ([\d,]+
 class WholeDatabaseScenarios:
     """Mixin of the Bench class (__main__.py)."""
 
+    def emulator_discovery_cost(self, total, project):
+        """What the emulator alone spends on discovery queries, sent from this process:
+        booksync's first discovery page of one root collection (names of everything below
+        `authors`, a __name__ range, limit 10,000), the same with limit 1, and the minimal
+        client's one names-only query over the whole database. The emulator answers a
+        kindless query by scanning the whole database, whatever the range."""
+        with Client(self.host, project, timeout=1200) as client:
+            prefix = client.root + "/authors/"
+            names = {"fields": [{"fieldPath": "__name__"}]}
+            ranged = {"from": [{"allDescendants": True}], "select": names,
+                      "where": {"compositeFilter": {"op": "AND", "filters": [
+                          {"fieldFilter": {"field": {"fieldPath": "__name__"}, "op": "GREATER_THAN_OR_EQUAL",
+                                           "value": {"referenceValue": prefix + "\u0000"}}},
+                          {"fieldFilter": {"field": {"fieldPath": "__name__"}, "op": "LESS_THAN",
+                                           "value": {"referenceValue": prefix + "\U0010FFFF"}}}]}},
+                      "orderBy": [{"field": {"fieldPath": "__name__"}, "direction": "ASCENDING"}]}
+            timed = []
+            for what, query in (("discovery page below one root collection (as booksync)", dict(ranged, limit=10_000)),
+                                ("the same with limit 1", dict(ranged, limit=1)),
+                                ("one names query over the database (as the minimal client)",
+                                 {"from": [{"allDescendants": True}], "select": names})):
+                client.query(query)  # once unmeasured
+                start = time.perf_counter()
+                found = len(client.query(query))
+                timed.append(("%s: %s names" % (what, "{:,}".format(found)), time.perf_counter() - start))
+        for i, (what, seconds) in enumerate(timed):
+            row = Row("emulator alone: discovery queries" if i == 0 else "", total, what, "")
+            row.add(Timed(seconds))
+            self.rows.append(row)
+
     def clone_cmd(self, project, directory, *extra):
         return [self.bin, "clone", "--firestore", project] + list(extra) + [directory]
 
@@ -121,21 +158,22 @@ class WholeDatabaseScenarios:
         base = os.path.join(self.work, "whole-%d" % total)
         os.makedirs(base)
         project = self.project("whole")
+        env = dict(self.remote_env, BOOKSYNC_REQUEST_TIMEOUT=REQUEST_TIMEOUT)
+        proxied = dict(self.proxied_env(), BOOKSYNC_REQUEST_TIMEOUT=REQUEST_TIMEOUT)
         self.log("whole database %d: seeding %d root collections" % (total, len(ROOTS)))
         documents, groups = seed_database(self.host, project, total)
 
         # The dry run: the layout, and what discovery cost (its requests are the clone's discovery).
         self.log("whole database %d: clone --dry-run" % total)
         dry = self.fresh(os.path.join(base, "dry"))
-        r = run(self.clone_cmd(project, dry, "--dry-run"), env=self.remote_env)
+        r = run(self.clone_cmd(project, dry, "--dry-run"), env=env)
         m = DRY_RUN_COST.search(r.stdout)
         if not m or os.path.exists(dry):
             raise SystemExit("bench: clone --dry-run said (or wrote %s):\n%s%s" % (dry, r.stdout[-2000:], r.stderr[-1000:]))
         estimate, discovery, pull_estimate, queries = (int(g.replace(",", "")) for g in m.groups())
         d_row = Row("", total, "booksync clone --dry-run (discovery only)", "")
         d_row.add(r)
-        self.counted(d_row, self.clone_cmd(project, self.fresh(os.path.join(base, "dry")), "--dry-run"),
-                     env=self.proxied_env())
+        self.counted(d_row, self.clone_cmd(project, self.fresh(os.path.join(base, "dry")), "--dry-run"), env=proxied)
 
         # The counted pass is also the warm-up and the check: booksync's clone and both
         # reference clones write the same files (booksync's count is the documents').
@@ -146,9 +184,9 @@ class WholeDatabaseScenarios:
         def bs_clone(counted_row=None):
             d = self.fresh(os.path.join(base, "bs"))
             if counted_row is not None:
-                r = self.counted(counted_row, self.clone_cmd(project, d), env=self.proxied_env())
+                r = self.counted(counted_row, self.clone_cmd(project, d), env=proxied)
             else:
-                r = run(self.clone_cmd(project, d), env=self.remote_env)
+                r = run(self.clone_cmd(project, d), env=env)
             if "Cloned %d collections" % len(ROOTS) not in r.stdout:
                 raise SystemExit("bench: the whole-database clone said:\n%s%s" % (r.stdout[-2000:], r.stderr[-1000:]))
             return d, r
@@ -197,6 +235,7 @@ class WholeDatabaseScenarios:
             billed == expected_reads)
         b_row.result = verdict if verdict == verdict2 else "%s / %s" % (verdict, verdict2)
         self.rows += [b_row, m_row, t_row, d_row]
+        self.emulator_discovery_cost(total, project)
         kinds = lambda row: ", ".join("%s %d" % (k, v["requests"]) for k, v in sorted(row.counts["by_kind"].items()))
         self.notes.append(
             "Whole-database clone of %s documents (%d root collections, subcollection ids %s): booksync made %d requests (%s), "
