@@ -61,7 +61,7 @@ class Report:
         args = self.args
         command = ("scripts/bench %s--local-sizes %s --remote-sizes %s --runs %d --local-runs %d --naive-runs %d "
                    "--latency-ms %d --latency-size %d") % (
-            "--scale " if args.scale else "", ",".join(map(str, args.local_sizes)), ",".join(map(str, args.remote_sizes)),
+            "--scale " if args.scale else "", ",".join(map(str, args.local_sizes)) or '""', ",".join(map(str, args.remote_sizes)) or '""',
             args.runs, args.local_runs,
             args.naive_runs, args.latency_ms, args.latency_size)
         command += " --subcollection-books %d --memory-records %d" % (args.subcollection_books, args.memory_records)
