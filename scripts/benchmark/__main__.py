@@ -46,6 +46,20 @@ Changed-pull scenario (--changes-pull N, default 0 = skipped; pull_changes.py):
 N documents published, pulled, then every one changed remotely before each round and
 pulled again: wall time and peak RSS of the pull of N changes (target ≤ 150 MB at
 100,000), against --before-bin (an earlier booksync) in the same rounds (≤ 1.1×).
+Whole-database scenario (--whole-database N, default 20,000; --scale: 200,000, the
+issue's size; 0 skips it; whole_database.py): a database of 20 root collections, N
+documents in all (`reviews` under some documents of three of them, `notes` under
+one, `likes` under reviews, two levels deep), cloned whole by `booksync clone
+--firestore P DIR` against the minimal client's `clone-db` (one :runQuery per root
+collection, one collection-group :runQuery per subcollection id; discovering those
+ids by one names-only query over the database, or told them), and `clone --dry-run`;
+target ≤ 1.2× the minimal client at 200,000, and billed reads = documents + the
+discovery cost the dry run printed.
+Scoped scenario (--scoped-documents N, default 20,000; --scale: 100,000; 0 skips it;
+--scoped-matching M, default 1,000; scoped.py): N books, M of them match `shard ==
+7`; `booksync clone --collection books --where 'shard == 7'` against the minimal
+client's same filtered :runQuery, then status and pull after 10 remote changes inside
+the scope; billed reads ≈ M.
 Memory scenario (--memory-records N, default 0 = skipped; --scale: 1,000,000;
 memory.py): peak RSS of every command at N local records, each run once:
 push of N new, status --offline, validate (text and --json), fmt --check, fmt,
@@ -87,19 +101,22 @@ from .memory import MemoryScenarios
 from .pull_changes import PullChangesScenarios
 from .remote import RemoteScenarios
 from .report import Report
+from .scoped import ScopedScenarios
 from .status import StatusScenarios
 from .subcollections import SubcollectionScenarios
 from .watch import WatchScenarios
+from .whole_database import WholeDatabaseScenarios
 
 DEFAULTS = {"local_sizes": [10_000, 100_000], "remote_sizes": [1_000, 10_000], "runs": 3, "local_runs": 9,
             "naive_runs": 1, "latency_ms": 5, "latency_size": 1_000, "subcollection_books": 10_000,
-            "memory_records": 0, "changes_pull": 0, "watch_records": 10_000, "watch_saves": 100, "watch_idle_seconds": 600}
+            "memory_records": 0, "changes_pull": 0, "watch_records": 10_000, "watch_saves": 100, "watch_idle_seconds": 600,
+            "whole_database": 20_000, "scoped_documents": 20_000, "scoped_matching": 1_000}
 SCALE = dict(DEFAULTS, local_sizes=[1_000_000], remote_sizes=[10_000, 100_000], runs=1, local_runs=3, naive_runs=0,
-             latency_size=0, memory_records=1_000_000)
+             latency_size=0, memory_records=1_000_000, whole_database=200_000, scoped_documents=100_000)
 
 
-class Bench(LocalScenarios, MemoryScenarios, PullChangesScenarios, RemoteScenarios, StatusScenarios, SubcollectionScenarios, WatchScenarios, Report,
-            BenchBase):
+class Bench(LocalScenarios, MemoryScenarios, PullChangesScenarios, RemoteScenarios, ScopedScenarios, StatusScenarios,
+            SubcollectionScenarios, WatchScenarios, WholeDatabaseScenarios, Report, BenchBase):
     """Every scenario, sharing BenchBase's state."""
 
 
@@ -119,7 +136,8 @@ def main():
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
     parser.add_argument("--scale", action="store_true",
                         help="one size up: --local-sizes 1000000 --remote-sizes 10000,100000 --runs 1 --local-runs 3 "
-                             "--naive-runs 0 --latency-size 0 --memory-records 1000000 (options given explicitly win)")
+                             "--naive-runs 0 --latency-size 0 --memory-records 1000000 --whole-database 200000 "
+                             "--scoped-documents 100000 (options given explicitly win)")
     parser.add_argument("--local-sizes", type=sizes, metavar="N,N",
                         help="record counts for the status --offline scenarios (default 10000,100000; empty: skip)")
     parser.add_argument("--remote-sizes", type=sizes, metavar="N,N",
@@ -147,6 +165,13 @@ def main():
     parser.add_argument("--before-bin", help="an earlier booksync the changed-pull scenario also runs, in the same rounds "
                                              "(the reference of its time target)")
     parser.add_argument("--before-note", help="how --before-bin was built, for the table (default: its file name)")
+    parser.add_argument("--whole-database", type=int, metavar="N",
+                        help="documents in the whole-database clone scenario, in 20 root collections with subcollections "
+                             "(default 20000; --scale: 200000; 0 skips it)")
+    parser.add_argument("--scoped-documents", type=int, metavar="N",
+                        help="documents in the scoped-pull scenario (default 20000; --scale: 100000; 0 skips it)")
+    parser.add_argument("--scoped-matching", type=int, metavar="M",
+                        help="of them, the documents that match the scope `shard == 7` (default 1000)")
     parser.add_argument("--watch-records", type=int,
                         help="documents in the live-sync scenario, booksync watch (default 10000; 0 skips it)")
     parser.add_argument("--watch-saves", type=int, help="timed saves in the live-sync scenario (default 100)")
@@ -168,6 +193,10 @@ def main():
         parser.error("--runs and --local-runs must be 1..100 and --naive-runs 0..100")
     if args.memory_records and args.memory_records < CHANGED:
         parser.error("--memory-records must be 0 (skip) or at least %d" % CHANGED)
+    if args.whole_database and args.whole_database < 100:
+        parser.error("--whole-database must be 0 (skip) or at least 100 (4 documents per root collection and their subcollections)")
+    if args.scoped_documents and not (CHANGED <= args.scoped_matching and 8 * args.scoped_matching <= args.scoped_documents):
+        parser.error("--scoped-matching must be at least %d and at most 1/8 of --scoped-documents (shard 7 of N/M shards)" % CHANGED)
     if not args.emulator_host.startswith("127.0.0.1:"):
         parser.error("the emulator must be on 127.0.0.1")
     started = time.time()
@@ -192,6 +221,14 @@ def main():
             if not bench.proxy:
                 bench.proxy = Proxy(args.emulator_host)
             bench.subcollections(args.subcollection_books)
+        if args.whole_database:
+            if not bench.proxy:
+                bench.proxy = Proxy(args.emulator_host)
+            bench.whole_database(args.whole_database)
+        if args.scoped_documents:
+            if not bench.proxy:
+                bench.proxy = Proxy(args.emulator_host)
+            bench.scoped(args.scoped_documents, args.scoped_matching)
         if args.changes_pull:
             if not bench.proxy:
                 bench.proxy = Proxy(args.emulator_host)

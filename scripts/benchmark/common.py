@@ -200,6 +200,7 @@ class Row:
     def __init__(self, scenario, size, client, runs, note=""):
         self.scenario, self.size, self.client = scenario, size, client
         self.walls = []
+        self.cpus = []  # user + system CPU seconds of the measured runs, where the Result had them
         self.rss_kb = None
         self.runs_note = runs
         self.counts = None
@@ -210,6 +211,8 @@ class Row:
 
     def add(self, r):
         self.walls.append(r.seconds)
+        if getattr(r, "cpu_seconds", None) is not None:
+            self.cpus.append(r.cpu_seconds)
 
     def set_rss(self, r):
         self.rss_kb = r.rss_kb
@@ -217,6 +220,10 @@ class Row:
     @property
     def wall(self):
         return median(self.walls)
+
+    @property
+    def cpu(self):
+        return median(self.cpus)
 
     def cells(self):
         c = self.counts

@@ -19,6 +19,22 @@ the same data, in the same run, against the same server:
            document: pull = list the names, then GET each document;
            push = one :commit per document.
 
+The minimal client also stands for the two commands that read more than one
+collection or less than one:
+
+  pull --where 'FIELD OP VALUE'   the same single :runQuery, carrying the filter
+           (a scoped `booksync clone --collection … --where …`);
+  clone-db the whole database, as `booksync clone --firestore P DIR` makes it:
+           one :listCollectionIds for the root collections, one :runQuery of
+           each root collection, and one collection-group :runQuery per
+           subcollection id over the whole database (every `reviews` of every
+           root collection in one query), each document written as a record
+           file where booksync puts it (ROOT/PARENT/SUB/ID.json). The
+           subcollection ids come from one names-only kindless query over the
+           whole database ("from": [{"allDescendants": true}], no collectionId)
+           or, with --groups a,b, are given (a client told the layout, which
+           booksync never is).
+
 Both use one keep-alive HTTP/1.1 connection with TCP_NODELAY, sequential
 requests (harness.emulator.Client), no retries: they are yardsticks, not sync
 tools (no base, no three-way comparison, no atomic file replacement).
@@ -26,6 +42,8 @@ tools (no base, no three-way comparison, no atomic file replacement).
 Usage (from scripts/, or with scripts/ on PYTHONPATH):
   python3 -m benchmark.reference pull DIR --host 127.0.0.1:8080 --project P [--collection books] [--naive]
   python3 -m benchmark.reference push DIR --host ... --project P [--naive] [--update] [FILE ...]
+  python3 -m benchmark.reference pull DIR --host ... --project P --where 'shard == 7'
+  python3 -m benchmark.reference clone-db DIR --host ... --project P [--groups reviews,likes]
 
 Only plain HTTP to a loopback emulator is supported (Authorization: Bearer owner).
 """
@@ -34,7 +52,7 @@ import json
 import os
 import time
 
-from harness.emulator import MAX_WRITES, Client
+from harness.emulator import MAX_PAGES, MAX_WRITES, Client
 
 REQUIRED = ["id", "title", "author", "genre"]  # booksync's default schema: these lead the canonical form
 SAFE = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
@@ -199,7 +217,20 @@ def write_record(directory, doc, client):
         f.write(canonical(record))
 
 
-def pull(client, directory, collection, naive):
+OPERATORS = {"==": "EQUAL", "!=": "NOT_EQUAL", "<": "LESS_THAN", "<=": "LESS_THAN_OR_EQUAL", ">": "GREATER_THAN",
+             ">=": "GREATER_THAN_OR_EQUAL"}
+
+
+def field_filter(text, database):
+    """`FIELD OP VALUE` (one comparison, VALUE as JSON) as a Firestore fieldFilter."""
+    parts = text.split(None, 2)
+    if len(parts) != 3 or parts[1] not in OPERATORS:
+        raise SystemExit("reference: --where takes 'FIELD OP VALUE' with OP one of %s" % " ".join(OPERATORS))
+    field, op, value = parts
+    return {"fieldFilter": {"field": {"fieldPath": field}, "op": OPERATORS[op], "value": to_value(json.loads(value), database)}}
+
+
+def pull(client, directory, collection, naive, where=None):
     os.makedirs(directory, exist_ok=True)
     count = 0
     if naive:
@@ -209,8 +240,66 @@ def pull(client, directory, collection, naive):
             write_record(directory, doc, client)
             count += 1
     else:
-        for doc in client.query_all(collection):
+        query = {"from": [{"collectionId": collection}]}
+        if where:
+            query["where"] = field_filter(where, client.database)
+        for doc in client.query(query):
             write_record(directory, doc, client)
+            count += 1
+    return count
+
+
+# --- the whole database ----------------------------------------------------------------------
+
+def list_collection_ids(client):
+    """The root collection ids: :listCollectionIds, 300 a page (booksync's page size)."""
+    ids, token = [], None
+    for _ in range(MAX_PAGES):
+        body = {"pageSize": 300}
+        if token:
+            body["pageToken"] = token
+        page = client.request("POST", client.root + ":listCollectionIds", body)
+        ids += page.get("collectionIds", [])
+        token = page.get("nextPageToken")
+        if not token:
+            return ids
+    raise RuntimeError("listCollectionIds did not end after %d pages" % MAX_PAGES)
+
+
+def subcollection_ids(client):
+    """Every collection id below a document, from one names-only kindless query over the database."""
+    found = set()
+    prefix = client.root + "/"
+    for doc in client.query({"from": [{"allDescendants": True}], "select": {"fields": [{"fieldPath": "__name__"}]}}):
+        segments = doc["name"][len(prefix):].split("/")
+        found.update(segments[2::2])
+    return sorted(found)
+
+
+def write_nested(directory, doc, client):
+    """A document at any depth, as a record file where booksync puts it: ROOT/PARENT/SUB/…/ID.json
+    (the root collection's folder and every document's are named as record files are)."""
+    segments = doc["name"][len(client.root) + 1:].split("/")
+    folders = [s if i % 2 == 0 and i > 0 else file_name(s)[:-len(".json")]  # subcollection ids as they are
+               for i, s in enumerate(segments[:-1])]
+    target = os.path.join(directory, *folders)
+    os.makedirs(target, exist_ok=True)
+    write_record(target, doc, client)
+
+
+def clone_db(client, directory, groups=None):
+    os.makedirs(directory, exist_ok=True)
+    count = 0
+    roots = list_collection_ids(client)
+    for root in roots:
+        for doc in client.query({"from": [{"collectionId": root}]}):
+            write_nested(directory, doc, client)
+            count += 1
+    for group in (groups if groups is not None else subcollection_ids(client)):
+        for doc in client.query({"from": [{"collectionId": group, "allDescendants": True}]}):
+            if doc["name"][len(client.root) + 1:].count("/") < 3:
+                continue  # a root collection with that id: its documents came with its own query
+            write_nested(directory, doc, client)
             count += 1
     return count
 
@@ -242,7 +331,7 @@ def main():
     parser = argparse.ArgumentParser(
         prog="python3 -m benchmark.reference", description="Reference Firestore clients (minimal and naive) for scripts/bench.",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
-    parser.add_argument("command", choices=["pull", "push"])
+    parser.add_argument("command", choices=["pull", "push", "clone-db"])
     parser.add_argument("directory", help="directory of record files")
     parser.add_argument("files", nargs="*", help="push only these record files (default: all *.json in DIR)")
     parser.add_argument("--host", default=os.environ.get("FIRESTORE_EMULATOR_HOST"),
@@ -251,13 +340,20 @@ def main():
     parser.add_argument("--collection", default="books")
     parser.add_argument("--naive", action="store_true", help="one request per document")
     parser.add_argument("--update", action="store_true", help="push: update existing documents (exists=true)")
+    parser.add_argument("--where", help="pull: only the documents that match 'FIELD OP VALUE' (VALUE as JSON)")
+    parser.add_argument("--groups", help="clone-db: the subcollection ids, comma-separated (default: found by one "
+                                         "names-only query over the database)")
     args = parser.parse_intermixed_args()
     if not args.host:
         parser.error("--host or FIRESTORE_EMULATOR_HOST is required")
-    client = Client(args.host, args.project)
+    # A whole database's single queries (200,000 names; 24,000 bodies) take the emulator
+    # seconds, and a loaded machine many more: no 60 s socket timeout for clone-db.
+    client = Client(args.host, args.project, timeout=600 if args.command == "clone-db" else 60)
     started = time.perf_counter()
     if args.command == "pull":
-        n = pull(client, args.directory, args.collection, args.naive)
+        n = pull(client, args.directory, args.collection, args.naive, args.where)
+    elif args.command == "clone-db":
+        n = clone_db(client, args.directory, args.groups.split(",") if args.groups is not None else None)
     else:
         n = push(client, args.directory, args.collection, args.naive, args.update, args.files)
     print("%s %d documents in %d requests, %.3f s" % (args.command, n, client.requests, time.perf_counter() - started))

@@ -61,10 +61,14 @@ class Report:
         args = self.args
         command = ("scripts/bench %s--local-sizes %s --remote-sizes %s --runs %d --local-runs %d --naive-runs %d "
                    "--latency-ms %d --latency-size %d") % (
-            "--scale " if args.scale else "", ",".join(map(str, args.local_sizes)), ",".join(map(str, args.remote_sizes)),
+            "--scale " if args.scale else "", ",".join(map(str, args.local_sizes)) or '""', ",".join(map(str, args.remote_sizes)) or '""',
             args.runs, args.local_runs,
             args.naive_runs, args.latency_ms, args.latency_size)
         command += " --subcollection-books %d --memory-records %d" % (args.subcollection_books, args.memory_records)
+        command += " --whole-database %d --scoped-documents %d --scoped-matching %d" % (
+            args.whole_database, args.scoped_documents, args.scoped_matching)
+        if args.changes_pull:
+            command += " --changes-pull %d" % args.changes_pull
         table = markdown_table(self.rows)
         per_document = self.per_document()
         summary = ["| target | measured | result |", "|---|---|---|"]
@@ -209,6 +213,27 @@ Missed targets:
   `validate` (text and `--json`), `fmt --check`, `fmt`, and with {CHANGED} records
   edited `status --offline`, `diff --offline`, `push --dry-run` and the push. Commands
   that list the remote (status, pull, sync) are measured at the remote sizes instead.
+- **whole-database clone** (`--whole-database N`): a database of 20 root collections
+  and N documents in all, seeded by :commit from the benchmark process (n = N/25 per
+  root collection; 2 `reviews` under each of the first n/2 documents of three of them,
+  2 `notes` under those of a fourth, 2 `likes` under the first n/2 reviews of books:
+  `books/B/reviews/R/likes/L`). booksync: `clone --firestore P DIR` (discovery of every
+  root collection and subcollection path, then a first pull per collection), a new DIR
+  per run. The minimal client (`reference.py clone-db`) writes the same files (checked
+  byte for byte): one `:listCollectionIds`, one `:runQuery` of each root collection and
+  one collection-group `:runQuery` per subcollection id over the whole database, no
+  paging. "Discovering" finds the subcollection ids by one names-only kindless query
+  over the whole database (a billed read per document, as booksync's discovery);
+  "told" is given them (which booksync never is). The dry run is
+  `clone --dry-run`: booksync's discovery alone; its printed discovery cost plus the
+  documents is what the clone should be billed.
+- **scoped clone** (`--scoped-documents N --scoped-matching M`): N records of
+  `scripts/make-collection.py` with `shard` = their number modulo N/M, seeded by
+  :commit; `booksync clone --collection books --where 'shard == 7'` into a new DIR per
+  run against the minimal client's one `:runQuery` with the same `where` (same M files,
+  checked byte for byte). Then `rating` of 10 matching documents is changed before
+  each run of `status` and of `pull` on the last clone; their ratio is against the
+  minimal client's full scoped pull.
 - **with N ms per request**: the first pull and the push of new records again, all
   three clients talking through `count_proxy.py --latency-ms N`, which holds every
   request N ms before forwarding it (a round trip to a real Firestore; on loopback a

@@ -12,11 +12,13 @@ TIME = "/usr/bin/time"  # GNU time: its `-f %M` is the peak RSS
 
 class Result:
     """One finished command, named as subprocess.CompletedProcess names it, plus
-    `seconds` (spawn to reap) and `rss_kb` (peak RSS in KiB; run(rss=True) only)."""
+    `seconds` (spawn to reap), `rss_kb` (peak RSS in KiB; run(rss=True) only) and
+    `cpu_seconds` (user + system CPU time of the command and the children it waited
+    for, from os.wait4: what a loaded machine's waiting does not inflate)."""
 
-    def __init__(self, args, returncode, stdout, stderr, seconds, rss_kb=None):
+    def __init__(self, args, returncode, stdout, stderr, seconds, rss_kb=None, cpu_seconds=None):
         self.args, self.returncode, self.stdout, self.stderr = args, returncode, stdout, stderr
-        self.seconds, self.rss_kb = seconds, rss_kb
+        self.seconds, self.rss_kb, self.cpu_seconds = seconds, rss_kb, cpu_seconds
 
     @property
     def output(self):
@@ -62,7 +64,7 @@ def run(command, *, cwd=None, env=None, timeout=300, text=True, merge=False, rss
                                            stderr=out if merge else err)
                 holder["process"] = process
                 try:
-                    _, status, _ = os.wait4(process.pid, 0)
+                    _, status, usage = os.wait4(process.pid, 0)
                 except BaseException:  # an alarm or Ctrl-C in this process: the command does not outlive it
                     process.kill()
                     process.wait()
@@ -83,7 +85,7 @@ def run(command, *, cwd=None, env=None, timeout=300, text=True, merge=False, rss
             with open(rss_path) as f:
                 words = f.read().split()
             rss_kb = int(words[-1]) if words and words[-1].isdigit() else None
-        return Result(command, process.returncode, stdout, stderr, seconds, rss_kb)
+        return Result(command, process.returncode, stdout, stderr, seconds, rss_kb, usage.ru_utime + usage.ru_stime)
     finally:
         if rss_path is not None:
             os.unlink(rss_path)
