@@ -103,7 +103,7 @@ import Testing
                 return item
             }
         }
-        #expect(flight.state.withLock { $0.started.count } < 50, "no new item starts after the failure")
+        #expect(flight.state.withLock { $0.finishedBefore.count } < 50, "no new item starts after the failure")
     }
 
     /// A cancelled caller starts nothing; `map` says so with the caller's error
@@ -124,7 +124,7 @@ import Testing
         task.cancel()
         let (started, mapped) = await task.value
         #expect(started == 0)
-        #expect(flight.state.withLock { $0.started }.isEmpty)
+        #expect(flight.state.withLock { $0.finishedBefore }.isEmpty)
         #expect(throws: RemoteError.configuration("cancelled")) { try mapped.get() }
     }
 }
