@@ -4,7 +4,7 @@ import BooksyncTestSupport
 @testable import BooksyncCore
 
 /// Commands run from a data repository's root act on every collection below it.
-@Suite(.serialized) struct WorkspaceEndToEndTests {
+@Suite struct WorkspaceEndToEndTests {
     /// books (with reviews), authors and users, side by side in one folder.
     static func workspace(host: String) throws -> (scratch: ScratchDirectory, project: String, run: ([String]) throws -> BinaryTests.Output) {
         let scratch = try ScratchDirectory()
