@@ -7,7 +7,7 @@ import Testing
 /// that pull already stored names the resolve commands (not "run booksync
 /// pull", which would only report the same conflict again), and running the
 /// command it names, word for word, lets the next push through.
-@Suite(.serialized) struct ConflictAdviceTests {
+@Suite struct ConflictAdviceTests {
     /// Deleted here, modified remotely (DU); its id needs its file name on a command line.
     static let deletedHere = "deleted \u{1B}[2J here"
     /// Modified here, deleted remotely (UD); a leading '-' would read as an option.

@@ -6,7 +6,7 @@ import BooksyncTestSupport
 /// `pull`, `push` and `sync --json` against the emulator: one versioned
 /// document on stdout (JSONDocuments.syncReports), the same events and
 /// counts as the text, the same exit codes, and ids exact but terminal-safe.
-@Suite(.serialized) struct JSONOutputTests {
+@Suite struct JSONOutputTests {
     func workspace(_ name: String) throws -> Workspace {
         try Workspace(project: Emulator.uniqueProject(name), host: try Emulator.requireHost())
     }

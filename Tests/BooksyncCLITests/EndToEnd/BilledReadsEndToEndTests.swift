@@ -76,7 +76,7 @@ final class CountProxy {
 
 /// `-v` ends each remote command with its estimated billed reads, and
 /// count_proxy.py, counting the same answers on the wire, agrees.
-@Suite(.serialized) struct BilledReadsEndToEndTests {
+@Suite struct BilledReadsEndToEndTests {
     /// The `-v` closing line's estimate, e.g. 1,234 from
     /// `booksync: 1 request, 1,234 documents read (estimated billed reads: 1,234)`.
     static func estimate(_ stderr: String) -> Int? {

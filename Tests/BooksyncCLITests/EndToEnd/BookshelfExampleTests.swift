@@ -8,7 +8,7 @@ import BooksyncTestSupport
 /// BookRepository on booksync's RecordStore) run as a process against the
 /// emulator, on the demo catalogue: what it says, what its files hold, and
 /// what Firestore holds afterwards.
-@Suite(.serialized) struct BookshelfExampleTests {
+@Suite struct BookshelfExampleTests {
     static let example = FileSystem.split(BinaryTests.executable).directory + "/bookshelf-example"
     static let addedID = "a-memory-called-empire"
 

@@ -8,7 +8,7 @@ import BooksyncTestSupport
 /// the billed reads on the wire (<doc:Firestore> ("What a command costs")): an app that
 /// follows the convention stamps `updatedAt` with the server time on every
 /// write; booksync's own writes do the same.
-@Suite(.serialized) struct ChangeFieldEndToEndTests {
+@Suite struct ChangeFieldEndToEndTests {
     static let documents = 1_234
     /// One read per started 1,000 counted documents.
     static let countReads = 2

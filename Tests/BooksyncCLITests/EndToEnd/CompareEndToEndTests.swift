@@ -8,7 +8,7 @@ import BooksyncTestSupport
 /// (`BOOKSYNC_TEST_SECOND_EMULATOR_HOST`), "production" on the first. What it
 /// reports, its exit codes, that the reads it states are what each proxy
 /// counted on the wire, and that it leaves the files and `.booksync` alone.
-@Suite(.serialized) struct CompareEndToEndTests {
+@Suite struct CompareEndToEndTests {
     /// A collection synced with production, with staging and production as
     /// remotes through the proxies, and documents on each: 40 shared, b005
     /// different in a nested map field, one only on each, `bad` invalid on production.

@@ -8,7 +8,7 @@ import BooksyncTestSupport
 /// REST writer change the same records in every combination; after the
 /// documented commands all three agree and every change is either in the final
 /// state or was reported as a conflict that resolve settled.
-@Suite(.serialized) struct ConflictEndToEndTests {
+@Suite struct ConflictEndToEndTests {
     func workspaces(_ name: String) throws -> (Workspace, Workspace) {
         let a = try Workspace(project: Emulator.uniqueProject(name), host: try Emulator.requireHost(), name: "alice")
         let b = try Workspace(project: a.project, host: a.host, name: "bob", scratch: a.scratch)

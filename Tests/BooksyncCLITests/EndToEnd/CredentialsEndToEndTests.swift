@@ -40,7 +40,7 @@ final class TokenServer {
 /// and pushes real records through the token-checking proxy with a
 /// service-account key file, an authorized-user file and the metadata server,
 /// and fails with a sentence naming the file and the cause otherwise.
-@Suite(.serialized) struct CredentialsEndToEndTests {
+@Suite struct CredentialsEndToEndTests {
     /// A key pair made by openssl, and the service-account file holding it.
     final class Keys {
         let scratch: ScratchDirectory

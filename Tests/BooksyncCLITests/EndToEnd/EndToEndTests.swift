@@ -5,7 +5,7 @@ import BooksyncTestSupport
 @testable import BooksyncKit
 
 /// The built `booksync` binary against the real Firestore emulator, one project per test.
-@Suite(.serialized) struct EndToEndTests {
+@Suite struct EndToEndTests {
     static let demoBooks = Fixtures.root + "/demo/books"
 
     func workspace(_ name: String, collection: String = "books") throws -> Workspace {

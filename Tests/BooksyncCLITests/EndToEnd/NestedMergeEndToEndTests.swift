@@ -18,7 +18,7 @@ extension RESTClient {
 /// <doc:ThreeWaySync>, nested maps, end to end: an app updates nested fields through
 /// update masks while an editor changes other keys of the same map in the
 /// file; status, diff, pull, resolve and push name nested fields by path.
-@Suite(.serialized) struct NestedMergeEndToEndTests {
+@Suite struct NestedMergeEndToEndTests {
     static let stats: Value = .map(["rating": .integer(4), "views": .integer(10), "x.y": .string("base")])
 
     func fields(_ ws: Workspace, _ file: String) throws -> Fields {

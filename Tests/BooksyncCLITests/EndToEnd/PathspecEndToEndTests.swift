@@ -5,7 +5,7 @@ import BooksyncTestSupport
 
 /// Pathspecs on status, pull and push: what each selects, what a narrowed
 /// command leaves alone, and what it costs.
-@Suite(.serialized) struct PathspecEndToEndTests {
+@Suite struct PathspecEndToEndTests {
     /// A collection with top-level records, a dash id and reviews, all new.
     static func collection(host: String = "127.0.0.1:9") throws -> Workspace {
         let ws = try Workspace(project: Emulator.uniqueProject("pathspec"), host: host)

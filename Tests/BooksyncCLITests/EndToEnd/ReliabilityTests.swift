@@ -4,7 +4,7 @@ import Testing
 @testable import BooksyncKit
 
 /// Edge cases that once lost data or blocked syncing, end to end against the emulator.
-@Suite(.serialized) struct ReliabilityTests {
+@Suite struct ReliabilityTests {
     func workspace(_ name: String) throws -> Workspace {
         try Workspace(project: Emulator.uniqueProject(name), host: try Emulator.requireHost())
     }

@@ -7,7 +7,7 @@ import BooksyncTestSupport
 /// the one of `FIRESTORE_EMULATOR_HOST`, and a second one that scripts/test
 /// starts (`BOOKSYNC_TEST_SECOND_EMULATOR_HOST`), reached through
 /// `BOOKSYNC_FIRESTORE_URL` with a token as production would be.
-@Suite(.serialized) struct RemotesEndToEndTests {
+@Suite struct RemotesEndToEndTests {
     static func secondHost() throws -> String {
         try TestEmulator.secondHost()
     }

@@ -6,7 +6,7 @@ import BooksyncTestSupport
 
 /// `init --require` and `--id-field` against the real emulator: any
 /// collection pulls cleanly, and documents keep the id where the app wants it.
-@Suite(.serialized) struct SchemaEndToEndTests {
+@Suite struct SchemaEndToEndTests {
     func workspace(_ name: String, collection: String = "users") throws -> Workspace {
         try Workspace(project: Emulator.uniqueProject(name), host: try Emulator.requireHost(), collection: collection, name: collection)
     }

@@ -8,7 +8,7 @@ import BooksyncTestSupport
 /// and one count per scope (the collection, each subcollection group), so
 /// a changed review is found without listing every name, and a deleted one
 /// through the count, which then falls back to the full listing.
-@Suite(.serialized) struct SubcollectionChangeFieldTests {
+@Suite struct SubcollectionChangeFieldTests {
     @Test func changedReviewsAreFoundByTheGroupsChangeQuery() async throws {
         let ws = try Workspace(project: Emulator.uniqueProject("sub-changes"), host: try Emulator.requireHost())
         let longAgo = Value.timestamp(try Timestamp(rfc3339: "2020-01-01T00:00:00Z"))

@@ -9,7 +9,7 @@ import BooksyncTestSupport
 /// `dune/reviews/r1.json`, edited and pushed back by path id; listing costs
 /// one query per subcollection group, not one per parent; a deleted parent
 /// leaves its reviews, with a warning.
-@Suite(.serialized) struct SubcollectionEndToEndTests {
+@Suite struct SubcollectionEndToEndTests {
     static func review(_ id: String, rating: Int64, extra: Fields = [:]) -> Fields {
         var fields: Fields = ["id": .string(id), "rating": .integer(rating)]
         fields.merge(extra) { _, new in new }

@@ -6,7 +6,7 @@ import BooksyncTestSupport
 /// What a clone can forge, and `verify` finds: a record edit committed with
 /// a manifest entry whose hash matches it makes `status` say nothing changed;
 /// `verify` compares contents and names the record.
-@Suite(.serialized) struct VerifyEndToEndTests {
+@Suite struct VerifyEndToEndTests {
     /// The emulator lists numeric ids (`__id9__`, `__id10__`) by number, not
     /// by bytes; the check that a listing moves forward must agree with it
     /// (a byte-order check made every pull of such a collection fail).

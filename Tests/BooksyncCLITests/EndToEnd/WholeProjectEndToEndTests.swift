@@ -7,7 +7,7 @@ import BooksyncTestSupport
 /// as a workspace, every subcollection discovered (<doc:WholeProject>); its
 /// dry run's price against count_proxy.py's; `status` and `discover` from the
 /// workspace for what appears later.
-@Suite(.serialized) struct WholeProjectEndToEndTests {
+@Suite struct WholeProjectEndToEndTests {
     /// Documents by full path (collection/doc[/collection/doc…]).
     static func seed(_ rest: RESTClient, _ paths: [String]) async throws {
         let root = RESTClient(host: rest.host, project: rest.project, collection: "")

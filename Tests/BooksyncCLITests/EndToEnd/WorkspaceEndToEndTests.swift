@@ -3,6 +3,7 @@ import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
 
+// Serialized for anInterruptNamesTheCollectionsNotRun: started with the rest it failed 2 runs of 2 under load (SIGINT seen, pull ran out its 121 s).
 /// Commands run from a data repository's root act on every collection below it.
 @Suite(.serialized) struct WorkspaceEndToEndTests {
     /// books (with reviews), authors and users, side by side in one folder.

@@ -8,7 +8,7 @@ import BooksyncTestSupport
 /// differ only by Unicode normalization, ids that need escapes, documents that
 /// cannot be records, and doubles at the edges, seeded into the real emulator
 /// by REST and read by the built binary.
-@Suite(.serialized) struct HostileRemoteDataTests {
+@Suite struct HostileRemoteDataTests {
     static let nfc = "caf\u{E9}"
     static let nfd = "cafe\u{301}"
 

@@ -9,7 +9,7 @@ import Testing
 /// controls and bidi overrides. Every command, in every output mode, with and
 /// without colour, must print none of them raw; colour may add only
 /// booksync's own SGR sequences; a 1,500-byte id is abbreviated in text lines.
-@Suite(.serialized) struct TerminalSafetyTests {
+@Suite struct TerminalSafetyTests {
     static let retitle = "x\u{1B}]0;PWNED\u{07}\u{1B}[2J"
     static let forgedLine = "nl\nbooksync: error: forged"
     static let carriageReturn = "cr\rforged"

@@ -97,7 +97,7 @@ final class HostileServer {
 /// End to end, the built booksync against `HostileServer`: the token goes
 /// nowhere but the server it was meant for, and never into output; token
 /// commands come only from the user and cannot hang booksync (issue 10).
-@Suite(.serialized) struct TokenSafetyTests {
+@Suite struct TokenSafetyTests {
     static let secret = "ya29.s3cr3t-\(UUID().uuidString)"
 
     /// A fresh collection (init needs no server) and a user config directory
