@@ -51,6 +51,7 @@ enum CloneCommand: Subcommand {
         let dryRun = arguments.has(.dryRun)
         if !dryRun { try prepareFolder(directory, mustBeEmpty: true, context: context) }
         var initArguments = arguments.withoutOperands()
+        var knownTotal: Int?
         if arguments.value(.scope) != nil {
             // A scope does not narrow subcollections (`CollectionConfig.problem(scope:)`): none are discovered.
             if dryRun { throw arguments.usageError("--dry-run discovers the subcollections; a scoped clone (--where) syncs none") }
@@ -85,22 +86,27 @@ enum CloneCommand: Subcommand {
                 return .success
             }
             initArguments = initArguments.setting(.subcollection, to: paths)
+            knownTotal = tree.documents + paths.reduce(0) { $0 + (tree.subcollections[$1] ?? 0) }
         } else if dryRun {
             throw arguments.usageError("--dry-run discovers the subcollections; it does not go with --subcollection")
         }
         let inside = context.working(in: directory)
         let initialized = try await InitCommand.run(initArguments, context: inside)
         guard initialized == .success else { return initialized }
-        return try await pullFirst(initArguments, directory: directory, context: inside, outer: context)
+        return try await pullFirst(initArguments, directory: directory, context: inside, outer: context, knownTotal: knownTotal)
     }
 
     /// The first pull of the collection just made in `directory`.
-    static func pullFirst(_ arguments: ParsedArguments, directory: String, context inside: CommandContext, outer context: CommandContext) async throws -> ExitCode {
+    /// `knownTotal`: the documents discovery counted, so progress asks no `count()`.
+    static func pullFirst(_ arguments: ParsedArguments, directory: String, context inside: CommandContext, outer context: CommandContext,
+                          knownTotal: Int? = nil) async throws -> ExitCode {
         let opened = try inside.openCollection(arguments)
         let remote = try inside.makeRemote(opened)
         let report: SyncReport
         do {
-            report = try await SyncCommandSupport.pull(opened, remote: remote, options: SyncOptions(), context: inside)
+            var options = SyncOptions()
+            options.knownTotal = knownTotal
+            report = try await SyncCommandSupport.pull(opened, remote: remote, options: options, context: inside)
         } catch {
             context.console.err("booksync: note: \(context.display(directory)) keeps what was pulled; 'booksync -C \(context.display(directory)) pull' finishes the clone")
             throw error

@@ -99,6 +99,7 @@ enum WholeDatabaseClone {
         let inside = context.working(in: folder)
         let initialized = try await InitCommand.run(initArguments, context: inside.quieted())
         guard initialized == .success else { return initialized }
-        return try await CloneCommand.pullFirst(initArguments, directory: folder, context: inside, outer: context)
+        let known = item.tree.documents + item.configuration.paths.reduce(0) { $0 + (item.tree.subcollections[$1] ?? 0) }
+        return try await CloneCommand.pullFirst(initArguments, directory: folder, context: inside, outer: context, knownTotal: known)
     }
 }

@@ -140,7 +140,8 @@ extension SyncEngine {
         let (batches, continuation) = AsyncStream.makeStream(of: RemoteSnapshot.self)
         let downloaded = ProgressCounter(phase: "downloading", total: nil, report: progress)
         let remote = self.remote
-        let counting = downloaded.learnTotal(from: remote, after: options.countTotalAfter)
+        if let known = options.knownTotal { downloaded.learnTotal(known) }
+        let counting = options.knownTotal == nil ? downloaded.learnTotal(from: remote, after: options.countTotalAfter) : nil
         let lister = Task { () async -> RemoteError? in
             defer { continuation.finish() }
             do throws(RemoteError) {

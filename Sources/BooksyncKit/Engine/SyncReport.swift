@@ -23,6 +23,10 @@ public struct SyncOptions: Sendable {
     /// documents counted, a thousandth of the download's own reads; short
     /// transfers never ask. Nil (the default) never asks.
     public var countTotalAfter: Duration?
+    /// The document count the caller already knows (a whole-database
+    /// clone's discovery counted every collection): a first pull's progress
+    /// shows it, and no `count()` is asked (nor billed) for it.
+    package var knownTotal: Int?
     /// With a change field: trust the query for changes without counting the
     /// collection (a live sync's poll between counts). Deletions, and writes
     /// that did not set the field, wait for the next counted pull.

@@ -16,7 +16,8 @@ import BooksyncTestSupport
     /// A first pull (a dry run: the download is what is timed) from a remote
     /// of `documents` documents that answers 300 every 100 ms, on `clock`
     /// when given (and the real one otherwise).
-    static func firstPull(documents count: Int, countTotalAfter: Duration?, pacing: ProgressMeter.Pacing, clock: VirtualClock? = nil)
+    static func firstPull(documents count: Int, countTotalAfter: Duration?, pacing: ProgressMeter.Pacing, clock: VirtualClock? = nil,
+                          knownTotal: Int? = nil)
         async throws -> (lines: [(at: Duration, text: String)], lastReport: Duration, remote: ScriptedRemote) {
         let scratch = try ScratchDirectory()
         let collection = try CollectionDirectory.initialize(at: scratch.path, config: CollectionConfig(remote: FirestoreTarget(project: "p", collectionPath: "books")))
@@ -26,7 +27,7 @@ import BooksyncTestSupport
             return RemoteDocument(id: id, revision: "r1", content: .record(try collection.rules.load(Array(json.utf8), id: id).get()))
         }
         let remote = ScriptedRemote(documents: documents, delay: .milliseconds(100), listingBatch: 300, clock: clock,
-                                    waitsForCount: clock != nil && countTotalAfter == .zero)
+                                    waitsForCount: clock != nil && countTotalAfter == .zero && knownTotal == nil)
         let origin = ContinuousClock.now
         let now: @Sendable () -> Duration = { clock?.now ?? ContinuousClock.now - origin }
         let lines = Mutex<[(at: Duration, text: String)]>([])
@@ -39,6 +40,7 @@ import BooksyncTestSupport
         var options = SyncOptions()
         options.dryRun = true
         options.countTotalAfter = countTotalAfter
+        options.knownTotal = knownTotal
         _ = try await collection.pull(remote: remote, options: options, progress: { progress in
             lastReport.withLock { $0 = now() }
             display.update(progress)
@@ -85,5 +87,16 @@ import BooksyncTestSupport
         #expect(remote.countRequests.withLock { $0 } == 0)
         #expect(!lines.isEmpty)
         #expect(lines.allSatisfy { !$0.text.contains(" of ") && !$0.text.contains(" left") }, "\(lines.map(\.text))")
+    }
+
+    /// A total the caller knows (a clone's discovery counted the documents)
+    /// is shown from the start and no `count()` is asked: the clone bills
+    /// what its dry run said, to the read.
+    @Test func aKnownTotalIsShownWithoutACount() async throws {
+        let (lines, _, remote) = try await Self.firstPull(documents: 6_000, countTotalAfter: .zero,
+                                                          pacing: ProgressMeter.Pacing(firstLineAfter: .seconds(1), lineEvery: .seconds(1)),
+                                                          clock: VirtualClock(), knownTotal: 6_000)
+        #expect(remote.countRequests.withLock { $0 } == 0)
+        #expect(lines.contains { $0.text.contains(" of 6,000 (") }, "\(lines.map(\.text))")
     }
 }
