@@ -195,6 +195,8 @@ public struct FirestoreRemote: RemoteCollection {
             guard case .array(let items) = answer.value else { throw .malformedResponse(during: during, detail: "expected a JSON array") }
             var found = ListedDocuments(withBodies: withBodies)
             var count = 0
+            // Documents in the answer, with those listed on an earlier page.
+            var listed = 0
             var last: QueryCursor?
             for (index, item) in items.enumerated() {
                 guard case .map(var entry) = item else { throw .malformedResponse(during: during, detail: "an entry that is not an object") }
@@ -209,27 +211,36 @@ public struct FirestoreRemote: RemoteCollection {
                 }
                 if first, found.listing.readTime == nil, case .string(let time)? = entry["readTime"] { found.listing.readTime = time }
                 guard case .map(let document)? = entry["document"] else { continue }  // readTime-only entries
+                listed += 1
+                // In a scope's order a page continues after the last document
+                // whose values it has: one the parser refused (its values
+                // unread) comes again on the next page, and is not handed on twice.
+                if !orderFields.isEmpty, case .string(let name)? = document["name"], !seen.insert(name).inserted { continue }
                 let name = try found.add(document, remote: self, during: during, unreadable: refused?.reason)
-                last = QueryCursor(name: name, changeTime: changedSince.flatMap { Self.changeTime(of: document, field: $0.field) },
-                                   orderValues: orderFields.map { Self.rawValue(of: document, at: $0) ?? .map(["nullValue": .null]) })
-                if orderFields.isEmpty {
-                    try order.accept(name, changeTime: last?.changeTime, during: during)
-                } else if !seen.insert(name).inserted {
-                    throw .malformedResponse(during: during, detail: "\(TerminalEscaping.abbreviate(name)) was listed twice")
+                let values = orderFields.map { Self.rawValue(of: document, at: $0) }
+                if !values.contains(where: { $0 == nil }) {
+                    last = QueryCursor(name: name, changeTime: changedSince.flatMap { Self.changeTime(of: document, field: $0.field) },
+                                       orderValues: values.compactMap { $0 })
                 }
+                if orderFields.isEmpty { try order.accept(name, changeTime: last?.changeTime, during: during) }
                 count += 1
             }
-            // Ordered by the scope's fields first: each page must at least start after the one before.
-            if !orderFields.isEmpty, let last { try order.accept(cursor: last.orderValues + [.string(last.name)], during: during) }
+            if !orderFields.isEmpty {
+                // A server going round in circles lists nothing new, or ends where it did before.
+                if listed > 0, count == 0 {
+                    throw .malformedResponse(during: during, detail: "an answer listed only documents listed before")
+                }
+                if let last { try order.accept(cursor: last.orderValues + [.string(last.name)], during: during) }
+            }
             first = false
             await each(found.listing, found.documents)
             progress(count)
-            guard limit == nil, count >= batch, let last else { break }
+            guard limit == nil, listed >= batch, let last else { break }
             if changedSince != nil, last.changeTime == nil {
                 throw .malformedResponse(during: during, detail: "\(last.name) was returned without a timestamp in the change field")
             }
             after = last
-            if withBodies { batch = min(queryBatch, max(1, Self.queryTargetBytes / max(1, bytes / count))) }
+            if withBodies { batch = min(queryBatch, max(1, Self.queryTargetBytes / max(1, bytes / max(1, listed)))) }
         } while true
     }
 

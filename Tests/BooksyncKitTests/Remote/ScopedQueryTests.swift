@@ -80,15 +80,44 @@ import BooksyncTestSupport
         #expect(requests.withLock { $0 } == 1, "no documents.list page was asked for")
     }
 
-    /// Ordered by a scope's field, names need not increase, but a name listed
-    /// twice is a server going round in circles: refused, not followed forever.
-    @Test func aNameListedTwiceEndsAScopedListing() async throws {
+    /// Ordered by a scope's field, names need not increase, but an answer of
+    /// names listed before is a server going round in circles: refused, not
+    /// followed forever.
+    @Test func anAnswerOfOldNamesEndsAScopedListing() async throws {
         let root = "projects/p/databases/(default)/documents/books/"
         let page = Array(("[" + ["a", "b"].map { #"{"document": {"name": "\#(root)\#($0)", "updateTime": "2026-01-01T00:00:00Z", "fields": {"rating": {"integerValue": "5"}}}, "readTime": "2026-01-01T00:00:01Z"}"# }.joined(separator: ", ") + "]").utf8)
         var remote = try Self.remote("rating > 1") { _ in HTTPResponse(status: 200, body: page) }
         remote.namesQueryBatch = 2
         await #expect { _ = try await remote.listRevisions { _ in } } throws: { error in
-            (error as? RemoteError)?.description.contains("was listed twice") == true
+            (error as? RemoteError)?.description.contains("an answer listed only documents listed before") == true
         }
+    }
+
+    /// A document the parser refuses (a number past a double) ends a page:
+    /// its scope values are unread, so the next page starts after the one
+    /// before it, lists it again, and it is handed on once; nothing is skipped.
+    @Test func aRefusedDocumentAtAPageEndIsListedOnceAndNothingIsSkipped() async throws {
+        let root = "projects/p/databases/(default)/documents/books/"
+        func entry(_ id: String, rating: Int, refused: Bool = false) -> String {
+            let extra = refused ? #", "n": {"doubleValue": 1e999}"# : ""
+            return #"{"document": {"name": "\#(root)\#(id)", "updateTime": "2026-01-01T00:00:00Z", "fields": {"rating": {"integerValue": "\#(rating)"}\#(extra)}}, "readTime": "2026-01-01T00:00:01Z"}"#
+        }
+        let answers = [[entry("a", rating: 2), entry("b", rating: 3, refused: true)],
+                       [entry("b", rating: 3, refused: true), entry("c", rating: 4)],
+                       [String]()]
+        let bodies = Mutex<[String]>([])
+        let served = Mutex(0)
+        var remote = try Self.remote("rating > 1") { request in
+            bodies.withLock { $0.append(String(decoding: request.body ?? [], as: UTF8.self)) }
+            let index = served.withLock { value in defer { value += 1 }; return min(value, answers.count - 1) }
+            return HTTPResponse(status: 200, body: Array(("[" + answers[index].joined(separator: ", ") + "]").utf8))
+        }
+        remote.namesQueryBatch = 2
+        let listing = try await remote.listRevisions { _ in }
+        #expect(listing.revisions.keys.map(\.rawValue).sorted() == ["a", "b", "c"])
+        let sent = bodies.withLock { $0 }
+        #expect(sent.count == 3)
+        #expect(sent[1].contains(#""values": [{"integerValue": "2"}, {"referenceValue": "\#(root)a"}]"#), "\(sent[1])")
+        #expect(sent[2].contains(#""values": [{"integerValue": "4"}, {"referenceValue": "\#(root)c"}]"#), "\(sent[2])")
     }
 }
