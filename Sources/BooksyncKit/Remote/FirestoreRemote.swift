@@ -179,7 +179,7 @@ public struct FirestoreRemote: RemoteCollection {
         let during = changedSince == nil ? "list \(what)" : "query the changes of \(what)"
         let range = range ?? (scope.isGroup ? nameRange : nil)
         var batch = limit ?? (withBodies ? firstQueryBatch : namesQueryBatch)
-        let orderFields = scope.isGroup ? [] : Self.scopeOrderFields(rules.scope)
+        let orderFields = scope.isGroup ? [] : rules.scope?.inequalityFields ?? []
         var after: QueryCursor?
         var first = true
         var order = ListingOrder()
@@ -294,12 +294,12 @@ public struct FirestoreRemote: RemoteCollection {
     /// (the collection's `__name__` range, or narrower) keeps below the collection.
     /// With `filter` (the collection's scope), only the documents that match,
     /// ordered first by the scope's inequality fields as Firestore requires
-    /// (`scopeOrderFields`); names-only answers then also carry those fields,
+    /// (`ScopeExpression.inequalityFields`); names-only answers then also carry those fields,
     /// for the cursor.
     static func listQuery(_ collectionID: String, after: QueryCursor?, limit: Int, withBodies: Bool, changedSince: ChangeMark? = nil,
                           group: Bool = false, range: NameRange? = nil, filter: ScopeExpression? = nil, documentsRoot: String = "") -> [UInt8] {
         let byName = Value.map(["field": .map(["fieldPath": .string("__name__")]), "direction": .string("ASCENDING")])
-        let orderFields = scopeOrderFields(filter)
+        let orderFields = filter?.inequalityFields ?? []
         func ascending(_ path: String) -> Value { .map(["field": .map(["fieldPath": .string(path)]), "direction": .string("ASCENDING")]) }
         var query: [String: Value] = [
             "from": .array([Self.from(collectionID, group: group)]),
@@ -325,11 +325,6 @@ public struct FirestoreRemote: RemoteCollection {
         if let filter = Self.conjunction(filters) { query["where"] = filter }
         if !cursor.isEmpty { query["startAt"] = .map(["values": .array(cursor), "before": .bool(false)]) }
         return Array(CanonicalJSON.encodeInline(.map(["structuredQuery": .map(query)])).utf8)
-    }
-
-    /// The fields a query with `scope` is ordered by before the name (`ScopeExpression.inequalityFields`).
-    static func scopeOrderFields(_ scope: ScopeExpression?) -> [FieldPath] {
-        scope?.inequalityFields ?? []
     }
 
     /// The value at `path` in a document as the server sent it (a REST
