@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 import Dispatch
 import Synchronization
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// What every command gets: where to work, how to talk, how chatty to be.
 struct CommandContext: Sendable {

@@ -1,4 +1,4 @@
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// booksync's exit codes (<doc:Commands>), stable for scripts.
 package enum ExitCode: Int32, Sendable {

@@ -1,4 +1,4 @@
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -15,7 +15,7 @@ import Darwin
 /// linked in (git keeps libcurl out of git the same way, in git-remote-https).
 package enum NetworkAccess: Sendable {
     /// This executable links a transport; `make(requestTimeout)` builds it.
-    case linked(make: @Sendable (_ requestTimeout: Double) -> HTTPTransport)
+    case linked(make: @Sendable (_ requestTimeout: Duration) -> HTTPTransport)
     /// This executable has none: hand the command to the named executable
     /// in the same directory.
     case helper(name: String)

@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// The process environment as a dictionary, read once at startup.
 enum ProcessEnvironment {

@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 extension CommandContext {
     /// The live Firestore remote for a collection: endpoint and credentials from
@@ -25,7 +25,7 @@ extension CommandContext {
 
     /// The transport this binary links; without one (`booksync`), hands the
     /// whole command line to the network helper, which does not return.
-    private func linkedTransport() throws(BooksyncError) -> @Sendable (Double) -> HTTPTransport {
+    private func linkedTransport() throws(BooksyncError) -> @Sendable (Duration) -> HTTPTransport {
         switch network {
         case .linked(let make):
             return make
@@ -48,7 +48,7 @@ extension CommandContext {
     }
 
     private func makeRemote(target: FirestoreTarget, rules: RecordRules, endpointEnvironment: [String: String],
-                            transport makeTransport: @escaping @Sendable (Double) -> HTTPTransport) throws(BooksyncError) -> FirestoreRemote {
+                            transport makeTransport: @escaping @Sendable (Duration) -> HTTPTransport) throws(BooksyncError) -> FirestoreRemote {
         let retry = RetryPolicy.fromEnvironment(environment)
         let endpoint: FirestoreEndpoint
         do {
@@ -86,7 +86,7 @@ extension CommandContext {
 
 extension RetryPolicy {
     /// The longest request timeout or retry deadline the environment can set: a day.
-    static let longestWait = 86_400.0
+    static let longestWait = 86_400.0  // seconds
 
     /// The default policy; `BOOKSYNC_REQUEST_TIMEOUT` and `BOOKSYNC_RETRY_DEADLINE`
     /// (seconds) shorten it, e.g. for fault-injection tests.
@@ -94,10 +94,10 @@ extension RetryPolicy {
         var policy = RetryPolicy()
         // Finite and at most a day: `inf` or 1e300 would overflow every conversion to milliseconds.
         if let timeout = environment[EnvironmentVariable.requestTimeout].flatMap(Double.init), timeout > 0, timeout.isFinite {
-            policy.requestTimeout = min(timeout, Self.longestWait)
+            policy.requestTimeout = .seconds(min(timeout, Self.longestWait))
         }
         if let deadline = environment[EnvironmentVariable.retryDeadline].flatMap(Double.init), deadline > 0, deadline.isFinite {
-            policy.totalDeadline = min(deadline, Self.longestWait)
+            policy.totalDeadline = .seconds(min(deadline, Self.longestWait))
         }
         return policy
     }

@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// One subcommand: its help and its behaviour.
 protocol Subcommand {

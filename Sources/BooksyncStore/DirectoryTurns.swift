@@ -1,4 +1,4 @@
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// Writes and syncs of every `RecordStore` in this process take turns per
 /// collection directory, in call order.

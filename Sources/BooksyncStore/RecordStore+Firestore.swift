@@ -1,6 +1,6 @@
 import Foundation
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 import BooksyncURLSession
 
 extension RecordStore {

@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// The engine's three-way status, pull and push, for the store's collection.
 extension RecordStore {

@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// Saving and deleting records: what an editor does to the files, done for the app.
 extension RecordStore {
@@ -12,28 +12,28 @@ extension RecordStore {
     ///     existing file that `dto` does not encode (someone else's `isbn`, a
     ///     field a newer app version added), like Firestore's `setData(_:merge:)`;
     ///     by default the record is replaced whole, like `setData(from:)`.
-    /// - Returns: The record as written (id, fields, canonical bytes, hash).
+    /// - Returns: The version to save this DTO's next change against
+    ///   (`save(_:basedOn:)`); most apps ignore it, the store remembers it too.
     /// - Throws: `RecordStoreError.missingID` when `dto` encodes no string `id`,
     ///   `.refused` when the record breaks the collection's schema (nothing is
     ///   written), `.editedSinceRead`/`.deletedSinceRead` when an edit since
     ///   the read cannot be merged, `.invalidFile` when the file on disk is not
     ///   a valid record, `.notEncodable`, `.invalidID`, `.collection` (lock held, I/O).
     @discardableResult
-    public func save(_ dto: DTO, keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> CanonicalRecord {
+    public func save(_ dto: DTO, keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> RecordVersion {
         let (fields, id) = try encodeCarryingID(dto)
-        return try await write(fields, id: id, keepingUndeclaredFields: keepingUndeclaredFields, base: nil).value
+        return try await write(fields, id: id, keepingUndeclaredFields: keepingUndeclaredFields, base: nil).version
     }
 
     /// `save(_:)` of a copy read with `getVersioned`/`allVersioned`: merged
     /// against the version that copy was read from, whatever the store read since.
-    /// - Returns: The record as written, with the version to save this copy's
-    ///   next change against.
+    /// - Returns: The version to save this copy's next change against.
     /// - Throws: As `save(_:keepingUndeclaredFields:)`.
     @discardableResult
     public func save(_ dto: DTO, basedOn version: RecordVersion,
-                     keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Versioned<CanonicalRecord> {
+                     keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> RecordVersion {
         let (fields, id) = try encodeCarryingID(dto)
-        return try await write(fields, id: id, keepingUndeclaredFields: keepingUndeclaredFields, base: version.state)
+        return try await write(fields, id: id, keepingUndeclaredFields: keepingUndeclaredFields, base: version.state).version
     }
 
     /// Writes `dto` as the record `id`: for DTOs without an `id` property, and
@@ -43,8 +43,8 @@ extension RecordStore {
     /// - Throws: As `save(_:keepingUndeclaredFields:)`, and `.conflictingID`
     ///   when `dto` has an `id` field that is not `id`.
     @discardableResult
-    public func save(_ dto: DTO, id: String, keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> CanonicalRecord {
-        try await write(encode(dto, namedAs: id), id: recordID(id), keepingUndeclaredFields: keepingUndeclaredFields, base: nil).value
+    public func save(_ dto: DTO, id: String, keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> RecordVersion {
+        try await write(encode(dto, namedAs: id), id: recordID(id), keepingUndeclaredFields: keepingUndeclaredFields, base: nil).version
     }
 
     /// `save(_:id:)` of a copy read with `getVersioned`/`allVersioned`,
@@ -52,9 +52,9 @@ extension RecordStore {
     /// - Throws: As `save(_:id:keepingUndeclaredFields:)`.
     @discardableResult
     public func save(_ dto: DTO, id: String, basedOn version: RecordVersion,
-                     keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> Versioned<CanonicalRecord> {
+                     keepingUndeclaredFields: Bool = false) async throws(RecordStoreError) -> RecordVersion {
         try await write(encode(dto, namedAs: id), id: recordID(id), keepingUndeclaredFields: keepingUndeclaredFields,
-                        base: version.state)
+                        base: version.state).version
     }
 
     /// `dto`'s fields and the record id its own `id` field names.

@@ -1,6 +1,6 @@
 import BooksyncCodable
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// A typed store over a collection directory: the record files are the app's
 /// local store, read and written as `DTO` values, and the same sync engine the
@@ -73,7 +73,9 @@ public actor RecordStore<DTO: Codable & Sendable> {
     ///     `CollectionDirectory.initialize(at:config:)`.
     ///   - remote: Makes the remote for a sync from the opened collection (its
     ///     config and rules); called once per `status`/`pull`/`push`. Tests pass
-    ///     an in-memory remote, an app `firestore(directory:)`'s.
+    ///     an in-memory remote. SPI with the remote seam: an app uses
+    ///     `firestore(directory:environment:retry:remote:log:)`.
+    @_spi(Remote)
     public init(directory: String,
                 remote: @escaping @Sendable (CollectionDirectory) throws(BooksyncError) -> any RemoteCollection) {
         self.init(directory: directory, choosing: nil, remote: remote)

@@ -1,6 +1,6 @@
 import BooksyncCodable
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// Everything a `RecordStore` can fail with, each case a sentence that names
 /// the record or file (`description`), so an app can show it as it is.

@@ -11,12 +11,12 @@ public struct RecordVersion: Sendable, Equatable {
 }
 
 /// A value with the version of the record it came from: what
-/// `getVersioned`/`allVersioned` read and `save(_:basedOn:)` wrote.
+/// `getVersioned`/`allVersioned` read.
 public struct Versioned<Value: Sendable>: Sendable {
-    /// The DTO read, or the record written.
+    /// The DTO read.
     public var value: Value
-    /// The version to save the value's next change against.
-    public let version: RecordVersion
+    /// The version to save the value's next change against; a save of the value hands back the next one.
+    public var version: RecordVersion
 }
 
 /// What the app holds of one record, as far as the store knows: the base its

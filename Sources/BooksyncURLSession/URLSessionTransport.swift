@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Synchronization
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// The live transport over URLSession (FoundationNetworking on Linux).
 ///
@@ -33,25 +33,25 @@ public enum URLSessionTransport {
     /// redirects. Safe to call from many tasks at once.
     /// - Parameters:
     ///   - maximumConnections: Connections per host at once.
-    ///   - requestTimeout: Seconds: the session's request timeout, and twice
+    ///   - requestTimeout: The session's request timeout, and twice
     ///     it bounds a whole transfer; each request's own `HTTPRequest.timeout`
     ///     (plus half a second) bounds it too.
     ///   - maximumAnswerBytes: A longer body fails the request (`tooLarge`).
-    public static func make(maximumConnections: Int = 8, requestTimeout: Double = 30,
+    public static func make(maximumConnections: Int = 8, requestTimeout: Duration = .seconds(30),
                             maximumAnswerBytes: Int = maximumAnswerBytes) -> HTTPTransport {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.httpMaximumConnectionsPerHost = maximumConnections
         configuration.httpCookieStorage = nil
-        configuration.timeoutIntervalForRequest = requestTimeout
-        configuration.timeoutIntervalForResource = requestTimeout * 2
+        configuration.timeoutIntervalForRequest = requestTimeout.seconds
+        configuration.timeoutIntervalForResource = requestTimeout.seconds * 2
         let delegate = SessionDelegate(maximumAnswerBytes: maximumAnswerBytes)
         let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         return { (request: HTTPRequest) async throws(TransportError) -> HTTPResponse in
             // The deadline holds even if URLSession never returns (see `DeadlineRace`).
             let outcome = await DeadlineRace.run(
-                seconds: request.timeout + 0.5,
+                seconds: request.timeout.seconds + 0.5,
                 timedOut: .failure(TransportError(.timedOut, "no answer within \(RetryPolicy.format(request.timeout)) s")),
                 cancelled: .failure(TransportError(.cancelled, "cancelled"))
             ) { await perform(request, session: session, delegate: delegate) }
@@ -63,11 +63,11 @@ public enum URLSessionTransport {
         guard let url = URL(string: reachableURL(request.url)) else {
             return .failure(TransportError(.other, "invalid URL \(request.url)"))
         }
-        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: request.timeout)
+        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: request.timeout.seconds)
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         if let body = request.body { urlRequest.httpBody = Data(body) }
-        return await delegate.run(urlRequest, timeout: request.timeout, in: session)
+        return await delegate.run(urlRequest, timeout: request.timeout.seconds, in: session)
     }
 
     /// The response of a finished task, or why there is none.

@@ -15,8 +15,21 @@ guard arguments.count == 4, ProcessInfo.processInfo.environment["FIRESTORE_EMULA
 let (project, laptopDirectory, phoneDirectory) = (arguments[1], arguments[2], arguments[3])
 
 /// One line of output; ids and titles come from the server and the files, so
-/// anything a terminal would act on is written visibly.
-func say(_ line: String) { print(TerminalEscaping.escapeMessage(line)) }
+/// anything a terminal would act on (C0 and C1 controls, DEL, bidi overrides
+/// and isolates) is written visibly, as `\u{1b}`. An app with a UI has no
+/// terminal to protect; one that prints does this itself.
+func say(_ line: String) {
+    var shown = ""
+    for scalar in line.unicodeScalars {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069:
+            shown += "\\u{\(String(scalar.value, radix: 16))}"
+        default:
+            shown.unicodeScalars.append(scalar)
+        }
+    }
+    print(shown)
+}
 
 func day(_ date: Date?) -> String {
     guard let date else { return "unknown" }

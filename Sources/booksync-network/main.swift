@@ -1,5 +1,5 @@
 import BooksyncCLI
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 import BooksyncURLSession
 #if canImport(Glibc)
 import Glibc

@@ -5,7 +5,7 @@ import BooksyncTestSupport
 import FoundationNetworking
 #endif
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The Firestore emulator of the end-to-end tests: the one scripts/test
 /// started (FIRESTORE_EMULATOR_HOST), or one started for this test run from

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 import BooksyncCore
-import BooksyncKit
-import BooksyncStore
+@_spi(Remote) import BooksyncKit
+@_spi(Remote) import BooksyncStore
 import BooksyncTestSupport
 
 /// An app's store chooses its remote as the CLI does: with

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import BooksyncCodable
 import BooksyncCore
-import BooksyncKit
-import BooksyncStore
+@_spi(Remote) import BooksyncKit
+@_spi(Remote) import BooksyncStore
 import BooksyncTestSupport
 
 /// A typed store reaches subcollection records by path id

@@ -3,8 +3,8 @@ import Synchronization
 import Testing
 import BooksyncCodable
 import BooksyncCore
-import BooksyncKit
-import BooksyncStore
+@_spi(Remote) import BooksyncKit
+@_spi(Remote) import BooksyncStore
 import BooksyncTestSupport
 
 /// The engine's status, pull and push through the store, and the store's

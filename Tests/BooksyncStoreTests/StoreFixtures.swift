@@ -1,8 +1,8 @@
 import Foundation
 import BooksyncCodable
 import BooksyncCore
-import BooksyncKit
-import BooksyncStore
+@_spi(Remote) import BooksyncKit
+@_spi(Remote) import BooksyncStore
 import BooksyncTestSupport
 
 /// A DTO with every kind of value a record holds.

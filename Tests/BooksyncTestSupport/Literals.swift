@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// Content hashes written as literals in tests (`BaseEntry(hash: "sha256:00", …)`).
 /// Only tests get this: the library builds hashes from content or state files.

@@ -1,6 +1,6 @@
 import Synchronization
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// An in-memory remote for the engine's pipeline tests: it holds documents
 /// (listed and fetched as Firestore would), accepts writes after `delay`

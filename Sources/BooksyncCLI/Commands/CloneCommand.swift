@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync clone`: `init` in a new folder, then the first pull, like
 /// `git clone`; without `--collection`, the whole database as a workspace

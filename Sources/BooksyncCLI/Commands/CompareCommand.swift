@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync compare`: two remotes' documents compared by content, read only.
 enum CompareCommand: Subcommand {

@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync diff`: the three versions of records, field by field.
 enum DiffCommand: Subcommand {

@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 import Synchronization
 
 /// A database as a workspace (<doc:WholeProject>): one folder per root

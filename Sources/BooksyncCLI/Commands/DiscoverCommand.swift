@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync discover`: what appeared on the remote since the clone, added
 /// (<doc:WholeProject>). In a collection: its new subcollection paths go into

@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `--editor vscode` of `schema` and `init`: the editor's settings, and what was done to them.
 enum EditorSettings {

@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync fmt`: rewrite record files in canonical form.
 enum FormatCommand: Subcommand {

@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// The few git commands booksync runs: setting up the merge drivers, and git's
 /// own line merge as the fallback for files that are not valid JSON.

@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// Finds merge drivers installed by a booksync from before `--`: their
 /// `booksync merge-file %O %A %B %P` takes a record file named `-Nq1abc.json`

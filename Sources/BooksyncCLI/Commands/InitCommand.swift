@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync init`: make the current directory, DIR (created if missing, as
 /// `git init DIR` and `booksync clone … DIR` do) or -C DIR a collection directory.

@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync merge-file`: git's merge driver for record files.
 enum MergeFileCommand: Subcommand {

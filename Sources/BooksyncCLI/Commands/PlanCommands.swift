@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync plan`: what push would do, as a plan to review and apply later.
 enum PlanCommand: Subcommand {

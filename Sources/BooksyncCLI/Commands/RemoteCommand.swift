@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync remote`: the targets a collection syncs with, each with its own sync state.
 enum RemoteCommand: Subcommand {

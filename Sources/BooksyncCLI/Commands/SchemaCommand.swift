@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync schema`: the JSON Schema editors use for the record files, and a
 /// Swift DTO for apps, both made from config.json's schema.

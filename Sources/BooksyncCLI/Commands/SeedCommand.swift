@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync seed`: publish the files to a target one way, without a three-way base.
 enum SeedCommand: Subcommand {

@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync status`: how the records differ from the last sync, on both sides.
 enum StatusCommand: Subcommand {

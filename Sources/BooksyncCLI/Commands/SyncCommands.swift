@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// pull, push and sync: one `run` (`SyncCommandSupport.run`), told which phases to run.
 protocol SyncPhasesCommand: Subcommand {

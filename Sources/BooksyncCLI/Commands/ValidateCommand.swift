@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync validate`: check record files against the schema and Firestore's limits.
 enum ValidateCommand: Subcommand {

@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync verify`: every record file compared with the remote by content.
 enum VerifyCommand: Subcommand {

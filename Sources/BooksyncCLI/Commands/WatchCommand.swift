@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync watch`: two-way sync while you edit (`LiveSync`).
 enum WatchCommand: Subcommand {

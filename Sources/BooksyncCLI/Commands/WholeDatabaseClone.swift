@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync clone --firestore PROJECT[/DATABASE] [DIR]` without
 /// `--collection`: the whole database as a workspace (<doc:WholeProject>).

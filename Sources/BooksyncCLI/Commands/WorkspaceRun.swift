@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 import Synchronization
 
 /// A command run from a folder that is not inside a collection: it acts on

@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// What `booksync compare` shows: the comparison, the two remotes, and what
 /// each was billed.

@@ -1,5 +1,5 @@
 import Synchronization
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

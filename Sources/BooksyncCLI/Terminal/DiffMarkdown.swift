@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync diff --markdown`: the three versions of the records that differ,
 /// one row per field, for a pull-request comment (escaped as `plan --markdown` is).

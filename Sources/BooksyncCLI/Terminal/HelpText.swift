@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// `booksync help`, `--help` and the help of each command.
 extension BooksyncCommand {

@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// The `--json` documents of pull, push, sync and validate, beside `status
 /// --json` (`StatusRenderer.json`) and `diff --json`, in the same vocabulary:

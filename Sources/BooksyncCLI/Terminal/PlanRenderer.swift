@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// How `booksync plan` shows a plan: lines for a terminal, or Markdown for a
 /// pull-request comment (one row per changed field, <doc:ReviewingChanges>).

@@ -1,4 +1,4 @@
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 import Synchronization
 
 /// `--progress auto|bar|plain|none`: how long transfers show their progress on stderr.

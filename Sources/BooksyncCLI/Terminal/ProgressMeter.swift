@@ -1,4 +1,4 @@
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// The rate and time left of a transfer, and when a plain progress line is
 /// due, from progress reports and the times they came at: the pure part of

@@ -1,4 +1,4 @@
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 import Synchronization
 
 /// The closing `--verbose` line of a remote command: how many requests it

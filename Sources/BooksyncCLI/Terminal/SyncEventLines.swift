@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// How pull, push, sync and watch show what they did: a line per event, and a summary.
 extension SyncCommandSupport {

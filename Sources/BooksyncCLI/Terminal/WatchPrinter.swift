@@ -1,5 +1,5 @@
 import BooksyncCore
-import BooksyncKit
+@_spi(Remote) import BooksyncKit
 
 /// What `booksync watch` prints: what it will cost at start, each round's
 /// lines as pull and push print them, failures, and on stop a summary of

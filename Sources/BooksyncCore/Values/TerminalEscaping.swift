@@ -27,7 +27,7 @@
 ///
 /// Pure and total: every String has an escaped form, and the escaped form
 /// contains none of the scalars above.
-public enum TerminalEscaping {
+package enum TerminalEscaping {
     /// Whether a terminal may act on `scalar` instead of showing it.
     package static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
@@ -56,13 +56,13 @@ public enum TerminalEscaping {
 
     /// A name (record id, field name, file name) as it may be shown: unsafe
     /// scalars written visibly and `\` always written `\\`.
-    public static func escapeName(_ name: String) -> String {
+    package static func escapeName(_ name: String) -> String {
         escape(name)
     }
 
     /// A message as it may be shown: unchanged when nothing in it is unsafe;
     /// otherwise unsafe scalars written visibly and every `\` doubled.
-    public static func escapeMessage(_ message: String) -> String {
+    package static func escapeMessage(_ message: String) -> String {
         needsEscaping(message) ? escape(message) : message
     }
 

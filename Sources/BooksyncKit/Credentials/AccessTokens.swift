@@ -1,7 +1,7 @@
 /// Access tokens for Firestore, fetched once and refreshed once on 401.
 /// Tokens are never printed: not in errors, not with `--verbose`; every text
 /// that came from a server or a program is passed through `redaction()` first.
-public actor AccessTokens {
+package actor AccessTokens {
     /// Where tokens come from; `FirestoreEndpoint.resolve` picks one from the
     /// environment and user config.
     package enum Source: Sendable {
@@ -21,7 +21,7 @@ public actor AccessTokens {
     package static let expiryMargin = 60.0
 
     /// The longest a token command may run by default, in seconds.
-    public static let defaultCommandTimeout = 30.0
+    package static let defaultCommandTimeout = 30.0
 
     private let source: Source
     private let isSecret: Bool

@@ -117,7 +117,7 @@ package struct ExternalAccount: Sendable, Equatable {
         var headers = ["Content-Type": "application/x-www-form-urlencoded"]
         if let basic = basicAuthorization { headers["Authorization"] = basic }
         let body = form.map { $0.0 + "=" + URLPath.encodeQueryValue($0.1) }.joined(separator: "&")
-        return HTTPRequest(method: "POST", url: tokenURL, headers: headers, body: Array(body.utf8), timeout: timeout)
+        return HTTPRequest(method: "POST", url: tokenURL, headers: headers, body: Array(body.utf8), timeout: .seconds(timeout))
     }
 
     /// POSTs the subject token to the STS: its `access_token` and `expires_in`.
@@ -161,7 +161,7 @@ package struct ExternalAccount: Sendable, Equatable {
             return try token(in: bytes, step: step, origin: exchange.origin)
         case .url(let url, let headers):
             let step = "reading the subject token from \(url)"
-            let response = try await exchange.send(HTTPRequest(method: "GET", url: url, headers: headers, timeout: exchange.timeout), step: step)
+            let response = try await exchange.send(HTTPRequest(method: "GET", url: url, headers: headers, timeout: .seconds(exchange.timeout)), step: step)
             guard response.status == 200 else {
                 let (_, said) = TokenExchange.refusal(status: response.status, body: response.body, redact: SecretRedaction(secrets: exchange.secrets))
                 throw .authentication("\(exchange.origin): \(step): it answered \(said)")

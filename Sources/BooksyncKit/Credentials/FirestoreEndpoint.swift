@@ -45,10 +45,10 @@ public struct FirestoreEndpoint: Sendable {
     /// Never from the collection: a cloned collection is someone else's data,
     /// and a `remote.tokenCommand` in its config.json would run their program
     /// on `booksync status` (the CLI warns that it is ignored).
-    /// A token command may run for `commandTimeout` seconds.
+    /// A token command may run for `commandTimeout`.
     /// `transport` has no default: passing nil drops the key file, gcloud's
     /// file and the metadata server, and an app must say so, never get it silently.
-    public static func resolve(environment: [String: String], commandTimeout: Double = AccessTokens.defaultCommandTimeout,
+    public static func resolve(environment: [String: String], commandTimeout: Duration = .seconds(30),
                                transport: HTTPTransport?) throws(RemoteError) -> FirestoreEndpoint {
         if let host = environment[EnvironmentVariable.emulatorHost], !host.isEmpty {
             guard isHostPort(host) else {
@@ -69,14 +69,14 @@ public struct FirestoreEndpoint: Sendable {
         } else if let path = UserConfig.path(environment: environment), let command = try UserConfig.tokenCommand(at: path) {
             source = .command(command, origin: path)
             described = "the token command in \(path)"
-        } else if let transport, let found = try CredentialSources.find(environment: environment, transport: transport, timeout: commandTimeout) {
+        } else if let transport, let found = try CredentialSources.find(environment: environment, transport: transport, timeout: commandTimeout.seconds) {
             source = .exchange(found.exchange)
             described = found.description
             quotaProject = found.quotaProject
         }
         if let quota = environment[EnvironmentVariable.quotaProject], !quota.isEmpty { quotaProject = quota }
         if let source {
-            let tokens = AccessTokens(source: source, commandTimeout: commandTimeout)
+            let tokens = AccessTokens(source: source, commandTimeout: commandTimeout.seconds)
             // BOOKSYNC_FIRESTORE_URL points at another deployment of the REST API
             // (a gateway, a test server); plain HTTP only to loopback.
             if let url = environment[EnvironmentVariable.firestoreURL], !url.isEmpty {

@@ -69,7 +69,7 @@ package struct ServiceAccountImpersonation: Sendable, Equatable {
         if !delegates.isEmpty { body["delegates"] = .array(delegates.map { .string($0) }) }
         return HTTPRequest(method: "POST", url: url,
                            headers: ["Content-Type": "application/json", "Authorization": "Bearer " + bearer],
-                           body: Array(CanonicalJSON.encodeInline(.map(body)).utf8), timeout: timeout)
+                           body: Array(CanonicalJSON.encodeInline(.map(body)).utf8), timeout: .seconds(timeout))
     }
 
     /// Asks IAM for a token of `email`.

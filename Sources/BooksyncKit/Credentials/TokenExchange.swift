@@ -242,16 +242,16 @@ package struct TokenExchange: Sendable {
                 throw .authentication("\(origin): \(error.message)")
             }
             let body = "grant_type=" + URLPath.encodeQueryValue("urn:ietf:params:oauth:grant-type:jwt-bearer") + "&assertion=" + URLPath.encodeQueryValue(jwt)
-            return Attempt(request: HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: timeout),
+            return Attempt(request: HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: .seconds(timeout)),
                            assertion: jwt, issuedAt: now)
         case .authorizedUser(let id, let secret, let refresh, let uri):
             let body = [("grant_type", "refresh_token"), ("client_id", id), ("client_secret", secret), ("refresh_token", refresh)]
                 .map { $0.0 + "=" + URLPath.encodeQueryValue($0.1) }.joined(separator: "&")
-            return Attempt(request: HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: timeout),
+            return Attempt(request: HTTPRequest(method: "POST", url: uri, headers: form, body: Array(body.utf8), timeout: .seconds(timeout)),
                            assertion: nil, issuedAt: now)
         case .metadata:
             return Attempt(request: HTTPRequest(method: "GET", url: endpointURL, headers: ["Metadata-Flavor": "Google"],
-                                                timeout: min(timeout, Self.metadataTimeout)),
+                                                timeout: .seconds(min(timeout, Self.metadataTimeout))),
                            assertion: nil, issuedAt: now)
         case .externalAccount, .impersonated:
             // Sent in steps by `fetch()`, never as one request.

@@ -53,6 +53,7 @@ extension CollectionDirectory {
     ///   - progress: Called from any thread while the remote is listed and read.
     /// - Throws: `BooksyncError.invalidArgument` for a named record no side
     ///   knows; otherwise as `status`.
+    @_spi(Remote)
     public func diff(_ ids: [RecordID], remote: (any RemoteCollection)?, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> CollectionDiff {
         let stamp = manifestStamp()
         let manifest = try loadManifest(for: remote)

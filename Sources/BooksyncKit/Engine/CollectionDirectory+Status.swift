@@ -11,6 +11,7 @@ extension CollectionDirectory {
     ///   - progress: Called from any thread while the remote is listed and read.
     /// - Throws: `BooksyncError` when the base cannot be read, the directory
     ///   cannot be scanned, or the remote fails (`.interrupted` when cancelled).
+    @_spi(Remote)
     public func status(remote: (any RemoteCollection)?, fullListing: Bool = false, scope: RecordScope = .everything,
                        progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> SyncStatus {
         try await status(remote: remote, fullListing: fullListing, scope: scope, watcher: nil, progress: progress)

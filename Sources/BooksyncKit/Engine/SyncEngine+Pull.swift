@@ -13,6 +13,7 @@ extension CollectionDirectory {
     ///   written, the remote fails, the plan deletes too much (`.massDelete`),
     ///   or the command was cancelled (`.interrupted`); work done before a
     ///   failure is recorded in the base.
+    @_spi(Remote)
     public func pull(remote: any RemoteCollection, options: SyncOptions = SyncOptions(),
                      progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
@@ -82,7 +83,7 @@ extension SyncEngine {
         let snapshot = try await collection.readRemote(remote, manifest: manifest,
                                                        needing: { skipped?($0) != true && scan.pullNeedsRemoteBody($0, base: manifest) },
                                                        fullListing: options.fullListing, listingBecause: because,
-                                                       counting: !options.changesWithoutCount, prefetched: options.prefetchedChanges,
+                                                       counting: !options.round.changesWithoutCount, prefetched: options.round.prefetchedChanges,
                                                        scope: options.scope, unbasedLocal: collection.unbasedLocal(scan, manifest: manifest),
                                                        progress: progress)
         try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: snapshot)
@@ -94,7 +95,7 @@ extension SyncEngine {
         classified.records = []
         try checkNotEmptied(snapshot, deletes: plan.deletes)
         try options.checkDeletes(plan, command: .pull, baseCount: guardedBaseCount,
-                                 rerun: collection.forcedCommandLine("pull", scope: options.scope, fromWatcher: options.scopeFromWatcher))
+                                 rerun: collection.forcedCommandLine("pull", scope: options.scope, fromWatcher: options.round.scopeFromWatcher))
         var fetchedLater: [RecordID: String] = [:]
         if options.dryRun {
             // The bodies planned writes still need are read all the same, a

@@ -26,8 +26,8 @@ extension SyncEngine {
     mutating func pullChanges(since mark: ChangeMark, applied: ProgressCounter) async throws(BooksyncError) -> ChangesPulled {
         let counter = ProgressCounter(phase: "reading changes", total: nil, report: progress)
         let handoff = AnswerHandoff<RemoteSnapshot>()
-        let (remote, counting) = (self.remote, !options.changesWithoutCount)
-        let prefetched = options.prefetchedChanges.flatMap { $0.mark == mark ? $0.changes : nil }
+        let (remote, counting) = (self.remote, !options.round.changesWithoutCount)
+        let prefetched = options.round.prefetchedChanges.flatMap { $0.mark == mark ? $0.changes : nil }
         let reader = Task { () async -> Result<RemoteChanges?, RemoteError> in
             let result: Result<RemoteChanges?, RemoteError>
             if var prefetched {

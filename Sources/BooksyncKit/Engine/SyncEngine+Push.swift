@@ -18,6 +18,7 @@ extension CollectionDirectory {
     ///   the plan deletes too much (`.massDelete`), or the command was
     ///   cancelled (`.interrupted`); writes the server accepted before a
     ///   failure are recorded in the base.
+    @_spi(Remote)
     public func push(remote: any RemoteCollection, options: SyncOptions = SyncOptions(),
                      progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
                      onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> SyncReport {
@@ -97,14 +98,14 @@ extension CollectionDirectory {
 extension SyncEngine {
     /// Runs the push; see `CollectionDirectory.push`.
     mutating func push() async throws(BooksyncError) -> SyncReport {
-        try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: nil, fromWatcher: options.scopeFromWatcher)
+        try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: nil, fromWatcher: options.round.scopeFromWatcher)
         var plan = collection.planPush(DifferingRecords(scan: scan, manifest: manifest), scan: scan, manifest: manifest,
                                        chunkSize: options.atomic ? Int.max : CollectionDirectory.pushChunk)
         // The added files' ids are in the plan's events now; the scan needs them
         // again only to count the records left below a deleted document.
         if rules.subcollections.isEmpty || plan.deletes == 0 { scan.files.forgetAdded() }
         try options.checkDeletes(plan, command: .push, baseCount: guardedBaseCount,
-                                     rerun: collection.forcedCommandLine("push", scope: options.scope, fromWatcher: options.scopeFromWatcher))
+                                     rerun: collection.forcedCommandLine("push", scope: options.scope, fromWatcher: options.round.scopeFromWatcher))
         // Refused before anything is sent, and by a dry run as by the real one.
         if options.atomic { try checkAtomicSize(plan, records: scan.changedRecords) }
         if options.dryRun {

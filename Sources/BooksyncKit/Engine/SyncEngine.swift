@@ -76,9 +76,9 @@ struct SyncEngine {
     var rules: RecordRules { collection.rules }
 
     /// The base the mass-delete guard measures deletions against: the scoped
-    /// base, or the whole one (`SyncOptions.scopeFromWatcher`).
+    /// base, or the whole one (`LiveRound.scopeFromWatcher`).
     var guardedBaseCount: Int {
-        options.scopeFromWatcher ? base.manifest.entries.count : manifest.entries.count
+        options.round.scopeFromWatcher ? base.manifest.entries.count : manifest.entries.count
     }
 
     /// Refuses to write when git began changing the tree, or the base moved,

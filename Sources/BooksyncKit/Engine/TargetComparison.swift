@@ -145,6 +145,7 @@ extension TargetComparison {
     /// A record that changes on `a` between its listing and its fetch is
     /// compared as fetched: gone, it is only on `b`; now equal, identical.
     /// - Throws: `BooksyncError.remote` (or `.interrupted` when cancelled).
+    @_spi(Remote)
     public static func compare(_ a: any RemoteCollection, _ b: any RemoteCollection, scope: RecordScope = .everything,
                                progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> TargetComparison {
         if let ids = scope.namedIDs {

@@ -161,11 +161,11 @@ struct FirestoreHTTPClient: Sendable {
             }
         }
         let wait = retry.delay(afterAttempt: attempt, retryAfter: retryAfter)
-        if elapsed + wait > retry.totalDeadline {
+        if elapsed + wait > retry.totalDeadline.seconds {
             let asked = retryAfter.map { ", and Firestore asked to wait \(RetryPolicy.format($0)) s more" } ?? ""
             throw .deadlineExceeded(during: during, seconds: Int(elapsed), lastProblem: problem.description + asked)
         }
-        await retry.sleep(wait)
+        await retry.sleep(.seconds(wait))
         attempt += 1
     }
 

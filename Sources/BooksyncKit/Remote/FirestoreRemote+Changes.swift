@@ -10,7 +10,7 @@ extension FirestoreRemote {
     /// collection's count, asked at the same time; nil when the collection
     /// has no change field, or `mark` is for another field.
     /// - Throws: `RemoteError` after retries, scrubbed of tokens.
-    public func changes(since mark: ChangeMark, counting: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges? {
+    @_spi(Remote) public func changes(since mark: ChangeMark, counting: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges? {
         guard let field = rules.changeField, mark.isFor(field: field, scope: rules.scope) else { return nil }
         let redact = await redaction()
         async let counted = counting ? countResult().map(Optional.some) : .success(nil)
@@ -37,7 +37,7 @@ extension FirestoreRemote {
     /// a bounded number of answers. The result holds the count, the read
     /// time and the unusable names, no documents.
     /// - Throws: `RemoteError` after retries, scrubbed of tokens.
-    public func changes(since mark: ChangeMark, counting: Bool, batch: (RemoteListing, [RecordID: RemoteDocument]) async -> Void,
+    @_spi(Remote) public func changes(since mark: ChangeMark, counting: Bool, batch: (RemoteListing, [RecordID: RemoteDocument]) async -> Void,
                         progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges? {
         guard let field = rules.changeField, mark.isFor(field: field, scope: rules.scope) else { return nil }
         let redact = await redaction()
@@ -61,7 +61,7 @@ extension FirestoreRemote {
     }
 
     /// `count()`, scrubbed of tokens; see `RemoteCollection.documentCount`.
-    public func documentCount() async throws(RemoteError) -> Int? {
+    @_spi(Remote) public func documentCount() async throws(RemoteError) -> Int? {
         do {
             return try await count()
         } catch {

@@ -61,7 +61,7 @@ extension FirestoreRemote {
     /// document of the collection itself, so only the subcollection groups
     /// are asked). Falls back to every name where no range fits, or on a
     /// server without `:runQuery`. See `RemoteCollection.listRevisions(prefixes:progress:)`.
-    public func listRevisions(prefixes: [String], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
+    @_spi(Remote) public func listRevisions(prefixes: [String], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
         var ranges: [(prefix: String, range: NameRange)] = []
         for prefix in prefixes {
             guard let range = Self.nameRange(below: collectionName, prefix: prefix) else { return try await listRevisions(progress: progress) }
@@ -90,7 +90,7 @@ extension FirestoreRemote {
     /// one range query per prefix and scope, as `listRevisions(prefixes:progress:)`
     /// lists their names; every document where no range fits, or on a server
     /// without `:runQuery`. See `RemoteCollection.listDocuments(prefixes:batch:progress:)`.
-    public func listDocuments(prefixes: [String], batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
+    @_spi(Remote) public func listDocuments(prefixes: [String], batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
                               progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
         var ranges: [(prefix: String, range: NameRange)] = []
         for prefix in prefixes {
@@ -120,7 +120,7 @@ extension FirestoreRemote {
 
     /// Whether the collection and its configured subcollections hold no
     /// document: a one-document query per scope, stopping at the first found.
-    public func isEmpty() async throws(RemoteError) -> Bool {
+    @_spi(Remote) public func isEmpty() async throws(RemoteError) -> Bool {
         var found = false
         do {
             for scope in listingScopes where !found {

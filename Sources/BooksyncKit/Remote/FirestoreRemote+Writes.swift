@@ -20,7 +20,7 @@ extension FirestoreRemote {
     ///
     /// - Throws: `RemoteError.configuration` for atomic writes over the limits;
     ///   the request's error when one fails after retries.
-    public func write(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome] {
+    @_spi(Remote) public func write(_ writes: [RemoteWrite], atomic: Bool, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: WriteOutcome] {
         let outcomes: [RecordID: WriteOutcome]
         do {
             outcomes = try await writeUnredacted(writes, atomic: atomic, progress: progress)
@@ -35,7 +35,7 @@ extension FirestoreRemote {
     }
 
     /// The bytes of `writes` as one `:commit`, against the request limit booksync keeps under Firestore's.
-    public func atomicRequestSize(_ writes: [RemoteWrite]) -> (bytes: Int, limit: Int)? {
+    @_spi(Remote) public func atomicRequestSize(_ writes: [RemoteWrite]) -> (bytes: Int, limit: Int)? {
         (encoded(writes).reduce(0) { $0 + $1.bytes }, requestByteLimit)
     }
 
@@ -173,7 +173,7 @@ extension FirestoreRemote {
                 }
             }
             if retryLater.isEmpty || attempt >= client.retry.maximumAttempts { break }
-            await client.retry.sleep(client.retry.delay(afterAttempt: attempt, retryAfter: nil))
+            await client.retry.sleep(.seconds(client.retry.delay(afterAttempt: attempt, retryAfter: nil)))
             attempt += 1
             pending = retryLater
         }

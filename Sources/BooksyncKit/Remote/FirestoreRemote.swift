@@ -14,7 +14,7 @@ import BooksyncCore
 ///   in the JSON body, one request per call within Firestore's limits.
 /// - Every request has a timeout and is retried with backoff for 429, 5xx,
 ///   ABORTED and network errors; 401 refreshes a command token once.
-public struct FirestoreRemote: RemoteCollection {
+public struct FirestoreRemote: Sendable {
     /// The collection: project, database and path.
     public let target: FirestoreTarget
     /// Auth, retries, timeout and `--verbose` lines of every request.
@@ -91,7 +91,7 @@ public struct FirestoreRemote: RemoteCollection {
     /// names (`documents.list` pages on a server without it); see
     /// `RemoteCollection.listRevisions`. `progress` gets each batch's count.
     /// - Throws: `RemoteError` after retries, scrubbed of tokens.
-    public func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
+    @_spi(Remote) public func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
         let redact = await redaction()
         var all = RemoteListing()
         do {
@@ -107,7 +107,7 @@ public struct FirestoreRemote: RemoteCollection {
     /// once per answer, in order.
     /// See `RemoteCollection.listDocuments`.
     /// - Throws: `RemoteError` after retries, scrubbed of tokens.
-    public func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
+    @_spi(Remote) public func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
                               progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
         let redact = await redaction()
         do {
@@ -354,7 +354,7 @@ public struct FirestoreRemote: RemoteCollection {
     /// count. Ids Firestore reports missing are absent from the result.
     /// - Throws: `RemoteError` for the first request that fails after retries
     ///   (no further request starts), or for an answer that cannot be read.
-    public func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument] {
+    @_spi(Remote) public func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument] {
         let batches = stride(from: 0, to: ids.count, by: Self.fetchBatch).map { Array(ids[$0..<min($0 + Self.fetchBatch, ids.count)]) }
         let results: [[RecordID: RemoteDocument]]
         do {
@@ -392,3 +392,7 @@ public struct FirestoreRemote: RemoteCollection {
         return documents
     }
 }
+
+/// The seam's conformance is SPI with the seam: an app reaches Firestore
+/// through `RecordStore.firestore` or the facade's SPI methods.
+@_spi(Remote) extension FirestoreRemote: RemoteCollection {}

@@ -13,12 +13,11 @@ public struct HTTPRequest: Sendable, Equatable {
     public var headers: [String: String]
     /// The body, if any: UTF-8 JSON for Firestore, a URL-encoded form for token requests.
     public var body: [UInt8]?
-    /// Seconds before the request is abandoned (and retried, if it may be).
-    public var timeout: Double
+    /// How long before the request is abandoned (and retried, if it may be).
+    public var timeout: Duration
 
-    /// A request; `timeout` is in seconds (the Firestore client sets it from
-    /// `RetryPolicy.requestTimeout`).
-    public init(method: String, url: String, headers: [String: String] = [:], body: [UInt8]? = nil, timeout: Double = 30) {
+    /// A request (the Firestore client sets `timeout` from `RetryPolicy.requestTimeout`).
+    public init(method: String, url: String, headers: [String: String] = [:], body: [UInt8]? = nil, timeout: Duration = .seconds(30)) {
         self.method = method
         self.url = url
         self.headers = headers

@@ -1,7 +1,7 @@
 import BooksyncCore
 
 /// A document of the remote collection, decoded into a record when it can be one.
-public struct RemoteDocument: Sendable, Equatable {
+@_spi(Remote) public struct RemoteDocument: Sendable, Equatable {
     /// What the body decoded to. An invalid document is still listed and
     /// classified (shown as invalid, never pulled), not dropped.
     public enum Content: Sendable, Equatable {
@@ -47,7 +47,7 @@ public struct UnusableRemoteDocument: Error, Sendable, Equatable {
 }
 
 /// Revisions of every document in the remote collection, without bodies.
-public struct RemoteListing: Sendable, Equatable {
+@_spi(Remote) public struct RemoteListing: Sendable, Equatable {
     /// Each document's revision (Firestore `updateTime`). The engine only
     /// compares it for equality with the base's and sends it back as a write
     /// precondition, so any opaque string that changes with every write works.
@@ -68,7 +68,7 @@ public struct RemoteListing: Sendable, Equatable {
 
 /// The documents changed since a change mark, and how many the collection
 /// holds now (see `RemoteCollection.changes(since:progress:)`).
-public struct RemoteChanges: Sendable, Equatable {
+@_spi(Remote) public struct RemoteChanges: Sendable, Equatable {
     /// Every document whose change field is at or after the mark, with its body.
     public var documents: [RecordID: RemoteDocument]
     /// Changed documents whose names cannot be record ids.
@@ -90,7 +90,7 @@ public struct RemoteChanges: Sendable, Equatable {
 
 /// One guarded write. Every write carries a precondition, so a concurrent change
 /// on the server is never overwritten.
-public enum RemoteWrite: Sendable, Equatable {
+@_spi(Remote) public enum RemoteWrite: Sendable, Equatable {
     /// Precondition: the document does not exist.
     case create(CanonicalRecord)
     /// Precondition: the document's revision is `baseRevision`.
@@ -112,7 +112,7 @@ public enum RemoteWrite: Sendable, Equatable {
 }
 
 /// What became of one write.
-public enum WriteOutcome: Sendable, Equatable {
+@_spi(Remote) public enum WriteOutcome: Sendable, Equatable {
     /// Applied; the new revision (nil for deletes).
     case written(revision: String?)
     /// The precondition failed: the remote changed since the base.
@@ -134,7 +134,7 @@ public enum WriteOutcome: Sendable, Equatable {
 /// - Errors are `RemoteError` sentences with no token in them. When the
 ///   calling task is cancelled, throw (any case): the engine reports the
 ///   command as interrupted.
-public protocol RemoteCollection: Sendable {
+@_spi(Remote) public protocol RemoteCollection: Sendable {
     /// Where this remote is, for messages (`firestore demo/(default) books`).
     var displayName: String { get }
     /// The target a base synced with this remote is recorded against; nil for
@@ -204,7 +204,7 @@ public protocol RemoteCollection: Sendable {
     func atomicRequestSize(_ writes: [RemoteWrite]) -> (bytes: Int, limit: Int)?
 }
 
-extension RemoteCollection {
+@_spi(Remote) extension RemoteCollection {
     /// Every name: a superset of any prefix's.
     public func listRevisions(prefixes: [String], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
         try await listRevisions(progress: progress)
@@ -275,7 +275,7 @@ public enum RemoteError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-extension RemoteCollection {
+@_spi(Remote) extension RemoteCollection {
     /// None: a remote that cannot say where it is (test doubles).
     public var identity: TargetIdentity? { nil }
 }

@@ -31,6 +31,7 @@ extension CollectionDirectory {
     ///   - options: `--atomic`, and the mass-delete guard (`--max-delete`,
     ///     `--force`), measured against the whole base as for push.
     /// - Throws: `.planRefused` (another target), `.planDrift`, and as `push`.
+    @_spi(Remote)
     public func apply(_ plan: SavedPlan, planName: String, remote: any RemoteCollection, options: SyncOptions = SyncOptions(),
                       progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
                       onStaleLock: (Int32) -> Void = { _ in }) async throws(BooksyncError) -> ApplyOutcome {

@@ -16,6 +16,7 @@ extension CollectionDirectory {
     ///   - pathspecs: As typed (kept in the plan); `options.scope` is what they select.
     ///   - options: Pathspecs, `--max-delete`, `--force`, `--atomic` (its size limit is checked).
     /// - Throws: `BooksyncError` as `push --dry-run`, and `.remote` for the read.
+    @_spi(Remote)
     public func makePlan(remote: any RemoteCollection, remoteName: String, pathspecs: [String], options: SyncOptions,
                          progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> SavedPlan {
         guard let target = remote.identity else {

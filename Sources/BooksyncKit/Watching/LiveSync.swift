@@ -220,10 +220,10 @@ package struct LiveSync: Sendable {
     /// One push of `ids` (nil: every record).
     private func push(_ ids: Set<RecordID>?, rounds: RoundMemory, onStaleLock: (Int32) -> Void) async throws(BooksyncError) -> SyncReport {
         var options = self.options
-        options.deletesAlreadyMade = rounds.deletes[.push] ?? 0
+        options.round.deletesAlreadyMade = rounds.deletes[.push] ?? 0
         if let ids {
             options.scope = RecordScope(ids.sorted().map { RecordScope.Pattern(.record($0), text: $0.fileName) })
-            options.scopeFromWatcher = true
+            options.round.scopeFromWatcher = true
         }
         return try await collection.push(remote: remote, options: options, onStaleLock: onStaleLock)
     }
@@ -232,9 +232,9 @@ package struct LiveSync: Sendable {
     private func pull(counting: Bool, prefetched: PrefetchedChanges?, rounds: RoundMemory,
                       onStaleLock: (Int32) -> Void) async throws(BooksyncError) -> SyncReport {
         var options = self.options
-        options.changesWithoutCount = !counting
-        options.prefetchedChanges = prefetched
-        options.deletesAlreadyMade = rounds.deletes[.pull] ?? 0
+        options.round.changesWithoutCount = !counting
+        options.round.prefetchedChanges = prefetched
+        options.round.deletesAlreadyMade = rounds.deletes[.pull] ?? 0
         return try await collection.pull(remote: remote, options: options, onStaleLock: onStaleLock)
     }
 

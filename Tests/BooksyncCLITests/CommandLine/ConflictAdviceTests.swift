@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Every refusal names a way out that works: a push refused for a conflict
 /// that pull already stored names the resolve commands (not "run booksync

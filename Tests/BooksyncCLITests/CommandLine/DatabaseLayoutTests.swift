@@ -3,7 +3,7 @@ import Testing
 import BooksyncTestSupport
 @testable import BooksyncCLI
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The whole-database clone's pure parts (<doc:WholeProject>): folder names,
 /// the pull estimate, the count difference status expects, the workspace file.

@@ -3,7 +3,7 @@ import Testing
 import BooksyncTestSupport
 @testable import BooksyncCLI
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// `init --require`, `--id-field` and project detection, run in-process.
 @Suite struct InitCommandTests {

@@ -4,7 +4,7 @@ import Testing
 import BooksyncTestSupport
 import BooksyncURLSession
 @testable import BooksyncCLI
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 @testable import BooksyncCore
 
 /// Golden scenarios: each folder under fixtures/scenarios runs one booksync

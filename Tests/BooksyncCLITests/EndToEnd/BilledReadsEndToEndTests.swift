@@ -5,7 +5,7 @@ import BooksyncTestSupport
 import FoundationNetworking
 #endif
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// `scripts/count_proxy.py` between booksync and the emulator, for one test:
 /// its own count of billed reads to hold booksync's `-v` estimate against.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The `bookshelf-example` app (Sources/bookshelf-example: the usual Firebase
 /// BookRepository on booksync's RecordStore) run as a process against the

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The change-field path against the emulator, with count_proxy.py counting
 /// the billed reads on the wire (<doc:Firestore> ("What a command costs")): an app that

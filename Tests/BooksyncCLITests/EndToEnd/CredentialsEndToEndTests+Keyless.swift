@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Keyless credentials end to end (<doc:Firestore>): the built booksync
 /// pulls and pushes through the checking proxy with an `external_account`

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// `scripts/token_server.py` on 127.0.0.1: a token endpoint that verifies
 /// service-account JWTs with openssl and the account's public key, a fake

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 @testable import BooksyncCLI
 
 /// Record ids that start with `-`, as Firebase push ids do (`-Nq1abc`): git's

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 extension RESTClient {
     /// What an app's `updateData(["stats.views": 11])` sends: a PATCH whose

@@ -3,7 +3,7 @@ import Testing
 import BooksyncTestSupport
 import BooksyncURLSession
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// One record the server will not take never blocks a push, and is named:
 /// a field path past 1,500 bytes is refused by `validate` and by push before
@@ -92,7 +92,7 @@ import BooksyncURLSession
         let target = FirestoreTarget(project: project, collectionPath: "books")
         let endpoint = try FirestoreEndpoint.resolve(environment: ["FIRESTORE_EMULATOR_HOST": host], transport: nil)
         let remote = FirestoreRemote(target: target, endpoint: endpoint, rules: CollectionConfig(remote: target).rules,
-                                     transport: URLSessionTransport.make(requestTimeout: 60))
+                                     transport: URLSessionTransport.make(requestTimeout: .seconds(60)))
         func record(_ id: String, keyBytes: Int = 1) throws -> CanonicalRecord {
             var fields = bookFields(id)
             fields["m"] = .map([String(repeating: "k", count: keyBytes): .integer(1)])

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Edge cases that once lost data or blocked syncing, end to end against the emulator.
 @Suite struct ReliabilityTests {

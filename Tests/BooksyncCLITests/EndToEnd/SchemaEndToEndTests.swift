@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// `init --require` and `--id-field` against the real emulator: any
 /// collection pulls cleanly, and documents keep the id where the app wants it.

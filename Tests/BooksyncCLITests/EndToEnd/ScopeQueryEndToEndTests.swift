@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Scopes by query against the emulator's own answers: for a table of
 /// scopes (every operator, `and`/`or`, tagged values, a dotted path, a

@@ -4,7 +4,7 @@ import Testing
 import BooksyncTestSupport
 import BooksyncURLSession
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// A collection scoped by a query (config `"scope"`, `--where`) against the
 /// emulator: listings page through the scope's order, reads follow the
@@ -18,7 +18,7 @@ import BooksyncURLSession
         var config = CollectionConfig(remote: target, schema: .idOnly, idField: .none, changeField: changeField)
         config.scope = scope
         let endpoint = try FirestoreEndpoint.resolve(environment: ["FIRESTORE_EMULATOR_HOST": host], transport: nil)
-        var remote = FirestoreRemote(target: target, endpoint: endpoint, rules: config.rules, transport: URLSessionTransport.make(requestTimeout: 60))
+        var remote = FirestoreRemote(target: target, endpoint: endpoint, rules: config.rules, transport: URLSessionTransport.make(requestTimeout: .seconds(60)))
         remote.namesQueryBatch = 2
         remote.firstQueryBatch = 2
         remote.queryBatch = 2

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import BooksyncTestSupport
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 @testable import BooksyncURLSession
 
 /// The live transport against a server on 127.0.0.1 that accepts every
@@ -23,8 +23,8 @@ import BooksyncTestSupport
     }
 
     @Test func aCancelledRequestReturnsThoughTheServerNeverAnswers() async throws {
-        let transport = URLSessionTransport.make(requestTimeout: 3_600)
-        let silent = HTTPRequest(method: "POST", url: url, body: Array("{}".utf8), timeout: 3_600)
+        let transport = URLSessionTransport.make(requestTimeout: .seconds(3600))
+        let silent = HTTPRequest(method: "POST", url: url, body: Array("{}".utf8), timeout: .seconds(3_600))
         let request = Task { () -> TransportError? in
             do {
                 _ = try await transport(silent)
@@ -75,8 +75,8 @@ import BooksyncTestSupport
             """#)
         let v6 = try LoopbackScript(python: [scratch.path + "/v6.py"])
         let port = try #require(v6.ports["main"], "no IPv6 loopback here")
-        let response = try await URLSessionTransport.make(requestTimeout: 10)(
-            HTTPRequest(method: "POST", url: "http://[::1]:\(port)/v1/x:runQuery", body: Array("{}".utf8), timeout: 10))
+        let response = try await URLSessionTransport.make(requestTimeout: .seconds(10))(
+            HTTPRequest(method: "POST", url: "http://[::1]:\(port)/v1/x:runQuery", body: Array("{}".utf8), timeout: .seconds(10)))
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self).contains("readTime"))
     }
@@ -117,19 +117,19 @@ import BooksyncTestSupport
             """#)
         let endless = try LoopbackScript(python: [scratch.path + "/endless.py"])
         let port = try #require(endless.ports["main"], "the endless server did not start")
-        let transport = URLSessionTransport.make(requestTimeout: 20, maximumAnswerBytes: 1 << 20)
+        let transport = URLSessionTransport.make(requestTimeout: .seconds(20), maximumAnswerBytes: 1 << 20)
         await #expect(throws: TransportError(.tooLarge, "the answer is larger than 1 MiB, the most booksync reads of one answer")) {
-            _ = try await transport(HTTPRequest(method: "POST", url: "http://127.0.0.1:\(port)/v1/x:runQuery", body: Array("{}".utf8), timeout: 20))
+            _ = try await transport(HTTPRequest(method: "POST", url: "http://127.0.0.1:\(port)/v1/x:runQuery", body: Array("{}".utf8), timeout: .seconds(20)))
         }
         // The cap is each answer's: the next one, small, is read whole.
-        let small = try await transport(HTTPRequest(method: "POST", url: "http://127.0.0.1:\(port)/v1/small", body: Array("{}".utf8), timeout: 20))
+        let small = try await transport(HTTPRequest(method: "POST", url: "http://127.0.0.1:\(port)/v1/small", body: Array("{}".utf8), timeout: .seconds(20)))
         #expect(small.status == 200 && small.body == Array(#"[{"readTime": "2026-01-01T00:00:00Z"}]"#.utf8))
     }
 
     @Test func theRequestTimeoutHoldsAgainstASilentServer() async throws {
-        let transport = URLSessionTransport.make(requestTimeout: 1)
+        let transport = URLSessionTransport.make(requestTimeout: .seconds(1))
         await #expect(throws: TransportError(.timedOut, "no answer within 1 s")) {
-            _ = try await transport(HTTPRequest(method: "POST", url: url, body: Array("{}".utf8), timeout: 1))
+            _ = try await transport(HTTPRequest(method: "POST", url: url, body: Array("{}".utf8), timeout: .seconds(1)))
         }
     }
 }

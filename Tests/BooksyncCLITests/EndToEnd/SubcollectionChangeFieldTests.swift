@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The change-field path with subcollections (<doc:Firestore>): one change query
 /// and one count per scope (the collection, each subcollection group), so

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Subcollections as folders against the emulator (<doc:CollectionFormat> and <doc:Firestore>): reviews
 /// written by an app at `books/dune/reviews/r1` are pulled into

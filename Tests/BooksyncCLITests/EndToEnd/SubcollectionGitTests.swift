@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// git merges subcollection record files field by field too: `init --git`
 /// selects them in `.gitattributes` at their depth, and the merge driver finds

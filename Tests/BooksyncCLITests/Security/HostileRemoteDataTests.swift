@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// A collection written by others (<doc:Safety>): ids and field names that
 /// differ only by Unicode normalization, ids that need escapes, documents that

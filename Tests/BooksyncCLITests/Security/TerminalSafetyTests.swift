@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// A remote written by someone else, and a cloned directory, attack the
 /// terminal of whoever runs booksync (<doc:Safety>): ids, field names, values

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import BooksyncTestSupport
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 @testable import BooksyncURLSession
 
 /// A hostile or broken HTTP server on 127.0.0.1, in Python: a main listener
@@ -151,9 +151,9 @@ final class HostileServer {
     /// The transport itself, without FirestoreRemote: a 3xx comes back as the answer.
     @Test func transportHandsBackTheRedirect() async throws {
         let server = try HostileServer()
-        let transport = URLSessionTransport.make(requestTimeout: 5)
+        let transport = URLSessionTransport.make(requestTimeout: .seconds(5))
         let response = try await transport(HTTPRequest(method: "POST", url: server.url("redirect307") + "x:runQuery",
-                                                       headers: ["Authorization": "Bearer " + Self.secret], body: Array("{}".utf8), timeout: 5))
+                                                       headers: ["Authorization": "Bearer " + Self.secret], body: Array("{}".utf8), timeout: .seconds(5)))
         #expect(response.status == 307)
         #expect(response.headers["location"] == "http://127.0.0.1:\(server.trapPort)/redirect307/v1/x:runQuery")
         #expect(server.requests().filter { $0["listener"] == "trap" }.isEmpty)
@@ -288,6 +288,6 @@ final class HostileServer {
         #expect(accepted == 1, "one connection for the process: no retries, no second probe")
         let requests = sent.withLock { $0 }
         #expect(requests.count == 1)
-        #expect(requests.allSatisfy { $0.timeout <= TokenExchange.metadataTimeout })
+        #expect(requests.allSatisfy { $0.timeout <= .seconds(TokenExchange.metadataTimeout) })
     }
 }

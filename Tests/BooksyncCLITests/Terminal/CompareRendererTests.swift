@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCLI
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 @testable import BooksyncCore
 
 /// `booksync compare`'s renderings of hostile records: ids, field names,

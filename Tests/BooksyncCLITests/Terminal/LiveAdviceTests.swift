@@ -1,7 +1,7 @@
 import Testing
 @testable import BooksyncCLI
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Inside a watch, a line never tells the user to run what the watch's next
 /// round does by itself; outside one, it names the command.

@@ -3,7 +3,7 @@ import Testing
 import BooksyncTestSupport
 @testable import BooksyncCLI
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Plain progress lines of a real first pull (the engine, its late count of
 /// the total, the display and a console), from a scripted remote that

@@ -1,7 +1,7 @@
 import Synchronization
 import Testing
 @testable import BooksyncCLI
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Plain progress lines and their time left, driven by a clock of the test's
 /// own: a remote that answers at a fixed rate must get a time left that comes

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The base copies in `base/pack`: exact round trips, only the copy the
 /// manifest names is believed, and a pack cut short by a crash loses nothing else.

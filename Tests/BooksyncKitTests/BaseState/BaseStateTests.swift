@@ -1,7 +1,7 @@
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The base state a pull or push updates: saved often enough to keep progress,
 /// seldom enough that saving stays linear, and compacted only when that can

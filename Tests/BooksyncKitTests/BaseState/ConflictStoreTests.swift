@@ -1,7 +1,7 @@
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The stored remote side of conflicts and when it counts as settled: only
 /// once the saved base records it, so a resolve killed at any moment neither

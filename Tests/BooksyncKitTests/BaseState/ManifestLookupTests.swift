@@ -1,7 +1,7 @@
 import Testing
 import BooksyncCore
 import BooksyncTestSupport
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Binary search in a canonical manifest against the manifest read whole:
 /// every id found with its exact entry, ids between, before and after them

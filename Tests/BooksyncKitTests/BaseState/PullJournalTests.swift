@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// A pull killed between writing files and saving the manifest: what its
 /// journal (`PullJournal`) lets the next command know, and what it must not.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// What pull writes over a record file keeps the file's `$schema` hint first,
 /// learnt from the file the guarded swap displaces (no read beforehand).

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Syncs wait while git changes the tree (`GitActivity`): the git directory is
 /// found as git finds it, and each of git's markers stops a sync.

@@ -2,7 +2,7 @@ import Synchronization
 import Foundation
 import Testing
 import BooksyncTestSupport
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 #if canImport(Glibc)
 import Glibc
 #endif

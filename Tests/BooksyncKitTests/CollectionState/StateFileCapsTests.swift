@@ -1,7 +1,7 @@
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The small state files a clone commits are read only up to a size of
 /// their own (<doc:CollectionFormat>): at the size a file is read, one byte

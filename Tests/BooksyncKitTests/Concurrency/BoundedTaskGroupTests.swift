@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The one bounded task group: at most N in flight, results as they complete,
 /// stopping (drain or cancel) decided by the receiver, cancellation respected.

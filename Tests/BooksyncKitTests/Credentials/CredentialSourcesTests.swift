@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Credential sources 3–5 (<doc:Firestore>) through the HTTP seam: what is sent
 /// to the token endpoint, what is cached, and what a user reads when it fails.
@@ -109,7 +109,7 @@ import BooksyncTestSupport
         let resolved = try FirestoreEndpoint.resolve(environment: ["GOOGLE_APPLICATION_CREDENTIALS": scratch.path + "/user.json"], transport: server.transport)
         let endpoint = try FirestoreEndpoint.custom(baseURL: "http://127.0.0.1:9/v1/", tokens: resolved.tokens, quotaProject: resolved.quotaProject)
         let target = FirestoreTarget(project: "p", database: "(default)", collectionPath: "books")
-        let retry = RetryPolicy(maximumAttempts: 2, initialDelay: 0.01, maximumDelay: 0.02, sleep: { _ in }, random: { 0.5 })
+        let retry = RetryPolicy(maximumAttempts: 2, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(20), sleep: { _ in }, random: { 0.5 })
         let remote = FirestoreRemote(target: target, endpoint: endpoint, rules: CollectionConfig(remote: target).rules, transport: server.transport, retry: retry)
         _ = try await remote.listRevisions { _ in }
         let firestore = server.requests.filter { $0.url != TokenExchange.defaultTokenURI }
@@ -160,13 +160,13 @@ import BooksyncTestSupport
         let scratch = try ScratchDirectory()
         let server = FakeEndpoint { _ in FakeEndpoint.json(200, #"{"access_token": "meta-1", "expires_in": 100}"#) }
         let endpoint = try FirestoreEndpoint.resolve(environment: ["HOME": scratch.path, "GCE_METADATA_HOST": "127.0.0.1:9"],
-                                                     commandTimeout: 30, transport: server.transport)
+                                                     commandTimeout: .seconds(30), transport: server.transport)
         #expect(try await endpoint.tokens.token() == "meta-1")
         let request = try #require(server.requests.first)
         #expect(request.method == "GET")
         #expect(request.url == "http://127.0.0.1:9/computeMetadata/v1/instance/service-accounts/default/token")
         #expect(request.headers["Metadata-Flavor"] == "Google")
-        #expect(request.timeout <= TokenExchange.metadataTimeout)
+        #expect(request.timeout <= .seconds(TokenExchange.metadataTimeout))
     }
 
     struct Failure: Sendable, CustomTestStringConvertible {
@@ -280,7 +280,7 @@ import BooksyncTestSupport
         let scratch = try ScratchDirectory()
         let server = FakeEndpoint { _ in FakeEndpoint.json(200, #"{"access_token": "tok-1", "expires_in": \#(expiresIn)}"#) }
         let endpoint = try FirestoreEndpoint.resolve(environment: ["HOME": scratch.path, "GCE_METADATA_HOST": "127.0.0.1:9"],
-                                                     commandTimeout: 30, transport: server.transport)
+                                                     commandTimeout: .seconds(30), transport: server.transport)
         #expect(try await endpoint.tokens.token() == "tok-1")
         #expect(try await endpoint.tokens.token() == "tok-1")
         #expect(server.requests.count == 1)
@@ -298,7 +298,7 @@ import BooksyncTestSupport
             return FakeEndpoint.json(200, #"{"access_token": "tok-3", "expires_in": 3600}"#)
         }
         let endpoint = try FirestoreEndpoint.resolve(environment: ["HOME": scratch.path, "GCE_METADATA_HOST": "127.0.0.1:9"],
-                                                     commandTimeout: 30, transport: server.transport)
+                                                     commandTimeout: .seconds(30), transport: server.transport)
         #expect(try await endpoint.tokens.token() == "tok-3")
         #expect(server.requests.count == 3)
     }

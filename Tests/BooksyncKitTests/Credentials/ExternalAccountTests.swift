@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// `external_account` files (workload identity federation) through the HTTP
 /// seam: the exact STS and IAM requests, the subject token read from a file

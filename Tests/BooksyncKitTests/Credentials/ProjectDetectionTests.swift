@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// `init` without a project: `$GOOGLE_CLOUD_PROJECT`, then `$GCLOUD_PROJECT`,
 /// then the nearest `.firebaserc` (<doc:Commands>).

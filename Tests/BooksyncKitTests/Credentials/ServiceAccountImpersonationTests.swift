@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// `impersonated_service_account` files (gcloud's
 /// `--impersonate-service-account`) through the HTTP seam, and the parts of

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The editors' schema files and VS Code's settings (<doc:CollectionFormat>
 /// ("Editing records")): written where they belong, refreshed only when the

@@ -2,7 +2,7 @@ import Synchronization
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// `apply` after its checks passed, when a document changes in the moment
 /// before the write: the precondition fails for that write only, or, with

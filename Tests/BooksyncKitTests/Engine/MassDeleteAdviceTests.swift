@@ -1,7 +1,7 @@
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// What the mass-delete guard says when it refuses: numbers a user can check
 /// against the collection, and a command that does what was refused.
@@ -27,7 +27,7 @@ import BooksyncTestSupport
         var (collection, documents) = try await PullPipelineTests.synced(records: 6, in: scratch)
         for i in 0..<2 { documents[try RecordID(String(format: "b%04d", i))] = nil }
         var options = SyncOptions()
-        options.deletesAlreadyMade = 3
+        options.round.deletesAlreadyMade = 3
         await #expect(throws: BooksyncError.massDelete(command: "pull", deletes: 5, baseCount: 9, maximumPercent: 50, alreadyDeleted: 3)) {
             try await collection.pull(remote: ScriptedRemote(documents: Array(documents.values)), options: options)
         }

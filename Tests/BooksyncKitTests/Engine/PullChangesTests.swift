@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// A pull through the change query (`SyncEngine.pullChanges`): each answer is
 /// applied as it arrives and its bodies dropped, no body is read twice, and a

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Pull's whole pipeline (snapshot → classify → plan → guard → apply → base)
 /// in-process, through an in-memory remote: which bodies are read, what is

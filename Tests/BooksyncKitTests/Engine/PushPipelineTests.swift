@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Push sends chunks of 500 writes with several requests in flight. These tests
 /// drive it through an in-memory remote whose answers can be delayed or refused,

@@ -2,7 +2,7 @@ import Synchronization
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// `TargetComparison.compare` through in-memory remotes: what lands in which
 /// list, what is read on each side (each read is billed), and how pathspecs narrow it.

@@ -1,6 +1,6 @@
 import Testing
 import BooksyncTestSupport
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Whole-file reads (`FileSystem.readFile`, `readUserFile`): the buffer is
 /// sized from the file's stated size, and the read goes on past it when the

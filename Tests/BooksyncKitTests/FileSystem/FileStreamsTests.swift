@@ -1,6 +1,6 @@
 import Testing
 import BooksyncTestSupport
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Pull replaces a record file only if it still holds what the scan read, at
 /// the moment of replacement (<doc:Safety>): an editor's save is never lost.

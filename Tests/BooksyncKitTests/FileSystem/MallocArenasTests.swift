@@ -1,5 +1,5 @@
 import Testing
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The network helper's one-arena setting is taken by glibc (the memory it
 /// saves is measured by `scripts/bench`, not here).

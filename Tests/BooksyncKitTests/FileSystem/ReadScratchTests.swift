@@ -1,7 +1,7 @@
 import Testing
 import BooksyncCore
 import BooksyncTestSupport
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// A scan without hashes (push's) classifies every record as the full scan
 /// does, and push walks and chunks exactly the records that differ, in id order.

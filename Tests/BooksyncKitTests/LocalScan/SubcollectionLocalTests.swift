@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Subcollection records on disk (<doc:CollectionFormat>): `dune/reviews/r1.json` is
 /// the record `dune/reviews/r1` when `reviews` is configured, found by every

@@ -1,7 +1,7 @@
 import Synchronization
 import Testing
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The billed-reads estimate (`FirestoreUsage`) through the HTTP seam: a
 /// listing of several pages, a batchGet with found and missing documents, a
@@ -14,7 +14,7 @@ import Testing
 
     static func remote(_ transport: @escaping HTTPTransport) -> FirestoreRemote {
         let endpoint = FirestoreEndpoint(baseURL: base, isEmulator: true, tokens: AccessTokens(source: .fixed("secret-token-123")))
-        let retry = RetryPolicy(maximumAttempts: 3, initialDelay: 0.01, maximumDelay: 0.02, sleep: { _ in }, random: { 0.5 })
+        let retry = RetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(20), sleep: { _ in }, random: { 0.5 })
         return FirestoreRemote(target: target, endpoint: endpoint, rules: CollectionConfig(remote: target).rules, transport: transport, retry: retry)
     }
 

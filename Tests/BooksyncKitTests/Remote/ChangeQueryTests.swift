@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The wire side of the change-field path: the query and write bodies, paging
 /// by (change time, name), and the mark a pull records from a snapshot.
@@ -14,7 +14,7 @@ import BooksyncTestSupport
 
     static func remote(changeField: String?, transport: @escaping HTTPTransport = { _ in HTTPResponse(status: 500, body: []) }) -> FirestoreRemote {
         let endpoint = FirestoreEndpoint(baseURL: "http://127.0.0.1:9/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("test-token-0123456789")))
-        let retry = RetryPolicy(maximumAttempts: 1, initialDelay: 0.01, maximumDelay: 0.02, sleep: { _ in }, random: { 0.5 })
+        let retry = RetryPolicy(maximumAttempts: 1, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(20), sleep: { _ in }, random: { 0.5 })
         return FirestoreRemote(target: target, endpoint: endpoint, rules: CollectionConfig(remote: target, changeField: changeField).rules,
                                transport: transport, retry: retry)
     }

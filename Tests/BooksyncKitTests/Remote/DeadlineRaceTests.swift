@@ -1,7 +1,7 @@
 import Synchronization
 import Testing
 import BooksyncTestSupport
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// A request's deadline holds whatever the request does: an operation that
 /// never returns and ignores cancellation (URLSession on Linux, cancelled,

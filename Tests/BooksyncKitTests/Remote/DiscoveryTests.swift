@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Discovery over the wire (<doc:WholeProject>): root collections by paged
 /// `listCollectionIds`, everything below a collection by one kindless
@@ -12,7 +12,7 @@ import BooksyncTestSupport
 
     static func remote(_ script: ScriptedTransport, batch: Int? = nil) -> FirestoreRemote {
         let endpoint = FirestoreEndpoint(baseURL: "http://127.0.0.1:9/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("test-token-0123456789")))
-        let retry = RetryPolicy(maximumAttempts: 1, initialDelay: 0.01, maximumDelay: 0.02, sleep: { _ in }, random: { 0.5 })
+        let retry = RetryPolicy(maximumAttempts: 1, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(20), sleep: { _ in }, random: { 0.5 })
         let target = FirestoreTarget(project: "p", collectionPath: "_")
         var remote = FirestoreRemote(target: target, endpoint: endpoint, rules: CollectionConfig(remote: target, schema: .idOnly).rules,
                                      transport: script.transport, retry: retry)

@@ -1,7 +1,7 @@
 import Synchronization
 import Testing
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The retrying HTTP client under FirestoreRemote (which error ends the
 /// retries, by the last problem's kind), the gRPC code table, and the write
@@ -11,7 +11,7 @@ import Testing
 
     static func remote(_ transport: @escaping HTTPTransport, attempts: Int = 3, emulator: Bool = true) -> FirestoreRemote {
         let endpoint = FirestoreEndpoint(baseURL: "http://127.0.0.1:9/v1/", isEmulator: emulator, tokens: AccessTokens(source: .fixed("secret-token-123")))
-        let retry = RetryPolicy(maximumAttempts: attempts, initialDelay: 0.01, maximumDelay: 0.02, sleep: { _ in }, random: { 0.5 })
+        let retry = RetryPolicy(maximumAttempts: attempts, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(20), sleep: { _ in }, random: { 0.5 })
         return FirestoreRemote(target: target, endpoint: endpoint, rules: CollectionConfig(remote: target).rules, transport: transport, retry: retry)
     }
 
@@ -75,8 +75,8 @@ import Testing
             .response(200, Array("[]".utf8)),
         ])
         let endpoint = FirestoreEndpoint(baseURL: "http://127.0.0.1:9/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("secret-token-123")))
-        let retry = RetryPolicy(maximumAttempts: 6, initialDelay: 0.2, maximumDelay: 5, totalDeadline: 120,
-                                sleep: { s in waits.withLock { $0.append(s) } }, random: { 0.5 })
+        let retry = RetryPolicy(maximumAttempts: 6, initialDelay: .milliseconds(200), maximumDelay: .seconds(5), totalDeadline: .seconds(120),
+                                sleep: { s in waits.withLock { $0.append((s.seconds * 1e6).rounded() / 1e6) } }, random: { 0.5 })
         let remote = FirestoreRemote(target: Self.target, endpoint: endpoint, rules: CollectionConfig(remote: Self.target).rules,
                                      transport: script.transport, retry: retry)
         do throws(RemoteError) {

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// A transport that replays answers in order and records every request.
 final class ScriptedTransport: Sendable {
@@ -49,7 +49,7 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
 
     func remote(_ script: ScriptedTransport, attempts: Int = 4, tokens: AccessTokens = AccessTokens(source: .fixed("secret-token-123"))) -> FirestoreRemote {
         let endpoint = FirestoreEndpoint(baseURL: "http://127.0.0.1:9/v1/", isEmulator: true, tokens: tokens)
-        let retry = RetryPolicy(maximumAttempts: attempts, initialDelay: 0.01, maximumDelay: 0.02, sleep: { _ in }, random: { 0.5 })
+        let retry = RetryPolicy(maximumAttempts: attempts, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(20), sleep: { _ in }, random: { 0.5 })
         return FirestoreRemote(target: Self.target, endpoint: endpoint, rules: CollectionConfig(remote: Self.target).rules, transport: script.transport, retry: retry)
     }
 
@@ -60,7 +60,7 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
     @Test func givingUpNamesTheCause() async throws {
         let script = ScriptedTransport(Array(repeating: .failure(TransportError(.connectionFailed, "host not found")), count: 3))
         let endpoint = FirestoreEndpoint(baseURL: "http://127.0.0.1:9/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("test-token-0123456789")))
-        let retry = RetryPolicy(maximumAttempts: 10, initialDelay: 5, maximumDelay: 5, totalDeadline: 1, sleep: { _ in }, random: { 0.5 })
+        let retry = RetryPolicy(maximumAttempts: 10, initialDelay: .seconds(5), maximumDelay: .seconds(5), totalDeadline: .seconds(1), sleep: { _ in }, random: { 0.5 })
         let remote = FirestoreRemote(target: Self.target, endpoint: endpoint, rules: CollectionConfig(remote: Self.target).rules,
                                      transport: script.transport, retry: retry)
         await #expect {
@@ -208,7 +208,7 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
         ])
         var remote = self.remote(script, attempts: 5)
         remote = FirestoreRemote(target: remote.target, endpoint: remote.endpoint, rules: remote.rules, transport: script.transport,
-                                 retry: RetryPolicy(maximumAttempts: 5, initialDelay: 0.01, maximumDelay: 0.02, sleep: { s in waits.withLock { $0.append(s) } }, random: { 0.5 }))
+                                 retry: RetryPolicy(maximumAttempts: 5, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(20), sleep: { s in waits.withLock { $0.append((s.seconds * 1e6).rounded() / 1e6) } }, random: { 0.5 }))
         let listing = try await remote.listRevisions { _ in }
         #expect(listing.revisions.count == 1)
         #expect(waits.withLock { $0 }.count == 3)

@@ -1,6 +1,6 @@
 import Testing
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The Firestore remote sends and reads documents through the collection's
 /// `idField` setting: what goes on the wire, and what a wire document becomes.

@@ -1,7 +1,7 @@
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// A listing that never ends is a malformed answer, named, after a bounded
 /// number of requests: names must increase (by path segment, as Firestore

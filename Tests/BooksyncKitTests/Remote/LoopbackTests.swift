@@ -1,5 +1,5 @@
 import Testing
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Which hosts may be reached over plain HTTP: loopback by parsed address,
 /// never by a prefix (issue 10: `127.example.com` counted as loopback).

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The `__name__` ranges of folder and glob pathspecs (`FirestoreRemote+Ranges.swift`):
 /// their bounds, and the queries a scoped listing sends.

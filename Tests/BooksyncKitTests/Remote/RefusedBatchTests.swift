@@ -2,7 +2,7 @@ import Synchronization
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// A server that refuses a whole `:batchWrite` or `:commit` (400
 /// INVALID_ARGUMENT, naming no document, as the emulator does for a field
@@ -46,7 +46,7 @@ final class RefusingServer: Sendable {
 
     func remote() -> FirestoreRemote {
         let endpoint = FirestoreEndpoint(baseURL: "http://127.0.0.1:9/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("secret-token-123")))
-        let retry = RetryPolicy(maximumAttempts: 2, initialDelay: 0.01, maximumDelay: 0.02, sleep: { _ in }, random: { 0.5 })
+        let retry = RetryPolicy(maximumAttempts: 2, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(20), sleep: { _ in }, random: { 0.5 })
         let target = FirestoreRemoteTests.target
         return FirestoreRemote(target: target, endpoint: endpoint, rules: CollectionConfig(remote: target).rules, transport: transport, retry: retry)
     }

@@ -2,7 +2,7 @@ import Synchronization
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The queries of a scoped collection (config `"scope"`) through the HTTP
 /// seam: what is asked, how a page continues, and the composite-index
@@ -12,7 +12,7 @@ import BooksyncTestSupport
 
     static func remote(_ scope: String, changeField: String? = nil, transport: @escaping HTTPTransport) throws -> FirestoreRemote {
         let endpoint = FirestoreEndpoint(baseURL: "http://127.0.0.1:9/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("secret-token-123")))
-        let retry = RetryPolicy(maximumAttempts: 1, initialDelay: 0.01, maximumDelay: 0.02, sleep: { _ in }, random: { 0.5 })
+        let retry = RetryPolicy(maximumAttempts: 1, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(20), sleep: { _ in }, random: { 0.5 })
         var config = CollectionConfig(remote: target, schema: .idOnly, changeField: changeField)
         config.scope = try ScopeExpression.parse(scope)
         return FirestoreRemote(target: target, endpoint: endpoint, rules: config.rules, transport: transport, retry: retry)

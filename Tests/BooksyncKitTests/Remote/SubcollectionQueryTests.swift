@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The wire side of subcollection listing (<doc:Firestore>): one collection-group
 /// query per configured subcollection id, scoped to the collection by a
@@ -13,7 +13,7 @@ import BooksyncTestSupport
 
     static func remote(_ script: ScriptedTransport, subcollections: [String] = ["reviews", "reviews/likes", "notes/likes"]) throws -> FirestoreRemote {
         let endpoint = FirestoreEndpoint(baseURL: "http://127.0.0.1:9/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("test-token-0123456789")))
-        let retry = RetryPolicy(maximumAttempts: 1, initialDelay: 0.01, maximumDelay: 0.02, sleep: { _ in }, random: { 0.5 })
+        let retry = RetryPolicy(maximumAttempts: 1, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(20), sleep: { _ in }, random: { 0.5 })
         let config = CollectionConfig(remote: target, schema: RecordSchema(requiredFields: []),
                                       subcollections: try Subcollections.parse(paths: subcollections, requirements: []))
         return FirestoreRemote(target: target, endpoint: endpoint, rules: config.rules, transport: script.transport, retry: retry)

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Remote documents booksync cannot hold: each is invalid on its own, never
 /// the whole batch, and status classifies them exactly as pull does.

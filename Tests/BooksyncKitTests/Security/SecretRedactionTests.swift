@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Tokens never reach output: server text is scrubbed of them, whatever it echoes.
 @Suite struct SecretRedactionTests {
@@ -41,7 +41,7 @@ import BooksyncTestSupport
 
     func remote(_ script: ScriptedTransport, tokens: AccessTokens = AccessTokens(source: .fixed(token)), log: Log = Log()) -> FirestoreRemote {
         let endpoint = FirestoreEndpoint(baseURL: "http://127.0.0.1:9/v1/", isEmulator: false, tokens: tokens)
-        let retry = RetryPolicy(maximumAttempts: 2, initialDelay: 0, sleep: { _ in })
+        let retry = RetryPolicy(maximumAttempts: 2, initialDelay: .seconds(0), sleep: { _ in })
         return FirestoreRemote(target: Self.target, endpoint: endpoint, rules: CollectionConfig(remote: Self.target).rules,
                                transport: script.transport, retry: retry, log: { line in log.lines.withLock { $0.append(line) } })
     }

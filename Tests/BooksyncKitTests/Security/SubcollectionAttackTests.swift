@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// Subcollection folders in a cloned collection are untrusted input (<doc:Safety>): a link planted where `dune/` or `dune/reviews/` belongs is never
 /// followed, by a scan, a pull writing reviews, `fmt`, `validate` or

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// A cloned collection is untrusted input (<doc:Safety>): links, FIFOs and
 /// other non-regular files planted in it are refused, never followed, read,

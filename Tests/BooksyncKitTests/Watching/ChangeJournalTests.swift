@@ -1,5 +1,5 @@
 import Testing
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The journal's answers: the paths since a token, or "cannot vouch" once
 /// events were lost or for a token it never gave.

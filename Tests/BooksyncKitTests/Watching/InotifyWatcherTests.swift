@@ -2,7 +2,7 @@
 import Foundation
 import Testing
 import BooksyncTestSupport
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The inotify watcher against the truth: after random bursts of creates,
 /// edits, renames, deletes, `touch -r` and atomic saves, every path whose

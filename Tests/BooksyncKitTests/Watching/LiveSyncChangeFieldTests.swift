@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The live sync's polls with a change field, on a virtual clock: a base
 /// forgotten under the watch (`booksync remote forget origin` while a poll's

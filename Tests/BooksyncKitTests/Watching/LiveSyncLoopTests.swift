@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The live sync's loop itself, on a virtual clock, with a scripted file
 /// watcher and an in-memory remote that keeps what is written: when each

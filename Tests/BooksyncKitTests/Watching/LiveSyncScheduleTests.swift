@@ -1,7 +1,7 @@
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// When a live sync pushes and polls: debounce, the longest wait, retries and counted polls, on a virtual time line.
 struct LiveSyncScheduleTests {

@@ -1,7 +1,7 @@
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// What a watch remembers between rounds: lingering findings told once while
 /// they repeat, failures once per direction, deletions added up.

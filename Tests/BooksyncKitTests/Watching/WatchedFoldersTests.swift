@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncTestSupport
 @testable import BooksyncCore
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The folders a watch watches, in a cloned (untrusted) collection: the
 /// subcollection folders it configures and nothing else: no link followed,

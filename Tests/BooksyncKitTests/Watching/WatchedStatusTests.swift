@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import BooksyncCore
 import BooksyncTestSupport
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// `status --offline` answered from a watcher against the full scan: after
 /// random bursts of creates, edits, invalid saves, renames, deletes,

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import BooksyncCore
 import BooksyncTestSupport
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import BooksyncCore
 import BooksyncTestSupport
-@testable import BooksyncKit
+@_spi(Remote) @testable import BooksyncKit
 
 /// The watcher's socket and its messages, attacked: a folder others can
 /// reach, a link, another user's folder, a question about another

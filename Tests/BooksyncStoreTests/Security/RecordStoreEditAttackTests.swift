@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import BooksyncCodable
 import BooksyncCore
-import BooksyncKit
-import BooksyncStore
+@_spi(Remote) import BooksyncKit
+@_spi(Remote) import BooksyncStore
 import BooksyncTestSupport
 
 /// A hostile review of the merge of edits made since the app's read: each
@@ -27,8 +27,9 @@ import BooksyncTestSupport
         workspace.remote.documents.withLock { $0 = [update.id: update] }
         _ = try await store.pull()
         book.rating = 4.5
-        let written = try await store.save(book)
-        #expect(written.fields["pages"] == .integer(896) && written.fields["rating"] == .double(4.5))
+        try await store.save(book)
+        let written = try workspace.collection.rules.parse(try #require(workspace.bytes("dune.json"))).get()
+        #expect(written["pages"] == .integer(896) && written["rating"] == .double(4.5))
         #expect(try await store.get("dune") == book.with { $0.pages = 896 })
     }
 
@@ -131,9 +132,9 @@ import BooksyncTestSupport
         var book = try #require(try await store.get("dune"))
         try workspace.write("dune.json", #"{"id": "dune", "title": "Dune", "author": "Frank Herbert", "genre": "sf", "isbn": "978"}"#)
         book.genre = "science fiction"
-        let written = try await store.save(book, id: "dune")
-        #expect(written.fields["isbn"] == .string("978") && written.fields["genre"] == .string("science fiction"))
-        #expect(written.canonicalBytes == workspace.bytes("dune.json"), "the returned record is what is on disk")
+        try await store.save(book, id: "dune")
+        let written = try workspace.collection.rules.parse(try #require(workspace.bytes("dune.json"))).get()
+        #expect(written["isbn"] == .string("978") && written["genre"] == .string("science fiction"))
     }
 
     /// Two stores on one directory each merge against their own read: the

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 import BooksyncCore
-import BooksyncKit
-import BooksyncStore
+@_spi(Remote) import BooksyncKit
+@_spi(Remote) import BooksyncStore
 import BooksyncTestSupport
 
 /// A cloned collection attacks the store (<doc:Safety>): nothing from its file
