@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -81,15 +82,24 @@ def listed_in_landing(text):
     return set(re.findall(r"^- ``([^`]+)``\s*$", topics, re.MULTILINE))
 
 
+def symbolgraph_extract():
+    """The extractor's command: on PATH (Linux), or Xcode's through xcrun with the SDK (macOS)."""
+    if shutil.which("xcrun"):
+        sdk = subprocess.run(["xcrun", "--show-sdk-path"], capture_output=True, text=True, check=True).stdout.strip()
+        return ["xcrun", "swift-symbolgraph-extract", "-sdk", sdk]
+    return ["swift-symbolgraph-extract"]
+
+
 def apple_names(target):
     """Top-level names of Apple's frameworks: local symbol graphs plus the list above."""
     names = {}
     for framework, words in APPLE_ONLY.items():
         for word in words.split():
             names[word] = framework
+    extract = symbolgraph_extract()
     with tempfile.TemporaryDirectory() as out:
         for module in LOCAL_MODULES:
-            result = subprocess.run(["swift-symbolgraph-extract", "-module-name", module, "-target", target,
+            result = subprocess.run(extract + ["-module-name", module, "-target", target,
                                      "-minimum-access-level", "public", "-output-dir", out],
                                     capture_output=True, text=True)
             if result.returncode != 0 and module == "Foundation":

@@ -31,12 +31,15 @@ class Checks:
 
 
 class PinnedVenv:
-    """`.build/NAME` with `package==version` installed by pip from the registry."""
+    """`.build/NAME` with `package==version` installed by pip from the registry,
+    and the pinned requirements of `also` ("name==version") beside it."""
 
-    def __init__(self, name, package, version):
+    def __init__(self, name, package, version, also=()):
         self.path = os.path.join(REPOSITORY, ".build", name)
-        self.requirement = "%s==%s" % (package, version)
-        self.marker = os.path.join(self.path, "installed-%s-%s" % (package, version))
+        self.requirements = ["%s==%s" % (package, version), *also]
+        self.requirement = " ".join(self.requirements)
+        self.marker = os.path.join(self.path, "installed-%s-%s" % (package, version)
+                                   + "".join("+" + r.replace("==", "-") for r in also))
 
     @property
     def python(self):
@@ -49,8 +52,13 @@ class PinnedVenv:
         shutil.rmtree(self.path, ignore_errors=True)
         print("creating %s with %s" % (os.path.relpath(self.path, REPOSITORY), self.requirement), flush=True)
         subprocess.run([sys.executable, "-m", "venv", self.path], check=True, timeout=120, stdin=subprocess.DEVNULL)
-        subprocess.run([self.python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", self.requirement],
-                       check=True, timeout=600, stdin=subprocess.DEVNULL)
+        try:
+            subprocess.run([self.python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *self.requirements],
+                           check=True, timeout=600, stdin=subprocess.DEVNULL)
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as failure:
+            shutil.rmtree(self.path, ignore_errors=True)
+            raise SystemExit("pip could not install %s into %s (%s): is PyPI reachable?"
+                             % (self.requirement, os.path.relpath(self.path, REPOSITORY), failure))
         with open(self.marker, "w") as f:
             f.write(self.requirement + "\n")
 
