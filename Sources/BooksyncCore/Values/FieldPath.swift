@@ -33,7 +33,7 @@ public struct FieldPath: Sendable, Hashable, CustomStringConvertible {
 
     /// Firestore's notation: segments joined by `.`, each one that is not a
     /// simple name (`[A-Za-z_][A-Za-z0-9_]*`) written between backticks with
-    /// `\` and `` ` `` escaped by a backslash, as Google's client libraries
+    /// `\` and the backtick escaped by a backslash, as Google's client libraries
     /// render field paths (`render_field_path` in google-cloud-firestore). So
     /// a name with a dot, a space, a backtick, non-ASCII letters or nothing at
     /// all can never be mistaken for a deeper path. The text may still hold
