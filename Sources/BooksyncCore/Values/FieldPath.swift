@@ -1,6 +1,6 @@
 /// The path of a field inside a record: the top-level field name, then one map
 /// key per level of nesting (`stats` → `rating`). Conflicts and diffs name
-/// fields by path because maps merge key by key at any depth (<doc:ThreeWaySync>).
+/// fields by path because maps merge key by key at any depth (the manual's ThreeWaySync article).
 ///
 /// Shown in Firestore's field path notation (`description`), so users meet the
 /// same spelling as in an update mask or a query: segments joined by `.`, a
