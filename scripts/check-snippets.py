@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Type-checks every Swift snippet of the docs, and the example app, as an app outside the package.
 
-Every ```swift block of README.md and of the DocC articles
-(Sources/BooksyncStore/BooksyncStore.docc/*.md) is a whole program: it imports
+Every ```swift block of README.md and of the DocC articles (of the three
+catalogs: harness.doc_blocks lists them) is a whole program: it imports
 what it uses and declares what it needs, so a reader can paste it. Each is
 type-checked on its own as the main.swift of a module outside this package
 (`swiftc -typecheck`, Swift 6, against the modules of the debug build), and so

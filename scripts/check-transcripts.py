@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Runs every CLI transcript of the docs and fails when what booksync prints differs.
 
-A transcript is a fenced block of README.md or of a DocC article
-(Sources/BooksyncStore/BooksyncStore.docc/*.md) with lines that start with
-`$ booksync`. Each has a setup script, fixtures/transcripts/DOC-N.sh (DOC the
+A transcript is a fenced block of README.md or of a DocC article (those of
+the manual, Sources/booksync/booksync.docc, and of the other two catalogs)
+with lines that start with `$ booksync`. Each has a setup script, fixtures/transcripts/DOC-N.sh (DOC the
 file's name without .md, N the transcript's number in it, from 1), that builds
 the collection and the emulator's documents the transcript starts from. The
 setup may define `before_K` (K from 1), run just before the K-th command: the

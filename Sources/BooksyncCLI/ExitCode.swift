@@ -1,6 +1,6 @@
 @_spi(Remote) import BooksyncKit
 
-/// booksync's exit codes (<doc:Commands>), stable for scripts.
+/// booksync's exit codes (the manual's Commands article), stable for scripts.
 package enum ExitCode: Int32, Sendable {
     /// Done.
     case success = 0

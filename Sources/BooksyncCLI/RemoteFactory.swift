@@ -75,7 +75,7 @@ extension CommandContext {
 
 extension CommandContext {
     /// Why `remote.tokenCommand` in a collection's config.json is not run, and
-    /// where a token command belongs instead (<doc:Safety>: a cloned collection
+    /// where a token command belongs instead (the manual's Safety article: a cloned collection
     /// is someone else's data, and `booksync status` must not run their program).
     static func ignoredTokenCommandWarning(environment: [String: String]) -> String {
         let userFile = UserConfig.path(environment: environment) ?? "$XDG_CONFIG_HOME/booksync/config.json"

@@ -3,7 +3,7 @@ import BooksyncCore
 
 /// The engine's three-way status, pull and push, for the store's collection.
 extension RecordStore {
-    /// The three-way status of every record (<doc:ThreeWaySync>), as `booksync status`.
+    /// The three-way status of every record (the manual's ThreeWaySync article), as `booksync status`.
     /// - Parameter offline: Compare with the base only, without the remote
     ///   (`--offline`): what this device changed, with no network.
     /// - Throws: `RecordStoreError.collection` (the remote, the base, I/O).

@@ -1,7 +1,7 @@
 import BooksyncCore
 
 /// A save of a record whose file an editor changed after the app read it,
-/// merged three-way like a pull merges a remote change (<doc:ThreeWaySync>): the
+/// merged three-way like a pull merges a remote change (the manual's ThreeWaySync article): the
 /// version the app read is the base, the DTO's fields are the app's side, the
 /// file on disk is the editor's. Pure: the store reads and writes around it.
 enum SaveMerge {

@@ -177,8 +177,8 @@ def main():
     parser.add_argument("--watch-saves", type=int, help="timed saves in the live-sync scenario (default 100)")
     parser.add_argument("--watch-idle-seconds", type=int,
                         help="idle stretch whose billed reads the live-sync scenario counts (default 600; 0 skips it)")
-    parser.add_argument("--output", default=os.path.join(REPO, "Sources", "BooksyncStore", "BooksyncStore.docc", "Benchmarks.md"),
-                        help="markdown file to write (default: the Benchmarks article, Sources/BooksyncStore/BooksyncStore.docc/Benchmarks.md)")
+    parser.add_argument("--output", default=os.path.join(REPO, "Sources", "BooksyncPackage.docc", "Benchmarks.md"),
+                        help="markdown file to write (default: the Benchmarks article, Sources/BooksyncPackage.docc/Benchmarks.md)")
     parser.add_argument("--bin", help="booksync binary (scripts/bench builds and passes it)")
     parser.add_argument("--bin-note", help="how the binary was built, for the Benchmarks article (scripts/bench passes the commit it built; default: the binary's path)")
     parser.add_argument("--emulator-host", help="Firestore emulator host:port (scripts/bench starts one)")

@@ -1,4 +1,4 @@
-/// `booksync help auth`: where booksync finds Firestore credentials (<doc:Firestore>) and what to run for each case, so a new user with a real project does
+/// `booksync help auth`: where booksync finds Firestore credentials (the manual's Firestore article) and what to run for each case, so a new user with a real project does
 /// not have to read the source to get past "no Firestore credentials".
 enum AuthHelp {
     static let topic = "auth"

@@ -3,7 +3,7 @@ import BooksyncCore
 
 /// `booksync clone`: `init` in a new folder, then the first pull, like
 /// `git clone`; without `--collection`, the whole database as a workspace
-/// (<doc:WholeProject>).
+/// (the manual's WholeProject article).
 enum CloneCommand: Subcommand {
     static let name = "clone"
     static let summary = "create a collection folder (or a folder per root collection) and pull the remote into it"

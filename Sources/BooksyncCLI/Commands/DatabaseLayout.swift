@@ -2,7 +2,7 @@ import BooksyncCore
 @_spi(Remote) import BooksyncKit
 import Synchronization
 
-/// A database as a workspace (<doc:WholeProject>): one folder per root
+/// A database as a workspace (the manual's WholeProject article): one folder per root
 /// collection, each an ordinary collection whose subcollections were
 /// discovered (`FirestoreRemote.discover`), and `.booksync-workspace.json`
 /// at the top naming the database, so that `status` and `discover` there

@@ -2,7 +2,7 @@ import BooksyncCore
 @_spi(Remote) import BooksyncKit
 
 /// `booksync discover`: what appeared on the remote since the clone, added
-/// (<doc:WholeProject>). In a collection: its new subcollection paths go into
+/// (the manual's WholeProject article). In a collection: its new subcollection paths go into
 /// config.json and are pulled. In a workspace made by a whole-database
 /// clone: the same for each collection, and every new root collection is
 /// cloned into a folder of its own.
@@ -34,7 +34,7 @@ enum DiscoverCommand: Subcommand {
         let dryRun = arguments.has(.dryRun)
         if CollectionPaths.locate(from: context.directory) != nil {
             let collection = try context.openCollection()
-            // A scope does not narrow subcollections, so a scoped collection syncs none (<doc:WholeProject>).
+            // A scope does not narrow subcollections, so a scoped collection syncs none (the manual's WholeProject article).
             if collection.config.scope != nil {
                 if !context.quiet { context.console.out("\(name: collection.config.remote.collectionPath) has a scope (config \"scope\"), which syncs no subcollections: nothing to discover") }
                 return .success

@@ -2,7 +2,7 @@ import BooksyncCore
 @_spi(Remote) import BooksyncKit
 
 /// `booksync clone --firestore PROJECT[/DATABASE] [DIR]` without
-/// `--collection`: the whole database as a workspace (<doc:WholeProject>).
+/// `--collection`: the whole database as a workspace (the manual's WholeProject article).
 ///
 /// 1. The root collections: `listCollectionIds` (a billed read per page).
 /// 2. Below each, every document's name (`FirestoreRemote.discover`, a billed

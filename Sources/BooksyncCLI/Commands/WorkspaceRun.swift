@@ -4,7 +4,7 @@ import Synchronization
 
 /// A command run from a folder that is not inside a collection: it acts on
 /// every collection below (`WorkspaceDiscovery`), in path order, each under a
-/// heading, as git works from anywhere in its work tree (<doc:Scopes>).
+/// heading, as git works from anywhere in its work tree (the manual's Scopes article).
 enum WorkspaceRun {
     /// The commands that work on a workspace.
     static let commands: Set<String> = ["status", "diff", "pull", "push", "sync", "validate", "fmt"]

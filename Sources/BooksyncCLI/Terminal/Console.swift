@@ -10,7 +10,7 @@ import Darwin
 /// that 100,000 status lines are a handful of writes, not 100,000.
 ///
 /// It writes only `TerminalText`: everything that came from outside is escaped
-/// on the way in (<doc:Safety>), so this is the one gate to the terminal.
+/// on the way in (the manual's Safety article), so this is the one gate to the terminal.
 package final class Console: Sendable {
     package typealias Sink = @Sendable ([UInt8]) -> Void
 

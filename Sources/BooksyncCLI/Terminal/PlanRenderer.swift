@@ -2,7 +2,7 @@ import BooksyncCore
 @_spi(Remote) import BooksyncKit
 
 /// How `booksync plan` shows a plan: lines for a terminal, or Markdown for a
-/// pull-request comment (one row per changed field, <doc:ReviewingChanges>).
+/// pull-request comment (one row per changed field, the manual's ReviewingChanges article).
 enum PlanRenderer {
     /// The plan as lines: each write and its field changes, the held records, the summary.
     static func lines(_ plan: SavedPlan, context: CommandContext, root: String) -> [TerminalText] {

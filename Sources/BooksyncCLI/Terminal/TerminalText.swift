@@ -5,7 +5,7 @@ import BooksyncCore
 /// `Console` writes nothing else, so no renderer can forget to escape: the
 /// literal parts of `"pull     \(path)"` are booksync's own text and go out as
 /// written; every interpolated value is escaped with `TerminalEscaping`
-/// (<doc:Safety>) unless it is itself a `TerminalText`. A `String` built
+/// (the manual's Safety article) unless it is itself a `TerminalText`. A `String` built
 /// elsewhere does not convert implicitly; it must be interpolated (escaped) or
 /// passed to `init(trusted:)`, which is for booksync's own help texts only.
 ///

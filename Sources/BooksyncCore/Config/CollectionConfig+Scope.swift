@@ -1,5 +1,5 @@
 /// The `"scope"` of config.json: the query a scoped collection mirrors
-/// (<doc:WholeProject>). Read from a file that may come from a stranger's
+/// (the manual's WholeProject article). Read from a file that may come from a stranger's
 /// clone, so it is parsed with the expression's own bounds (length,
 /// nesting, comparisons) and every part of it is shown escaped.
 extension CollectionConfig {

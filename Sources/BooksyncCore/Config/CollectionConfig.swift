@@ -80,22 +80,22 @@ public struct CollectionConfig: Sendable, Equatable {
     /// `remote.tokenCommand` of configs written by older booksync versions: still
     /// read, so those configs load, and kept when the config is written back,
     /// but never run. A collection is data (it may be a stranger's clone); only
-    /// the user's environment or user config names a program (<doc:Firestore> and <doc:Safety>),
+    /// the user's environment or user config names a program (the manual's Firestore and Safety articles),
     /// and remote commands warn that this one is ignored.
     public var tokenCommand: String?
     /// Where documents keep the record id: `"idField": "id"` (the default),
-    /// another field name, or `null` for none (<doc:Firestore>).
+    /// another field name, or `null` for none (the manual's Firestore article).
     public var idField: IDField
     /// The document field every write sets to the server's request time
     /// (`"changeField": "updatedAt"`), so remote changes can be found by a
-    /// query instead of listing every name (<doc:Firestore> ("What a command costs"));
+    /// query instead of listing every name (the manual's Firestore article, "What a command costs");
     /// nil (the default) for none.
     public var changeField: String?
     /// The subcollections synced as folders (`"subcollections": ["reviews"]`),
     /// with their required fields (`"schema": {"subcollections": {…}}`); none by default.
     public var subcollections: Subcollections
     /// The documents the directory mirrors (`"scope": "rating >= 4"`,
-    /// `init --where`): nil (the default) for the whole collection (<doc:WholeProject>).
+    /// `init --where`): nil (the default) for the whole collection (the manual's WholeProject article).
     package var scope: ScopeExpression?
 
     /// A config as `init` writes it; `tokenCommand` exists only to round-trip old configs.

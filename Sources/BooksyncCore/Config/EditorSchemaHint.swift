@@ -1,5 +1,5 @@
 /// The `"$schema"` key of a record file: the editor's pointer to the JSON
-/// Schema that gives it completion and errors (<doc:CollectionFormat>).
+/// Schema that gives it completion and errors (the manual's CollectionFormat article).
 ///
 /// It belongs to the file, not to the record: it is never sent to
 /// Firestore, never pulled, never part of a comparison or a merge, and a

@@ -1,5 +1,5 @@
 /// Where a Firestore document keeps its record id besides its name
-/// (<doc:Firestore> ("The `id` field"); config.json `"idField"`).
+/// (the manual's Firestore article, "The `id` field"; config.json `"idField"`).
 ///
 /// A record file always has `"id"`: it is how a hand-edited file says which
 /// record it is, and the schema checks it against the file name. Documents

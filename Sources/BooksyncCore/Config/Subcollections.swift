@@ -1,6 +1,6 @@
 /// The subcollections a collection directory syncs besides its top-level
 /// documents (config `"subcollections"`, `init --subcollection`), each with
-/// its own required fields (<doc:CollectionFormat>).
+/// its own required fields (the manual's CollectionFormat article).
 ///
 /// A path names collection ids from the collection down: `reviews` is
 /// `books/*/reviews`, `reviews/likes` is `books/*/reviews/*/likes`. Nothing

@@ -1,7 +1,7 @@
 /// Which remote collection a base was recorded against: the endpoint (the
 /// emulator, production Firestore, or another deployment's URL) and the
 /// collection's full name. A manifest records it, so that the base of one
-/// target is never applied to another (<doc:RemotesAndTargets>).
+/// target is never applied to another (the manual's RemotesAndTargets article).
 ///
 /// An emulator is named by its host and port (`emulator@127.0.0.1:8080`):
 /// two emulators, or one restarted on another port, may hold different data

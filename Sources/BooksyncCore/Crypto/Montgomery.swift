@@ -10,7 +10,7 @@
 /// The inner loops use raw pointers, `while` loops and carries found by
 /// comparison, which measured faster than arrays, `for` over a range and
 /// `addingReportingOverflow`, most of all in a debug build, where nothing is
-/// inlined, and the tests sign with real keys there (<doc:Benchmarks>).
+/// inlined, and the tests sign with real keys there (the Benchmarks article).
 ///
 /// Not constant-time (it skips zero windows and ends with a conditional
 /// subtraction): see `RSAPrivateKey` for why that is acceptable here.

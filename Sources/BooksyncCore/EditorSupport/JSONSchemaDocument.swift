@@ -1,6 +1,6 @@
 /// The JSON Schema (draft 2020-12) of a collection's record files, for
 /// editors: completion of field names, type errors while typing, hover docs
-/// (<doc:CollectionFormat> ("Editing records")).
+/// (the manual's CollectionFormat article, "Editing records").
 ///
 /// Made from the same `RecordSchema` the checks use, so an editor and
 /// `validate` agree. A schema cannot say everything `validate` checks, and

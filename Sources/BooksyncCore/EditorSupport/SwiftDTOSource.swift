@@ -1,6 +1,6 @@
 /// Swift source of a `Codable` DTO for a collection's records
 /// (`booksync schema --swift TYPE`), made from the same `RecordSchema` as the
-/// checks and the editors' JSON Schema (<doc:SwiftLibrary>).
+/// checks and the editors' JSON Schema (the library's SwiftLibrary article).
 ///
 /// Through `RecordEncoder` and `RecordDecoder` it reads and writes the
 /// record files of the schema value for value: `Date` for timestamps, `Data`

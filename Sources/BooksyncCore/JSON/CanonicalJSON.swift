@@ -1,5 +1,5 @@
 /// The one byte form booksync writes, `fmt` produces and hashes cover
-/// (<doc:CollectionFormat>).
+/// (the manual's CollectionFormat article).
 ///
 /// Two-space indent, `"key": value`, the leading keys (the schema's required
 /// fields, `id` first) in their given order and then all other keys sorted by
@@ -220,7 +220,7 @@ package enum CanonicalJSON {
     /// proto3 JSON mapping; the emulator stores 0.0 for every spelling of
     /// it), so a negative zero could never round-trip through booksync's
     /// writes; booksync treats it as a spelling of 0.0, like `4.2e1` is a
-    /// spelling of `42.0` (<doc:CollectionFormat>).
+    /// spelling of `42.0` (the manual's CollectionFormat article).
     package static func formatDouble(_ d: Double) -> String {
         if d == 0 { return "0.0" }
         var s = d.description  // shortest round-trip digits, e.g. "1e+300", "1e-07", "0.1", "100.0"

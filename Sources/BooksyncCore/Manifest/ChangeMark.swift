@@ -1,5 +1,5 @@
 /// Where the base's knowledge of the remote ends, for a collection with a
-/// change field (config `"changeField"`, <doc:Firestore> ("What a command costs")): every
+/// change field (config `"changeField"`, the manual's Firestore article, "What a command costs"): every
 /// document whose change field is older than `time` is reflected in the base,
 /// so `status` and `pull` only query the documents changed since (`field >=
 /// time`) and count the collection, instead of listing every name.

@@ -1,6 +1,6 @@
 /// Three-way merge of two manifests by record key: what git's merge driver for
 /// `.booksync/manifest.json` computes, so that two branches that synced
-/// different records merge cleanly (<doc:Safety>).
+/// different records merge cleanly (the manual's Safety article).
 ///
 /// Per record id (compared by UTF-8 bytes, as `RecordID` does), on whole
 /// (hash, revision) entries, with "changed" meaning "differs from the base":

@@ -1,4 +1,4 @@
-/// Field-level three-way merge of records (<doc:ThreeWaySync>).
+/// Field-level three-way merge of records (the manual's ThreeWaySync article).
 ///
 /// A field changed on one side only takes that side's value; the same value on
 /// both sides is fine; different values for the same field conflict. A field

@@ -1,5 +1,5 @@
 /// Which records a command works on: git-style pathspecs, or the whole
-/// collection (<doc:Scopes>). Records outside the scope are not read,
+/// collection (the manual's Scopes article). Records outside the scope are not read,
 /// written, deleted, recorded or reported, and keep their base entries.
 ///
 /// Patterns are matched against a record's file path relative to the

@@ -218,7 +218,7 @@ package typealias PullPlan = SyncPlan<PullAction>
 /// What a push will do.
 package typealias PushPlan = SyncPlan<PushAction>
 
-/// The mass-delete safety rail (<doc:Safety>).
+/// The mass-delete safety rail (the manual's Safety article).
 public struct DeleteGuard: Sendable, Equatable {
     /// Percentage of the base records one command may delete (`--max-delete`, default 50).
     public var maximumPercent: Double

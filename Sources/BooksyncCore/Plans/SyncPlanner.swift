@@ -3,7 +3,7 @@
 package struct ClassifiedRecord: Sendable, Equatable {
     /// The record classified.
     package let id: RecordID
-    /// The record's class (<doc:ThreeWaySync>).
+    /// The record's class (the manual's ThreeWaySync article).
     package let state: SyncState
     /// The base entry the record was classified against (nil: not in the base).
     package let base: BaseEntry?
@@ -61,7 +61,7 @@ package struct RecordMerge: Sendable, Equatable {
     }
 }
 
-/// Turns classified records into the plan of a pull or a push (<doc:ThreeWaySync>,
+/// Turns classified records into the plan of a pull or a push (the manual's ThreeWaySync article,
 /// the table's last two columns). Pure: the engine executes the plan, after
 /// the mass-delete guard has seen its deletes, and records the outcomes.
 package enum SyncPlanner {

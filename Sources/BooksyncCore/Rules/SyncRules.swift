@@ -54,7 +54,7 @@ public enum ConflictKind: Sendable, Equatable {
     case remoteContentUnknown
 }
 
-/// The class of a record in the three-way comparison (<doc:ThreeWaySync>).
+/// The class of a record in the three-way comparison (the manual's ThreeWaySync article).
 public enum SyncState: Sendable, Equatable {
     /// Neither side changed since the base.
     case clean
@@ -80,7 +80,7 @@ public enum SyncState: Sendable, Equatable {
     case outsideScope
 }
 
-/// The three-way sync rules: one exhaustive switch that mirrors <doc:ThreeWaySync>.
+/// The three-way sync rules: one exhaustive switch that mirrors the manual's ThreeWaySync article.
 package enum SyncRules {
     /// Classifies a record from its base entry and both sides. `merge` computes
     /// the field-level merge on demand (it needs the base, local and remote

@@ -1,5 +1,5 @@
 /// What `booksync plan` decided `push` would do, kept so that a reviewer can
-/// read it and `booksync apply` can do exactly that later (<doc:ReviewingChanges>).
+/// read it and `booksync apply` can do exactly that later (the manual's ReviewingChanges article).
 ///
 /// A push plan is made against the base; a saved plan is pinned to more:
 /// the bytes of every record file it sends (their SHA-256) and the remote

@@ -1,6 +1,6 @@
 /// A scope by query (`--where`, config `"scope"`): the documents a collection
 /// directory mirrors, in Firestore's filter language on one line
-/// (<doc:WholeProject>).
+/// (the manual's WholeProject article).
 ///
 /// `rating >= 4 and (genre == "sf" or tags array-contains "classic")`: a
 /// comparison is `FIELD OP VALUE`, comparisons are joined by `and` / `or`

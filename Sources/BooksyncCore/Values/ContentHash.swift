@@ -1,6 +1,6 @@
 /// The content hash of a record: `sha256:` and the SHA-256 of its canonical
 /// bytes in lowercase hex, as the manifest, the stat cache and `sha256sum`
-/// of a canonical file spell it (<doc:CollectionFormat>).
+/// of a canonical file spell it (the manual's CollectionFormat article).
 ///
 /// A named type, not a `String`, so a hash cannot be passed where a revision,
 /// a stamp or an id is meant. It keeps the text as read: a manifest written

@@ -1,6 +1,6 @@
 /// The path of a field inside a record: the top-level field name, then one map
 /// key per level of nesting (`stats` → `rating`). Conflicts and diffs name
-/// fields by path because maps merge key by key at any depth (<doc:ThreeWaySync>).
+/// fields by path because maps merge key by key at any depth (the manual's ThreeWaySync article).
 ///
 /// Shown in Firestore's field path notation (`description`), so users meet the
 /// same spelling as in an update mask or a query: segments joined by `.`, a
@@ -33,7 +33,7 @@ public struct FieldPath: Sendable, Hashable, CustomStringConvertible {
 
     /// Firestore's notation: segments joined by `.`, each one that is not a
     /// simple name (`[A-Za-z_][A-Za-z0-9_]*`) written between backticks with
-    /// `\` and `` ` `` escaped by a backslash, as Google's client libraries
+    /// `\` and the backtick escaped by a backslash, as Google's client libraries
     /// render field paths (`render_field_path` in google-cloud-firestore). So
     /// a name with a dot, a space, a backtick, non-ASCII letters or nothing at
     /// all can never be mistaken for a deeper path. The text may still hold

@@ -1,6 +1,6 @@
 /// Record ids of subcollection documents: the document's path relative to
 /// the collection, `dune/reviews/r1` for `books/dune/reviews/r1`, and its
-/// file `dune/reviews/r1.json` (<doc:CollectionFormat>).
+/// file `dune/reviews/r1.json` (the manual's CollectionFormat article).
 ///
 /// `RecordID(_:)` keeps rejecting every `/`; only `init(path:subcollections:)`
 /// takes paths, and only into the subcollections the config names. Each

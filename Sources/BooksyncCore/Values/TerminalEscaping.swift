@@ -1,5 +1,5 @@
 /// Text from outside (record ids, field names, file names, server messages)
-/// made safe to show on a terminal (<doc:Safety>).
+/// made safe to show on a terminal (the manual's Safety article).
 ///
 /// A cloned collection or a shared Firestore project is written by others: a
 /// document id like `x\u{1B}]0;PWNED\u{07}\u{1B}[2J` would retitle and clear

@@ -10,7 +10,7 @@ import BooksyncCore
 /// changed to the same content" and records it (converged) instead of redoing
 /// or losing anything. Record files are not fsynced, so this
 /// holds for crashes of booksync, not for a power loss of the machine (see
-/// <doc:Safety>).
+/// the manual's Safety article).
 ///
 /// A record whose conflict pull stored (`ConflictStore`) is settled once a
 /// new base is recorded for it: its stored conflict is cleared only after
@@ -167,7 +167,7 @@ struct BaseState {
     /// Pack bytes held at most between saves: beyond this they are appended
     /// early (a copy the manifest does not name yet is harmless), so a first
     /// pull of a large collection does not hold every copy while saves grow
-    /// rarer (<doc:Benchmarks>).
+    /// rarer (the Benchmarks article).
     static let pendingCopiesLimit = 4 << 20
 
     /// Appends the copies recorded since the last append (and syncs them).

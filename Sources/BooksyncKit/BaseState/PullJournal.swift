@@ -28,7 +28,7 @@ import Darwin
 /// for a write or merge (the file's canonical content hash, which differs
 /// from the base copy's after a field merge), `D TAB - TAB - TAB <encoded id>`
 /// for a removal. Not synced to disk: like the record files it protects, it
-/// covers booksync being killed, not the machine losing power (<doc:Safety>).
+/// covers booksync being killed, not the machine losing power (the manual's Safety article).
 struct PullJournal: Sendable {
     /// `pull-journal` in the sync state of the remote in use.
     let path: String

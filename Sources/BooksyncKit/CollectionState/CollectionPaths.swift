@@ -1,11 +1,11 @@
-/// Where everything of one collection directory lives (<doc:CollectionFormat>).
+/// Where everything of one collection directory lives (the manual's CollectionFormat article).
 package struct CollectionPaths: Sendable, Equatable {
     /// The collection directory: record files live directly in it.
     package let root: String
     /// The directory of the sync state of the remote in use (its manifest,
     /// base copies and stored conflicts): `.booksync` for origin,
     /// `.booksync/remotes/NAME` for a shared remote, `.booksync/local/NAME`
-    /// for a local-only one (<doc:RemotesAndTargets>).
+    /// for a local-only one (the manual's RemotesAndTargets article).
     package let syncState: String
 
     /// The paths of the collection at `root` (absolute, as `locate` gives it),
@@ -73,7 +73,7 @@ package struct CollectionPaths: Sendable, Equatable {
     }
 
     /// Refuses a state directory or file that is a symbolic link, FIFO, device
-    /// or the wrong kind (<doc:Safety>): a cloned repository can commit
+    /// or the wrong kind (the manual's Safety article): a cloned repository can commit
     /// `.booksync/lock -> ~/.bashrc`, and booksync must never write through it.
     /// Every file is also opened with O_NOFOLLOW; this check names the problem
     /// up front, before any command has done anything.

@@ -5,7 +5,7 @@
 /// thousands of files) leaves a long window in which the files hold one
 /// branch and the manifest another. A sync inside that window reads git's
 /// writes as local edits and a file between its unlink and its write as a
-/// delete, and pushes both (<doc:Safety>). So syncs wait while git works.
+/// delete, and pushes both (the manual's Safety article). So syncs wait while git works.
 ///
 /// The git directory is found as git finds it, without running git or
 /// anything the repository configures: the nearest `.git` at or above the
@@ -73,7 +73,7 @@ extension CollectionDirectory {
 
     /// Returns once git is not changing the tree; waits out git's index lock
     /// (up to `gitWaitLimit`) and refuses at once a merge, rebase,
-    /// cherry-pick, revert or bisect left in progress (<doc:Safety>).
+    /// cherry-pick, revert or bisect left in progress (the manual's Safety article).
     /// - Throws: `.gitBusy` naming what git is doing.
     func waitForQuietGit() async throws(BooksyncError) {
         let clock = ContinuousClock()

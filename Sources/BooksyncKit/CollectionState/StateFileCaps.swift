@@ -2,7 +2,7 @@ import BooksyncCore
 
 /// The small state files a clone commits, config.json and remotes.json,
 /// are read whole by every command, so each is read only up to a size of its
-/// own (<doc:CollectionFormat>): a planted file of any size then costs a
+/// own (the manual's CollectionFormat article): a planted file of any size then costs a
 /// command at most that many bytes, and is refused with a sentence that
 /// names the file and the size. The manifest has no such cap: a million
 /// records make a large one legitimately, and it is read block by block.

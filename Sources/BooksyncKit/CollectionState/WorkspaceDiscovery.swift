@@ -2,7 +2,7 @@ import BooksyncCore
 
 /// The collections below a folder that is not itself inside one (a data
 /// repository holding `books/`, `authors/`, …), for workspace commands
-/// (<doc:Scopes>).
+/// (the manual's Scopes article).
 ///
 /// The folder may be a stranger's clone, so the search is bounded and never
 /// follows a link: dot folders (`.git`, `.booksync` of nothing) are skipped,

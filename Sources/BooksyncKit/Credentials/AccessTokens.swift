@@ -115,7 +115,7 @@ package actor AccessTokens {
 /// fails (gcloud says there what to do, "run gcloud auth login"; it never
 /// holds the token). Its lines are joined into the one-line message; control
 /// characters in it are escaped where every message is, at the CLI's console
-/// gate (`TerminalText`, <doc:Safety>), so they are not escaped twice.
+/// gate (`TerminalText`, the manual's Safety article), so they are not escaped twice.
 enum TokenCommand {
     /// Characters of a failing command's standard error shown in the message.
     static let shownErrorCharacters = 2_000

@@ -1,6 +1,6 @@
 import BooksyncCore
 
-/// Credential sources 3–5 of <doc:Firestore>, tried after the ready token and
+/// Credential sources 3–5 of the manual's Firestore article, tried after the ready token and
 /// the token command, in the order Google's own client libraries use
 /// (Application Default Credentials): the file named by
 /// `GOOGLE_APPLICATION_CREDENTIALS`, gcloud's ADC file, the metadata server.

@@ -36,7 +36,7 @@ public struct FirestoreEndpoint: Sendable {
     /// The endpoint the environment asks for: the emulator when
     /// `FIRESTORE_EMULATOR_HOST=host:port` is set (plain HTTP, `Bearer owner`),
     /// else production over HTTPS with credentials found in this order
-    /// (<doc:Firestore>): `BOOKSYNC_ACCESS_TOKEN`; a token command from
+    /// (the manual's Firestore article): `BOOKSYNC_ACCESS_TOKEN`; a token command from
     /// `BOOKSYNC_TOKEN_COMMAND`; `tokenCommand` in the user's config file
     /// (`UserConfig`); then, given a `transport` to exchange credentials over,
     /// `CredentialSources` (GOOGLE_APPLICATION_CREDENTIALS, gcloud's ADC file,

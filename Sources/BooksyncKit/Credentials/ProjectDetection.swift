@@ -1,7 +1,7 @@
 import BooksyncCore
 
 /// The Firestore project `init` uses when `--firestore` names none, found the
-/// way Google's and Firebase's own tools find it (<doc:Commands>):
+/// way Google's and Firebase's own tools find it (the manual's Commands article):
 /// `$GOOGLE_CLOUD_PROJECT`, then `$GCLOUD_PROJECT`, then the default project
 /// in the nearest `.firebaserc` (the file `firebase use` writes) from the
 /// directory up to `/`. An empty variable counts as unset, as shells treat it.

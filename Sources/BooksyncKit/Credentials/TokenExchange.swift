@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// A credential that is exchanged over HTTP for short-lived access tokens
-/// (<doc:Firestore>, sources 3–5): a service account's signed JWT or a user's
+/// (the manual's Firestore article, sources 3–5): a service account's signed JWT or a user's
 /// refresh token POSTed to a `token_uri`, a GET to the metadata server, or
 /// one of the keyless chains of several requests (`ExternalAccount`,
 /// `ServiceAccountImpersonation`).
@@ -122,7 +122,7 @@ package struct TokenExchange: Sendable {
     static let metadataHosts = Mutex<[String: MetadataPresence]>([:])
 
     /// Tries of one token request: a 429, 5xx or network error is retried
-    /// (<doc:Firestore>), a refusal is not.
+    /// (the manual's Firestore article), a refusal is not.
     static let attempts = 3
     /// Bounds of a token's lifetime as the endpoint states it (`expires_in`):
     /// a tiny one would mean an exchange per request, a huge one an overflow;

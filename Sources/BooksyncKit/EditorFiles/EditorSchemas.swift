@@ -2,7 +2,7 @@ import BooksyncCore
 
 /// One JSON Schema file for editors (`booksync schema`): where it lives in
 /// `.booksync/` (committed, so every clone's editor has it), what it holds,
-/// and how record files point at it (<doc:CollectionFormat> ("Editing records")).
+/// and how record files point at it (the manual's CollectionFormat article, "Editing records").
 package struct EditorSchemaFile: Sendable, Equatable {
     /// Absolute path of the schema file.
     package let path: String
@@ -24,7 +24,7 @@ extension CollectionDirectory {
     /// The most subcollection paths that get a schema file of their own (in
     /// path order). A schema file is about 20 KB and every command that
     /// checks them encodes each, so a config with hundreds of discovered
-    /// paths (<doc:WholeProject>) must not make every `validate` and `init`
+    /// paths (the manual's WholeProject article) must not make every `validate` and `init`
     /// write or read megabytes; records of the paths past it are synced and
     /// validated all the same, only editors get no schema for them.
     package static let maximumSubcollectionSchemaFiles = 100

@@ -2,7 +2,7 @@ import BooksyncCore
 
 /// Status: the three-way comparison, writing nothing but the stat cache.
 extension CollectionDirectory {
-    /// The three-way status of every record (<doc:ThreeWaySync>).
+    /// The three-way status of every record (the manual's ThreeWaySync article).
     /// - Parameters:
     ///   - remote: The remote collection to compare with; nil (`--offline`)
     ///     counts the remote side as unchanged and needs no network.

@@ -9,7 +9,7 @@ import BooksyncCore
 ///
 /// Push (`planPush`) and `status --offline` classify these record by record
 /// instead of classifying the whole collection at once, which for a first
-/// push of a million records held more than the plan itself (<doc:Benchmarks>).
+/// push of a million records held more than the plan itself (the Benchmarks article).
 struct DifferingRecords: Sendable {
     private let added: PackedRecordIDs
     private let rest: [RecordID]

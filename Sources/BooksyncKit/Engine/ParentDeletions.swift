@@ -1,7 +1,7 @@
 import BooksyncCore
 
 /// A document deleted by a sync that still has subcollection records
-/// (<doc:CollectionFormat>): Firestore keeps a document's subcollections when the
+/// (the manual's CollectionFormat article): Firestore keeps a document's subcollections when the
 /// document is deleted, and booksync never deletes them implicitly either,
 /// so it says so instead of leaving them orphaned in silence.
 public struct ParentDeletion: Sendable, Equatable {

@@ -1,7 +1,7 @@
 import BooksyncCore
 
 extension CollectionDirectory {
-    /// Applies remote changes locally (<doc:ThreeWaySync>, `pull` column).
+    /// Applies remote changes locally (the manual's ThreeWaySync article, `pull` column).
     /// - Parameters:
     ///   - remote: The remote collection to pull from.
     ///   - options: `--dry-run`, `--ours`/`--theirs`, the mass-delete guard.
@@ -25,7 +25,7 @@ extension CollectionDirectory {
     }
 }
 
-/// Pull: applying remote changes locally (<doc:ThreeWaySync>, `pull` column).
+/// Pull: applying remote changes locally (the manual's ThreeWaySync article, `pull` column).
 /// gather (scan, remote snapshot, classify) → plan (pure) → guard → execute → record.
 extension SyncEngine {
     /// Runs the pull; see `CollectionDirectory.pull`.

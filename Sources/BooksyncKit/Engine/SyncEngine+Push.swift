@@ -1,9 +1,9 @@
 import Synchronization
 import BooksyncCore
 
-/// Push: publishing local changes, every write guarded (<doc:ThreeWaySync>, `push` column).
+/// Push: publishing local changes, every write guarded (the manual's ThreeWaySync article, `push` column).
 extension CollectionDirectory {
-    /// Publishes local changes (<doc:ThreeWaySync>, `push` column). Sends only what
+    /// Publishes local changes (the manual's ThreeWaySync article, `push` column). Sends only what
     /// changed, every write guarded by a precondition; a failed precondition is
     /// settled by fetching that document: same content → recorded, else reported.
     /// gather (scan, classify) → plan (pure) → guard → execute → record.

@@ -16,7 +16,7 @@ package struct SeedOptions: Sendable {
 }
 
 /// Seed: one-way publishing of the files to a target without a three-way
-/// base, for loading the emulator or a fresh staging project (<doc:RemotesAndTargets>).
+/// base, for loading the emulator or a fresh staging project (the manual's RemotesAndTargets article).
 extension CollectionDirectory {
     /// Writes every valid record file to the selected remote, overwriting what
     /// is there (no preconditions: nothing of the remote is compared), and,

@@ -5,7 +5,7 @@ import BooksyncCore
 ///
 /// `CollectionDirectory.pull` and `.push` are its facades: they take the lock,
 /// make an engine (which loads the base and scans the files) and run it.
-/// The stages — gather, plan, guard, execute and record (<doc:Architecture>)
+/// The stages — gather, plan, guard, execute and record (the Architecture article)
 /// — are its methods in `SyncEngine+Pull.swift` and `SyncEngine+Push.swift`;
 /// per-record work that runs on several threads at once (applying a pull
 /// step, loading a push chunk) stays on `CollectionDirectory`, which is

@@ -15,7 +15,7 @@ public struct SyncOptions: Sendable {
     /// `--full`: list every remote name even when a change field and mark
     /// would let pull read only the changes.
     public var fullListing = false
-    /// The pathspecs: only these records are synced (<doc:Scopes>), the
+    /// The pathspecs: only these records are synced (the manual's Scopes article), the
     /// same scope `status` takes.
     public var scope = RecordScope.everything
     /// Once a download of unknown size (a first pull) has lasted this long,
@@ -34,7 +34,7 @@ public struct SyncOptions: Sendable {
     /// The defaults: report conflicts, write, refuse mass deletes, no `--atomic`.
     public init() {}
 
-    /// The one mass-delete check (<doc:Safety>), for the plan of either
+    /// The one mass-delete check (the manual's Safety article), for the plan of either
     /// command: refuses a plan that deletes too much of the `baseCount` base
     /// records, unless `--force`.
     /// - Parameter rerun: the command line that runs it past the guard (nil: `booksync COMMAND --force`).

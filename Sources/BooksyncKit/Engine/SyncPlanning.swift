@@ -1,7 +1,7 @@
 import BooksyncCore
 
 extension CollectionDirectory {
-    /// Plans a push record by record (<doc:ThreeWaySync>, `push` column): the
+    /// Plans a push record by record (the manual's ThreeWaySync article, `push` column): the
     /// records that differ from the base, in id order, each classified against
     /// the base alone and added to a packed plan whose writes are cut into
     /// chunks of `chunkSize` (one request each).

@@ -4,7 +4,7 @@ import BooksyncCore
 public struct RecordStatus: Sendable, Equatable {
     /// The record.
     public let id: RecordID
-    /// How base, record file and document relate (<doc:ThreeWaySync>).
+    /// How base, record file and document relate (the manual's ThreeWaySync article).
     public let state: SyncState
 }
 

@@ -33,7 +33,7 @@ package struct FileStat: Sendable, Equatable {
 
 /// What a directory entry is. Only regular files can be records or state
 /// files: a cloned collection may hold links, and a local one FIFOs or
-/// devices, and booksync reads and writes none of them (<doc:Safety>).
+/// devices, and booksync reads and writes none of them (the manual's Safety article).
 public enum FileKind: Sendable, Equatable {
     case regular, directory, symbolicLink, fifo, device, socket, other
     /// A regular file with more than one name: written in place (the lock, the

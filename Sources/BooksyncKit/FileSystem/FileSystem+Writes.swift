@@ -114,7 +114,7 @@ extension FileSystem {
                                                isOwnWrite: ([UInt8]) -> Bool = { _ in false }) -> Int {
         // Listed in batches, keeping only the marked names: the top of a
         // collection holds every record file, and a million names held at once
-        // were the peak of a whole push (<doc:Benchmarks>).
+        // were the peak of a whole push (the Benchmarks article).
         guard let lister = try? DirectoryLister(directory) else { return 0 }
         var names: [String] = []
         while true {

@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// Replacing or removing a record file only if it still holds what the scan
-/// read, checked at the moment of replacement (<doc:Safety>).
+/// read, checked at the moment of replacement (the manual's Safety article).
 ///
 /// Checking the file and then renaming over it leaves a window in which an
 /// editor's save is lost: the editor renames its new file into place after

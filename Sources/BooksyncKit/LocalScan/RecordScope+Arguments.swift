@@ -1,7 +1,7 @@
 import BooksyncCore
 
 extension CollectionDirectory {
-    /// The scope of command-line pathspecs (<doc:Scopes>): an id
+    /// The scope of command-line pathspecs (the manual's Scopes article): an id
     /// (`dune`, `dune/reviews/r1`), a file (`dune.json`, `./-Nq1.json`), a
     /// folder (`dune/reviews/`, `dune/`, `.`), or a glob (`'sci-*'`, `'**/r1.json'`). Paths
     /// and globs are relative to the current directory when it is inside the

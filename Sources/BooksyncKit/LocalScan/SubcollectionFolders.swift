@@ -6,7 +6,7 @@ import Darwin
 #endif
 
 /// The folders that hold subcollection records (`dune/reviews/r1.json`):
-/// reached without ever following a symbolic link (<doc:Safety>).
+/// reached without ever following a symbolic link (the manual's Safety article).
 ///
 /// `O_NOFOLLOW` only protects the last component of a path, so a record file
 /// of a path id is only touched after every folder on its way (`dune`,

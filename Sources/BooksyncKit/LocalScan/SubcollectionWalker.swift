@@ -15,7 +15,7 @@ struct SubcollectionFile {
     let name: String
 }
 
-/// Finds the record files of the configured subcollections (<doc:CollectionFormat>):
+/// Finds the record files of the configured subcollections (the manual's CollectionFormat article):
 /// `dune/reviews/r1.json` for `"subcollections": ["reviews"]`, one level
 /// deeper (`dune/reviews/r1/likes/l1.json`) only for `reviews/likes`.
 ///

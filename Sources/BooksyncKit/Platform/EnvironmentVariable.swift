@@ -3,9 +3,9 @@
 /// tests and apps pass their own.
 package enum EnvironmentVariable {
     /// `host:port` of the Firestore emulator; when set, the emulator is the
-    /// target, with a sync state of its own (<doc:RemotesAndTargets>).
+    /// target, with a sync state of its own (the manual's RemotesAndTargets article).
     package static let emulatorHost = "FIRESTORE_EMULATOR_HOST"
-    /// A ready access token, used as is (<doc:Firestore>).
+    /// A ready access token, used as is (the manual's Firestore article).
     package static let accessToken = "BOOKSYNC_ACCESS_TOKEN"
     /// A command whose output is an access token.
     package static let tokenCommand = "BOOKSYNC_TOKEN_COMMAND"

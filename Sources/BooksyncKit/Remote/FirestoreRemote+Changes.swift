@@ -1,6 +1,6 @@
 import BooksyncCore
 
-/// The change-field path (<doc:Firestore> ("What a command costs")): one query for the
+/// The change-field path (the manual's Firestore article, "What a command costs"): one query for the
 /// documents changed since a mark and one `count()`, instead of listing
 /// every name. For an unchanged collection of 100,000 documents that is
 /// 1 + 100 billed reads instead of 100,000.

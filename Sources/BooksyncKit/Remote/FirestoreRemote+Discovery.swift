@@ -51,7 +51,7 @@ package struct DiscoveredCollection: Sendable, Equatable {
     }
 }
 
-/// Discovery of a database's layout over the REST API (<doc:WholeProject>),
+/// Discovery of a database's layout over the REST API (the manual's WholeProject article),
 /// with a number of requests that does not grow with the number of parent
 /// documents:
 ///

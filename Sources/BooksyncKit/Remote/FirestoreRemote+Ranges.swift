@@ -1,6 +1,6 @@
 import BooksyncCore
 
-/// Listing only the names a folder or glob pathspec can select (<doc:Scopes>):
+/// Listing only the names a folder or glob pathspec can select (the manual's Scopes article):
 /// one `__name__` range per id prefix (`RecordScope.listingPrefixes`), so `status 'b1*'` in a collection of 100,000 reads the names from `b1` to
 /// `b2`, not 100,000 (each listed name is a billed read).
 ///

@@ -1,4 +1,4 @@
-/// How FirestoreRemote keeps tokens out of what it reports (<doc:Firestore>):
+/// How FirestoreRemote keeps tokens out of what it reports (the manual's Firestore article):
 /// every text that came from the server (error messages and status names,
 /// write statuses, names of unusable documents, a redirect's Location) is
 /// scrubbed by `SecretRedaction` before it leaves `FirestoreRemote` in an

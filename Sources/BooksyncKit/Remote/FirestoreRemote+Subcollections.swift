@@ -1,6 +1,6 @@
 import BooksyncCore
 
-/// Subcollections over the REST API (<doc:CollectionFormat> and <doc:Firestore>): every configured
+/// Subcollections over the REST API (the manual's CollectionFormat and Firestore articles): every configured
 /// subcollection is listed by collection-group queries, never a request per
 /// parent document.
 ///

@@ -7,7 +7,7 @@ import BooksyncCore
 /// - Listing is a `:runQuery` ordered by name, in batches continued after the
 ///   last name seen; it selects only names and revisions (`select __name__`)
 ///   unless bodies are wanted. On the emulator this is several times faster
-///   than paging through `GET …/books` (<doc:Benchmarks>), and it needs a request per up to 5,000 documents (10,000 without
+///   than paging through `GET …/books` (the contributor docs' Benchmarks article), and it needs a request per up to 5,000 documents (10,000 without
 ///   bodies) instead of per 300.
 /// - Bodies come from `:batchGet` (answers in any order: keyed by name).
 /// - Writes go through `:batchWrite` (or `:commit` when atomic), preconditions
@@ -123,7 +123,7 @@ public struct FirestoreRemote: Sendable {
 
     /// The whole collection, by `:runQuery`; a server that does not offer it
     /// (a gateway answering 404 or 501 UNIMPLEMENTED) is paged through
-    /// `documents.list` instead, as <doc:Firestore> first described.
+    /// `documents.list` instead, as the manual's Firestore article first described.
     /// Each answer's documents go to `each` as it arrives.
     private func list(withBodies: Bool, progress: @escaping @Sendable (Int) -> Void,
                       each: (RemoteListing, [RecordID: RemoteDocument]) -> Void) async throws(RemoteError) {

@@ -13,7 +13,7 @@ public struct ApplyOutcome: Sendable {
 
 extension CollectionDirectory {
     /// `booksync apply`: performs exactly the writes of a saved plan
-    /// (<doc:ReviewingChanges>).
+    /// (the manual's ReviewingChanges article).
     ///
     /// Before anything is written, every planned file is read and compared
     /// with the plan's hash, every planned record classified against the base

@@ -3,7 +3,7 @@ import BooksyncCore
 extension CollectionDirectory {
     /// `booksync plan`: what `push` would do now, pinned to the files' bytes
     /// and the documents' revisions so that `apply` can do exactly that later
-    /// (<doc:ReviewingChanges>).
+    /// (the manual's ReviewingChanges article).
     ///
     /// The writes are push's (its dry run, with the same mass-delete guard);
     /// then the documents they touch are read in one `:batchGet` (one billed

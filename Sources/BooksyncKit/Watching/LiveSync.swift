@@ -4,7 +4,7 @@ import BooksyncCore
 /// shortly after they settle, the remote is polled at an interval, and each
 /// round is an ordinary push or pull, so conflicts, merges, invalid files,
 /// the mass-delete guard, the editor race and the lock behave exactly as in
-/// those commands (<doc:LiveSync>).
+/// those commands (the manual's LiveSync article).
 ///
 /// The lock is taken per round, never between rounds, so other commands and
 /// `RecordStore` apps run meanwhile; a round that finds the lock held waits
