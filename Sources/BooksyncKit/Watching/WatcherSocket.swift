@@ -93,13 +93,15 @@ package struct WatcherSocket: Sendable, Equatable {
     /// (however it trickles its answer in), when the one that answers runs
     /// as another user, or when its answer is not about this collection: the
     /// caller then scans everything.
-    package func ask(since token: ChangeJournal.Token?, layout: String) -> WatcherReply? {
-        let deadline = ContinuousClock.now + Self.answerWait
+    /// `wait` is `answerWait` for a command; tests that must get an answer
+    /// on a machine busy with other tests wait longer.
+    package func ask(since token: ChangeJournal.Token?, layout: String, wait: Duration = answerWait) -> WatcherReply? {
+        let deadline = ContinuousClock.now + wait
         let fd = Self.newSocket()
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         // Bounds `connect`, which waits while the watcher's backlog is full.
-        Self.setTimeouts(fd, milliseconds: Int32(Self.answerWait.components.seconds * 1000))
+        Self.setTimeouts(fd, milliseconds: Int32(wait.components.seconds * 1000))
         guard Self.withAddress(path, { connect(fd, $0, $1) }) == 0, Self.peerIsSelf(fd) else { return nil }
         let question = WatcherMessages.question(root: root, layout: layout, since: token)
         guard SocketExchange.sendAll(question, to: fd, deadline: deadline), shutdown(fd, Int32(SHUT_WR)) == 0,

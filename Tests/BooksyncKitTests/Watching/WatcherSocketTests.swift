@@ -10,6 +10,9 @@ import BooksyncTestSupport
 /// damaged scan record. Each gives a full scan, never a wrong answer.
 @Suite(.hangGuard) struct WatcherSocketTests {
     static func environment(_ folder: String) -> [String: String] { [WatcherSocket.folderVariable: folder] }
+    /// Where an answer is expected: a command's two seconds are too short for
+    /// a watch thread starved by `swift test`'s parallel suites on two cores.
+    static let busyMachineWait = Duration.seconds(30)
 
     @Test func answersReadBackAndAreAboutOneCollectionOnly() {
         let token = ChangeJournal.Token(instance: 9, sequence: 4)
@@ -71,19 +74,19 @@ import BooksyncTestSupport
         let watch = FolderWatch(root: scratch.path + "/a", subcollections: try Subcollections.parse(paths: [], requirements: []))
         let server = try WatchServer(socket: socketA, layout: watch.layout, answer: { watch.ask(since: $0) }, tick: { watch.drain() })
         defer { server.stop() }
-        let first = try #require(socketA.ask(since: nil, layout: "")?.token)
+        let first = try #require(socketA.ask(since: nil, layout: "", wait: Self.busyMachineWait)?.token)
         try "{}".write(toFile: scratch.path + "/a/dune.json", atomically: false, encoding: .utf8)
-        #expect(socketA.ask(since: first, layout: "")?.answer == .changed(["dune.json"]))
+        #expect(socketA.ask(since: first, layout: "", wait: Self.busyMachineWait)?.answer == .changed(["dune.json"]))
         // B's question at A's socket (a socket file copied or linked over B's name) gets no answer.
         let socketB = try WatcherSocket.forCollection(root: scratch.path + "/b", environment: env, create: true)
         let misdirected = WatcherSocket(path: socketA.path, root: socketB.root)
         #expect(misdirected.ask(since: nil, layout: "") == nil)
         #expect(throws: WatcherSocket.Problem.self) { try WatchServer(socket: socketA, layout: watch.layout, answer: { watch.ask(since: $0) }, tick: {}) }
         // A command that reads other subcollections from config.json than the watch watches gets no token.
-        let otherLayout = socketA.ask(since: first, layout: "reviews")
+        let otherLayout = socketA.ask(since: first, layout: "reviews", wait: Self.busyMachineWait)
         #expect(otherLayout?.token == nil && otherLayout?.problem?.contains("restart it") == true, "\(String(describing: otherLayout))")
         // A token that is not one, or of another run, is never vouched for.
-        #expect(socketA.ask(since: ChangeJournal.Token(instance: first.instance + 1, sequence: 0), layout: "")?.answer == .cannotVouch(.told(ChangeJournal.Reason.unknownToken.description)))
+        #expect(socketA.ask(since: ChangeJournal.Token(instance: first.instance + 1, sequence: 0), layout: "", wait: Self.busyMachineWait)?.answer == .cannotVouch(.told(ChangeJournal.Reason.unknownToken.description)))
         server.stop()
         #expect(!FileManager.default.fileExists(atPath: socketA.path), "the socket is removed when the watcher stops")
         #expect(socketA.ask(since: first, layout: "") == nil)
