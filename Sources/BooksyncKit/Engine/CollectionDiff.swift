@@ -59,11 +59,12 @@ extension CollectionDirectory {
         let manifest = try loadManifest(for: remote)
         // With the base, as status scans: a synced record below a folder the scan cannot enter is invalid, not deleted.
         let scan = try await scanLocal(base: manifest, baseStamp: stamp)
+        // The gather stage as status, pull and push run it; diff then reads the fields.
+        let gather = SyncGather(collection: self, manifest: manifest, scan: scan, scope: .everything)
         var snapshot: RemoteSnapshot?
         if let remote {
             let named = Set(ids)
-            snapshot = try await readRemote(remote, manifest: manifest, needing: { named.isEmpty || named.contains($0) },
-                                            unbasedLocal: unbasedLocal(scan, manifest: manifest), progress: progress)
+            snapshot = try await gather.readRemote(remote, needing: { named.isEmpty || named.contains($0) }, progress: progress)
         }
         let listing = snapshot?.listing
         // Only the records shown are classified and kept: a million clean
@@ -72,8 +73,8 @@ extension CollectionDirectory {
             throw .invalidArgument("no record '\(TerminalEscaping.abbreviate(id.rawValue))' here, in the base or remotely")
         }
         let classified = ids.isEmpty
-            ? classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false)
-            : classify(scan: scan, manifest: manifest, remote: snapshot, only: ids)
+            ? gather.classify(remote: snapshot, includeClean: false)
+            : gather.classify(remote: snapshot, only: ids)
         let states = Dictionary(classified.records.map { ($0.id, $0.state) }, uniquingKeysWith: { first, _ in first })
         let targets = ids.isEmpty ? classified.records.map(\.id) : ids
         var diffs: [RecordDiff] = []

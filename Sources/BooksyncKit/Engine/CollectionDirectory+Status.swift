@@ -53,15 +53,14 @@ extension CollectionDirectory {
         // Offline, nothing but the base is compared with the files: the scan keeps
         // no hashes, and the records that differ are classified one at a time.
         let scan = try await scanLocal(base: manifest, baseStamp: stamp, keepHashes: remote != nil, scope: scope)
+        // The gather stage as pull and push run it; status stops after it.
+        let gather = SyncGather(collection: self, manifest: manifest, scan: scan, scope: scope)
         var snapshot: RemoteSnapshot?
         if let remote {
-            snapshot = try await readRemote(remote, manifest: manifest, needing: scan.needsRemoteBody, fullListing: fullListing,
-                                            scope: scope, unbasedLocal: unbasedLocal(scan, manifest: manifest), progress: progress)
+            snapshot = try await gather.readRemote(remote, needing: scan.needsRemoteBody, fullListing: fullListing, progress: progress)
         }
-        try requireMatches(scope, scan: scan, manifest: manifest, snapshot: snapshot)
-        let records = snapshot == nil
-            ? offlineStatuses(scan: scan, manifest: manifest)
-            : classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false).statuses
+        try gather.requireMatches(snapshot)
+        let records = snapshot == nil ? gather.offlineStatuses() : gather.classify(remote: snapshot, includeClean: false).statuses
         let listing = snapshot?.listing
         let status = SyncStatus(
             records: records,
@@ -69,18 +68,5 @@ extension CollectionDirectory {
             recordCount: scan.files.count, remoteCount: listing.map { $0.revisions.count + $0.unusable.count },
             filesRead: scan.filesRead)
         return (status, canonical, scan.linkedFiles)
-    }
-
-    /// The records that differ from the base, classified one at a time against
-    /// an unchanged remote (`--offline`), in id order.
-    private func offlineStatuses(scan: LocalScan, manifest: Manifest) -> [RecordStatus] {
-        var statuses: [RecordStatus] = []
-        statuses.reserveCapacity(max(scan.files.notCleanCount, manifest.entries.count - scan.files.knownCleanCount))
-        DifferingRecords(scan: scan, manifest: manifest).walk { id in
-            let state = classifiedRecord(id, scan: scan, manifest: manifest).state
-            if state != .clean { statuses.append(RecordStatus(id: id, state: state)) }
-            return true
-        }
-        return statuses
     }
 }

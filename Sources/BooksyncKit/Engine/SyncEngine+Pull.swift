@@ -80,17 +80,16 @@ extension SyncEngine {
         // Bodies of records changed remotely only come later, chunk by chunk (`applyPullPlan`).
         let (scan, manifest) = (self.scan, self.manifest)
         let skipped: ((RecordID) -> Bool)? = handled.isEmpty ? nil : { handled.sortedIndex(of: $0) != nil }
-        let snapshot = try await collection.readRemote(remote, manifest: manifest,
-                                                       needing: { skipped?($0) != true && scan.pullNeedsRemoteBody($0, base: manifest) },
-                                                       fullListing: options.fullListing, listingBecause: because,
-                                                       counting: !options.round.changesWithoutCount, prefetched: options.round.prefetchedChanges,
-                                                       scope: options.scope, unbasedLocal: collection.unbasedLocal(scan, manifest: manifest),
-                                                       progress: progress)
-        try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: snapshot)
+        let snapshot = try await gather.readRemote(remote,
+                                                   needing: { skipped?($0) != true && scan.pullNeedsRemoteBody($0, base: manifest) },
+                                                   fullListing: options.fullListing, listingBecause: because,
+                                                   counting: !options.round.changesWithoutCount, prefetched: options.round.prefetchedChanges,
+                                                   progress: progress)
+        try gather.requireMatches(snapshot)
         report.unusableRemote = snapshot.listing.unusable
         report.remoteRead = snapshot.read
         // Clean records plan nothing: leaving them out spares building and sorting the whole collection.
-        var classified = collection.classify(scan: scan, manifest: manifest, remote: snapshot, includeClean: false, skipping: skipped)
+        var classified = gather.classify(remote: snapshot, includeClean: false, skipping: skipped)
         var plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
         classified.records = []
         try checkNotEmptied(snapshot, deletes: plan.deletes)
@@ -159,7 +158,7 @@ extension SyncEngine {
         await withTaskCancellationHandler {
             for await batch in batches where failure == nil {
                 report.unusableRemote += batch.listing.unusable
-                let classified = collection.classify(scan: scan, manifest: manifest, remote: batch, only: Array(batch.listing.revisions.keys))
+                let classified = gather.classify(remote: batch, only: Array(batch.listing.revisions.keys))
                 var plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
                 if options.dryRun {
                     report.events += plan.takeEvents()

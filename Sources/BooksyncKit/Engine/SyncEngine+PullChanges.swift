@@ -55,7 +55,7 @@ extension SyncEngine {
         var firstAnswer = true
         var gitChecked = false
         var marking = FirstPullMark(field: mark.field)
-        let (scan, manifest) = (self.scan, self.manifest)
+        let manifest = self.manifest
         await withTaskCancellationHandler {
             while failure == nil, refused == nil, let answer = await handoff.take() {
                 if firstAnswer {
@@ -70,7 +70,7 @@ extension SyncEngine {
                     if manifest.entries[id] == nil { newToBase += 1 }
                     handled.append(id)
                 }
-                let classified = collection.classify(scan: scan, manifest: manifest, remote: answer, only: ids)
+                let classified = gather.classify(remote: answer, only: ids)
                 var plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
                 if options.dryRun {
                     report.events += plan.takeEvents()

@@ -98,9 +98,8 @@ extension CollectionDirectory {
 extension SyncEngine {
     /// Runs the push; see `CollectionDirectory.push`.
     mutating func push() async throws(BooksyncError) -> SyncReport {
-        try collection.requireMatches(options.scope, scan: scan, manifest: manifest, snapshot: nil, fromWatcher: options.round.scopeFromWatcher)
-        var plan = collection.planPush(DifferingRecords(scan: scan, manifest: manifest), scan: scan, manifest: manifest,
-                                       chunkSize: options.atomic ? Int.max : CollectionDirectory.pushChunk)
+        try gather.requireMatches(nil, fromWatcher: options.round.scopeFromWatcher)
+        var plan = gather.planPush(chunkSize: options.atomic ? Int.max : CollectionDirectory.pushChunk)
         // The added files' ids are in the plan's events now; the scan needs them
         // again only to count the records left below a deleted document.
         if rules.subcollections.isEmpty || plan.deletes == 0 { scan.files.forgetAdded() }
@@ -217,7 +216,7 @@ extension SyncEngine {
     /// not applied, and are reported as such.
     private mutating func settleStaleWrites(_ ids: [RecordID], sent: [RecordID: CanonicalRecord],
                                             writes: [RecordID: RemoteWrite]) async throws(BooksyncError) -> [SyncEvent] {
-        let documents = try await collection.fetchRemoteBodies(remote, ids: ids, progress: progress)
+        let documents = try await RemoteReads.fetchBodies(remote, ids: ids, progress: progress)
         var events: [SyncEvent] = []
         for id in ids {
             let ours = sent[id]

@@ -19,13 +19,20 @@ struct SyncEngine {
     let options: SyncOptions
     /// Receives progress, from any thread.
     let progress: @Sendable (SyncProgress) -> Void
+    /// The gather stage's values and methods: the base narrowed to the
+    /// pathspecs, the files scanned against it, the remote read and every
+    /// record classified (`SyncGather`), as status and diff gather.
+    var gather: SyncGather
     /// The base narrowed to the pathspecs (the whole base without them): what
     /// the plan is made against. Released (`releasePlanningBase`) once the plan
     /// is made: with pathspecs it is a copy of its own, which then does not
     /// outlive planning.
-    private(set) var manifest: Manifest
+    var manifest: Manifest { gather.manifest }
     /// The files, scanned against `manifest`.
-    var scan: LocalScan
+    var scan: LocalScan {
+        get { gather.scan }
+        set { gather.scan = newValue }
+    }
     /// The base being recorded, change by change, saved as the command goes.
     var base: BaseState
     /// What the command did (or, in a dry run, would do), record by record.
@@ -51,7 +58,7 @@ struct SyncEngine {
         self.progress = progress
         manifestStampAtStart = collection.manifestWriteStamp()
         let whole = try collection.loadManifest(for: remote)
-        manifest = whole.scoped(to: options.scope)
+        let manifest = whole.scoped(to: options.scope)
         var scanner = collection.makeScanner()
         scanner.writeIndex = !options.dryRun
         scanner.scope = options.scope
@@ -59,7 +66,8 @@ struct SyncEngine {
         // Clean files are then one bit per record in the scan (`LocalFiles`).
         scanner.base = manifest
         if keepChangedRecords { scanner.keepRecordsChangedFrom = manifest }
-        scan = try scanner.scan()
+        let scan = try scanner.scan()
+        gather = SyncGather(collection: collection, manifest: manifest, scan: scan, scope: options.scope)
         // `lock` cleans the state directories and the collection's top; what a
         // killed command left in a subcollection folder the scan has just seen.
         if !options.dryRun {
@@ -98,7 +106,7 @@ struct SyncEngine {
 
     /// Drops the planning copy of the base once the plan is made (see `manifest`).
     mutating func releasePlanningBase() {
-        manifest = Manifest()
+        gather.manifest = Manifest()
     }
 
     /// The report as it ends: the documents a delete left with subcollection

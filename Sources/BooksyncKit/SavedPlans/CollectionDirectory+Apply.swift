@@ -66,7 +66,7 @@ extension SyncEngine {
                 if let record = check.record { records[write.id] = record }
             }
         }
-        let documents = try await collection.fetchRemoteBodies(remote, ids: checked.map(\.write.id), progress: progress)
+        let documents = try await RemoteReads.fetchBodies(remote, ids: checked.map(\.write.id), progress: progress)
         var steps: [PushStep] = []
         var adopted: [SyncEvent] = []
         for check in checked {
@@ -142,7 +142,7 @@ extension SyncEngine {
             case .success(let loaded): record = loaded
             }
         }
-        let classified = collection.classifiedRecord(id, scan: scan, manifest: manifest)
+        let classified = gather.classifiedRecord(id)
         let entry = classified.base
         // Already recorded: applied from this clone before (a delete leaves no entry and no file).
         if write.action == .delete ? (entry == nil && record == nil) : (classified.state == .clean && entry?.hash == record?.hash) {

@@ -41,7 +41,7 @@ extension CollectionDirectory {
                 continue
             }
         }
-        let documents = try await fetchRemoteBodies(remote, ids: steps.map(\.id), progress: progress)
+        let documents = try await RemoteReads.fetchBodies(remote, ids: steps.map(\.id), progress: progress)
         var writes: [SavedPlan.Write] = []
         for step in steps {
             switch plannedWrite(step, document: documents[step.id], base: engine.base.manifest.entries[step.id]) {

@@ -31,10 +31,11 @@ import BooksyncTestSupport
         #expect(lean.files[Self.id("hyperion")] == .valid(hash: LocalFiles.hashNotKept))
         #expect(lean.files[Self.id("foundation")] == .valid(hash: LocalFiles.hashNotKept))
         #expect(lean.files[Self.id("solaris")] == nil && lean.files[Self.id("nobody")] == nil)
-        var reads: [RecordID: LocalRead] = [:]
+        let fullGather = SyncGather(collection: collection, manifest: manifest, scan: full, scope: .everything)
+        let leanGather = SyncGather(collection: collection, manifest: manifest, scan: lean, scope: .everything)
         for id in Set(full.files.keys).union(manifest.entries.keys).union([Self.id("nobody")]) {
-            let expected = collection.classifiedRecord(id, scan: full, manifest: manifest, remote: nil, localReads: &reads)
-            let got = collection.classifiedRecord(id, scan: lean, manifest: manifest, remote: nil, localReads: &reads)
+            let expected = fullGather.classifiedRecord(id)
+            let got = leanGather.classifiedRecord(id)
             #expect(got.state == expected.state, "\(id)")
         }
     }
@@ -52,7 +53,7 @@ import BooksyncTestSupport
             return true
         }
         #expect(walked == ["aaa", "broken", "foundation", "g", "hyperion", "nogenre", "solaris", "zzz"])
-        let plan = collection.planPush(candidates, scan: scan, manifest: manifest, chunkSize: chunkSize)
+        let plan = SyncGather(collection: collection, manifest: manifest, scan: scan, scope: .everything).planPush(chunkSize: chunkSize)
         let writes = ["aaa", "foundation", "g", "hyperion", "solaris", "zzz"]
         #expect(plan.steps == writes.count && plan.deletes == 1)
         // The dry run's report: every record acted on or reported, in id order.

@@ -27,11 +27,11 @@ extension RemoteSnapshot {
     }
 }
 
-extension CollectionDirectory {
+extension SyncGather {
     /// Refuses pathspecs that match no record on any side, as git does
     /// ("did not match any file"): a typo must not look like "nothing to do".
-    func requireMatches(_ scope: RecordScope, scan: LocalScan, manifest: Manifest, snapshot: RemoteSnapshot?,
-                        fromWatcher: Bool = false) throws(BooksyncError) {
+    /// `fromWatcher`: the scope is what a live sync saw change, which may be gone.
+    func requireMatches(_ snapshot: RemoteSnapshot?, fromWatcher: Bool = false) throws(BooksyncError) {
         guard !scope.isEverything, !fromWatcher else { return }
         var left = scope.unmatched(scan.files.keys)
         if !left.isEmpty { left = RecordScope(left).unmatched(manifest.entries.keys) }

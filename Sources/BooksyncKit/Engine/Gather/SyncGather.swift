@@ -20,7 +20,29 @@ struct LocalRead: Sendable {
     let fields: Fields
 }
 
-extension CollectionDirectory {
+/// The gather stage every three-way command shares — status, diff, pull,
+/// push, and through push plan, apply and seed: the base narrowed to the
+/// pathspecs and the files scanned against it (made by the command, which
+/// knows how it scans), the remote read (`readRemote`, SyncGather+Remote.swift),
+/// the pathspecs matched (`requireMatches`, SyncScope.swift), and every record
+/// classified by the one rule table (`classify`).
+///
+/// `SyncEngine` holds one for pull and push; status and diff, which stop
+/// after this stage, make their own. A `Sendable` value, so work that runs on
+/// several threads at once can classify through it.
+struct SyncGather: Sendable {
+    /// The collection the files and the base are in.
+    let collection: CollectionDirectory
+    /// The base, narrowed to `scope`: what every record is classified against.
+    var manifest: Manifest
+    /// The files, scanned against `manifest`.
+    var scan: LocalScan
+    /// The pathspecs (everything without them).
+    let scope: RecordScope
+
+    /// How records look in this collection (id field, schema, scope).
+    var rules: RecordRules { collection.rules }
+
     /// Classifies every record known to any side (or just `ids`), sorted by id.
     /// Without a snapshot (`--offline`, push) the remote side counts as
     /// unchanged. A record both sides modified is read and merged here, once:
@@ -29,7 +51,7 @@ extension CollectionDirectory {
     /// differ are returned (what status lists), which spares sorting the whole
     /// collection. The records `skipping` names are left out (a pull's
     /// change query settled them).
-    func classify(scan: LocalScan, manifest: Manifest, remote snapshot: RemoteSnapshot?, includeClean: Bool = true,
+    func classify(remote snapshot: RemoteSnapshot?, includeClean: Bool = true,
                   only ids: [RecordID]? = nil, skipping: ((RecordID) -> Bool)? = nil) -> Classification {
         var result = Classification(records: [], localReads: [:])
         // Room for the records known to differ, so a million new records never
@@ -40,7 +62,7 @@ extension CollectionDirectory {
         result.records.reserveCapacity(ids?.count ?? max(scan.files.notCleanCount, manifest.entries.count - scan.files.knownCleanCount))
         func visit(_ id: RecordID) {
             if let skipping, skipping(id) { return }
-            let record = classifiedRecord(id, scan: scan, manifest: manifest, remote: snapshot, localReads: &result.localReads)
+            let record = classifiedRecord(id, remote: snapshot, localReads: &result.localReads)
             if includeClean || record.state != .clean { result.records.append(record) }
         }
         if let ids {
@@ -58,8 +80,7 @@ extension CollectionDirectory {
 
     /// The class of the record `id` (see `classify`). A record both sides
     /// modified is read and merged here; what was read goes into `localReads`.
-    func classifiedRecord(_ id: RecordID, scan: LocalScan, manifest: Manifest, remote snapshot: RemoteSnapshot?,
-                          localReads: inout [RecordID: LocalRead]) -> ClassifiedRecord {
+    func classifiedRecord(_ id: RecordID, remote snapshot: RemoteSnapshot?, localReads: inout [RecordID: LocalRead]) -> ClassifiedRecord {
         // A scan without hashes has none to compare with the remote's.
         precondition(scan.files.keepsHashes || snapshot == nil, "a scan without hashes classified against a remote")
         let base = manifest.entries[id]
@@ -71,10 +92,10 @@ extension CollectionDirectory {
         }
         var merge: RecordMerge?
         let state = SyncRules.classify(base: base, local: local, remote: snapshot?.version(id) ?? .notChecked,
-                                       localInScope: { rules.scope == nil || readLocal(id).map { rules.isInScope(fields: $0.fields, id: id) } ?? true }) {
-            guard let remoteFields = snapshot?.bodies[id]?.record?.fields, let read = readLocal(id) else { return nil }
+                                       localInScope: { rules.scope == nil || collection.readLocal(id).map { rules.isInScope(fields: $0.fields, id: id) } ?? true }) {
+            guard let remoteFields = snapshot?.bodies[id]?.record?.fields, let read = collection.readLocal(id) else { return nil }
             localReads[id] = read
-            merge = RecordMerge(base: baseCopies.fields(id, hash: base?.hash), local: read.fields, remote: remoteFields)
+            merge = RecordMerge(base: collection.baseCopies.fields(id, hash: base?.hash), local: read.fields, remote: remoteFields)
             return merge?.outcome
         }
         return ClassifiedRecord(id: id, state: state, base: base, remoteRevision: snapshot?.listing.revisions[id], merge: merge)
@@ -82,21 +103,38 @@ extension CollectionDirectory {
 
     /// The class of the record `id` against the base alone (no remote, so
     /// nothing is merged and nothing read for a merge).
-    func classifiedRecord(_ id: RecordID, scan: LocalScan, manifest: Manifest) -> ClassifiedRecord {
+    func classifiedRecord(_ id: RecordID) -> ClassifiedRecord {
         var noReads: [RecordID: LocalRead] = [:]
-        return classifiedRecord(id, scan: scan, manifest: manifest, remote: nil, localReads: &noReads)
+        return classifiedRecord(id, remote: nil, localReads: &noReads)
     }
 
     /// The valid local records without a base entry, when the collection
     /// has a scope (`findLeftScope` reads them by name); none without one.
-    func unbasedLocal(_ scan: LocalScan, manifest: Manifest) -> [RecordID] {
+    var unbasedLocal: [RecordID] {
         guard rules.scope != nil else { return [] }
         return scan.files.keys.filter { id in
             guard manifest.entries[id] == nil, case .valid? = scan.files[id] else { return false }
             return true
         }
     }
+}
 
+extension SyncGather {
+    /// The records that differ from the base, classified one at a time against
+    /// an unchanged remote (`--offline`), in id order.
+    func offlineStatuses() -> [RecordStatus] {
+        var statuses: [RecordStatus] = []
+        statuses.reserveCapacity(max(scan.files.notCleanCount, manifest.entries.count - scan.files.knownCleanCount))
+        DifferingRecords(scan: scan, manifest: manifest).walk { id in
+            let state = classifiedRecord(id).state
+            if state != .clean { statuses.append(RecordStatus(id: id, state: state)) }
+            return true
+        }
+        return statuses
+    }
+}
+
+extension CollectionDirectory {
     /// The local file of `id`, parsed; nil when it cannot be read or parsed.
     func readLocal(_ id: RecordID) -> LocalRead? {
         guard let bytes = try? FileSystem.readFile(paths.recordFile(id)), case .success(let fields) = rules.parse(bytes) else { return nil }
