@@ -68,10 +68,10 @@ enum WholeDatabaseClone {
             } catch {
                 throw BooksyncError.io(error)
             }
-            if !context.quiet {
-                context.console.out("")
-                context.console.out("== \(name: context.display(folder)) (firestore \(name: target.project)/\(name: target.database) \(name: item.root.collection))")
-            }
+            // Under `-q` too, as a workspace command heads each collection: the
+            // pull's result line ("pulled 3") says nothing of where without it.
+            if !context.quiet || item.root.collection != found.first?.root.collection { context.console.out("") }
+            context.console.out("== \(name: context.display(folder)) (firestore \(name: target.project)/\(name: target.database) \(name: item.root.collection))")
             let code: ExitCode
             do {
                 code = try await clone(item, into: folder, project: target.project, database: target.database, arguments: arguments, context: context)

@@ -91,6 +91,15 @@ import BooksyncTestSupport
         #expect(after.status == 0 && !after.stdout.contains("new since the clone"), "\(after.stdout)\n\(after.stderr)")
         let again = try BinaryTests.run(["discover"], in: db, environment: environment)
         #expect(again.status == 0 && again.stdout.contains("nothing new in firestore \(project)/(default)"), "\(again.stdout)\n\(again.stderr)")
+
+        // `-q`: no layout and no closing advice, and every pull's result under its collection's heading.
+        let quiet = try BinaryTests.run(["clone", "-q", "--firestore", project, "quiet"], in: scratch.path, environment: environment)
+        #expect(quiet.status == 0, "\(quiet.stdout)\n\(quiet.stderr)")
+        let lines = quiet.stdout.split(separator: "\n")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: scratch.path + "/quiet").filter { !$0.hasPrefix(".booksync-") }
+        #expect(lines.first?.hasPrefix("== quiet/") == true, "\(quiet.stdout)")
+        #expect(lines.filter { $0.hasPrefix("== quiet/") }.count == folders.count, "\(quiet.stdout)")
+        #expect(!quiet.stdout.contains("the clone costs") && !quiet.stdout.contains("Cloned "), "\(quiet.stdout)")
     }
 
     /// `the clone costs about 31 billed reads: …`.
