@@ -11,6 +11,15 @@ import BooksyncTestSupport
 /// scripts/test installs zsh and fish with apt-get; without them these
 /// tests fail, never skip.
 @Suite struct CompletionTests {
+    /// Where `name` is installed: the first of PATH's folders that holds it
+    /// (`/usr/bin/zsh` on Debian, `/bin/zsh` and Homebrew's fish and bash 5 on
+    /// macOS), or the Debian path, which then fails the installed check.
+    static func shell(_ name: String) -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let folders = path.split(separator: ":").map(String.init) + ["/usr/bin", "/bin", "/opt/homebrew/bin", "/usr/local/bin"]
+        return folders.map { $0 + "/" + name }.first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/" + name
+    }
+
     /// Runs `script` in bash with the completion loaded from the built binary.
     static func bash(_ script: String, in directory: String) throws -> BinaryTests.Output {
         let loaded = """
@@ -20,7 +29,7 @@ import BooksyncTestSupport
             \(script)
             """
         return try BinaryTests.run(["-c", loaded], in: directory, environment: ["BOOKSYNC": BinaryTests.executable],
-                                   program: "/bin/bash")
+                                   program: Self.shell("bash"))
     }
 
     @Test func registersTheFunction() throws {
@@ -71,10 +80,10 @@ import BooksyncTestSupport
             result = try Self.bash("comp " + bashWords(line).map { "'" + $0 + "'" }.joined(separator: " "), in: directory)
         case .zsh:
             result = try BinaryTests.run(["-f", Fixtures.root + "/completion/zsh-capture.zsh", BinaryTests.executable, line], in: directory,
-                                         program: "/usr/bin/zsh")
+                                         program: Self.shell("zsh"))
         case .fish:
             let script = "\"$BOOKSYNC\" completion fish | source; complete -C'\(line)'"
-            result = try BinaryTests.run(["-N", "-c", script], in: directory, environment: ["BOOKSYNC": BinaryTests.executable], program: "/usr/bin/fish")
+            result = try BinaryTests.run(["-N", "-c", script], in: directory, environment: ["BOOKSYNC": BinaryTests.executable], program: Self.shell("fish"))
         }
         var words = result.stdout.split(separator: "\n").map { String($0.split(separator: "\t", maxSplits: 1).first ?? "") }
         // fish offers `--color=never` whole and folders with their slash; the other shells the value alone.
@@ -89,7 +98,7 @@ import BooksyncTestSupport
     @Test(arguments: Shell.allCases, cases.indices)
     func completes(_ shell: Shell, _ index: Int) throws {
         let (line, expected) = Self.cases[index]
-        let program = shell == .bash ? "/bin/bash" : "/usr/bin/" + shell.rawValue
+        let program = Self.shell(shell.rawValue)
         try #require(FileManager.default.isExecutableFile(atPath: program), "\(shell) is not installed; scripts/test installs it with apt-get")
         let scratch = try ScratchDirectory()
         try FileManager.default.createDirectory(atPath: scratch.path + "/alpha", withIntermediateDirectories: true)

@@ -5,7 +5,9 @@ import BooksyncTestSupport
 /// A full disk, for real: a 512 KiB tmpfs mounted in a mount namespace of its
 /// own (`unshare -m`, so it vanishes with the command), filled to the last
 /// block. `fmt` of files that parse leaves them untouched and names the
-/// real cause; it said "5 could not be parsed".
+/// real cause; it said "5 could not be parsed". Linux only: mount
+/// namespaces and `unshare` are Linux's.
+#if os(Linux)
 @Suite struct FullDiskTests {
     @Test func fmtOnAFullDiskNamesTheCauseAndLeavesTheFiles() throws {
         let scratch = try ScratchDirectory()
@@ -31,3 +33,4 @@ import BooksyncTestSupport
                 "\(result.stderr)")
     }
 }
+#endif

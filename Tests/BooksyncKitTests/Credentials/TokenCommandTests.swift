@@ -28,8 +28,21 @@ import BooksyncTestSupport
     /// No such process, or a zombie (killed, not yet reaped by init, which may be slow in a container).
     static func isDead(_ pid: Int32) -> Bool {
         if kill(pid, 0) != 0 { return true }
+        #if os(Linux)
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
         return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+        #else
+        // No /proc: ps names a zombie's state with a Z too.
+        let ps = Process()
+        ps.executableURL = URL(fileURLWithPath: "/bin/ps")
+        ps.arguments = ["-o", "stat=", "-p", String(pid)]
+        let pipe = Pipe()
+        ps.standardOutput = pipe
+        guard (try? ps.run()) != nil else { return false }
+        ps.waitUntilExit()
+        let state = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return state.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("Z")
+        #endif
     }
 
     /// The command starts with no signal blocked, whatever the calling thread
