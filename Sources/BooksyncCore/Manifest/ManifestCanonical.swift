@@ -114,15 +114,24 @@ package struct CanonicalManifestDecoder {
         return (key, value)
     }
 
-    /// `  "changesSince": {"field": "updatedAt", "time": "…"},` with no escapes
-    /// (a field name that needs them takes the full parser) and a valid time.
-    private static func changeMark(_ line: UnsafeBufferPointer<UInt8>) -> ChangeMark? {
+    /// `  "changesSince": {"field": "updatedAt", "time": "…"},`, or with
+    /// `"scope": "…"` between the two (a scoped collection's mark, whose
+    /// text has quotes: `genre == \"sf\"`), with a field name that needs no
+    /// escape (one that does takes the full parser) and a valid time.
+    static func changeMark(_ line: UnsafeBufferPointer<UInt8>) -> ChangeMark? {
         var r = LineReader(line: line, i: 0)
-        guard r.expect("  \"changesSince\": {\"field\": \""), let field = r.plainUntilQuote(), r.expect("\", \"time\": \""),
-              let time = r.plainUntilQuote(), r.expect("\"},"), r.i == line.count,
+        guard r.expect("  \"changesSince\": {\"field\": \""), let field = r.plainUntilQuote() else { return nil }
+        var scope: String?
+        if r.expect("\", \"scope\": \"") {
+            guard let text = r.string(), r.expect(", \"time\": \"") else { return nil }
+            scope = text
+        } else {
+            guard r.expect("\", \"time\": \"") else { return nil }
+        }
+        guard let time = r.plainUntilQuote(), r.expect("\"},"), r.i == line.count,
               let parsed = try? Timestamp(rfc3339: time)
         else { return nil }
-        return ChangeMark(field: field, time: parsed)
+        return ChangeMark(field: field, time: parsed, scope: scope)
     }
 
     /// `    "id": {"hash": "sha256:…", "revision": "…"}` with `,` unless it is the last.

@@ -132,6 +132,30 @@ import BooksyncTestSupport
         #expect(Manifest.decodeCanonical(Manifest().encoded()) == Manifest())
     }
 
+    /// A change mark, with or without a scope, is read by the fast path as
+    /// the full parser reads it; the fast path never reads one differently.
+    @Test(arguments: [
+        ChangeMark(field: "updatedAt", time: Self.markTime),
+        ChangeMark(field: "updatedAt", time: Self.markTime, scope: #"genre == "sf""#),
+        ChangeMark(field: "updatedAt", time: Self.markTime, scope: #"(pages > 100 and tags array-contains "a\b") or `odd field` in ["x", "y"]"#),
+        ChangeMark(field: "updatedAt", time: Self.markTime, scope: "title == \"tab\there\""),
+        ChangeMark(field: "updated \"at\"", time: Self.markTime, scope: "a == 1"),
+    ])
+    func aChangeMarkTakesTheFastPath(mark: ChangeMark) throws {
+        var manifest = Manifest(configFingerprint: "sha256:cf")
+        manifest.changesSince = mark
+        manifest.entries[Self.id("a")] = BaseEntry(hash: Self.hashA, revision: "2024-01-01T00:00:00Z")
+        let bytes = manifest.encoded()
+        #expect(try Manifest.decode(bytes) == manifest)
+        let line = try #require(String(decoding: bytes, as: UTF8.self).split(separator: "\n").first { $0.contains("changesSince") })
+        let fast = Array((line + "").utf8).withUnsafeBufferPointer { CanonicalManifestDecoder.changeMark($0) }
+        // A field name with an escape is the full parser's; every other mark is read here, scope and all.
+        #expect(fast == (mark.field.contains("\"") ? nil : mark), "\(line)")
+        #expect(Manifest.decodeCanonical(bytes) == (fast == nil ? nil : manifest))
+    }
+
+    static let markTime = try! Timestamp(rfc3339: "2024-05-01T10:00:00.123456Z")
+
     @Test(arguments: [
         ("\"records\": {\n", "\"records\": {\n    \"0\": {\"hash\": \"sha256:1\", \"revision\": \"r\"}\n"),  // no comma before the next
         ("\n  }\n}\n", ",\n  }\n}\n"),  // comma before the closing brace
