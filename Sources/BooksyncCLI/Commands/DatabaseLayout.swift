@@ -142,13 +142,14 @@ enum DatabaseLayout {
         var skipped: [Root] = []
         let progress = context.progressDisplay()
         defer { progress.finish() }
+        // One count for the whole discovery: its "listing" phase runs across the collections.
+        let listed = Tally()
         for id in collections {
             let root = Root(id)
             guard root.folder != nil else {
                 skipped.append(root)
                 continue
             }
-            let listed = Tally()
             let update = progress.update
             let tree = try await remote.discover(id) { count in update(SyncProgress(phase: "listing", done: listed.add(count), total: nil)) }
             found.append(Found(root: root, tree: tree))

@@ -56,6 +56,9 @@ struct ProgressMeter {
             phaseHasLine = false
             phaseEnded = false
         }
+        // A count that went back (a caller counting each part from zero) starts
+        // the rate over: measured across the drop it would be negative.
+        if let done = samples.last?.done, progress.done < done { samples = [] }
         latest = progress
         lastReport = now
         if samples.last.map({ now - $0.at >= .milliseconds(500) }) ?? true {

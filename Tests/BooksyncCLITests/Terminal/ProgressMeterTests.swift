@@ -41,6 +41,17 @@ import Testing
         return seconds
     }
 
+    /// A count that starts over within a phase (each part of a whole-database
+    /// discovery once counted from zero) never shows a negative rate.
+    @Test func aCountThatGoesBackNeverShowsANegativeRate() {
+        var meter = ProgressMeter()
+        var lines = Self.run(total: nil, finalCount: 40_000, batch: 1_000, every: 0.25, phase: "listing", meter: &meter).lines
+        lines += Self.run(total: nil, finalCount: 20_000, batch: 500, every: 0.25, start: 10, phase: "listing", meter: &meter).lines
+        #expect(lines.count >= 3, "\(lines)")
+        for line in lines { #expect(!line.text.contains("-"), "\(line.text)") }
+        #expect(lines.last?.text.hasSuffix("2,000/s") == true, "the second part's own rate: \(lines.map(\.text))")
+    }
+
     @Test func aFixedRateGetsATimeLeftThatComesTrue() {
         var meter = ProgressMeter()
         // 4,000 documents a second: 500 every 0.125 s, 100,000 in all.
