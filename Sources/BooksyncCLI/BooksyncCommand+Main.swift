@@ -41,11 +41,61 @@ extension BooksyncCommand {
     /// process at once (files are replaced atomically and a pull journals its
     /// writes first, so even that leaves no partial record and nothing the
     /// next command mistakes for an edit).
-    package static func main(_ arguments: [String], network: NetworkAccess) async -> Int32 {
+    package static func main(_ arguments: [String], network: NetworkAccess, signals: TakenSignals) async -> Int32 {
         let environment = ProcessEnvironment.variables()
-        let stoppedBy = Atomic<Int32>(0)
         let task = Task {
             await run(arguments, environment: environment, currentDirectory: FileSystem.currentDirectory(), network: network)
+        }
+        // A signal taken before the task existed cancels it now.
+        Self.running.withLock { $0 = task }
+        if Self.stoppedBy.load(ordering: .relaxed) != 0 { task.cancel() }
+        let status = await task.value
+        signals.cancel()
+        let signalNumber = Self.stoppedBy.load(ordering: .relaxed)
+        return signalNumber == 0 ? status : 128 + signalNumber
+    }
+
+    /// The stopping signal that cancelled the command (0: none yet).
+    private static let stoppedBy = Atomic<Int32>(0)
+    /// The command's task, once `main` has made it, for a signal to cancel.
+    private static let running = Mutex<Task<Int32, Never>?>(nil)
+
+    /// The signal sources `takeSignals` set up, kept for as long as the command runs.
+    package struct TakenSignals: @unchecked Sendable {
+        // DispatchSourceSignal is a thread-safe libdispatch object; only cancelled here.
+        fileprivate let sources: [any DispatchSourceSignal]
+
+        func cancel() {
+            for source in sources { source.cancel() }
+        }
+    }
+
+    /// Takes over the stopping signals; the first thing `main.swift` does,
+    /// before its first `await`.
+    ///
+    /// Synchronous on purpose. A stopping signal sent while booksync handed
+    /// the command to this helper waits, blocked, across the exec
+    /// (`NetworkAccess.execute`), and the first `await` of an async main
+    /// leaves the main thread to the runtime's executor, which unblocks it:
+    /// at its default it killed the helper before it could stop cleanly, and
+    /// set to SIG_IGN it would be discarded (the command then ran to its end).
+    /// Here such a signal is taken off the pending set (`sigwait`) and stops
+    /// the command as if it came now, and the dispatch sources that take the
+    /// next ones exist before the first `await`.
+    package static func takeSignals(network: NetworkAccess) -> TakenSignals {
+        var pending = sigset_t()
+        var blocked = sigset_t()
+        sigemptyset(&pending)
+        sigpending(&pending)
+        pthread_sigmask(SIG_SETMASK, nil, &blocked)
+        var waited: Int32?
+        if let number = stoppingSignals.first(where: { sigismember(&pending, $0) == 1 && sigismember(&blocked, $0) == 1 }) {
+            var only = sigset_t()
+            sigemptyset(&only)
+            sigaddset(&only, number)
+            var taken: Int32 = 0
+            sigwait(&only, &taken)
+            waited = number
         }
         var handled: [Int32] = []
         var ending: [Int32] = []
@@ -68,28 +118,29 @@ extension BooksyncCommand {
             source.resume()
             return source
         }
-        let sources = enders + handled.map { number in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                _ = stoppedBy.compareExchange(expected: 0, desired: number, ordering: .relaxed)
-                // The next one ends the process: at its default, and unblocked in
-                // this thread (the helper starts with them blocked, see `NetworkAccess`).
-                var stopping = sigset_t()
-                sigemptyset(&stopping)
-                for other in handled {
-                    signal(other, SIG_DFL)
-                    sigaddset(&stopping, other)
-                }
-                pthread_sigmask(SIG_UNBLOCK, &stopping, nil)
-                task.cancel()
+        let stop: @Sendable (Int32) -> Void = { [handled] number in
+            _ = stoppedBy.compareExchange(expected: 0, desired: number, ordering: .relaxed)
+            // The next one ends the process: at its default, and unblocked in
+            // this thread (the helper starts with them blocked, see `NetworkAccess`).
+            var stopping = sigset_t()
+            sigemptyset(&stopping)
+            for other in handled {
+                signal(other, SIG_DFL)
+                sigaddset(&stopping, other)
             }
+            pthread_sigmask(SIG_UNBLOCK, &stopping, nil)
+            running.withLock { $0?.cancel() }
+        }
+        let stoppers = handled.map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { stop(number) }
             source.resume()
             return source
         }
-        let status = await task.value
-        for source in sources { source.cancel() }
-        let signalNumber = stoppedBy.load(ordering: .relaxed)
-        return signalNumber == 0 ? status : 128 + signalNumber
+        // Only the helper starts with one waiting (booksync blocks none before
+        // the handoff), and there every stopping signal is handled.
+        if let waited, handled.contains(waited) { stop(waited) }
+        return TakenSignals(sources: enders + stoppers)
     }
 
     /// The signals that stop a command at the next record instead of at once.

@@ -55,7 +55,12 @@ extension NetworkAccess {
         sigemptyset(&stopping)
         for number in stoppingSignals { sigaddset(&stopping, number) }
         pthread_sigmask(SIG_SETMASK, &stopping, nil)
-        for number in stoppingSignals { signal(number, SIG_DFL) }
+        // Not SIG_DFL, which the exec would leave: another thread of this
+        // process may take a signal sent now, and at its default it would
+        // kill the process mid-handoff. This handler ends it with the status
+        // of a command stopped before it began; the exec resets it to the
+        // default, and a signal still blocked here waits for the helper.
+        for number in stoppingSignals { signal(number) { _exit(128 + $0) } }
         // Stopped just now (the signal came before the mask): do not start the helper.
         if Task.isCancelled { return .interrupted }
         let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
