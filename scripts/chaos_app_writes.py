@@ -73,22 +73,26 @@ def trial(chaos, index, command, args, scratch, rng):
         return ["setup push of the newer values failed"], False
     signal_number = rng.choice(SIGNALS)
     delay = rng.uniform(0.0, args.windows["app-" + command])
+    states = []
     if command == "clone":
-        landed, code = booksync.signal_after(None, ["clone"] + init + [directory], delay, signal_number, cwd=scratch)
+        landed, code = booksync.signal_after(None, ["clone"] + init + [directory], delay, signal_number, cwd=scratch, states=states)
     elif command == "watch":
-        landed, code = booksync.signal_after(directory, ["watch", "--interval", "0.5"], delay, signal_number)
+        landed, code = booksync.signal_after(directory, ["watch", "--interval", "0.5"], delay, signal_number, states=states)
     else:
-        landed, code = booksync.signal_after(directory, ["pull"], delay, signal_number)
+        landed, code = booksync.signal_after(directory, ["pull"], delay, signal_number, states=states)
     problems = []
     if landed and signal_number != signal.SIGKILL and code != 128 + signal_number:
-        # Two endings the signal's timing allows, each checked, not assumed:
-        # the command had written everything when it came (exit 0 from a pull
-        # or clone whose files all hold the newer values), or it came before
-        # booksync listened for it at all (died by it, as any program then).
+        # Two endings the signal's timing allows, each read off /proc at the
+        # moment it was sent, not assumed: the command had already ended (a
+        # zombie not yet reaped), or booksync itself (not the helper) did not
+        # listen for it yet, so it died by it, as any program then, and
+        # wrote nothing.
+        state = states[0] if states else None
         present = genres(directory) if os.path.isdir(directory) else {}
-        finished = command != "watch" and code == 0 and present == genres(source)
-        untouched = code == -signal_number and present in ({}, earlier)
-        if not finished and not untouched:
+        ended = state is not None and state["state"] == "Z" and code == 0
+        unheard = (state is not None and code == -signal_number and state["program"] == "booksync"
+                   and not state["listening"] and present in ({}, earlier))
+        if not ended and not unheard:
             problems.append("%s stopped by %s exited %s, not %d (stopped at the next record)" % (
                 command, signal.Signals(signal_number).name, code, 128 + signal_number))
     if not os.path.isfile(os.path.join(directory, ".booksync", "config.json")):

@@ -48,15 +48,16 @@ extension BooksyncCommand {
         }
         // A signal taken before the task existed cancels it now.
         Self.running.withLock { $0 = task }
-        if Self.stoppedBy.load(ordering: .relaxed) != 0 { task.cancel() }
+        if Self.stoppedBy.load(ordering: .sequentiallyConsistent) != 0 { task.cancel() }
         let status = await task.value
         signals.cancel()
         let signalNumber = Self.stoppedBy.load(ordering: .relaxed)
         return signalNumber == 0 ? status : 128 + signalNumber
     }
 
-    /// The stopping signal that cancelled the command (0: none yet).
-    private static let stoppedBy = Atomic<Int32>(0)
+    /// The stopping signal that cancelled the command (0: none yet); the
+    /// handoff to the helper (`NetworkAccess.execute`) checks it too.
+    static let stoppedBy = Atomic<Int32>(0)
     /// The command's task, once `main` has made it, for a signal to cancel.
     private static let running = Mutex<Task<Int32, Never>?>(nil)
 
@@ -83,13 +84,19 @@ extension BooksyncCommand {
     /// the command as if it came now, and the dispatch sources that take the
     /// next ones exist before the first `await`.
     package static func takeSignals(network: NetworkAccess) -> TakenSignals {
+        // Blocked in this thread until the sources are live: one sent in
+        // between waits instead of being discarded (SIG_IGN below) or acted
+        // on at its default.
+        var stopping = sigset_t()
+        var before = sigset_t()
+        sigemptyset(&stopping)
+        for number in stoppingSignals { sigaddset(&stopping, number) }
+        pthread_sigmask(SIG_BLOCK, &stopping, &before)
         var pending = sigset_t()
-        var blocked = sigset_t()
         sigemptyset(&pending)
         sigpending(&pending)
-        pthread_sigmask(SIG_SETMASK, nil, &blocked)
         var waited: Int32?
-        if let number = stoppingSignals.first(where: { sigismember(&pending, $0) == 1 && sigismember(&blocked, $0) == 1 }) {
+        if let number = stoppingSignals.first(where: { sigismember(&pending, $0) == 1 }) {
             var only = sigset_t()
             sigemptyset(&only)
             sigaddset(&only, number)
@@ -112,14 +119,9 @@ extension BooksyncCommand {
         // Here (before a syncing command moves to `booksync-network`, or in a
         // local command) SIGTERM and SIGHUP end the process at once, with the
         // status a shell reports for them.
-        let enders = ending.map { number in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { _exit(128 + number) }
-            source.resume()
-            return source
-        }
+        if let waited, ending.contains(waited) { _exit(128 + waited) }
         let stop: @Sendable (Int32) -> Void = { [handled] number in
-            _ = stoppedBy.compareExchange(expected: 0, desired: number, ordering: .relaxed)
+            _ = stoppedBy.compareExchange(expected: 0, desired: number, ordering: .sequentiallyConsistent)
             // The next one ends the process: at its default, and unblocked in
             // this thread (the helper starts with them blocked, see `NetworkAccess`).
             var stopping = sigset_t()
@@ -131,16 +133,33 @@ extension BooksyncCommand {
             pthread_sigmask(SIG_UNBLOCK, &stopping, nil)
             running.withLock { $0?.cancel() }
         }
-        let stoppers = handled.map { number in
+        // A source is live once registered: on Linux, libdispatch then has its
+        // own handler in place of SIG_IGN. Waited for (a second at most), so no
+        // signal falls between SIG_IGN and the source.
+        let registered = DispatchSemaphore(value: 0)
+        let sources = ending.map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                _ = stoppedBy.compareExchange(expected: 0, desired: number, ordering: .sequentiallyConsistent)
+                _exit(128 + number)
+            }
+            source.setRegistrationHandler { registered.signal() }
+            source.resume()
+            return source
+        } + handled.map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { stop(number) }
+            source.setRegistrationHandler { registered.signal() }
             source.resume()
             return source
         }
-        // Only the helper starts with one waiting (booksync blocks none before
-        // the handoff), and there every stopping signal is handled.
+        let deadline = DispatchTime.now() + .seconds(1)
+        for _ in sources where registered.wait(timeout: deadline) == .timedOut { break }
+        // The helper starts with one waiting when it came during the handoff;
+        // it stops the command as if it came now (its second ends the process).
         if let waited, handled.contains(waited) { stop(waited) }
-        return TakenSignals(sources: enders + stoppers)
+        pthread_sigmask(SIG_SETMASK, &before, nil)
+        return TakenSignals(sources: sources)
     }
 
     /// The signals that stop a command at the next record instead of at once.

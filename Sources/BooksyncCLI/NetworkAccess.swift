@@ -62,7 +62,7 @@ extension NetworkAccess {
         // default, and a signal still blocked here waits for the helper.
         for number in stoppingSignals { signal(number) { _exit(128 + $0) } }
         // Stopped just now (the signal came before the mask): do not start the helper.
-        if Task.isCancelled { return .interrupted }
+        if Task.isCancelled || BooksyncCommand.stoppedBy.load(ordering: .sequentiallyConsistent) != 0 { return .interrupted }
         let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         execve(path, argv, envp)

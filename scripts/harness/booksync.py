@@ -52,10 +52,10 @@ class Booksync:
         return subprocess.Popen(self.command(directory, *args), env=self.environment(host, env), stdin=subprocess.DEVNULL,
                                 **options)
 
-    def signal_after(self, directory, args, delay, signal_number=signal.SIGKILL, host=None, cwd=None):
+    def signal_after(self, directory, args, delay, signal_number=signal.SIGKILL, host=None, cwd=None, states=None):
         """The command, sent `signal_number` after `delay` seconds: harness.process.signal_after."""
         return process.signal_after(self.command(directory, *args), delay, signal_number, cwd=cwd,
-                                    env=self.environment(host))
+                                    env=self.environment(host), states=states)
 
     def offers(self, command, option):
         """Whether `booksync COMMAND --help` mentions `option` (an older binary may lack it)."""

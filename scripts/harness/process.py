@@ -104,15 +104,33 @@ def stop(process, timeout=10, signal_number=signal.SIGTERM):
     return process.returncode
 
 
-def signal_after(command, delay, signal_number=signal.SIGKILL, *, cwd=None, env=None, grace=60):
+def signal_state(pid, signal_number):
+    """What /proc says of `pid` just before it is sent `signal_number` (Linux):
+    its program's name, its state letter (Z: already ended) and whether it
+    catches or ignores the signal yet. None where /proc cannot say."""
+    try:
+        program = os.path.basename(os.readlink("/proc/%d/exe" % pid))
+        stat = open("/proc/%d/stat" % pid, encoding="utf-8", errors="replace").read()
+        fields = dict(line.split(":", 1) for line in open("/proc/%d/status" % pid, encoding="utf-8").read().splitlines() if ":" in line)
+    except OSError:
+        return None
+    bit = 1 << (signal_number - 1)
+    return {"program": program, "state": stat[stat.rindex(")") + 2:][:1],
+            "listening": bool((int(fields["SigCgt"], 16) | int(fields["SigIgn"], 16)) & bit)}
+
+
+def signal_after(command, delay, signal_number=signal.SIGKILL, *, cwd=None, env=None, grace=60, states=None):
     """Starts `command` (output discarded) and sends it `signal_number` if it still
     runs after `delay` seconds. Returns (whether the signal landed, its exit code);
-    the code is a sentence when it had to be killed `grace` seconds after the signal."""
+    the code is a sentence when it had to be killed `grace` seconds after the signal.
+    With a list as `states`, `signal_state` of the process at the signal is appended to it."""
     process = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     try:
         return False, process.wait(timeout=delay)
     except subprocess.TimeoutExpired:
+        if states is not None:
+            states.append(signal_state(process.pid, signal_number))
         process.send_signal(signal_number)
         try:
             return True, process.wait(timeout=grace)
