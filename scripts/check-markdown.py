@@ -115,9 +115,7 @@ def problems_of(markdown):
 
 
 def main():
-    arguments = [a for a in sys.argv[1:] if a != "--in-venv"]
-    if "--in-venv" not in sys.argv:
-        VENV.run_inside(__file__, sys.argv[1:])
+    arguments = VENV.enter(__file__)
     checks = Checks()
     if arguments == ["--self-test"]:
         naive = "| Record | Value |\n| --- | --- |\n| a | y <b>@you</b> `code` |\n| a | x | y |\n"

@@ -141,9 +141,7 @@ jobs:
 
 
 def main():
-    arguments = [a for a in sys.argv[1:] if a != "--in-venv"]
-    if "--in-venv" not in sys.argv:
-        VENV.run_inside(__file__, sys.argv[1:])
+    arguments = VENV.enter(__file__)
     checks = Checks()
     if arguments == ["--self-test"]:
         sys.exit(self_test(checks))

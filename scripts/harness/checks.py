@@ -62,6 +62,13 @@ class PinnedVenv:
         with open(self.marker, "w") as f:
             f.write(self.requirement + "\n")
 
+    def enter(self, script):
+        """Runs `script` (the caller's `__file__`) inside the environment unless it
+        already is; returns its command-line arguments without `--in-venv`."""
+        if "--in-venv" not in sys.argv:
+            self.run_inside(script, sys.argv[1:])
+        return [a for a in sys.argv[1:] if a != "--in-venv"]
+
     def run_inside(self, script, arguments):
         """Replaces this process with `script` run by the environment's Python, `--in-venv` added."""
         self.ensure()
