@@ -75,4 +75,34 @@ import Darwin
         let pulled = try FileManager.default.contentsOfDirectory(atPath: target.root).filter { $0.hasSuffix(".json") }
         #expect(pulled.count < 50, "the pull ran to its end: \(pulled.count) files")
     }
+
+    /// `nohup` and `trap '' HUP` leave SIGHUP ignored, and booksync keeps it
+    /// so, in the helper too; the signals it takes still stop the command.
+    @Test func aSignalIgnoredAtStartStaysIgnored() async throws {
+        let host = try Emulator.requireHost()
+        let workspace = try Workspace(project: Emulator.uniqueProject("ignored"), host: host, name: "ignored")
+        try workspace.initialize()
+        let errors = workspace.scratch.path + "/ignored-watch.err"
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "trap '' HUP; exec \"$0\" watch --interval 1", BinaryTests.executable]
+        process.currentDirectoryURL = URL(fileURLWithPath: workspace.root)
+        process.environment = ProcessInfo.processInfo.environment.merging(workspace.environment) { _, new in new }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        // Listening once it says so (booksync-network took its signals before).
+        try await WatchEndToEndTests.waitUntil("the watch starts", timeout: 60) {
+            (try? String(contentsOfFile: errors, encoding: .utf8))?.contains("watching") == true
+        }
+        kill(process.processIdentifier, SIGHUP)
+        try await Task.sleep(for: .seconds(1))
+        #expect(process.isRunning, "SIGHUP, ignored when it started, stopped the watch")
+        kill(process.processIdentifier, SIGTERM)
+        try await WatchEndToEndTests.waitUntil("the watch exits", timeout: 60) { !process.isRunning }
+        #expect(process.terminationReason == .exit && process.terminationStatus == 128 + SIGTERM,
+                "SIGTERM ended it with \(process.terminationReason == .exit ? "exit" : "signal") \(process.terminationStatus)")
+    }
 }

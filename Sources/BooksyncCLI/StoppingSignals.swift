@@ -1,0 +1,141 @@
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// SIGINT, SIGTERM and SIGHUP, taken by booksync's own handler.
+///
+/// The handler does only what is safe in a signal handler: it records the
+/// signal in an atomic and writes one byte to a pipe, and a dispatch read
+/// source on the pipe cancels the command. Installed while the signals are
+/// blocked, it is never without a handler: no signal falls into a moment at
+/// SIG_IGN (which discards a pending one, even a blocked one) or at its
+/// default. libdispatch's signal sources, used before, needed such a moment
+/// and lost a SIGHUP now and then on a loaded machine (the chaos trials, two
+/// test runs side by side).
+enum StoppingSignals {
+    /// The signals that stop a command at the next record instead of at once.
+    static let numbers: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+
+    /// What the handler reads; set before it is installed.
+    fileprivate static let handler = HandlerState()
+
+    fileprivate final class HandlerState: Sendable {
+        /// One bit per signal that ends the process at once (local commands).
+        let ending = Atomic<UInt32>(0)
+        /// One bit per signal that stops the command at the next record.
+        let stopping = Atomic<UInt32>(0)
+        /// The pipe's write end (-1: none yet).
+        let wakeFD = Atomic<Int32>(-1)
+    }
+
+    /// Takes the stopping signals over; `BooksyncCommand.takeSignals` says when.
+    ///
+    /// A signal already pending (it came during the handoff to
+    /// `booksync-network`, blocked across the exec) is delivered when the
+    /// mask is lifted at the end, to the handler, as if it came now.
+    static func take(stopAtNextRecord: Bool, ignoredAtStart: inout Set<Int32>,
+                     stop: @escaping @Sendable () -> Void) -> (any DispatchSourceRead)? {
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        for number in numbers { sigaddset(&blocked, number) }
+        pthread_sigmask(SIG_BLOCK, &blocked, nil)
+        // Statics are made on first use, which must not happen in the handler.
+        _ = BooksyncCommand.stoppedBy.load(ordering: .relaxed)
+        let state = handler
+
+        var source: (any DispatchSourceRead)?
+        var fds: [Int32] = [-1, -1]
+        if pipe(&fds) == 0 {
+            for fd in fds {
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // not into the helper the command may exec
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)  // the handler never waits
+            }
+            let readFD = fds[0]
+            let reader = DispatchSource.makeReadSource(fileDescriptor: readFD, queue: .global())
+            reader.setEventHandler {
+                var bytes = [UInt8](repeating: 0, count: 16)
+                while read(readFD, &bytes, bytes.count) > 0 {}
+                stop()
+            }
+            reader.resume()
+            source = reader
+            state.wakeFD.store(fds[1], ordering: .sequentiallyConsistent)
+        }
+
+        var installed = sigset_t()
+        sigemptyset(&installed)
+        for number in numbers {
+            var previous = sigaction()
+            sigaction(number, nil, &previous)
+            if handlerAddress(previous) == unsafeBitCast(SIG_IGN, to: Int.self) {
+                ignoredAtStart.insert(number)  // `nohup`, `trap '' HUP`: it stays ignored
+                continue
+            }
+            let bit = UInt32(1) << UInt32(number)
+            // Without the pipe (no file descriptor left) nothing could stop
+            // the command: the signal then ends it at once.
+            if (number == SIGINT || stopAtNextRecord) && source != nil {
+                state.stopping.bitwiseOr(bit, ordering: .sequentiallyConsistent)
+            } else {
+                state.ending.bitwiseOr(bit, ordering: .sequentiallyConsistent)
+            }
+            var action = sigaction()
+            setHandler(&action, stoppingSignalArrived)
+            action.sa_mask = blocked  // one handler at a time in a thread
+            action.sa_flags = SA_RESTART
+            sigaction(number, &action, nil)
+            sigaddset(&installed, number)
+        }
+        pthread_sigmask(SIG_UNBLOCK, &installed, nil)
+        return source
+    }
+
+    /// Sets `number` back to its default, so the next one ends the process.
+    fileprivate static func restoreDefault(_ number: Int32) {
+        var action = sigaction()
+        setHandler(&action, nil)
+        sigaction(number, &action, nil)
+    }
+
+    private static func setHandler(_ action: inout sigaction, _ handler: (@convention(c) (Int32) -> Void)?) {
+        #if canImport(Glibc)
+        action.__sigaction_handler.sa_handler = handler ?? SIG_DFL
+        #elseif canImport(Darwin)
+        action.__sigaction_u.__sa_handler = handler ?? SIG_DFL
+        #endif
+    }
+
+    private static func handlerAddress(_ action: sigaction) -> Int {
+        #if canImport(Glibc)
+        return unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self)
+        #elseif canImport(Darwin)
+        return unsafeBitCast(action.__sigaction_u.__sa_handler, to: Int.self)
+        #endif
+    }
+}
+
+/// The handler: only atomics, `sigaction`, `write`, `raise` and `_exit`,
+/// which are safe in a signal handler.
+private func stoppingSignalArrived(_ number: Int32) {
+    let state = StoppingSignals.handler
+    let bit = UInt32(1) << UInt32(number)
+    let first = BooksyncCommand.stoppedBy.compareExchange(expected: 0, desired: number, ordering: .sequentiallyConsistent).exchanged
+    // A local command writes files atomically and has nothing to record.
+    if state.ending.load(ordering: .sequentiallyConsistent) & bit != 0 { _exit(128 + number) }
+    let stopping = state.stopping.load(ordering: .sequentiallyConsistent)
+    for other in StoppingSignals.numbers where stopping & (UInt32(1) << UInt32(other)) != 0 {
+        StoppingSignals.restoreDefault(other)  // the next one ends the process
+    }
+    guard first else {
+        // A second one, taken by another thread at the same moment: end now,
+        // as its default does (it is blocked here until this returns).
+        raise(number)
+        return
+    }
+    var byte = UInt8(truncatingIfNeeded: number)
+    _ = write(state.wakeFD.load(ordering: .sequentiallyConsistent), &byte, 1)
+}
