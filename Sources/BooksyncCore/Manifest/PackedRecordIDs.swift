@@ -60,6 +60,22 @@ package struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
     /// An iterator that decodes each id once.
     package func makeIterator() -> Iterator { Iterator(self) }
 
+    /// The ids of `range`, in order, each decoded once (a slice would decode
+    /// each from its restart).
+    package func ids(in range: Range<Int>) -> [RecordID] {
+        guard !range.isEmpty else { return [] }
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "range out of bounds")
+        var cursor = Cursor(restart: range.lowerBound / Self.restartInterval, in: self)
+        for _ in 0..<(range.lowerBound % Self.restartInterval) { cursor.advance(in: bytes) }
+        var result = [cursor.id]
+        result.reserveCapacity(range.count)
+        for _ in 1..<range.count {
+            cursor.advance(in: bytes)
+            result.append(cursor.id)
+        }
+        return result
+    }
+
     /// Appends `id`.
     package mutating func append(_ id: RecordID) {
         var raw = id.rawValue

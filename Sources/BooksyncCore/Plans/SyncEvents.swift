@@ -65,18 +65,27 @@ public struct SyncEvents: RandomAccessCollection, Sendable, Equatable, Expressib
         return code == 0 ? payloads[index]! : Self.plainKinds[code - 1]
     }
 
-    /// Appends `event`.
-    package mutating func append(_ event: SyncEvent) {
-        codes.append(0)
-        ids.append(event.id)
-        replaceKind(at: codes.count - 1, with: event.kind)
+    /// The events of `ids`, each with the kind `kinds` holds for it.
+    package init(ids: PackedRecordIDs, kinds: some Sequence<SyncEventKind>) {
+        self.ids = ids
+        codes.reserveCapacity(ids.count)
+        for kind in kinds { appendKind(kind) }
+        precondition(codes.count == ids.count, "one kind an id")
     }
 
-    /// Replaces the kind of the event at `index` (a push's planned write by what the server answered).
-    package mutating func replaceKind(at index: Int, with kind: SyncEventKind) {
-        let plain = Self.plainKinds.firstIndex(of: kind)
-        codes[index] = plain.map { UInt8($0 + 1) } ?? 0
-        payloads[index] = plain == nil ? kind : nil
+    /// Appends `event`.
+    package mutating func append(_ event: SyncEvent) {
+        ids.append(event.id)
+        appendKind(event.kind)
+    }
+
+    private mutating func appendKind(_ kind: SyncEventKind) {
+        if let plain = Self.plainKinds.firstIndex(of: kind) {
+            codes.append(UInt8(plain + 1))
+        } else {
+            payloads[codes.count] = kind
+            codes.append(0)
+        }
     }
 
     /// Appends `events`, in order.

@@ -1,112 +1,3 @@
-/// How `pull` and `push` settle conflicts when told to (`--ours`, `--theirs`).
-public enum ConflictChoice: String, Sendable, Equatable {
-    /// Report conflicts and leave them (the default).
-    case ask
-    /// Keep the local side; the remote side becomes the base so `push` publishes ours.
-    case ours
-    /// Take the remote side.
-    case theirs
-}
-
-/// What `pull` does with one record.
-public enum PullAction: Sendable, Equatable {
-    /// Write the remote document locally; it becomes the base.
-    case write
-    /// Remove the local file and the base entry (deleted remotely).
-    case delete
-    /// Both sides hold the same content: record the remote revision in the base.
-    case adopt
-    /// Both sides deleted the record: drop the base entry.
-    case forget
-    /// The document left the scope: drop the base entry, keep the file.
-    case leaveScope
-    /// Write the field-level merge locally; the remote version becomes the base,
-    /// so the merge is a local change that `push` publishes, guarded by that revision.
-    case merge(Fields)
-    /// `--ours` on a conflict: keep the local file, make the remote version the base.
-    case keepLocal
-    /// Leave the local file and report the conflict (remote side stored aside).
-    case conflict(ConflictKind)
-}
-
-/// What `push` does with one record.
-public enum PushAction: Sendable, Equatable {
-    /// Create the document; precondition: it does not exist.
-    case create
-    /// Replace the document; precondition: its revision is still the base revision.
-    case update(baseRevision: String)
-    /// Delete the document; precondition: its revision is still the base revision.
-    case delete(baseRevision: String)
-    /// Both sides hold the same content: record the remote revision in the base.
-    case adopt
-    /// Both sides deleted the record: drop the base entry.
-    case forget
-    /// `seed`: write the record whatever the document holds (no precondition).
-    case overwrite
-    /// `seed --delete`: delete the document if it exists (no precondition).
-    case remove
-}
-
-/// A pull or push action: what the mass-delete guard counts, and how a plan
-/// holds it packed as the event a dry run reports for it.
-package protocol PlanAction: Sendable, Equatable {
-    /// True for an action that deletes the record (a local file for pull, a
-    /// remote document for push).
-    var isDelete: Bool { get }
-    /// The event a dry run reports for the step, which is also how a plan keeps it.
-    var plannedKind: SyncEventKind { get }
-    /// The action a plan keeps as `kind`; nil for an event that is no step of this command.
-    init?(plannedKind kind: SyncEventKind)
-}
-
-extension PullAction: PlanAction {
-    /// Removing the local file (deleted remotely, or `--theirs`).
-    package var isDelete: Bool { self == .delete }
-
-    /// A conflict as a conflict, the rest as pulled.
-    package var plannedKind: SyncEventKind {
-        if case .conflict(let kind) = self { return .conflict(kind) }
-        return .pulled(self)
-    }
-
-    /// From `.pulled(action)` or `.conflict(kind)`.
-    package init?(plannedKind kind: SyncEventKind) {
-        switch kind {
-        case .pulled(let action): self = action
-        case .conflict(let conflict): self = .conflict(conflict)
-        default: return nil
-        }
-    }
-}
-
-extension PushAction: PlanAction {
-    /// Deleting the remote document.
-    package var isDelete: Bool {
-        switch self {
-        case .delete, .remove: true
-        default: false
-        }
-    }
-
-    /// Pushed; a seed's steps as seeded.
-    package var plannedKind: SyncEventKind {
-        switch self {
-        case .overwrite: .seeded(deleted: false)
-        case .remove: .seeded(deleted: true)
-        default: .pushed(self)
-        }
-    }
-
-    /// From `.pushed(action)` or `.seeded(deleted:)`.
-    package init?(plannedKind kind: SyncEventKind) {
-        switch kind {
-        case .pushed(let action): self = action
-        case .seeded(let deleted): self = deleted ? .remove : .overwrite
-        default: return nil
-        }
-    }
-}
-
 /// One record's step in a plan: the record and what is done with it.
 package struct PlanStep<Action: PlanAction>: Sendable, Equatable {
     /// The record the step is for.
@@ -119,9 +10,6 @@ package struct PlanStep<Action: PlanAction>: Sendable, Equatable {
         self.id = id
         self.action = action
     }
-
-    /// What a dry run reports for this step.
-    package var dryRunEvent: SyncEvent { SyncEvent(id: id, kind: action.plannedKind) }
 }
 
 /// What the planner makes of one record: a step, an event to report, or nothing.
@@ -135,18 +23,25 @@ package enum PlannedRecord<Action: PlanAction>: Sendable, Equatable {
 }
 
 /// Everything a pull or push will do, decided record by record in id order
-/// before anything is written or sent, and held packed: one event per record
-/// the command acts on or reports (`SyncEvents`, a few bytes each), so a plan
-/// of a million records is not a million steps. A step is kept as the event
-/// a dry run reports for it (`PlanAction.plannedKind`); a record that is only
-/// reported, as its event. Steps are cut into chunks as they are added: the
-/// engine applies or sends one chunk at a time, and the report is these
-/// events with the kinds of the outcomes that differ from the plan.
+/// before anything is written or sent, and held packed: a plan of a million
+/// records is not a million values. An entry is a record the command acts on
+/// (a step) or only reports; its id is front-coded (`PackedRecordIDs`), and
+/// its action a byte when it has no payload (`PlanAction.packedActions`),
+/// nearly always; the rest are kept whole beside them.
+///
+/// Steps are cut into chunks as they are added: the engine applies or sends
+/// one chunk at a time, writing what came out differently into an
+/// `ExecutionLog`, and the report is the view of the two (`takeReport`); a
+/// dry run's report is the plan's view alone.
 package struct SyncPlan<Action: PlanAction>: Sendable {
-    /// One per record acted on or reported, in the order planned.
-    package private(set) var events = SyncEvents()
-    /// The steps in groups of at most `chunkSize`, as index ranges of `events`
-    /// (a range may also hold reported events between its steps).
+    /// The record of each entry, in the order planned.
+    private var ids = PackedRecordIDs()
+    /// Per entry: 1 + the action's index in `Action.packedActions`, or 0 for an entry in `unpacked`.
+    private var codes: [UInt8] = []
+    /// The entries that are not a byte: steps with a payload, and reported records.
+    private var unpacked: [Int: Entry] = [:]
+    /// The steps in groups of at most `chunkSize`, as index ranges of the
+    /// entries (a range may also hold reported entries between its steps).
     package private(set) var chunks: [Range<Int>] = []
     /// How many steps the plan holds.
     package private(set) var steps = 0
@@ -156,38 +51,41 @@ package struct SyncPlan<Action: PlanAction>: Sendable {
     private var chunkStart = 0
     private var inChunk = 0
 
+    private enum Entry: Sendable {
+        case step(Action)
+        case reported(SyncEventKind)
+    }
+
     /// An empty plan whose steps are chunked `chunkSize` at a time.
     package init(chunkSize: Int = .max) {
         self.chunkSize = max(1, chunkSize)
     }
 
+    /// How many records the plan acts on or reports.
+    package var count: Int { codes.count }
+
     /// Adds what the planner made of one record (in id order).
     package mutating func add(_ planned: PlannedRecord<Action>) {
         switch planned {
         case .step(let step):
-            events.append(step.dryRunEvent)
+            ids.append(step.id)
+            if let code = Action.packedActions.firstIndex(of: step.action) {
+                codes.append(UInt8(code + 1))
+            } else {
+                unpacked[codes.count] = .step(step.action)
+                codes.append(0)
+            }
             steps += 1
             if step.action.isDelete { deletes += 1 }
             inChunk += 1
             if inChunk == chunkSize { closeChunk() }
         case .reported(let event):
-            // A reported event that read as a step would be carried out.
-            precondition(Action(plannedKind: event.kind) == nil, "a reported event that reads as a step")
-            events.append(event)
+            ids.append(event.id)
+            unpacked[codes.count] = .reported(event.kind)
+            codes.append(0)
         case .nothing:
             break
         }
-    }
-
-    /// The step kept at `index` of `events`; nil for a reported record.
-    package func step(at index: Int) -> PlanStep<Action>? {
-        let event = events[index]
-        return Action(plannedKind: event.kind).map { PlanStep(id: event.id, action: $0) }
-    }
-
-    /// The steps of `chunk`, in order.
-    package func steps(in chunk: Range<Int>) -> [PlanStep<Action>] {
-        chunk.compactMap { step(at: $0) }
     }
 
     /// Ends the plan: the last, shorter chunk is closed.
@@ -195,18 +93,84 @@ package struct SyncPlan<Action: PlanAction>: Sendable {
         if inChunk > 0 { closeChunk() }
     }
 
-    /// The events, moved out (the plan keeps none): the report changes them
-    /// in place instead of in a copy.
-    package mutating func takeEvents() -> SyncEvents {
-        defer { events = SyncEvents() }
-        return events
+    /// The record of the entry at `index`.
+    package func id(at index: Int) -> RecordID { ids[index] }
+
+    /// The step at `index`; nil for a reported record.
+    package func step(at index: Int) -> PlanStep<Action>? {
+        action(at: index).map { PlanStep(id: ids[index], action: $0) }
+    }
+
+    /// The steps of `chunk` with their indexes, in order (each id decoded once).
+    package func indexedSteps(in chunk: Range<Int>) -> [(index: Int, step: PlanStep<Action>)] {
+        var result: [(index: Int, step: PlanStep<Action>)] = []
+        guard !chunk.isEmpty else { return result }
+        result.reserveCapacity(chunk.count)
+        for (index, id) in zip(chunk, ids.ids(in: chunk)) {
+            if let action = action(at: index) { result.append((index, PlanStep(id: id, action: action))) }
+        }
+        return result
+    }
+
+    /// The steps of `chunk`, in order.
+    package func steps(in chunk: Range<Int>) -> [PlanStep<Action>] {
+        indexedSteps(in: chunk).map(\.step)
+    }
+
+    /// What a dry run reports for the entry at `index`.
+    package func plannedKind(at index: Int) -> SyncEventKind {
+        let code = Int(codes[index])
+        if code > 0 { return Action.packedActions[code - 1].plannedKind }
+        switch unpacked[index]! {
+        case .step(let action): return action.plannedKind
+        case .reported(let kind): return kind
+        }
+    }
+
+    /// The report of the plan carried out as `log` says: each entry's event,
+    /// the outcome the log holds where it differs from the plan. Moved out
+    /// (the plan is left empty): the ids become the report's without a copy.
+    package mutating func takeReport(_ log: ExecutionLog = ExecutionLog()) -> SyncEvents {
+        let plan = self
+        self = SyncPlan(chunkSize: chunkSize)
+        return SyncEvents(ids: plan.ids, kinds: plan.codes.indices.lazy.map { log[$0] ?? plan.plannedKind(at: $0) })
+    }
+
+    private func action(at index: Int) -> Action? {
+        let code = Int(codes[index])
+        if code > 0 { return Action.packedActions[code - 1] }
+        if case .step(let action)? = unpacked[index] { return action }
+        return nil
     }
 
     private mutating func closeChunk() {
-        chunks.append(chunkStart..<events.count)
-        chunkStart = events.count
+        chunks.append(chunkStart..<codes.count)
+        chunkStart = codes.count
         inChunk = 0
     }
+}
+
+/// What carrying out a plan did, entry by entry: as planned, unless this log
+/// holds another outcome for it (a write the server refused, a file changed
+/// meanwhile). Nearly every step goes as planned, so the log holds only the
+/// others, by the entry's index in the plan.
+package struct ExecutionLog: Sendable {
+    private var differing: [Int: SyncEventKind] = [:]
+
+    /// A log where everything went as planned.
+    package init() {}
+
+    /// Records that the entry at `index` of `plan` ended as `outcome`.
+    package mutating func record<Action>(_ outcome: SyncEventKind, at index: Int, of plan: SyncPlan<Action>) {
+        if outcome == plan.plannedKind(at: index) {
+            differing[index] = nil
+        } else {
+            differing[index] = outcome
+        }
+    }
+
+    /// The outcome of the entry at `index`, when it differs from the plan.
+    package subscript(index: Int) -> SyncEventKind? { differing[index] }
 }
 
 /// A step of a pull plan.
@@ -217,30 +181,3 @@ package typealias PushStep = PlanStep<PushAction>
 package typealias PullPlan = SyncPlan<PullAction>
 /// What a push will do.
 package typealias PushPlan = SyncPlan<PushAction>
-
-/// The mass-delete safety rail (the manual's Safety article).
-public struct DeleteGuard: Sendable, Equatable {
-    /// Percentage of the base records one command may delete (`--max-delete`, default 50).
-    public var maximumPercent: Double
-    /// Deleting this many records is never refused, so one delete in a two-record
-    /// collection goes through.
-    package static let alwaysAllowed = 3
-
-    /// A guard that refuses deleting more than `maximumPercent` of the base.
-    public init(maximumPercent: Double = 50) {
-        self.maximumPercent = maximumPercent
-    }
-
-    /// True when `deletes` of `baseCount` records is too many without `--force`.
-    package func refuses(deletes: Int, baseCount: Int) -> Bool {
-        guard deletes > Self.alwaysAllowed else { return false }
-        return Double(deletes) > Double(baseCount) * maximumPercent / 100
-    }
-
-    /// Parses `--max-delete N%` (the `%` is optional).
-    package static func parsePercent(_ text: String) -> Double? {
-        let number = text.hasSuffix("%") ? String(text.dropLast()) : text
-        guard let value = Double(number), value >= 0, value <= 100 else { return nil }
-        return value
-    }
-}

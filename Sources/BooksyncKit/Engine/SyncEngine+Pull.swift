@@ -161,7 +161,7 @@ extension SyncEngine {
                 let classified = gather.classify(remote: batch, only: Array(batch.listing.revisions.keys))
                 var plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
                 if options.dryRun {
-                    report.events += plan.takeEvents()
+                    report.events += plan.takeReport()
                     continue
                 }
                 do throws(BooksyncError) {
@@ -206,7 +206,7 @@ extension SyncEngine {
     /// the bodies are fetched, for the outcomes they change.
     /// - Parameter fetchedLater: Gets the change times of fetched bodies the
     ///   base may not record at their listed revision (`nextChangeMark`).
-    /// - Returns: The plan's events with the outcomes that differ from it.
+    /// - Returns: The plan's report: its events, with the outcomes that differed from it.
     mutating func applyPullPlan(_ plan: inout PullPlan, snapshot: RemoteSnapshot, localReads: [RecordID: LocalRead],
                                 applied: ProgressCounter, fetchedLater: inout [RecordID: String]) async throws(BooksyncError) -> SyncEvents {
         // Records whose file names could be one file on a case-insensitive or
@@ -217,7 +217,7 @@ extension SyncEngine {
         for chunk in plan.chunks { for step in plan.steps(in: chunk) { names[step.id.fileName.lowercased(), default: 0] += 1 } }
         let colliding = Set(names.compactMap { $0.value > 1 ? $0.key : nil })
         names = [:]
-        var changed: [(index: Int, kind: SyncEventKind)] = []
+        var log = ExecutionLog()
         let (collection, files) = (self.collection, scan.files)
         let keepsTimes = rules.changeField != nil
         // The next chunk's bodies are fetched while this one is applied: two
@@ -238,7 +238,7 @@ extension SyncEngine {
         var next = chunks.first.map { fetching(plan.steps(in: $0)) }
         do throws(BooksyncError) {
             for (number, chunk) in chunks.enumerated() {
-                let indexed = chunk.compactMap { index in plan.step(at: index).map { (index: index, step: $0) } }
+                let indexed = plan.indexedSteps(in: chunk)
                 if Task.isCancelled {
                     if options.dryRun { throw .interrupted }
                     try base.saveAndThrow(.interrupted)
@@ -257,7 +257,7 @@ extension SyncEngine {
                 // A body that cannot be written as planned is reported, and its record left alone.
                 var pending: [(index: Int, step: PullStep)] = []
                 for planned in indexed {
-                    if let kind = bodies.unwritable[planned.step.id] { changed.append((planned.index, kind)) } else { pending.append(planned) }
+                    if let kind = bodies.unwritable[planned.step.id] { log.record(kind, at: planned.index, of: plan) } else { pending.append(planned) }
                 }
                 if keepsTimes { fetchedLater.merge(bodies.changeTimes) { _, new in new } }
                 if options.dryRun { continue }
@@ -286,7 +286,7 @@ extension SyncEngine {
                         case .success(let (kind, change)):
                             base.note(change)
                             guard kind != planned.step.action.plannedKind else { continue }
-                            changed.append((planned.index, kind))
+                            log.record(kind, at: planned.index, of: plan)
                             // Not written (changed here meanwhile): the base keeps the old revision.
                             if keepsTimes, let time = bodies.fetched[planned.step.id]?.changeTime { fetchedLater[planned.step.id] = time }
                         case .failure(let error):
@@ -303,9 +303,7 @@ extension SyncEngine {
             _ = await next?.value
             throw error
         }
-        var events = plan.takeEvents()
-        for (index, kind) in changed { events.replaceKind(at: index, with: kind) }
-        return events
+        return plan.takeReport(log)
     }
 }
 

@@ -73,7 +73,7 @@ extension SyncEngine {
                 let classified = gather.classify(remote: answer, only: ids)
                 var plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
                 if options.dryRun {
-                    report.events += plan.takeEvents()
+                    report.events += plan.takeReport()
                     continue
                 }
                 do throws(BooksyncError) {

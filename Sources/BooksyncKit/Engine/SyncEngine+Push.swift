@@ -108,7 +108,7 @@ extension SyncEngine {
         // Refused before anything is sent, and by a dry run as by the real one.
         if options.atomic { try checkAtomicSize(plan, records: scan.changedRecords) }
         if options.dryRun {
-            report.events = plan.takeEvents()
+            report.events = plan.takeReport()
             return finishedReport()
         }
         try await requireGitQuiet()
@@ -124,17 +124,14 @@ extension SyncEngine {
     }
 
     /// Sends the plan's writes (`records` holds the ones already parsed), records
-    /// what the server accepted and saves the base; the report's events become
-    /// the plan's, with what differed from the plan.
+    /// what the server accepted and saves the base; the report's events are
+    /// the plan's, with the outcomes that differed from it.
     /// - Throws: The first failure, after the base is saved with what was accepted.
     mutating func send(_ plan: inout PushPlan, records: [RecordID: CanonicalRecord]) async throws(BooksyncError) {
         let outcome = await sendPipelined(plan, records: records)
         if let failure = outcome.failure { try base.saveAndThrow(failure) }
         try base.finish()
-        // The planned events, in id order, with what differed from the plan
-        // (moved out of the plan, so they change in place, not in a copy).
-        report.events = plan.takeEvents()
-        for (index, kind) in outcome.changedEvents { report.events.replaceKind(at: index, with: kind) }
+        report.events = plan.takeReport(outcome.log)
     }
 
     /// Refuses an atomic push that one commit cannot take, by count and then by
@@ -168,14 +165,14 @@ extension SyncEngine {
                 return .failure(FailedChunk(error: error))
             }
         } receive: { chunk, result in
-            // Where each record of this chunk has its event.
-            var eventIndex: [RecordID: Int] = [:]
+            // Where each record of this chunk is in the plan.
+            var entryIndex: [RecordID: Int] = [:]
             func changeEvents(_ events: [SyncEvent]) {
-                if eventIndex.isEmpty {
-                    for index in plan.chunks[chunk] { eventIndex[plan.events[index].id] = index }
+                if entryIndex.isEmpty {
+                    for (index, step) in plan.indexedSteps(in: plan.chunks[chunk]) { entryIndex[step.id] = index }
                 }
                 for event in events {
-                    if let index = eventIndex[event.id] { outcome.changedEvents.append((index, event.kind)) }
+                    if let index = entryIndex[event.id] { outcome.log.record(event.kind, at: index, of: plan) }
                 }
             }
             switch result {
@@ -260,7 +257,8 @@ extension SyncEngine {
 /// that turned out otherwise (by index in the plan's events).
 private struct PushOutcome {
     var failure: BooksyncError?
-    var changedEvents: [(index: Int, kind: SyncEventKind)] = []
+    /// The outcomes that differ from the plan.
+    var log = ExecutionLog()
 }
 
 /// What loading one planned push step gave.

@@ -64,7 +64,7 @@ extension SyncEngine {
         try options.checkDeletes(plan, command: .seed, baseCount: remoteCount,
                                  rerun: collection.forcedCommandLine("seed", options: ["--delete"]) ?? "booksync seed --delete --force")
         if options.dryRun {
-            report.events = plan.takeEvents()
+            report.events = plan.takeReport()
             return report
         }
         try await requireGitQuiet()
@@ -73,7 +73,8 @@ extension SyncEngine {
         // changes were never read), nothing kept for a record not written.
         base.setChangeMark(nil)
         base.markChanged()
-        let written = Set(plan.events.compactMap { event in PushAction(plannedKind: event.kind) == .overwrite ? event.id : nil })
+        var written = Set<RecordID>()
+        for chunk in plan.chunks { for step in plan.steps(in: chunk) where step.action == .overwrite { written.insert(step.id) } }
         for id in Array(base.manifest.entries.keys) where !written.contains(id) { base.forget(id) }
         try await send(&plan, records: [:])
         return report

@@ -134,9 +134,9 @@ import Testing
         ], choice: .theirs, chunkSize: 2)
         #expect(pull.steps == 3 && pull.deletes == 2)
         #expect(pull.chunks.map { pull.steps(in: $0).map(\.id) } == [[ids[0], ids[1]], [ids[2]]])
-        #expect(pull.events.map(\.id) == ids)
+        #expect((0..<pull.count).map(pull.id(at:)) == ids)
         #expect((0..<4).map { pull.step(at: $0)?.action } == [.delete, .write, .delete, nil])
-        #expect(pull.events[3] == SyncEvent(id: ids[3], kind: .invalidRemote([Self.problem])))
+        #expect(pull.plannedKind(at: 3) == .invalidRemote([Self.problem]))
         var push = PushPlan()
         for id in ids { push.add(SyncPlanner.push(ClassifiedRecord(id: id, state: .localChange(.deleted), base: Self.base, remoteRevision: nil))) }
         #expect(push.deletes == 4)
@@ -144,11 +144,11 @@ import Testing
     }
 
     /// Chunks hold `chunkSize` steps each, as consecutive index ranges of the
-    /// events (reported records ride in whichever chunk they fall). Steps come
-    /// back from their events exactly, a conflict and a merge (with its
+    /// entries (reported records ride in whichever chunk they fall). Steps come
+    /// back from the packed plan exactly, a conflict and a merge (with its
     /// fields) included.
     @Test(arguments: [1, 2, 3, 100])
-    func stepsAreChunkedAndComeBackFromTheirEvents(chunkSize: Int) throws {
+    func stepsAreChunkedAndComeBackExactly(chunkSize: Int) throws {
         let conflict = PullAction.conflict(.bothModified(fields: [FieldPath(field: "title")]))
         let merge = PullAction.merge(["id": .string("m"), "title": .string("T")])
         let planned: [PlannedRecord<PullAction>] = try [
@@ -162,14 +162,14 @@ import Testing
         var plan = PullPlan(chunkSize: chunkSize)
         for record in planned { plan.add(record) }
         plan.finish()
-        #expect(plan.events.map(\.id.rawValue) == ["a", "b", "c", "d", "e"])
+        #expect((0..<plan.count).map { plan.id(at: $0).rawValue } == ["a", "b", "c", "d", "e"])
         let steps = plan.chunks.map { plan.steps(in: $0).map(\.action) }
         let all: [PullAction] = [.write, conflict, merge]
         #expect(steps == stride(from: 0, to: 3, by: chunkSize).map { Array(all[$0..<min($0 + chunkSize, 3)]) })
         #expect(plan.chunks.first?.lowerBound == 0)
         #expect(zip(plan.chunks, plan.chunks.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound }, "chunks follow each other")
-        #expect(plan.events[2].kind == .conflict(.bothModified(fields: [FieldPath(field: "title")])), "a conflict step reads as the conflict")
-        #expect(plan.takeEvents().count == 5 && plan.events.isEmpty)
+        #expect(plan.plannedKind(at: 2) == .conflict(.bothModified(fields: [FieldPath(field: "title")])), "a conflict step reads as the conflict")
+        #expect(plan.takeReport().count == 5 && plan.count == 0)
     }
 
     /// `keepingRemote` is the merge with the sides swapped, without merging again.

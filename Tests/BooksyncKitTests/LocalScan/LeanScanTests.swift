@@ -53,15 +53,16 @@ import BooksyncTestSupport
             return true
         }
         #expect(walked == ["aaa", "broken", "foundation", "g", "hyperion", "nogenre", "solaris", "zzz"])
-        let plan = SyncGather(collection: collection, manifest: manifest, scan: scan, scope: .everything).planPush(chunkSize: chunkSize)
+        var plan = SyncGather(collection: collection, manifest: manifest, scan: scan, scope: .everything).planPush(chunkSize: chunkSize)
         let writes = ["aaa", "foundation", "g", "hyperion", "solaris", "zzz"]
         #expect(plan.steps == writes.count && plan.deletes == 1)
-        // The dry run's report: every record acted on or reported, in id order.
-        #expect(plan.events.map(\.id.rawValue) == walked)
-        #expect(plan.events.filter { if case .invalidLocal = $0.kind { true } else { false } }.map(\.id.rawValue) == ["broken", "nogenre"])
         // Each chunk holds the next `chunkSize` writes.
         let chunks = plan.chunks.map { plan.steps(in: $0).map(\.id.rawValue) }
         #expect(chunks == stride(from: 0, to: writes.count, by: chunkSize).map { Array(writes[$0..<min($0 + chunkSize, writes.count)]) })
+        // The dry run's report: every record acted on or reported, in id order.
+        let report = plan.takeReport()
+        #expect(report.map(\.id.rawValue) == walked)
+        #expect(report.filter { if case .invalidLocal = $0.kind { true } else { false } }.map(\.id.rawValue) == ["broken", "nogenre"])
     }
 
     /// Lookups in a scan without hashes, while it runs (the added ids not yet
