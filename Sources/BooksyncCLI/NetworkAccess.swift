@@ -54,20 +54,30 @@ extension NetworkAccess {
         var stopping = sigset_t()
         sigemptyset(&stopping)
         for number in stoppingSignals { sigaddset(&stopping, number) }
-        pthread_sigmask(SIG_SETMASK, &stopping, nil)
+        var before = sigset_t()
+        pthread_sigmask(SIG_SETMASK, &stopping, &before)
         // Not SIG_DFL, which the exec would leave: another thread of this
         // process may take a signal sent now, and at its default it would
         // kill the process mid-handoff. This handler ends it with the status
         // of a command stopped before it began; the exec resets it to the
         // default, and a signal still blocked here waits for the helper.
         for number in stoppingSignals { signal(number) { _exit(128 + $0) } }
-        // Stopped just now (the signal came before the mask): do not start the helper.
-        if Task.isCancelled || BooksyncCommand.stoppedBy.load(ordering: .sequentiallyConsistent) != 0 { return .interrupted }
+        // Stopped just now (the signal came before the mask): do not start the
+        // helper. From here, a signal the handler takes ends the process.
+        if StoppingSignals.beginHandoff() || Task.isCancelled {
+            StoppingSignals.endHandoff()
+            pthread_sigmask(SIG_SETMASK, &before, nil)
+            return .interrupted
+        }
         let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         execve(path, argv, envp)
         let reason = String(cString: strerror(errno))
         for pointer in argv + envp { free(pointer) }
+        // Not started: this thread's signals as they were. The command ends
+        // with this error at once; a signal until then ends it as above.
+        StoppingSignals.endHandoff()
+        pthread_sigmask(SIG_SETMASK, &before, nil)
         return .remote(.configuration("cannot run \(path): \(reason)"))
     }
 

@@ -30,6 +30,25 @@ enum StoppingSignals {
         let stopping = Atomic<UInt32>(0)
         /// The pipe's write end (-1: none yet).
         let wakeFD = Atomic<Int32>(-1)
+        /// Set while the command is being handed to `booksync-network`: a
+        /// signal then ends the process, as one before the handoff would stop
+        /// the command before it began (`NetworkAccess.execute`).
+        let handingOff = Atomic<Bool>(false)
+    }
+
+    /// Marks the handoff to the helper as begun; returns whether a stopping
+    /// signal came before. From here a signal ends the process at once, so
+    /// none taken by the handler can be lost to the exec: the handler sets
+    /// `stoppedBy` and then reads this flag, the handoff sets this flag and
+    /// then reads `stoppedBy`, and one of the two sees the other.
+    static func beginHandoff() -> Bool {
+        handler.handingOff.store(true, ordering: .sequentiallyConsistent)
+        return BooksyncCommand.stoppedBy.load(ordering: .sequentiallyConsistent) != 0
+    }
+
+    /// The handoff failed (the helper could not be started): signals stop the command again.
+    static func endHandoff() {
+        handler.handingOff.store(false, ordering: .sequentiallyConsistent)
     }
 
     /// Takes the stopping signals over; `BooksyncCommand.takeSignals` says when.
@@ -50,10 +69,19 @@ enum StoppingSignals {
         var source: (any DispatchSourceRead)?
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) == 0 {
+            for (n, fd) in fds.enumerated() where fd <= 2 {
+                // Started with standard input, output or error closed: the pipe
+                // must not take their numbers, or console output would wake it.
+                let moved = fcntl(fd, F_DUPFD, 3)
+                close(fd)
+                fds[n] = moved
+            }
             for fd in fds {
                 _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // not into the helper the command may exec
                 _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)  // the handler never waits
             }
+        }
+        if fds.allSatisfy({ $0 > 2 }) {
             let readFD = fds[0]
             let reader = DispatchSource.makeReadSource(fileDescriptor: readFD, queue: .global())
             reader.setEventHandler {
@@ -119,17 +147,24 @@ enum StoppingSignals {
 }
 
 /// The handler: only atomics, `sigaction`, `write`, `raise` and `_exit`,
-/// which are safe in a signal handler.
+/// which are safe in a signal handler, and `errno` kept for the code it
+/// interrupted. Its statics are made before it is installed (`take`).
 private func stoppingSignalArrived(_ number: Int32) {
+    let savedErrno = errno
+    defer { errno = savedErrno }
     let state = StoppingSignals.handler
     let bit = UInt32(1) << UInt32(number)
     let first = BooksyncCommand.stoppedBy.compareExchange(expected: 0, desired: number, ordering: .sequentiallyConsistent).exchanged
-    // A local command writes files atomically and has nothing to record.
-    if state.ending.load(ordering: .sequentiallyConsistent) & bit != 0 { _exit(128 + number) }
+    // A local command writes files atomically and has nothing to record; a
+    // command being handed to the helper has not begun.
+    if state.ending.load(ordering: .sequentiallyConsistent) & bit != 0
+        || state.handingOff.load(ordering: .sequentiallyConsistent) { _exit(128 + number) }
+    // The next one ends the process (three calls, not a loop over an array,
+    // which would retain and release it here).
     let stopping = state.stopping.load(ordering: .sequentiallyConsistent)
-    for other in StoppingSignals.numbers where stopping & (UInt32(1) << UInt32(other)) != 0 {
-        StoppingSignals.restoreDefault(other)  // the next one ends the process
-    }
+    if stopping & (UInt32(1) << UInt32(SIGINT)) != 0 { StoppingSignals.restoreDefault(SIGINT) }
+    if stopping & (UInt32(1) << UInt32(SIGTERM)) != 0 { StoppingSignals.restoreDefault(SIGTERM) }
+    if stopping & (UInt32(1) << UInt32(SIGHUP)) != 0 { StoppingSignals.restoreDefault(SIGHUP) }
     guard first else {
         // A second one, taken by another thread at the same moment: end now,
         // as its default does (it is blocked here until this returns).
