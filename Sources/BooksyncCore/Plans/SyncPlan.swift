@@ -36,10 +36,17 @@ package enum PlannedRecord<Action: PlanAction>: Sendable, Equatable {
 package struct SyncPlan<Action: PlanAction>: Sendable {
     /// The record of each entry, in the order planned.
     private var ids = PackedRecordIDs()
-    /// Per entry: 1 + the action's index in `Action.packedActions`, or 0 for an entry in `unpacked`.
+    /// Per entry: 1 + the action's index in `Action.packedActions`, then
+    /// the reported kinds of `packedReports`; 0 for an entry in `unpacked`.
     private var codes: [UInt8] = []
-    /// The entries that are not a byte: steps with a payload, and reported records.
-    private var unpacked: [Int: Entry] = [:]
+    /// The entries that are not a byte (steps with a payload, most reported
+    /// records), by index, in blocks of `blockSize` indexes: the report frees
+    /// each block once it has made its events (`takeReport`).
+    private var unpacked: [[Int: Entry]] = []
+    private static var blockShift: Int { 12 }
+    /// Reported kinds without a payload, kept as a byte (a push of a scoped
+    /// collection may report every new file outside the scope).
+    private static var packedReports: [SyncEventKind] { [.outsideScope] }
     /// The steps in groups of at most `chunkSize`, as index ranges of the
     /// entries (a range may also hold reported entries between its steps).
     package private(set) var chunks: [Range<Int>] = []
@@ -54,6 +61,13 @@ package struct SyncPlan<Action: PlanAction>: Sendable {
     private enum Entry: Sendable {
         case step(Action)
         case reported(SyncEventKind)
+
+        var plannedKind: SyncEventKind {
+            switch self {
+            case .step(let action): action.plannedKind
+            case .reported(let kind): kind
+            }
+        }
     }
 
     /// An empty plan whose steps are chunked `chunkSize` at a time.
@@ -72,8 +86,7 @@ package struct SyncPlan<Action: PlanAction>: Sendable {
             if let code = Action.packedActions.firstIndex(of: step.action) {
                 codes.append(UInt8(code + 1))
             } else {
-                unpacked[codes.count] = .step(step.action)
-                codes.append(0)
+                appendUnpacked(.step(step.action))
             }
             steps += 1
             if step.action.isDelete { deletes += 1 }
@@ -81,8 +94,11 @@ package struct SyncPlan<Action: PlanAction>: Sendable {
             if inChunk == chunkSize { closeChunk() }
         case .reported(let event):
             ids.append(event.id)
-            unpacked[codes.count] = .reported(event.kind)
-            codes.append(0)
+            if let code = Self.packedReports.firstIndex(of: event.kind) {
+                codes.append(UInt8(Action.packedActions.count + code + 1))
+            } else {
+                appendUnpacked(.reported(event.kind))
+            }
         case .nothing:
             break
         }
@@ -119,28 +135,68 @@ package struct SyncPlan<Action: PlanAction>: Sendable {
 
     /// What a dry run reports for the entry at `index`.
     package func plannedKind(at index: Int) -> SyncEventKind {
-        let code = Int(codes[index])
-        if code > 0 { return Action.packedActions[code - 1].plannedKind }
-        switch unpacked[index]! {
-        case .step(let action): return action.plannedKind
-        case .reported(let kind): return kind
-        }
+        entry(at: index).plannedKind
     }
 
     /// The report of the plan carried out as `log` says: each entry's event,
     /// the outcome the log holds where it differs from the plan. Moved out
-    /// (the plan is left empty): the ids become the report's without a copy.
+    /// (the plan is left empty): the ids become the report's without a copy,
+    /// and each block of unpacked entries is freed once its events are made,
+    /// so a million payloads are not held twice.
     package mutating func takeReport(_ log: ExecutionLog = ExecutionLog()) -> SyncEvents {
-        let plan = self
+        let (ids, codes) = (self.ids, self.codes)
+        var blocks: [[Int: Entry]] = []
+        swap(&blocks, &unpacked)
         self = SyncPlan(chunkSize: chunkSize)
-        return SyncEvents(ids: plan.ids, kinds: plan.codes.indices.lazy.map { log[$0] ?? plan.plannedKind(at: $0) })
+        var kinds = ReportKinds(codes: codes, blocks: blocks, log: log)
+        blocks = []
+        return SyncEvents(ids: ids, kinds: AnyIterator { kinds.next() })
+    }
+
+    /// The kinds of a report, entry by entry, freeing each block of unpacked
+    /// entries once past it.
+    private struct ReportKinds {
+        let codes: [UInt8]
+        var blocks: [[Int: Entry]]
+        let log: ExecutionLog
+        var index = 0
+
+        mutating func next() -> SyncEventKind? {
+            guard index < codes.count else { return nil }
+            defer {
+                index += 1
+                let block = (index - 1) >> SyncPlan.blockShift
+                if index >> SyncPlan.blockShift != block, block < blocks.count { blocks[block] = [:] }
+            }
+            if let outcome = log[index] { return outcome }
+            let code = Int(codes[index])
+            if let packed = SyncPlan.packedEntry(code) { return packed.plannedKind }
+            return blocks[index >> SyncPlan.blockShift][index]!.plannedKind
+        }
     }
 
     private func action(at index: Int) -> Action? {
-        let code = Int(codes[index])
-        if code > 0 { return Action.packedActions[code - 1] }
-        if case .step(let action)? = unpacked[index] { return action }
+        if case .step(let action) = entry(at: index) { return action }
         return nil
+    }
+
+    private func entry(at index: Int) -> Entry {
+        SyncPlan.packedEntry(Int(codes[index])) ?? unpacked[index >> Self.blockShift][index]!
+    }
+
+    /// The entry a nonzero code stands for; nil for 0 (an unpacked entry).
+    private static func packedEntry(_ code: Int) -> Entry? {
+        guard code > 0 else { return nil }
+        let actions = Action.packedActions
+        return code <= actions.count ? .step(actions[code - 1]) : .reported(packedReports[code - actions.count - 1])
+    }
+
+    private mutating func appendUnpacked(_ entry: Entry) {
+        let index = codes.count
+        let block = index >> Self.blockShift
+        while unpacked.count <= block { unpacked.append([:]) }
+        unpacked[block][index] = entry
+        codes.append(0)
     }
 
     private mutating func closeChunk() {

@@ -75,6 +75,38 @@ import Testing
         #expect(Array(plan.takeReport(log)) == expected)
     }
 
+    /// Past several blocks of unpacked entries (the report frees each once
+    /// past it), with reported records kept as a byte and as a payload.
+    @Test func aLargePlanReportsEveryEntryAcrossBlocks() throws {
+        var plan = PushPlan(chunkSize: 500)
+        var expected: [SyncEvent] = []
+        for n in 0..<10_000 {
+            let id = try RecordID("r" + String(100_000 + n))
+            switch n % 7 {
+            case 0:
+                plan.add(.reported(SyncEvent(id: id, kind: .outsideScope)))
+                expected.append(SyncEvent(id: id, kind: .outsideScope))
+            case 1:
+                plan.add(.reported(SyncEvent(id: id, kind: .invalidLocal([Self.problem]))))
+                expected.append(SyncEvent(id: id, kind: .invalidLocal([Self.problem])))
+            case 2, 3:
+                plan.add(.step(PushStep(id: id, action: .create)))
+                expected.append(SyncEvent(id: id, kind: .pushed(.create)))
+            default:
+                plan.add(.step(PushStep(id: id, action: .update(baseRevision: "v\(n)"))))
+                expected.append(SyncEvent(id: id, kind: .pushed(.update(baseRevision: "v\(n)"))))
+            }
+        }
+        plan.finish()
+        #expect(plan.step(at: 9_993)?.action == .update(baseRevision: "v9993"), "a payload step in the last block")
+        var log = ExecutionLog()
+        for index in [4, 4_100, 8_200] {
+            log.record(.remoteChangedSincePull, at: index, of: plan)
+            expected[index] = SyncEvent(id: expected[index].id, kind: .remoteChangedSincePull)
+        }
+        #expect(Array(plan.takeReport(log)) == expected)
+    }
+
     /// A range of packed ids decodes as the same range of the array, from
     /// any restart and across several.
     @Test(arguments: [0..<0, 0..<1, 0..<40, 3..<4, 15..<17, 16..<32, 5..<39, 39..<40])
