@@ -26,8 +26,10 @@ package enum PlannedRecord<Action: PlanAction>: Sendable, Equatable {
 /// before anything is written or sent, and held packed: a plan of a million
 /// records is not a million values. An entry is a record the command acts on
 /// (a step) or only reports; its id is front-coded (`PackedRecordIDs`), and
-/// its action a byte when it has no payload (`PlanAction.packedActions`),
-/// nearly always; the rest are kept whole beside them.
+/// its action a byte when it carries no payload (`PlanAction.packedActions`:
+/// a creation, a pull's write or delete…); an action with one (push's update
+/// or delete and its revision, a merge, a conflict) and most reported
+/// records are kept whole beside them.
 ///
 /// Steps are cut into chunks as they are added: the engine applies or sends
 /// one chunk at a time, writing what came out differently into an
@@ -40,8 +42,8 @@ package struct SyncPlan<Action: PlanAction>: Sendable {
     /// the reported kinds of `packedReports`; 0 for an entry in `unpacked`.
     private var codes: [UInt8] = []
     /// The entries that are not a byte (steps with a payload, most reported
-    /// records), by index, in blocks of `blockSize` indexes: the report frees
-    /// each block once it has made its events (`takeReport`).
+    /// records), by index, in blocks of 4,096 indexes (`blockShift`): the
+    /// report frees each block once it has made its events (`takeReport`).
     private var unpacked: [[Int: Entry]] = []
     private static var blockShift: Int { 12 }
     /// Reported kinds without a payload, kept as a byte (a push of a scoped
