@@ -13,11 +13,12 @@ documented exit code, no refusal of the file), past it each that reads the
 file must refuse it with exit 3 and a sentence naming the file, and every
 run must end within the limit. A run over it is timed once more and the
 faster counts: a busy machine's stall does not repeat, a cost that grows
-with the file does; a local command still over it is held to the limit by
-its CPU time (user and system, booksync's own), which a machine loaded by
-other work does not inflate as it does the wall time. A remote command's
-wall time holds the emulator's answers too, so it stays the measure there. Local commands always run; with --host (an emulator),
-status, diff, pull, push, sync, seed and verify too.
+with the file does. A local command still over it is held to the limit by
+its CPU time (user and system, booksync's own), which other work on the
+machine does not inflate as it does the wall time; a remote command's wall
+time holds the emulator's answers too, so it stays the measure there.
+Local commands always run; with --host (an emulator), status, diff, pull,
+push, sync, seed and verify too.
 
 The limit is 1 s, the promise of a release build (`swift build -c release`,
 then --bin .build/release/booksync; slowest 0.5 s when measured). A debug

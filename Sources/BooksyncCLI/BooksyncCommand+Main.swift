@@ -43,16 +43,13 @@ extension BooksyncCommand {
         }
         // A signal taken before the task existed cancels it now.
         Self.running.withLock { $0 = task }
-        if Self.stoppedBy.load(ordering: .sequentiallyConsistent) != 0 { task.cancel() }
+        if StoppingSignals.stoppedBy.load(ordering: .sequentiallyConsistent) != 0 { task.cancel() }
         let status = await task.value
         signals.cancel()
-        let signalNumber = Self.stoppedBy.load(ordering: .relaxed)
+        let signalNumber = StoppingSignals.stoppedBy.load(ordering: .relaxed)
         return signalNumber == 0 ? status : 128 + signalNumber
     }
 
-    /// The stopping signal that cancelled the command (0: none yet); the
-    /// handoff to the helper (`NetworkAccess.execute`) checks it too.
-    static let stoppedBy = Atomic<Int32>(0)
     /// The command's task, once `main` has made it, for a signal to cancel.
     private static let running = Mutex<Task<Int32, Never>?>(nil)
 
@@ -80,18 +77,8 @@ extension BooksyncCommand {
     /// `booksync-network`, or in a local command) SIGTERM and SIGHUP end the
     /// process at once, with the status a shell reports for them.
     package static func takeSignals(network: NetworkAccess) -> TakenSignals {
-        var ignored: Set<Int32> = []
-        let reader = StoppingSignals.take(stopAtNextRecord: network.isLinked, ignoredAtStart: &ignored) {
+        TakenSignals(reader: StoppingSignals.take(stopAtNextRecord: network.isLinked) {
             running.withLock { $0?.cancel() }
-        }
-        ignoredAtStart.withLock { $0.formUnion(ignored) }
-        return TakenSignals(reader: reader)
+        })
     }
-
-    /// The signals that stop a command at the next record instead of at once.
-    static var stoppingSignals: [Int32] { StoppingSignals.numbers }
-
-    /// The stopping signals that were ignored when this process started:
-    /// they stay ignored, in the network helper too.
-    static let ignoredAtStart = Mutex<Set<Int32>>([])
 }

@@ -47,26 +47,11 @@ extension NetworkAccess {
         // thread, which blocks some signals), every signal at its default,
         // except that the stopping signals stay blocked across the exec: one
         // sent while the helper starts waits until its `main` listens for it,
-        // instead of killing it before it can stop cleanly.
-        // Signals ignored when booksync started (`nohup`) stay ignored.
-        let ignored = BooksyncCommand.ignoredAtStart.withLock { $0 }
-        let stoppingSignals = BooksyncCommand.stoppingSignals.filter { !ignored.contains($0) }
-        var stopping = sigset_t()
-        sigemptyset(&stopping)
-        for number in stoppingSignals { sigaddset(&stopping, number) }
-        var before = sigset_t()
-        pthread_sigmask(SIG_SETMASK, &stopping, &before)
-        // Not SIG_DFL, which the exec would leave: another thread of this
-        // process may take a signal sent now, and at its default it would
-        // kill the process mid-handoff. This handler ends it with the status
-        // of a command stopped before it began; the exec resets it to the
-        // default, and a signal still blocked here waits for the helper.
-        for number in stoppingSignals { signal(number) { _exit(128 + $0) } }
-        // Stopped just now (the signal came before the mask): do not start the
-        // helper. From here, a signal the handler takes ends the process.
-        if StoppingSignals.beginHandoff() || Task.isCancelled {
-            StoppingSignals.endHandoff()
-            pthread_sigmask(SIG_SETMASK, &before, nil)
+        // instead of killing it before it can stop cleanly. Signals ignored
+        // when booksync started (`nohup`) stay ignored.
+        guard let before = StoppingSignals.beginHandoff() else { return .interrupted }
+        if Task.isCancelled {
+            StoppingSignals.endHandoff(restoring: before)
             return .interrupted
         }
         let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
@@ -74,10 +59,7 @@ extension NetworkAccess {
         execve(path, argv, envp)
         let reason = String(cString: strerror(errno))
         for pointer in argv + envp { free(pointer) }
-        // Not started: this thread's signals as they were. The command ends
-        // with this error at once; a signal until then ends it as above.
-        StoppingSignals.endHandoff()
-        pthread_sigmask(SIG_SETMASK, &before, nil)
+        StoppingSignals.endHandoff(restoring: before)  // not started: signals stop the command again
         return .remote(.configuration("cannot run \(path): \(reason)"))
     }
 

@@ -20,6 +20,13 @@ enum StoppingSignals {
     /// The signals that stop a command at the next record instead of at once.
     static let numbers: [Int32] = [SIGINT, SIGTERM, SIGHUP]
 
+    /// The stopping signal that cancelled the command (0: none yet).
+    static let stoppedBy = Atomic<Int32>(0)
+
+    /// The stopping signals that were ignored when this process started:
+    /// they stay ignored, in the network helper too.
+    static let ignoredAtStart = Mutex<Set<Int32>>([])
+
     /// What the handler reads; set before it is installed.
     fileprivate static let handler = HandlerState()
 
@@ -36,19 +43,37 @@ enum StoppingSignals {
         let handingOff = Atomic<Bool>(false)
     }
 
-    /// Marks the handoff to the helper as begun; returns whether a stopping
-    /// signal came before. From here a signal ends the process at once, so
-    /// none taken by the handler can be lost to the exec: the handler sets
-    /// `stoppedBy` and then reads this flag, the handoff sets this flag and
-    /// then reads `stoppedBy`, and one of the two sees the other.
-    static func beginHandoff() -> Bool {
+    /// Begins the handoff to `booksync-network`: blocks the signals taken in
+    /// this thread, so one sent from here waits across the exec for the
+    /// helper's `main`, and from here a signal taken by another thread ends
+    /// the process, as a command stopped before it began. Returns this
+    /// thread's mask before, for `endHandoff`; nil (nothing changed) when a
+    /// stopping signal came already: the helper must not start.
+    ///
+    /// No signal taken by the handler is lost to the exec: the handler sets
+    /// `stoppedBy` and then reads the flag, this sets the flag and then reads
+    /// `stoppedBy`, and one of the two sees the other.
+    static func beginHandoff() -> sigset_t? {
+        let ignored = ignoredAtStart.withLock { $0 }
+        var taken = sigset_t()
+        sigemptyset(&taken)
+        for number in numbers where !ignored.contains(number) { sigaddset(&taken, number) }
+        var before = sigset_t()
+        pthread_sigmask(SIG_SETMASK, &taken, &before)
         handler.handingOff.store(true, ordering: .sequentiallyConsistent)
-        return BooksyncCommand.stoppedBy.load(ordering: .sequentiallyConsistent) != 0
+        guard stoppedBy.load(ordering: .sequentiallyConsistent) == 0 else {
+            endHandoff(restoring: before)
+            return nil
+        }
+        return before
     }
 
-    /// The handoff failed (the helper could not be started): signals stop the command again.
-    static func endHandoff() {
+    /// Ends a handoff that did not exec: the thread's mask as it was, and
+    /// signals stop the command again.
+    static func endHandoff(restoring mask: sigset_t) {
         handler.handingOff.store(false, ordering: .sequentiallyConsistent)
+        var mask = mask
+        pthread_sigmask(SIG_SETMASK, &mask, nil)
     }
 
     /// Takes the stopping signals over; `BooksyncCommand.takeSignals` says when.
@@ -56,14 +81,13 @@ enum StoppingSignals {
     /// A signal already pending (it came during the handoff to
     /// `booksync-network`, blocked across the exec) is delivered when the
     /// mask is lifted at the end, to the handler, as if it came now.
-    static func take(stopAtNextRecord: Bool, ignoredAtStart: inout Set<Int32>,
-                     stop: @escaping @Sendable () -> Void) -> (any DispatchSourceRead)? {
+    static func take(stopAtNextRecord: Bool, stop: @escaping @Sendable () -> Void) -> (any DispatchSourceRead)? {
         var blocked = sigset_t()
         sigemptyset(&blocked)
         for number in numbers { sigaddset(&blocked, number) }
         pthread_sigmask(SIG_BLOCK, &blocked, nil)
         // Statics are made on first use, which must not happen in the handler.
-        _ = BooksyncCommand.stoppedBy.load(ordering: .relaxed)
+        _ = stoppedBy.load(ordering: .relaxed)
         let state = handler
 
         var source: (any DispatchSourceRead)?
@@ -100,7 +124,7 @@ enum StoppingSignals {
             var previous = sigaction()
             sigaction(number, nil, &previous)
             if handlerAddress(previous) == unsafeBitCast(SIG_IGN, to: Int.self) {
-                ignoredAtStart.insert(number)  // `nohup`, `trap '' HUP`: it stays ignored
+                ignoredAtStart.withLock { _ = $0.insert(number) }  // `nohup`, `trap '' HUP`: it stays ignored
                 continue
             }
             let bit = UInt32(1) << UInt32(number)
@@ -154,7 +178,7 @@ private func stoppingSignalArrived(_ number: Int32) {
     defer { errno = savedErrno }
     let state = StoppingSignals.handler
     let bit = UInt32(1) << UInt32(number)
-    let first = BooksyncCommand.stoppedBy.compareExchange(expected: 0, desired: number, ordering: .sequentiallyConsistent).exchanged
+    let first = StoppingSignals.stoppedBy.compareExchange(expected: 0, desired: number, ordering: .sequentiallyConsistent).exchanged
     // A local command writes files atomically and has nothing to record; a
     // command being handed to the helper has not begun.
     if state.ending.load(ordering: .sequentiallyConsistent) & bit != 0

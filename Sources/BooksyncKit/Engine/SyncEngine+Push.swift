@@ -253,11 +253,10 @@ extension SyncEngine {
     }
 }
 
-/// How the writes of a push went: the first failure, and the planned events
-/// that turned out otherwise (by index in the plan's events).
+/// How the writes of a push went: the first failure, and the outcomes that
+/// differ from the plan.
 private struct PushOutcome {
     var failure: BooksyncError?
-    /// The outcomes that differ from the plan.
     var log = ExecutionLog()
 }
 
