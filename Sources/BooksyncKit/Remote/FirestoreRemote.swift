@@ -39,6 +39,10 @@ public struct FirestoreRemote: Sendable {
     static let firstQueryBatch = 300
     static let defaultQueryBatch = 5_000
     static let queryTargetBytes = 8 << 20
+    /// How long a scoped listing's later pages read at its first answer's
+    /// time: Firestore refuses a read time more than an hour old
+    /// (`FAILED_PRECONDITION`, "The requested 'read_time' is too old" on the emulator).
+    static let pinnedReadLimit: Duration = .seconds(50 * 60)
     /// Documents per listing query of names and revisions only (~200 bytes each).
     static let defaultNamesQueryBatch = 10_000
     /// Documents per `:batchGet` request.
@@ -185,10 +189,19 @@ public struct FirestoreRemote: Sendable {
         var order = ListingOrder()
         // In a scope's order names need not increase: each may come once.
         var seen = Set<String>()
+        // In a scope's order a document edited between two pages can move
+        // back past the cursor and be missed (then reported as having left
+        // the scope, and as new on the next command). Later pages read at the
+        // first answer's time instead: one snapshot, nothing moves. Firestore
+        // reads at most an hour back, so a listing older than
+        // `pinnedReadLimit` goes on reading at the present, as unscoped
+        // listings do (a name never moves in name order).
+        var pinned: (readTime: String, since: ContinuousClock.Instant)?
         repeat {
+            if let since = pinned?.since, ContinuousClock.now - since > Self.pinnedReadLimit { pinned = nil }
             let request = Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies, changedSince: changedSince,
                                          group: scope.isGroup, range: range, filter: scope.isGroup ? nil : rules.scope,
-                                         documentsRoot: documentsRoot)
+                                         documentsRoot: documentsRoot, readTime: pinned?.readTime)
             let answer = try await client.sendMeasured(HTTPRequest(method: "POST", url: url, body: request), during: during,
                                                        entries: AnswerEntries(member: nil, placeholder: .map(["document": .map([:])])))
             let bytes = answer.bytes
@@ -232,6 +245,7 @@ public struct FirestoreRemote: Sendable {
                 }
                 if let last { try order.accept(cursor: last.orderValues + [.string(last.name)], during: during) }
             }
+            if first, !orderFields.isEmpty, let time = found.listing.readTime { pinned = (time, .now) }
             first = false
             await each(found.listing, found.documents)
             progress(count)
@@ -295,9 +309,10 @@ public struct FirestoreRemote: Sendable {
     /// With `filter` (the collection's scope), only the documents that match,
     /// ordered first by the scope's inequality fields as Firestore requires
     /// (`ScopeExpression.inequalityFields`); names-only answers then also carry those fields,
-    /// for the cursor.
+    /// for the cursor. With `readTime`, the documents as they were then.
     static func listQuery(_ collectionID: String, after: QueryCursor?, limit: Int, withBodies: Bool, changedSince: ChangeMark? = nil,
-                          group: Bool = false, range: NameRange? = nil, filter: ScopeExpression? = nil, documentsRoot: String = "") -> [UInt8] {
+                          group: Bool = false, range: NameRange? = nil, filter: ScopeExpression? = nil, documentsRoot: String = "",
+                          readTime: String? = nil) -> [UInt8] {
         let byName = Value.map(["field": .map(["fieldPath": .string("__name__")]), "direction": .string("ASCENDING")])
         let orderFields = filter?.inequalityFields ?? []
         func ascending(_ path: String) -> Value { .map(["field": .map(["fieldPath": .string(path)]), "direction": .string("ASCENDING")]) }
@@ -324,7 +339,9 @@ public struct FirestoreRemote: Sendable {
         }
         if let filter = Self.conjunction(filters) { query["where"] = filter }
         if !cursor.isEmpty { query["startAt"] = .map(["values": .array(cursor), "before": .bool(false)]) }
-        return Array(CanonicalJSON.encodeInline(.map(["structuredQuery": .map(query)])).utf8)
+        var body: [String: Value] = ["structuredQuery": .map(query)]
+        if let readTime { body["readTime"] = .string(readTime) }
+        return Array(CanonicalJSON.encodeInline(.map(body)).utf8)
     }
 
     /// The value at `path` in a document as the server sent it (a REST

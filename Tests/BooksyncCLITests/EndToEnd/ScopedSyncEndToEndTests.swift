@@ -13,12 +13,13 @@ import BooksyncURLSession
 @Suite struct ScopedSyncEndToEndTests {
     /// A remote whose rules carry `scope`, paging two documents at a time so
     /// every listing takes several queries continued by the scope's cursor.
-    static func remote(_ scope: ScopeExpression, host: String, project: String, changeField: String? = nil) throws -> FirestoreRemote {
+    static func remote(_ scope: ScopeExpression, host: String, project: String, changeField: String? = nil,
+                       transport: @escaping HTTPTransport = URLSessionTransport.make(requestTimeout: .seconds(60))) throws -> FirestoreRemote {
         let target = FirestoreTarget(project: project, collectionPath: "books")
         var config = CollectionConfig(remote: target, schema: .idOnly, idField: .none, changeField: changeField)
         config.scope = scope
         let endpoint = try FirestoreEndpoint.resolve(environment: ["FIRESTORE_EMULATOR_HOST": host], transport: nil)
-        var remote = FirestoreRemote(target: target, endpoint: endpoint, rules: config.rules, transport: URLSessionTransport.make(requestTimeout: .seconds(60)))
+        var remote = FirestoreRemote(target: target, endpoint: endpoint, rules: config.rules, transport: transport)
         remote.namesQueryBatch = 2
         remote.firstQueryBatch = 2
         remote.queryBatch = 2
@@ -45,6 +46,40 @@ import BooksyncURLSession
             #expect(bodies.withLock { $0 } == expected, "bodies of \(text)")
             #expect(try await remote.documentCount() == expected.count, "count of \(text)")
         }
+    }
+
+    /// A document edited between two pages so that it sorts before the
+    /// cursor is still listed, as it was at the first page: the later pages
+    /// read at the first answer's time (without that, `d5` was missed and
+    /// would have been reported as having left the scope).
+    @Test func aDocumentEditedBackPastTheCursorIsStillListed() async throws {
+        let host = try Emulator.requireHost()
+        let project = Emulator.uniqueProject("scoped-pinned")
+        let rest = RESTClient(host: host, project: project, collection: "books")
+        try await rest.put((1...6).map { ("d\($0)", ["rating": .integer(Int64($0))]) })
+        let live = URLSessionTransport.make(requestTimeout: .seconds(60))
+        let queries = Mutex(0)
+        // After the first page (d1, d2), d5 moves to 1.5: before the cursor (2, d2).
+        let transport: HTTPTransport = { request throws(TransportError) in
+            let answer = try await live(request)
+            guard request.url.hasSuffix(":runQuery"), queries.withLock({ $0 += 1; return $0 }) == 1 else { return answer }
+            do {
+                try await rest.put([("d5", ["rating": .double(1.5)])])
+            } catch {
+                throw TransportError(.other, "the edit between pages failed: \(error)")
+            }
+            return answer
+        }
+        let remote = try Self.remote(try ScopeExpression.parse("rating >= 1"), host: host, project: project, transport: transport)
+        let listing = try await remote.listRevisions { _ in }
+        #expect(queries.withLock { $0 } >= 3, "the listing took several pages")
+        #expect(listing.revisions.keys.map(\.rawValue).sorted() == ["d1", "d2", "d3", "d4", "d5", "d6"])
+        // The next listing reads the present: d5 at 1.5.
+        let bodies = Mutex<[String: Fields]>([:])
+        try await remote.listDocuments(batch: { _, documents in
+            bodies.withLock { for (id, document) in documents { $0[id.rawValue] = document.record?.fields } }
+        }, progress: { _ in })
+        #expect(bodies.withLock { $0["d5"]?["rating"] } == .double(1.5))
     }
 
     /// The change query and a scope together: only documents that match

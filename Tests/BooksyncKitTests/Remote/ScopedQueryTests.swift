@@ -120,4 +120,44 @@ import BooksyncTestSupport
         #expect(sent[1].contains(#""values": [{"integerValue": "2"}, {"referenceValue": "\#(root)a"}]"#), "\(sent[1])")
         #expect(sent[2].contains(#""values": [{"integerValue": "4"}, {"referenceValue": "\#(root)c"}]"#), "\(sent[2])")
     }
+
+    /// A scoped listing reads every page at its first answer's time, so a
+    /// document edited between pages cannot move back past the cursor
+    /// unseen; a listing in name order, where nothing moves, reads at the present.
+    @Test(arguments: [("rating > 1", true), (nil, false)])
+    func laterPagesOfAScopedListingReadAtTheFirstAnswersTime(scope: String?, pinned: Bool) async throws {
+        let root = "projects/p/databases/(default)/documents/books/"
+        func entry(_ id: String, rating: Int, readTime: String) -> String {
+            #"{"document": {"name": "\#(root)\#(id)", "updateTime": "2026-01-01T00:00:00Z", "fields": {"rating": {"integerValue": "\#(rating)"}}}, "readTime": "\#(readTime)"}"#
+        }
+        let answers = [[entry("a", rating: 2, readTime: "2026-01-01T00:00:01.5Z"), entry("b", rating: 3, readTime: "2026-01-01T00:00:01.5Z")],
+                       [entry("c", rating: 4, readTime: "2026-01-01T00:00:09Z"), entry("d", rating: 5, readTime: "2026-01-01T00:00:09Z")],
+                       [#"{"readTime": "2026-01-01T00:00:10Z"}"#]]
+        let bodies = Mutex<[String]>([])
+        let served = Mutex(0)
+        let transport: HTTPTransport = { request in
+            bodies.withLock { $0.append(String(decoding: request.body ?? [], as: UTF8.self)) }
+            let index = served.withLock { value in defer { value += 1 }; return min(value, answers.count - 1) }
+            return HTTPResponse(status: 200, body: Array(("[" + answers[index].joined(separator: ", ") + "]").utf8))
+        }
+        var remote: FirestoreRemote
+        if let scope {
+            remote = try Self.remote(scope, transport: transport)
+        } else {
+            let endpoint = FirestoreEndpoint(baseURL: "http://127.0.0.1:9/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("t")))
+            remote = FirestoreRemote(target: Self.target, endpoint: endpoint, rules: CollectionConfig(remote: Self.target, schema: .idOnly).rules,
+                                     transport: transport)
+        }
+        remote.namesQueryBatch = 2
+        let listing = try await remote.listRevisions { _ in }
+        #expect(listing.revisions.keys.map(\.rawValue).sorted() == ["a", "b", "c", "d"])
+        #expect(listing.readTime == "2026-01-01T00:00:01.5Z")
+        let sent = bodies.withLock { $0 }
+        #expect(sent.count == 3)
+        #expect(!sent[0].contains("readTime"), "\(sent[0])")
+        for body in sent.dropFirst() {
+            #expect(body.contains(#""readTime": "2026-01-01T00:00:01.5Z""#) == pinned, "\(body)")
+            #expect(!body.contains("00:00:09"), "only the first answer's time is sent: \(body)")
+        }
+    }
 }
