@@ -322,7 +322,13 @@ public struct FirestoreRemote: Sendable {
             "limit": .integer(Int64(limit)),
         ]
         if !withBodies {
-            let selected = ["__name__"] + orderFields.map(\.description)
+            // A field below another selected one comes with it: a path is not
+            // asked for beside its own ancestor (`a` and `a.b`), which
+            // a projection need not accept.
+            let outermost = orderFields.filter { path in
+                !orderFields.contains { $0.segments.count < path.segments.count && Array(path.segments.prefix($0.segments.count)) == $0.segments }
+            }
+            let selected = ["__name__"] + outermost.map(\.description)
             query["select"] = .map(["fields": .array(selected.map { .map(["fieldPath": .string($0)]) })])
         }
         var cursor: [Value] = after.map { $0.orderValues + [.map(["referenceValue": .string($0.name)])] } ?? []

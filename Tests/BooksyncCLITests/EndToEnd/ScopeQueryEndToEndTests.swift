@@ -32,7 +32,7 @@ import BooksyncTestSupport
         "nan == {\"$double\": \"NaN\"}", "nan != {\"$double\": \"NaN\"}",
         "genre in [\"sf\", \"romance\"]", "genre not-in [\"sf\"]", "genre not-in [\"sf\", \"fantasy\", \"romance\"]",
         "tags array-contains \"classic\"", "tags array-contains 1.0", "tags array-contains-any [\"new\", 1]",
-        "stats.votes >= 5", "stats.votes < 5", "`first name` == \"Ann\"", "flag == true", "flag != true",
+        "stats.votes >= 5", "stats.votes < 5", "stats.votes >= 1 and stats != {\"votes\": 99}", "`first name` == \"Ann\"", "flag == true", "flag != true",
         "published >= {\"$timestamp\": \"2021-01-01T00:00:00Z\"}", "published < {\"$timestamp\": \"2021-01-01T00:00:00Z\"}",
         "rating >= 4 and genre == \"sf\"", "genre == \"sf\" or count >= 10", "genre == \"sf\" or count == 10", "(rating >= 4 or count == 10) and genre != \"fantasy\"",
         "missing == 1", "missing != 1",

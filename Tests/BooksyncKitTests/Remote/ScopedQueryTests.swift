@@ -32,6 +32,29 @@ import BooksyncTestSupport
         #expect(body.contains(#""op": "ARRAY_CONTAINS""#) && body.contains(#""op": "NOT_EQUAL""#))
     }
 
+    /// Inequalities on a map and on a key inside it order by both, but the
+    /// names-only select asks for the map alone, which holds the key; the
+    /// cursor still takes both values from it. (A top-level field named
+    /// `stats.rating`, backticked, is another field and is selected.)
+    @Test func aPathInsideAnotherIsNotSelectedBesideIt() async throws {
+        let scope = try ScopeExpression.parse(#"stats.rating > 1 and stats != {"x": 1} and `stats.rating` < 9"#)
+        let body = String(decoding: FirestoreRemote.listQuery("books", after: nil, limit: 2, withBodies: false, filter: scope), as: UTF8.self)
+        #expect(body.contains(#""select": {"fields": [{"fieldPath": "__name__"}, {"fieldPath": "`stats.rating`"}, {"fieldPath": "stats"}]}"#), "\(body)")
+        #expect(body.contains(#"{"fieldPath": "stats"}}, {"direction": "ASCENDING", "field": {"fieldPath": "stats.rating"}}"#), "\(body)")
+        let root = "projects/p/databases/(default)/documents/books/"
+        let page = #"[{"document": {"name": "\#(root)a", "updateTime": "2026-01-01T00:00:00Z", "fields": {"stats": {"mapValue": {"fields": {"rating": {"integerValue": "5"}}}}, "stats.rating": {"integerValue": "3"}}}, "readTime": "2026-01-01T00:00:01Z"}, {"document": {"name": "\#(root)b", "updateTime": "2026-01-01T00:00:00Z", "fields": {"stats": {"mapValue": {"fields": {"rating": {"integerValue": "6"}}}}, "stats.rating": {"integerValue": "4"}}}, "readTime": "2026-01-01T00:00:01Z"}]"#
+        let bodies = Mutex<[String]>([])
+        var remote = try Self.remote(scope.description) { request in
+            let sent = bodies.withLock { $0.append(String(decoding: request.body ?? [], as: UTF8.self)); return $0.count }
+            return HTTPResponse(status: 200, body: Array((sent == 1 ? page : "[]").utf8))
+        }
+        remote.namesQueryBatch = 2
+        let listing = try await remote.listRevisions { _ in }
+        #expect(listing.revisions.count == 2)
+        let second = try #require(bodies.withLock { $0.count == 2 ? $0[1] : nil })
+        #expect(second.contains(#""values": [{"integerValue": "4"}, {"mapValue": {"fields": {"rating": {"integerValue": "6"}}}}, {"integerValue": "6"}, {"referenceValue": "\#(root)b"}]"#), "\(second)")
+    }
+
     /// With the change field, its own order comes first, then the scope's fields.
     @Test func theChangeFieldOrdersFirst() throws {
         let scope = try ScopeExpression.parse("rating > 1")
