@@ -8,6 +8,7 @@
 ///   "digest": "sha256:…",
 ///   "held": [{"file": "bad.json", "id": "bad", "reason": "…"}],
 ///   "pathspecs": [],
+///   "scope": "rating >= 4",
 ///   "summary": {"creates": 1, "deletes": 0, "fields": 3, "held": 1, "updates": 1},
 ///   "target": {"collection": "projects/p/databases/(default)/documents/books",
 ///              "endpoint": "https://firestore.googleapis.com/v1/", "remote": "origin"},
@@ -23,7 +24,10 @@
 /// and is refused. It detects edits, not forgery: whoever can write the file
 /// can compute it, so `apply` also checks every write against the files, the
 /// base and the remote. `summary`, `file` and `field` are for readers and
-/// are checked against the rest.
+/// are checked against the rest. `scope` is there only for a collection
+/// with one (config.json `"scope"`), so other plans are the bytes they were
+/// before it existed; a booksync that predates it ignores it (the digest
+/// still covers it).
 extension SavedPlan {
     /// The plan as its file's bytes (canonical JSON, newline-terminated).
     public func fileBytes() -> [UInt8] {
@@ -64,7 +68,8 @@ extension SavedPlan {
             held: try reader.array("held").map { item throws(SavedPlanError) in
                 let map = try item.asMap()
                 return Held(id: try Self.id(map, recordID: recordID), reason: try map.string("reason"))
-            })
+            },
+            scope: try reader.optionalString("scope"))
         guard .map(plan.summaryFields()) == fields["summary"] else { throw .edited }
         // As booksync writes them: each record once, in id order (a record
         // written twice would be sent twice).
@@ -86,7 +91,7 @@ extension SavedPlan {
     }
 
     private func contentFields() -> Fields {
-        [
+        var fields: Fields = [
             "format": .string(Self.formatName), "version": .integer(Self.formatVersion),
             "target": .map(["remote": .string(remoteName), "endpoint": .string(target.endpoint), "collection": .string(target.collection)]),
             "pathspecs": .array(pathspecs.map(Value.string)),
@@ -107,6 +112,8 @@ extension SavedPlan {
             }),
             "held": .array(held.map { .map(["id": .string($0.id.rawValue), "file": .string($0.id.fileName), "reason": .string($0.reason)]) }),
         ]
+        if let scope { fields["scope"] = .string(scope) }
+        return fields
     }
 
     private func summaryFields() -> Fields {

@@ -90,14 +90,20 @@ public struct SavedPlan: Sendable, Equatable {
     public let writes: [Write]
     /// Records left out, in id order.
     public let held: [Held]
+    /// The collection's scope (config.json `"scope"`) the plan was made
+    /// under, as booksync spells it; nil for a collection without one. A
+    /// plan is applied only under the same scope: another one changes what
+    /// push writes and holds.
+    public let scope: String?
 
     /// A plan; see the properties.
-    public init(remoteName: String, target: TargetIdentity, pathspecs: [String], writes: [Write], held: [Held]) {
+    public init(remoteName: String, target: TargetIdentity, pathspecs: [String], writes: [Write], held: [Held], scope: String? = nil) {
         self.remoteName = remoteName
         self.target = target
         self.pathspecs = pathspecs
         self.writes = writes
         self.held = held
+        self.scope = scope
     }
 
     /// How many writes do `action`.

@@ -30,7 +30,8 @@ extension CollectionDirectory {
     ///   - remote: The remote the plan writes to; its identity must be the plan's target.
     ///   - options: `--atomic`, and the mass-delete guard (`--max-delete`,
     ///     `--force`), measured against the whole base as for push.
-    /// - Throws: `.planRefused` (another target), `.planDrift`, and as `push`.
+    /// - Throws: `.planRefused` (another target, or another scope in
+    ///   config.json than the plan was made under), `.planDrift`, and as `push`.
     @_spi(Remote)
     public func apply(_ plan: SavedPlan, planName: String, remote: any RemoteCollection, options: SyncOptions = SyncOptions(),
                       progress: @escaping @Sendable (SyncProgress) -> Void = { _ in },
@@ -40,6 +41,9 @@ extension CollectionDirectory {
                 + (remote.identity?.description ?? "one without a fixed identity")
                 + "; apply it where it was made (booksync apply --remote NAME), or make a plan for this remote")
         }
+        if let problem = Self.scopeProblem(planned: plan.scope, now: rules.scope?.description) {
+            throw .planRefused(plan: planName, problem: problem)
+        }
         let lock = try await self.lock(onStaleLock: onStaleLock)
         defer { lock.release() }
         try await prepareForSync(holdingLock: true)
@@ -48,6 +52,19 @@ extension CollectionDirectory {
         scoped.scope = plan.writes.isEmpty ? .everything : RecordScope(plan.writes.map { .init(.record($0.id), text: $0.id.rawValue) })
         var engine = try SyncEngine(self, command: .push, remote: remote, options: scoped, progress: progress, keepHashes: false)
         return try await engine.apply(plan, planName: planName)
+    }
+}
+
+extension CollectionDirectory {
+    /// Why a plan made under the scope `planned` cannot be applied under
+    /// `now` (config.json's `"scope"` as booksync spells it), or nil when
+    /// they are the same: a write planned inside one scope may fall outside
+    /// the other (then push would hold it, and the next pull let it go).
+    static func scopeProblem(planned: String?, now: String?) -> String? {
+        guard planned != now else { return nil }
+        let made = planned.map { "was made for the collection's scope '\($0)'" } ?? "was made for the whole collection"
+        let current = now.map { "config.json now sets the scope '\($0)'" } ?? "config.json no longer sets a scope"
+        return "\(made), but \(current), which changes what push writes; make the plan again (booksync plan)"
     }
 }
 

@@ -50,7 +50,8 @@ extension CollectionDirectory {
             }
         }
         held.sort { $0.id < $1.id }
-        return SavedPlan(remoteName: remoteName, target: target, pathspecs: pathspecs, writes: writes, held: held)
+        return SavedPlan(remoteName: remoteName, target: target, pathspecs: pathspecs, writes: writes, held: held,
+                         scope: rules.scope?.description)
     }
 
     /// The planned write of one push step, or why it is held.

@@ -121,6 +121,34 @@ import BooksyncTestSupport
         #expect(try await other.rest.all().isEmpty)
     }
 
+    /// A plan made under one scope (config.json "scope") is refused under
+    /// another, naming both, and nothing is written: b4, inside the old scope,
+    /// is outside the new one. Under its own scope again, it applies.
+    @Test func aPlanMadeUnderAnotherScopeIsRefused() async throws {
+        let ws = try Workspace(project: Emulator.uniqueProject("plan-scope"), host: try Emulator.requireHost())
+        try ws.initialize("--where", "rating >= 3")
+        for rating in 1...5 { try ws.write("b\(rating).json", bookFile("b\(rating)", extra: ["rating": .integer(Int64(rating))])) }
+        #expect(try ws.run("push").status == 1, "b1 and b2 are outside the scope")
+        try ws.write("b4.json", bookFile("b4", title: "New b4", extra: ["rating": .integer(4)]))
+        let planned = try await plan(ws)
+        #expect(planned.status == 1 && planned.stdout.contains("update  b4.json"), "\(planned.stdout)\(planned.stderr)")
+        #expect(try ws.scratch.read("plan.json").contains(#""scope": "rating >= 3""#))
+        let config = ws.root + "/.booksync/config.json"
+        let original = try String(contentsOfFile: config, encoding: .utf8)
+        try original.replacingOccurrences(of: "rating >= 3", with: "rating >= 5").write(toFile: config, atomically: true, encoding: .utf8)
+        let remoteBefore = try await ws.rest.all().mapValues(\.revision)
+        let refused = try ws.run("apply", planPath(ws))
+        #expect(refused.status == 4, "\(refused.stdout)\(refused.stderr)")
+        #expect(refused.stderr.contains("plan.json was made for the collection's scope 'rating >= 3', but config.json now sets the scope 'rating >= 5'"),
+                "\(refused.stderr)")
+        #expect(refused.stderr.contains("make the plan again (booksync plan). Nothing was written"), "\(refused.stderr)")
+        #expect(try await ws.rest.all().mapValues(\.revision) == remoteBefore)
+        try original.write(toFile: config, atomically: true, encoding: .utf8)
+        let applied = try ws.run("apply", planPath(ws))
+        #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
+        #expect(try await ws.rest.all()["b4"]?.fields["title"] == .string("New b4"))
+    }
+
     /// A remote change since the last pull is held in the plan (exit 1),
     /// shown in the Markdown, and not written by apply.
     @Test func aRecordChangedRemotelyIsHeld() async throws {

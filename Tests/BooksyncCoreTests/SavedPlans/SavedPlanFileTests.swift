@@ -34,6 +34,19 @@ import Testing
         #expect(Self.text.hasPrefix("{\n  \"format\": \"booksync-plan\",\n  \"version\": 1,\n  \"digest\": \"sha256:"))
     }
 
+    /// The scope is written only for a scoped collection (so other plans are
+    /// the bytes they were before it existed), reads back, and is covered
+    /// by the digest.
+    @Test func theScopeIsKeptOnlyWhenThereIsOne() throws {
+        #expect(!Self.text.contains("\"scope\""))
+        let scoped = SavedPlan(remoteName: Self.plan.remoteName, target: Self.plan.target, pathspecs: [], writes: Self.plan.writes,
+                               held: Self.plan.held, scope: "rating >= 4")
+        let text = String(decoding: scoped.fileBytes(), as: UTF8.self)
+        #expect(text.contains(#""scope": "rating >= 4""#), "\(text)")
+        #expect(try Self.read(scoped.fileBytes()) == scoped)
+        #expect(throws: SavedPlanError.edited) { try Self.read(Array(text.replacingAll("rating >= 4", with: "rating >= 1").utf8)) }
+    }
+
     @Test func whitespaceAloneIsNoEdit() throws {
         let reindented = Self.text.replacingAll("\n  ", with: "\n    ")
         #expect(try Self.read(Array(reindented.utf8)) == Self.plan)
