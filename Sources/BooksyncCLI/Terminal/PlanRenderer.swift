@@ -21,11 +21,13 @@ enum PlanRenderer {
         return lines
     }
 
-    /// The plan as a Markdown comment: a heading with the target, the summary,
-    /// a table of changed fields, and one of held records.
+    /// The plan as a Markdown comment: a heading with the target, the scope
+    /// it was made under (if any), the summary, a table of changed fields,
+    /// and one of held records.
     /// - Parameter schema: The schema of a record's fields (nil: none declared).
     static func markdown(_ plan: SavedPlan, schema: (RecordID) -> RecordSchema?) -> String {
         var out = "### booksync plan for \(MarkdownText.escape(targetName(plan)))\n\n"
+        if let scope = plan.scope { out += "Within the collection's scope: \(MarkdownText.escape(scope))\n\n" }
         out += summary(plan) + "\n\n"
         if !plan.writes.isEmpty {
             var table = MarkdownTable(columns: ["Record", "Action", "Field", "Before", "After"])
