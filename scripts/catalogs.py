@@ -13,10 +13,10 @@ graphs of the contributor catalog's modules, made by `swift-symbolgraph-extract
 the symbols and relationships of MODULE.symbols.json and of
 MODULE@OTHER.symbols.json where OTHER is merged too (Kit's extensions of Core's
 types are members like any other) go into BooksyncPackage.symbols.json, the
-extensions of other modules' types (Swift's) into BooksyncPackage@OTHER. Doc
-comments keep the name of the module they were written in, as the re-exported
-modules' comments do in the library's graph: DocC resolves and checks their
-links either way and, as for the library, leaves their parameter lists unchecked.
+extensions of other modules' types (Swift's) into BooksyncPackage@OTHER. Each
+doc comment is moved into BooksyncPackage too: DocC checks the parameter
+lists (a `- Parameters:` that misses one, or names one the declaration does
+not have) only of comments written in the module it documents.
 
 `check` fails on
 - a `<doc:` in a Swift file under Sources/ outside every doc comment of the
@@ -74,6 +74,9 @@ def merge(modules, source, destination, name=MODULE):
             target = extensions.setdefault(extended, {"metadata": graph["metadata"],
                                                       "module": dict(graph["module"], name=name),
                                                       "symbols": [], "relationships": []})
+        for symbol in graph["symbols"]:
+            if "docComment" in symbol and "module" in symbol["docComment"]:
+                symbol["docComment"]["module"] = name
         target["symbols"] += graph["symbols"]
         target["relationships"] += graph["relationships"]
     missing = [m for m in modules if not os.path.exists(os.path.join(source, m + SUFFIX))]
@@ -214,15 +217,17 @@ def self_test():
         for name in ("M", "N", "N@M", "N@Swift", "O"):
             write(os.path.join(graphs, name + SUFFIX),
                   json.dumps({"metadata": {}, "module": {"name": name.split("@")[0]},
-                              "symbols": [{"n": name}], "relationships": []}))
+                              "symbols": [{"n": name, "docComment": {"module": name.split("@")[0], "lines": []}}],
+                              "relationships": []}))
         merge(["M", "N"], graphs, merged, name="P")
         with open(os.path.join(merged, "P" + SUFFIX)) as f:
             main = json.load(f)
         if sorted(s["n"] for s in main["symbols"]) != ["M", "N", "N@M"] or main["module"]["name"] != "P" \
+                or any(s["docComment"]["module"] != "P" for s in main["symbols"]) \
                 or sorted(os.listdir(merged)) != ["P" + SUFFIX, "P@Swift" + SUFFIX]:
             sys.exit(f"self-test FAILED: merge made {sorted(os.listdir(merged))} with {main['symbols']}")
     print("self-test passed: a <doc:> link no catalog builds and a wrongly named article fail; "
-          "M, N and N@M merge into one module, N@Swift stays an extension graph")
+          "M, N and N@M merge into one module with their doc comments, N@Swift stays an extension graph")
 
 
 def main():

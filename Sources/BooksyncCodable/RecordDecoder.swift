@@ -33,7 +33,10 @@ public struct RecordDecoder: Sendable {
     }
 
     /// Decodes `type` from a record; errors name the record and, if given, its file.
-    /// - Parameter file: The record's file as the user should see it, e.g.
+    /// - Parameters:
+    ///   - type: The DTO type to decode.
+    ///   - record: The record, as a store or a collection directory loaded it.
+    ///   - file: The record's file as the user should see it, e.g.
     ///   `books/dune.json`; nil names the record by its id (quoted in ASCII).
     ///   It is shown as given, so pass a path built from `RecordID.fileName`
     ///   (which escapes every unsafe byte), not text from a file.

@@ -54,8 +54,10 @@ extension FieldRequirement {
     /// `title:string` as a requirement; types are matched without regard to case.
     /// - Throws: `RequirementSyntaxError` for a missing name or type, an
     ///   unknown type, `id`, or a name Firestore or a nested path would not take.
-    /// - Parameter option: The option the text came with (`--require`, whose
-    ///   `none` stands alone; `--optional`), for the sentences.
+    /// - Parameters:
+    ///   - text: The option's value as typed: `NAME:TYPE`.
+    ///   - option: The option the text came with (`--require`, whose
+    ///     `none` stands alone; `--optional`), for the sentences.
     package static func parse(_ text: String, option: String = "--require") throws(RequirementSyntaxError) -> FieldRequirement {
         let known = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
         guard let colon = text.lastIndex(of: ":") else {

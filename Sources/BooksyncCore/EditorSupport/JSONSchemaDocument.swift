@@ -17,6 +17,7 @@ package enum JSONSchemaDocument {
     /// The schema of the records of `schema`, as canonical JSON (stable bytes,
     /// so the committed file changes only when the schema does).
     /// - Parameters:
+    ///   - schema: The collection's schema (config.json `"schema"`).
     ///   - collection: The records' collection as users know it (`books`,
     ///     `books/*/reviews`), for the default title and description.
     package static func encoded(_ schema: RecordSchema, collection: String) -> [UInt8] {

@@ -17,6 +17,7 @@
 package enum SwiftDTOSource {
     /// The source of `typeName` and its nested types.
     /// - Parameters:
+    ///   - schema: The collection's schema, whose fields become the properties.
     ///   - typeName: A Swift type name (`typeIdentifier(_:)` of itself), from the user's command line.
     ///   - collection: The records' collection as users know it (`books`), for the doc comment.
     ///   - idField: Where documents keep the record id, for the `id` doc comment.

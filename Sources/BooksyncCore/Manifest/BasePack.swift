@@ -42,7 +42,11 @@ package enum BasePack {
 
     /// The fields of a line's JSON if they are the record whose content hash
     /// is `hash`; nil for a copy that was damaged or edited by hand.
-    /// - Parameter id: the record, whose schema decides the canonical key order.
+    /// - Parameters:
+    ///   - json: The line's JSON part (`LineParts.json`).
+    ///   - hash: The content hash the manifest records for the record.
+    ///   - rules: The collection's rules, which encode the canonical bytes hashed.
+    ///   - id: The record, whose schema decides the canonical key order.
     package static func verifiedFields(json: UnsafeBufferPointer<UInt8>, hash: ContentHash, rules: RecordRules, id: RecordID? = nil) -> Fields? {
         guard let fields = try? JSONParser.parseObject(json),
               SHA256.contentHash(rules.canonicalBytes(fields, id: id)) == hash else { return nil }

@@ -50,6 +50,9 @@ public struct ChangeMark: Sendable, Equatable {
     /// (conflicts, invalid documents): those must stay after the mark, or the
     /// next query would not return them and they would look unchanged.
     /// - Parameters:
+    ///   - field: The change field (config.json `"changeField"`).
+    ///   - scope: The collection's scope the listing was read under, if any:
+    ///     a mark holds only for the same scope.
     ///   - readTime: The server's read time of the first request of the listing or query.
     ///   - unrecorded: The change-field value of each document the base does
     ///     not match after the sync; nil for one without a timestamp there

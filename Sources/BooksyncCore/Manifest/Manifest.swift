@@ -115,6 +115,7 @@ package struct Manifest: Sendable, Equatable {
     /// The full parse therefore reads a `JSONTree`, never `Fields`, whose
     /// Swift-string keys would take the two for one duplicated key.
     /// - Parameters:
+    ///   - bytes: The manifest file's contents.
     ///   - subcollections: the configured subcollections; path ids into
     ///     others are errors (a manifest is data from the collection), unless
     ///   - otherPathIDs: says what else they are (`OtherPathIDs`).

@@ -27,8 +27,13 @@ package enum RecordFileMerge {
 
     /// Merges `ours` and `theirs` against `base` (nil: added on both sides) and
     /// validates the result as the record `id` (from the path git merges).
-    /// - Parameter rules: The collection's rules (schema, id field, limits)
-    ///   the result must meet.
+    /// - Parameters:
+    ///   - base: The common ancestor's fields; nil when both sides added the record.
+    ///   - ours: The fields of the version being merged into.
+    ///   - theirs: The fields of the other version, which wins nothing on a conflict.
+    ///   - id: The record, read from the path git merges.
+    ///   - rules: The collection's rules (schema, id field, limits)
+    ///     the result must meet.
     package static func merge(base: Fields?, ours: Fields, theirs: Fields, id: RecordID, rules: RecordRules) -> Outcome {
         let (merged, conflicts) = FieldMerge.mergeKeepingLocal(base: base, local: ours, remote: theirs)
         let problems = rules.problems(in: merged, id: id)

@@ -11,8 +11,11 @@ public struct CanonicalRecord: Sendable, Equatable {
 
     /// Encodes and hashes `fields` at once; does not validate them (use
     /// `RecordRules.load(_:id:)` for untrusted bytes).
-    /// - Parameter leadingKeys: Keys written first in canonical order, normally
-    ///   `RecordSchema.leadingKeys`; they change the bytes and therefore the hash.
+    /// - Parameters:
+    ///   - id: The record's id.
+    ///   - fields: All top-level fields, `id` included.
+    ///   - leadingKeys: Keys written first in canonical order, normally
+    ///     `RecordSchema.leadingKeys`; they change the bytes and therefore the hash.
     package init(id: RecordID, fields: Fields, leadingKeys: [String]) {
         self.id = id
         self.fields = fields
@@ -233,9 +236,11 @@ public struct RecordRules: Sendable, Equatable {
 
     /// Canonical bytes for a file's content, whether or not it meets the schema
     /// (formatting is about syntax; `validate` reports the schema).
-    /// - Parameter id: the record the fields belong to, which decides the
-    ///   leading keys (a subcollection has its own required fields); nil for
-    ///   the collection's own records.
+    /// - Parameters:
+    ///   - fields: The file's fields, valid or not.
+    ///   - id: The record the fields belong to, which decides the
+    ///     leading keys (a subcollection has its own required fields); nil for
+    ///     the collection's own records.
     package func canonicalBytes(_ fields: Fields, id: RecordID? = nil) -> [UInt8] {
         CanonicalJSON.encode(fields, leadingKeys: (id.map { schema(for: $0) } ?? schema).leadingKeys)
     }

@@ -14,7 +14,7 @@ package indirect enum JSONTree: Sendable, Equatable {
         /// The member's value.
         package let value: JSONTree
 
-        package static func == (a: Member, b: Member) -> Bool { a.key.utf8.elementsEqual(b.key.utf8) && a.value == b.value }
+        package static func == (lhs: Member, rhs: Member) -> Bool { lhs.key.utf8.elementsEqual(rhs.key.utf8) && lhs.value == rhs.value }
     }
 
     /// A string that is equal to another only when their UTF-8 bytes are.

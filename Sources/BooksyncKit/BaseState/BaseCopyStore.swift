@@ -67,7 +67,9 @@ package final class BaseCopyStore: Sendable {
 
     /// The fields of the base copy with content hash `hash`; nil if there is none.
     /// Safe from any thread; the pack is indexed again only when it changed on disk.
-    /// - Parameter hash: The manifest's hash for `id`; nil (no base) gives nil.
+    /// - Parameters:
+    ///   - id: The record.
+    ///   - hash: The manifest's hash for `id`; nil (no base) gives nil.
     package func fields(_ id: RecordID, hash: ContentHash?) -> Fields? {
         guard let hash else { return nil }
         if let fields = packedFields(id, hash: hash) { return fields }

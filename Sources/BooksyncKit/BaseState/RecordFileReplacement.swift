@@ -12,7 +12,11 @@ extension RecordRules {
     /// with it, only if it still holds what was just written (a save made in
     /// between stays); the newest hint is the one kept.
     /// - Parameters:
+    ///   - path: The record file.
+    ///   - id: The record, whose schema orders the fields; nil for the collection's own.
+    ///   - fields: The record's new fields.
     ///   - canonical: `canonicalBytes(fields, id:)` when the caller has them already.
+    ///   - isExpected: Whether the file's current bytes (nil: no file) may be replaced.
     /// - Returns: False when the file was not what `isExpected` wants (nothing written).
     package func replaceFile(_ path: String, id: RecordID?, with fields: Fields, canonical: [UInt8]? = nil,
                              ifCurrent isExpected: ([UInt8]?) -> Bool) throws(FileSystemError) -> Bool {

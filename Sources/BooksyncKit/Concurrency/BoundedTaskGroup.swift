@@ -32,7 +32,9 @@ package enum BoundedTaskGroup {
     /// to `receive` as it completes (see the type's comment for the rules).
     ///
     /// - Parameters:
+    ///   - items: what to work on, started in this order.
     ///   - limit: most items running at once (at least 1 is used).
+    ///   - isolation: the caller's actor, where `receive` runs (the default).
     ///   - work: one item's work, in a child task; errors belong in `Output`
     ///     (a `Result`), so that `receive` decides what a failure means.
     ///   - receive: gets `(index in items, output)` in completion order.
@@ -73,8 +75,13 @@ package enum BoundedTaskGroup {
     /// order. The first failure starts no more items; it is thrown once the
     /// running ones have ended (their outputs are dropped).
     ///
-    /// - Parameter cancelled: the error thrown when the calling task was
-    ///   cancelled before every item could start and nothing failed.
+    /// - Parameters:
+    ///   - items: what to work on, started in this order.
+    ///   - limit: most items running at once (at least 1 is used).
+    ///   - isolation: the caller's actor (the default).
+    ///   - cancelled: the error thrown when the calling task was
+    ///     cancelled before every item could start and nothing failed.
+    ///   - work: one item's work, in a child task.
     /// - Throws: the first failure of `work` in completion order, or `cancelled`.
     package static func map<Item: Sendable, Output: Sendable, Failure: Error>(
         _ items: [Item], limit: Int,

@@ -36,10 +36,13 @@ package actor AccessTokens {
     /// The exchange under way: parallel requests wait for it instead of each starting one.
     private var inFlight: Task<Result<String, RemoteError>, Never>?
 
-    /// `isSecret: false` only for the emulator's well-known `owner`, which is
-    /// not worth garbling every message that happens to contain the word.
-    /// - Parameter commandTimeout: Seconds a token command may run before it
-    ///   is stopped and the request fails.
+    /// Tokens from `source`, fetched when first asked for.
+    /// - Parameters:
+    ///   - source: Where tokens come from: a fixed token, a command, an exchange.
+    ///   - isSecret: false only for the emulator's well-known `owner`, which is
+    ///     not worth garbling every message that happens to contain the word.
+    ///   - commandTimeout: Seconds a token command may run before it
+    ///     is stopped and the request fails.
     package init(source: Source, isSecret: Bool = true, commandTimeout: Double = AccessTokens.defaultCommandTimeout) {
         self.source = source
         self.isSecret = isSecret

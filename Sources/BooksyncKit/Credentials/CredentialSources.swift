@@ -64,7 +64,9 @@ package enum CredentialSources {
     /// `$CLOUDSDK_CONFIG/application_default_credentials.json`, default `~/.config/gcloud/…`.
     /// A relative `CLOUDSDK_CONFIG` is taken from the current directory, as
     /// gcloud and Google's libraries open it (it was ignored).
-    /// - Parameter currentDirectory: where booksync was started (`-C` changes no directory).
+    /// - Parameters:
+    ///   - environment: The process environment (`CLOUDSDK_CONFIG`, `HOME`).
+    ///   - currentDirectory: where booksync was started (`-C` changes no directory).
     package static func adcPath(environment: [String: String], currentDirectory: String = FileSystem.currentDirectory()) -> String? {
         if let config = environment[EnvironmentVariable.gcloudConfig], !config.isEmpty {
             let absolute = config.hasPrefix("/") ? config : currentDirectory + "/" + config

@@ -72,6 +72,7 @@ package struct TokenExchange: Sendable {
 
     /// An exchange; nothing is sent until `AccessTokens` asks for a token.
     /// - Parameters:
+    ///   - grant: What is exchanged for a token, and where.
     ///   - origin: Where the credential came from, at the start of every message.
     ///   - transport: Carries the token request (normally Firestore's own).
     ///   - timeout: Seconds one token request may take (at most

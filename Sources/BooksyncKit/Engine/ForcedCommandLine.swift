@@ -9,7 +9,9 @@ extension CollectionDirectory {
     /// and the pathspecs (without them, the command would reach every record).
     /// nil when that is `booksync COMMAND --force` alone.
     /// - Parameters:
+    ///   - command: the command refused (`push`, `seed`).
     ///   - options: options of the command to keep, before `--force`.
+    ///   - scope: the pathspecs the command ran with.
     ///   - fromWatcher: the scope is what a watch saw change, not pathspecs
     ///     a user typed: the advice is for the whole collection.
     package func forcedCommandLine(_ command: String, options: [String] = [], scope: RecordScope = .everything,

@@ -151,8 +151,10 @@ extension FileSystem {
 
     /// The contents of the regular file at `path`. A symbolic link (as the
     /// last component), FIFO, device or directory is refused, never read.
-    /// - Parameter limit: The most bytes read: a larger file fails with
-    ///   `EFBIG` (`isTooLarge`), before or while it is read, never read whole.
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - limit: The most bytes read: a larger file fails with
+    ///     `EFBIG` (`isTooLarge`), before or while it is read, never read whole.
     package static func readFile(_ path: String, limit: Int = .max) throws(FileSystemError) -> [UInt8] {
         let fd = open(path, readFlags)
         guard fd >= 0 else {

@@ -78,7 +78,12 @@ extension CollectionDirectory {
     /// `validate(_:)` handing each report to `each` as soon as its batch is
     /// checked, in the same order, so a million files never have a million
     /// reports (or paths) in memory: only their sorted names.
-    /// - Parameter willCheck: Called once with the number of files, before the first report.
+    /// - Parameters:
+    ///   - arguments: As for `recordFilePaths(_:)`.
+    ///   - operandsFromRoot: Relative paths are from the collection only, not
+    ///     also from the current directory (a workspace hands each collection its operands).
+    ///   - willCheck: Called once with the number of files, before the first report.
+    ///   - each: Gets each report, in order.
     /// - Returns: How many files were checked.
     /// - Throws: `BooksyncError` from `recordFilePaths(_:)` only.
     package func validate(_ arguments: [String], operandsFromRoot: Bool = false, willCheck: (Int) -> Void = { _ in },

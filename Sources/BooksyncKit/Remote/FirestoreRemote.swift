@@ -52,6 +52,8 @@ public struct FirestoreRemote: Sendable {
 
     /// A remote for `target` at `endpoint`.
     /// - Parameters:
+    ///   - target: The project, database and collection path.
+    ///   - endpoint: Where Firestore answers (production or an emulator) and the tokens for it.
     ///   - rules: how documents become record files (the id field, the schema).
     ///   - transport: the HTTP seam (`URLSessionTransport.make()` in the app).
     ///   - retry: attempts, backoff and timeouts of every request.

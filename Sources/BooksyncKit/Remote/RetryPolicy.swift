@@ -24,6 +24,11 @@ public struct RetryPolicy: Sendable {
     /// The CLI's policy by default (6 attempts, waits from 0.2 s up to 5 s,
     /// 30 s per request, 120 s in all).
     /// - Parameters:
+    ///   - maximumAttempts: Attempts of one request, the first included.
+    ///   - initialDelay: The wait before the second attempt; it doubles each time.
+    ///   - maximumDelay: The longest wait between attempts (a `Retry-After` may ask for more).
+    ///   - requestTimeout: How long one attempt may take.
+    ///   - totalDeadline: How long all attempts of one request may take together.
     ///   - sleep: Waits the given time; tests pass one that returns at once.
     ///   - random: Returns a number in 0..<1 for jitter; tests pass a constant.
     public init(

@@ -148,10 +148,13 @@ package struct LiveSyncSchedule: Sendable {
     }
 
     /// A push of `ids` (nil: every record) failed at `now`.
-    /// - Parameter retrying: true when trying again fixes it (the lock held
-    ///   by another command, the network down): they are pending again, and
-    ///   tried after `retryDelay`. false when the user must act (a refused
-    ///   mass delete): they wait, deferred, for the next push a save starts.
+    /// - Parameters:
+    ///   - ids: The records the push took (`startPush`); nil for every record.
+    ///   - retrying: true when trying again fixes it (the lock held
+    ///     by another command, the network down): they are pending again, and
+    ///     tried after `retryDelay`. false when the user must act (a refused
+    ///     mass delete): they wait, deferred, for the next push a save starts.
+    ///   - now: The schedule's clock when it failed.
     package mutating func pushFailed(_ ids: Set<RecordID>?, retrying: Bool, at now: Duration) {
         guard retrying else {
             if let ids { deferred.formUnion(ids) } else { deferredEverything = true }
