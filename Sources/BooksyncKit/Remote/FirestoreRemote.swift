@@ -24,6 +24,8 @@ public struct FirestoreRemote: Sendable {
     var firstQueryBatch = Self.firstQueryBatch
     var queryBatch = Self.defaultQueryBatch
     var namesQueryBatch = Self.defaultNamesQueryBatch
+    /// How long a scoped listing reads at one time (`defaultPinnedReadLimit`); tests use less.
+    var pinnedReadLimit = Self.defaultPinnedReadLimit
 
     /// Documents per `documents.list` page, when that is used (the emulator caps pages at 150).
     static let pageSize = 300
@@ -39,10 +41,11 @@ public struct FirestoreRemote: Sendable {
     static let firstQueryBatch = 300
     static let defaultQueryBatch = 5_000
     static let queryTargetBytes = 8 << 20
-    /// How long a scoped listing's later pages read at its first answer's
-    /// time: Firestore refuses a read time more than an hour old
-    /// (`FAILED_PRECONDITION`, "The requested 'read_time' is too old" on the emulator).
-    static let pinnedReadLimit: Duration = .seconds(50 * 60)
+    /// How long, from its first request, a scoped listing's later pages read
+    /// at its first answer's time: Firestore refuses a read time more than
+    /// an hour old (`FAILED_PRECONDITION`, "The requested 'read_time' is too
+    /// old" on the emulator).
+    static let defaultPinnedReadLimit: Duration = .seconds(50 * 60)
     /// Documents per listing query of names and revisions only (~200 bytes each).
     static let defaultNamesQueryBatch = 10_000
     /// Documents per `:batchGet` request.
@@ -193,17 +196,23 @@ public struct FirestoreRemote: Sendable {
         var seen = Set<String>()
         // In a scope's order a document edited between two pages can move
         // back past the cursor and be missed (then reported as having left
-        // the scope, and as new on the next command). Later pages read at the
-        // first answer's time instead: one snapshot, nothing moves. Firestore
-        // reads at most an hour back, so a listing older than
-        // `pinnedReadLimit` goes on reading at the present, as unscoped
-        // listings do (a name never moves in name order).
-        var pinned: (readTime: String, since: ContinuousClock.Instant)?
+        // the scope, and as new on the next command), or forward onto a later
+        // page. Later pages read at the first answer's time instead: one
+        // snapshot, nothing moves. That is the answer's last read time, up to
+        // which its documents are unchanged (the first one, kept for the
+        // change mark, is the safe side there). Firestore reads at most an
+        // hour back, so a listing that has run for `pinnedReadLimit` reads
+        // its remaining pages at the present, where those moves can happen
+        // again: then a page of only documents listed before is no server
+        // going round in circles (the cursor must still advance).
+        var pinned: String?
+        let started = ContinuousClock.now
+        var unpinned = false
         repeat {
-            if let since = pinned?.since, ContinuousClock.now - since > Self.pinnedReadLimit { pinned = nil }
+            if pinned != nil, ContinuousClock.now - started > pinnedReadLimit { (pinned, unpinned) = (nil, true) }
             let request = Self.listQuery(collectionID, after: after, limit: batch, withBodies: withBodies, changedSince: changedSince,
                                          group: scope.isGroup, range: range, filter: scope.isGroup ? nil : rules.scope,
-                                         documentsRoot: documentsRoot, readTime: pinned?.readTime)
+                                         documentsRoot: documentsRoot, readTime: pinned)
             let answer = try await client.sendMeasured(HTTPRequest(method: "POST", url: url, body: request), during: during,
                                                        entries: AnswerEntries(member: nil, placeholder: .map(["document": .map([:])])))
             let bytes = answer.bytes
@@ -224,30 +233,39 @@ public struct FirestoreRemote: Sendable {
                     let (code, message) = FirestoreHTTPClient.errorDetails(error)
                     throw .rejected(during: during, status: 200, code: code.isEmpty ? GRPCCode.unknown.name : code, message: message)
                 }
-                if first, found.listing.readTime == nil, case .string(let time)? = entry["readTime"] { found.listing.readTime = time }
+                if first, case .string(let time)? = entry["readTime"] {
+                    if found.listing.readTime == nil { found.listing.readTime = time }
+                    if !orderFields.isEmpty { pinned = time }
+                }
                 guard case .map(let document)? = entry["document"] else { continue }  // readTime-only entries
                 listed += 1
                 // In a scope's order a page continues after the last document
                 // whose values it has: one the parser refused (its values
-                // unread) comes again on the next page, and is not handed on twice.
-                if !orderFields.isEmpty, case .string(let name)? = document["name"], !seen.insert(name).inserted { continue }
-                let name = try found.add(document, remote: self, during: during, unreadable: refused?.reason)
+                // unread) comes again on the next page, and is not handed on
+                // twice; nor is one that moved forward since it was listed
+                // (unpinned), though the page continues after it.
                 let values = orderFields.map { Self.rawValue(of: document, at: $0) }
-                if !values.contains(where: { $0 == nil }) {
-                    last = QueryCursor(name: name, changeTime: changedSince.flatMap { Self.changeTime(of: document, field: $0.field) },
-                                       orderValues: values.compactMap { $0 })
+                func cursor(_ name: String) -> QueryCursor? {
+                    values.contains(where: { $0 == nil }) ? nil
+                        : QueryCursor(name: name, changeTime: changedSince.flatMap { Self.changeTime(of: document, field: $0.field) },
+                                      orderValues: values.compactMap { $0 })
                 }
+                if !orderFields.isEmpty, case .string(let name)? = document["name"], !seen.insert(name).inserted {
+                    last = cursor(name) ?? last
+                    continue
+                }
+                let name = try found.add(document, remote: self, during: during, unreadable: refused?.reason)
+                last = cursor(name) ?? last
                 if orderFields.isEmpty { try order.accept(name, changeTime: last?.changeTime, during: during) }
                 count += 1
             }
             if !orderFields.isEmpty {
                 // A server going round in circles lists nothing new, or ends where it did before.
-                if listed > 0, count == 0 {
+                if listed > 0, count == 0, !unpinned || last == nil {
                     throw .malformedResponse(during: during, detail: "an answer listed only documents listed before")
                 }
                 if let last { try order.accept(cursor: last.orderValues + [.string(last.name)], during: during) }
             }
-            if first, !orderFields.isEmpty, let time = found.listing.readTime { pinned = (time, .now) }
             first = false
             await each(found.listing, found.documents)
             progress(count)

@@ -153,7 +153,8 @@ import BooksyncTestSupport
         func entry(_ id: String, rating: Int, readTime: String) -> String {
             #"{"document": {"name": "\#(root)\#(id)", "updateTime": "2026-01-01T00:00:00Z", "fields": {"rating": {"integerValue": "\#(rating)"}}}, "readTime": "\#(readTime)"}"#
         }
-        let answers = [[entry("a", rating: 2, readTime: "2026-01-01T00:00:01.5Z"), entry("b", rating: 3, readTime: "2026-01-01T00:00:01.5Z")],
+        // Read times may grow within an answer: its documents are unchanged up to its last.
+        let answers = [[entry("a", rating: 2, readTime: "2026-01-01T00:00:01.5Z"), entry("b", rating: 3, readTime: "2026-01-01T00:00:01.7Z")],
                        [entry("c", rating: 4, readTime: "2026-01-01T00:00:09Z"), entry("d", rating: 5, readTime: "2026-01-01T00:00:09Z")],
                        [#"{"readTime": "2026-01-01T00:00:10Z"}"#]]
         let bodies = Mutex<[String]>([])
@@ -174,13 +175,65 @@ import BooksyncTestSupport
         remote.namesQueryBatch = 2
         let listing = try await remote.listRevisions { _ in }
         #expect(listing.revisions.keys.map(\.rawValue).sorted() == ["a", "b", "c", "d"])
-        #expect(listing.readTime == "2026-01-01T00:00:01.5Z")
+        #expect(listing.readTime == "2026-01-01T00:00:01.5Z", "the first, for the change mark")
         let sent = bodies.withLock { $0 }
         #expect(sent.count == 3)
         #expect(!sent[0].contains("readTime"), "\(sent[0])")
         for body in sent.dropFirst() {
-            #expect(body.contains(#""readTime": "2026-01-01T00:00:01.5Z""#) == pinned, "\(body)")
-            #expect(!body.contains("00:00:09"), "only the first answer's time is sent: \(body)")
+            #expect(body.contains(#""readTime": "2026-01-01T00:00:01.7Z""#) == pinned, "\(body)")
+            #expect(!body.contains("00:00:09") && !body.contains("01.5Z"), "only the first answer's last time is sent: \(body)")
         }
+    }
+
+    /// A listing that has run past `pinnedReadLimit` reads at the present:
+    /// documents listed before may then come again, moved forward, and a
+    /// page of only those continues after them (the cursor advances); while
+    /// pinned, such a page is a server going round in circles.
+    @Test(arguments: [true, false])
+    func pastTheLimitALaterPageReadsThePresent(expired: Bool) async throws {
+        let root = "projects/p/databases/(default)/documents/books/"
+        func entry(_ id: String, rating: Int) -> String {
+            #"{"document": {"name": "\#(root)\#(id)", "updateTime": "2026-01-01T00:00:00Z", "fields": {"rating": {"integerValue": "\#(rating)"}}}, "readTime": "2026-01-01T00:00:01Z"}"#
+        }
+        let answers = [[entry("a", rating: 2), entry("b", rating: 3)], [entry("a", rating: 6), entry("b", rating: 7)], [entry("c", rating: 8)]]
+        let bodies = Mutex<[String]>([])
+        var remote = try Self.remote("rating > 1") { request in
+            let index = bodies.withLock { $0.append(String(decoding: request.body ?? [], as: UTF8.self)); return min($0.count, answers.count) - 1 }
+            return HTTPResponse(status: 200, body: Array(("[" + answers[index].joined(separator: ", ") + "]").utf8))
+        }
+        remote.namesQueryBatch = 2
+        if expired { remote.pinnedReadLimit = .zero }
+        do {
+            let listing = try await remote.listRevisions { _ in }
+            #expect(expired)
+            #expect(listing.revisions.keys.map(\.rawValue).sorted() == ["a", "b", "c"])
+            let sent = bodies.withLock { $0 }
+            #expect(sent.count == 3 && !sent.contains { $0.contains("readTime") }, "\(sent)")
+            #expect(sent[2].contains(#""values": [{"integerValue": "7"}, {"referenceValue": "\#(root)b"}]"#), "after the moved b: \(sent[2])")
+        } catch {
+            #expect(!expired, "\(error)")
+            #expect(error.description.contains("an answer listed only documents listed before"), "\(error)")
+        }
+    }
+
+    /// A change query with a scope is pinned too: its later pages read at the first answer's time.
+    @Test func aScopedChangeQueryIsPinned() async throws {
+        let root = "projects/p/databases/(default)/documents/books/"
+        func entry(_ id: String, rating: Int) -> String {
+            #"{"document": {"name": "\#(root)\#(id)", "updateTime": "2026-01-01T00:00:00Z", "fields": {"rating": {"integerValue": "\#(rating)"}, "updatedAt": {"timestampValue": "2026-01-01T00:00:00Z"}}}, "readTime": "2026-01-01T00:00:03Z"}"#
+        }
+        let answers = [[entry("a", rating: 2), entry("b", rating: 3)], [entry("c", rating: 4)]]
+        let bodies = Mutex<[String]>([])
+        var remote = try Self.remote("rating > 1", changeField: "updatedAt") { request in
+            let index = bodies.withLock { $0.append(String(decoding: request.body ?? [], as: UTF8.self)); return min($0.count, answers.count) - 1 }
+            return HTTPResponse(status: 200, body: Array(("[" + answers[index].joined(separator: ", ") + "]").utf8))
+        }
+        remote.queryBatch = 2
+        remote.firstQueryBatch = 2
+        let mark = ChangeMark(field: "updatedAt", time: try Timestamp(rfc3339: "2025-01-01T00:00:00Z"), scope: "rating > 1")
+        let changes = try #require(try await remote.changes(since: mark, counting: false) { _ in })
+        #expect(changes.documents.keys.map(\.rawValue).sorted() == ["a", "b", "c"])
+        let sent = bodies.withLock { $0.filter { $0.contains("structuredQuery") && $0.contains("startAt") } }
+        #expect(!sent.isEmpty && sent.allSatisfy { $0.contains(#""readTime": "2026-01-01T00:00:03Z""#) }, "\(sent)")
     }
 }
