@@ -95,8 +95,9 @@ enum ApplyCommand: Subcommand {
         between the check and the write fails only that write; --atomic makes
         it all or nothing) and records the base as push does. Writes the
         remote already holds (a plan applied before) are recorded, not sent.
-        A plan for another target, of another format version, or edited by
-        hand is refused. The remote is the plan's unless --remote names one
+        A plan for another target, of another format version, made under
+        another scope (config.json "scope") than the collection has now, or
+        edited by hand is refused. The remote is the plan's unless --remote names one
         (it must be the same target). The mass-delete guard applies again:
         a plan made with --force is applied with --force.
         """

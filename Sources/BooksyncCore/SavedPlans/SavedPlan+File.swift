@@ -1,10 +1,11 @@
-/// The plan file (`booksync plan --out`), version 1: canonical JSON, so the
-/// same plan is always the same bytes and a diff of two plans is readable.
+/// The plan file (`booksync plan --out`), version 1, or 2 with `scope`:
+/// canonical JSON, so the same plan is always the same bytes and a diff of
+/// two plans is readable.
 ///
 /// ```json
 /// {
 ///   "format": "booksync-plan",
-///   "version": 1,
+///   "version": 2,
 ///   "digest": "sha256:…",
 ///   "held": [{"file": "bad.json", "id": "bad", "reason": "…"}],
 ///   "pathspecs": [],
@@ -25,9 +26,9 @@
 /// can compute it, so `apply` also checks every write against the files, the
 /// base and the remote. `summary`, `file` and `field` are for readers and
 /// are checked against the rest. `scope` is there only for a collection
-/// with one (config.json `"scope"`), so other plans are the bytes they were
-/// before it existed; a booksync that predates it ignores it (the digest
-/// still covers it).
+/// with one (config.json `"scope"`), in a version 2 plan; other plans are
+/// version 1, the bytes they were before it existed, and a booksync that
+/// reads only version 1 refuses a scoped plan instead of ignoring its scope.
 extension SavedPlan {
     /// The plan as its file's bytes (canonical JSON, newline-terminated).
     public func fileBytes() -> [UInt8] {
@@ -53,7 +54,7 @@ extension SavedPlan {
         }
         guard case .string(formatName)? = fields["format"] else { throw .notAPlan("it has no \"format\": \"\(formatName)\"") }
         guard case .integer(let version)? = fields["version"] else { throw .notAPlan("it has no \"version\"") }
-        guard version == formatVersion else { throw .otherVersion(version) }
+        guard (1...formatVersion).contains(version) else { throw .otherVersion(version) }
         guard case .string(let digest)? = fields.removeValue(forKey: "digest") else { throw .field("digest", "a string") }
         guard digest == Self.digest(of: fields).text else { throw .edited }
         let reader = FieldReader(fields: fields, path: "")
@@ -70,6 +71,7 @@ extension SavedPlan {
                 return Held(id: try Self.id(map, recordID: recordID), reason: try map.string("reason"))
             },
             scope: try reader.optionalString("scope"))
+        guard (plan.scope != nil) == (version == 2) else { throw .field("scope", "in a version 2 plan only, and always there") }
         guard .map(plan.summaryFields()) == fields["summary"] else { throw .edited }
         // As booksync writes them: each record once, in id order (a record
         // written twice would be sent twice).
@@ -92,7 +94,7 @@ extension SavedPlan {
 
     private func contentFields() -> Fields {
         var fields: Fields = [
-            "format": .string(Self.formatName), "version": .integer(Self.formatVersion),
+            "format": .string(Self.formatName), "version": .integer(scope == nil ? 1 : Self.formatVersion),
             "target": .map(["remote": .string(remoteName), "endpoint": .string(target.endpoint), "collection": .string(target.collection)]),
             "pathspecs": .array(pathspecs.map(Value.string)),
             "summary": .map(summaryFields()),
@@ -182,7 +184,7 @@ public enum SavedPlanError: Error, Sendable, Equatable {
         switch self {
         case .notAPlan(let detail): "is not a booksync plan file (\(detail))"
         case .otherVersion(let version):
-            "is a plan of format version \(version); this booksync reads version \(SavedPlan.formatVersion): make the plan again with this booksync"
+            "is a plan of format version \(version); this booksync reads versions 1 to \(SavedPlan.formatVersion): make the plan again with this booksync"
         case .field(let path, let kind): "is not a usable plan: \"\(path)\" must be \(kind)"
         case .badRecord(let id, let problem): "names the record '\(id)', which cannot be one of this collection's: \(problem)"
         case .edited: "was changed after booksync wrote it (it no longer agrees with its digest, or with itself); make the plan again with booksync plan"

@@ -76,8 +76,12 @@ public struct SavedPlan: Sendable, Equatable {
 
     /// The format's name in the file's `format` field.
     public static let formatName = "booksync-plan"
-    /// The version of the plan file format this booksync reads and writes.
-    public static let formatVersion: Int64 = 1
+    /// The newest version of the plan file format, which this booksync
+    /// reads and writes. Version 2 is version 1 and `scope`; a plan without
+    /// a scope is written as version 1, the bytes booksync wrote before
+    /// scopes, while a booksync that reads only version 1 refuses a scoped
+    /// plan rather than apply it under whatever scope it finds.
+    public static let formatVersion: Int64 = 2
 
     /// The remote's name in the collection (`origin`, `production`).
     public let remoteName: String

@@ -60,10 +60,21 @@ extension CollectionDirectory {
     /// `now` (config.json's `"scope"` as booksync spells it), or nil when
     /// they are the same: a write planned inside one scope may fall outside
     /// the other (then push would hold it, and the next pull let it go).
+    /// The plan's scope is text from a file, so it is read as a scope
+    /// (compared, and shown, in booksync's own spelling) and shortened.
     static func scopeProblem(planned: String?, now: String?) -> String? {
-        guard planned != now else { return nil }
-        let made = planned.map { "was made for the collection's scope '\($0)'" } ?? "was made for the whole collection"
-        let current = now.map { "config.json now sets the scope '\($0)'" } ?? "config.json no longer sets a scope"
+        var plannedScope: String?
+        if let planned {
+            do {
+                plannedScope = try ScopeExpression.parse(planned).description
+            } catch {
+                return "holds a scope that is not one ('\(TerminalEscaping.abbreviate(planned))': \(error.description)); make the plan again (booksync plan)"
+            }
+        }
+        guard plannedScope != now else { return nil }
+        let made = plannedScope.map { "was made for the collection's scope '\(TerminalEscaping.abbreviate($0))'" }
+            ?? "records no scope (it was made for the whole collection, or by a booksync that did not record scopes)"
+        let current = now.map { "config.json now sets the scope '\(TerminalEscaping.abbreviate($0))'" } ?? "config.json sets no scope"
         return "\(made), but \(current), which changes what push writes; make the plan again (booksync plan)"
     }
 }

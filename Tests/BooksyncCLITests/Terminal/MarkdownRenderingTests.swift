@@ -86,7 +86,7 @@ import BooksyncTestSupport
         let plan = SavedPlan(remoteName: "prod|<b>", target: TargetIdentity(endpoint: "https://firestore.googleapis.com/v1/",
                                                                            collection: "projects/p/databases/(default)/documents/b`o|oks"),
                              pathspecs: [], writes: writes, held: [.init(id: try RecordID("held|`x`"), reason: "reason <i>\n@you")],
-                             scope: #"title == "|<b>`x`\n@you""#)
+                             scope: "title == \"|<b>`x`\n@you #1\"")
         let schema = RecordSchema(requiredFields: [FieldRequirement(name: "stats", type: .map, title: "Stats | <b>")], optionalFields: [])
         let rendered = PlanRenderer.markdown(plan, schema: { _ in schema })
         let rows = rendered.split(separator: "\n").filter { $0.hasPrefix("| ") && !$0.hasPrefix("| Record") && !$0.hasPrefix("| Held") && !$0.hasPrefix("| ---") }

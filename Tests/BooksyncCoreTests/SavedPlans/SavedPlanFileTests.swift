@@ -38,11 +38,11 @@ import Testing
     /// the bytes they were before it existed), reads back, and is covered
     /// by the digest.
     @Test func theScopeIsKeptOnlyWhenThereIsOne() throws {
-        #expect(!Self.text.contains("\"scope\""))
+        #expect(!Self.text.contains("\"scope\"") && Self.text.contains("\"version\": 1,"))
         let scoped = SavedPlan(remoteName: Self.plan.remoteName, target: Self.plan.target, pathspecs: [], writes: Self.plan.writes,
                                held: Self.plan.held, scope: "rating >= 4")
         let text = String(decoding: scoped.fileBytes(), as: UTF8.self)
-        #expect(text.contains(#""scope": "rating >= 4""#), "\(text)")
+        #expect(text.contains(#""scope": "rating >= 4""#) && text.contains("\"version\": 2,"), "\(text)")
         #expect(try Self.read(scoped.fileBytes()) == scoped)
         #expect(throws: SavedPlanError.edited) { try Self.read(Array(text.replacingAll("rating >= 4", with: "rating >= 1").utf8)) }
     }
@@ -67,7 +67,7 @@ import Testing
         Edit(name: "an action", from: "\"action\": \"update\"", to: "\"action\": \"delete\"", expected: .edited),
         Edit(name: "the target", from: "documents/books", to: "documents/authors", expected: .edited),
         Edit(name: "a held record dropped", from: "\"id\": \"bad\"", to: "\"id\": \"bad2\"", expected: .edited),
-        Edit(name: "another version", from: "\"version\": 1", to: "\"version\": 2", expected: .otherVersion(2)),
+        Edit(name: "another version", from: "\"version\": 1", to: "\"version\": 3", expected: .otherVersion(3)),
         Edit(name: "another format", from: "\"booksync-plan\"", to: "\"terraform-plan\"", expected: .notAPlan("it has no \"format\": \"booksync-plan\"")),
     ]
 
