@@ -14,9 +14,11 @@ the symbols and relationships of MODULE.symbols.json and of
 MODULE@OTHER.symbols.json where OTHER is merged too (Kit's extensions of Core's
 types are members like any other) go into BooksyncPackage.symbols.json, the
 extensions of other modules' types (Swift's) into BooksyncPackage@OTHER. Each
-doc comment is moved into BooksyncPackage too: DocC checks the parameter
-lists (a `- Parameters:` that misses one, or names one the declaration does
-not have) only of comments written in the module it documents.
+doc comment written in one of those modules is moved into BooksyncPackage
+too: DocC checks the parameter lists (a `- Parameters:` that misses one, or
+names one the declaration does not have) only of comments written in the
+module it documents. Comments inherited from Swift's (Equatable's `==`) stay
+Swift's.
 
 `check` fails on
 - a `<doc:` in a Swift file under Sources/ outside every doc comment of the
@@ -75,7 +77,9 @@ def merge(modules, source, destination, name=MODULE):
                                                       "module": dict(graph["module"], name=name),
                                                       "symbols": [], "relationships": []})
         for symbol in graph["symbols"]:
-            if "docComment" in symbol and "module" in symbol["docComment"]:
+            # Only booksync's own comments: one inherited from Swift's
+            # (Equatable's ==) stays Swift's, its parameter names unchecked.
+            if symbol.get("docComment", {}).get("module") in modules:
                 symbol["docComment"]["module"] = name
         target["symbols"] += graph["symbols"]
         target["relationships"] += graph["relationships"]
@@ -217,17 +221,19 @@ def self_test():
         for name in ("M", "N", "N@M", "N@Swift", "O"):
             write(os.path.join(graphs, name + SUFFIX),
                   json.dumps({"metadata": {}, "module": {"name": name.split("@")[0]},
-                              "symbols": [{"n": name, "docComment": {"module": name.split("@")[0], "lines": []}}],
+                              "symbols": [{"n": name, "docComment": {"module": name.split("@")[0], "lines": []}},
+                                          {"n": name + " inherited", "docComment": {"module": "Swift", "lines": []}}],
                               "relationships": []}))
         merge(["M", "N"], graphs, merged, name="P")
         with open(os.path.join(merged, "P" + SUFFIX)) as f:
             main = json.load(f)
-        if sorted(s["n"] for s in main["symbols"]) != ["M", "N", "N@M"] or main["module"]["name"] != "P" \
-                or any(s["docComment"]["module"] != "P" for s in main["symbols"]) \
+        own = [s for s in main["symbols"] if not s["n"].endswith(" inherited")]
+        if sorted(s["n"] for s in own) != ["M", "N", "N@M"] or main["module"]["name"] != "P" \
+                or any(s["docComment"]["module"] != ("P" if s in own else "Swift") for s in main["symbols"]) \
                 or sorted(os.listdir(merged)) != ["P" + SUFFIX, "P@Swift" + SUFFIX]:
             sys.exit(f"self-test FAILED: merge made {sorted(os.listdir(merged))} with {main['symbols']}")
     print("self-test passed: a <doc:> link no catalog builds and a wrongly named article fail; "
-          "M, N and N@M merge into one module with their doc comments, N@Swift stays an extension graph")
+          "M, N and N@M merge into one module with their own doc comments (not Swift's), N@Swift stays an extension graph")
 
 
 def main():
