@@ -134,27 +134,21 @@ enum DatabaseLayout {
 
     // MARK: discovery
 
-    /// What lies below each of `collections` (root collection ids), one
-    /// after the other, with a progress line; collections that cannot be
-    /// folders are not read.
+    /// What lies below each of `collections` (root collection ids), several
+    /// at once, with a progress line; collections that cannot be folders are
+    /// not read. `found` keeps the order of `collections`.
     static func discover(_ collections: [String], remote: FirestoreRemote, context: CommandContext) async throws(RemoteError) -> (found: [Found], skipped: [Root]) {
-        var found: [Found] = []
-        var skipped: [Root] = []
+        let roots = collections.map(Root.init)
+        let readable = roots.filter { $0.folder != nil }
         let progress = context.progressDisplay()
         defer { progress.finish() }
         // One count for the whole discovery: its "listing" phase runs across the collections.
         let listed = Tally()
-        for id in collections {
-            let root = Root(id)
-            guard root.folder != nil else {
-                skipped.append(root)
-                continue
-            }
-            let update = progress.update
-            let tree = try await remote.discover(id) { count in update(SyncProgress(phase: "listing", done: listed.add(count), total: nil)) }
-            found.append(Found(root: root, tree: tree))
+        let update = progress.update
+        let trees = try await remote.discover(readable.map(\.collection)) { count in
+            update(SyncProgress(phase: "listing", done: listed.add(count), total: nil))
         }
-        return (found, skipped)
+        return (zip(readable, trees).map { Found(root: $0, tree: $1) }, roots.filter { $0.folder == nil })
     }
 
     /// The pull of a collection configured with `paths`, in billed reads:

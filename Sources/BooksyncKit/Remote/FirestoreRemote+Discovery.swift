@@ -110,6 +110,21 @@ extension FirestoreRemote {
         return ids
     }
 
+    /// What lies below each of `collectionPaths`, in their order: up to
+    /// `parallelRequests` collections listed at once (each pages one query
+    /// after another), so a database of many root collections is not read
+    /// one round trip after another.
+    /// - Parameters:
+    ///   - collectionPaths: Collections relative to the database (`books`).
+    ///   - progress: Gets each page's count, from any of the listings.
+    /// - Throws: The first listing's `RemoteError` (see `discover(_:progress:)`).
+    package func discover(_ collectionPaths: [String], progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws(RemoteError) -> [DiscoveredCollection] {
+        try await BoundedTaskGroup.map(collectionPaths, limit: Self.parallelRequests, cancelled: client.cancelled()) {
+            (path) throws(RemoteError) -> DiscoveredCollection in
+            try await discover(path, progress: progress)
+        }
+    }
+
     /// Every document below the collection `collectionPath` (relative to the
     /// database), by name only, counted by subcollection path (see the type's
     /// comment for the query). `progress` gets each page's count.
