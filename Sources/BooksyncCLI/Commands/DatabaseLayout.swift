@@ -146,7 +146,8 @@ enum DatabaseLayout {
         let listed = Tally()
         let update = progress.update
         let trees = try await remote.discover(readable.map(\.collection)) { count in
-            update(SyncProgress(phase: "listing", done: listed.add(count), total: nil))
+            // Under the count's lock: listings running at once show a total that only grows.
+            listed.add(count) { update(SyncProgress(phase: "listing", done: $0, total: nil)) }
         }
         return (zip(readable, trees).map { Found(root: $0, tree: $1) }, roots.filter { $0.folder == nil })
     }
@@ -196,5 +197,6 @@ enum DatabaseLayout {
 /// A running count shared with the progress callback.
 private final class Tally: Sendable {
     private let count = Mutex(0)
-    func add(_ more: Int) -> Int { count.withLock { $0 += more; return $0 } }
+    /// Adds `more` and hands the new total to `show` before another add can.
+    func add(_ more: Int, show: (Int) -> Void) { count.withLock { $0 += more; show($0) } }
 }

@@ -113,16 +113,32 @@ extension FirestoreRemote {
     /// What lies below each of `collectionPaths`, in their order: up to
     /// `parallelRequests` collections listed at once (each pages one query
     /// after another), so a database of many root collections is not read
-    /// one round trip after another.
+    /// one round trip after another. The first failure cancels the listings
+    /// under way, as a failure stopped the listing one after another: their
+    /// pages would be billed reads for nothing.
     /// - Parameters:
     ///   - collectionPaths: Collections relative to the database (`books`).
     ///   - progress: Gets each page's count, from any of the listings.
-    /// - Throws: The first listing's `RemoteError` (see `discover(_:progress:)`).
+    /// - Throws: The first `RemoteError` to arrive (see `discover(_:progress:)`).
     package func discover(_ collectionPaths: [String], progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws(RemoteError) -> [DiscoveredCollection] {
-        try await BoundedTaskGroup.map(collectionPaths, limit: Self.parallelRequests, cancelled: client.cancelled()) {
-            (path) throws(RemoteError) -> DiscoveredCollection in
-            try await discover(path, progress: progress)
+        var found = [DiscoveredCollection?](repeating: nil, count: collectionPaths.count)
+        var failure: RemoteError?
+        let started = await BoundedTaskGroup.run(collectionPaths, limit: Self.parallelRequests) { (path) async -> Result<DiscoveredCollection, RemoteError> in
+            do throws(RemoteError) {
+                return .success(try await discover(path, progress: progress))
+            } catch {
+                return .failure(error)
+            }
+        } receive: { index, result in
+            switch result {
+            case .success(let tree): found[index] = tree
+            case .failure(let error): failure = failure ?? error
+            }
+            return failure == nil ? .proceed : .cancelRest
         }
+        if let failure { throw failure }
+        guard started == collectionPaths.count, !found.contains(where: { $0 == nil }) else { throw client.cancelled() }
+        return found.map { $0! }
     }
 
     /// Every document below the collection `collectionPath` (relative to the

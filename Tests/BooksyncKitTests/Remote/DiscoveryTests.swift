@@ -24,6 +24,31 @@ import BooksyncTestSupport
         SubcollectionQueryTests.answer(names.map { $0 })
     }
 
+    /// Root collections are listed several at once, in their order; the
+    /// first failure cancels the listings under way instead of waiting for
+    /// them (each could page through a whole collection, billed).
+    @Test(.timeLimit(.minutes(1))) func aFailedListingCancelsTheOthers() async throws {
+        let endpoint = FirestoreEndpoint(baseURL: "http://127.0.0.1:9/v1/", isEmulator: true, tokens: AccessTokens(source: .fixed("test-token-0123456789")))
+        let retry = RetryPolicy(maximumAttempts: 1, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(20), sleep: { _ in }, random: { 0.5 })
+        let target = FirestoreTarget(project: "p", collectionPath: "_")
+        let transport: HTTPTransport = { request throws(TransportError) in
+            let body = String(decoding: request.body ?? [], as: UTF8.self)
+            if body.contains("/documents/broken") {
+                return HTTPResponse(status: 403, body: Array(#"{"error": {"code": 403, "message": "no", "status": "PERMISSION_DENIED"}}"#.utf8))
+            }
+            // The others never answer until cancelled.
+            do { try await Task.sleep(for: .seconds(3600)) } catch { throw TransportError(.cancelled, "cancelled") }
+            return HTTPResponse(status: 200, body: Array("[]".utf8))
+        }
+        let remote = FirestoreRemote(target: target, endpoint: endpoint, rules: CollectionConfig(remote: target, schema: .idOnly).rules,
+                                     transport: transport, retry: retry)
+        let started = ContinuousClock.now
+        await #expect { _ = try await remote.discover(["slow1", "broken", "slow2"]) } throws: { error in
+            (error as? RemoteError)?.description.contains("PERMISSION_DENIED") == true
+        }
+        #expect(ContinuousClock.now - started < .seconds(30))
+    }
+
     @Test func rootCollectionsArePagedByTheirToken() async throws {
         // As the emulator answered for pageSize 2 (`a b`, `books`, then `café`, `users`).
         let script = ScriptedTransport([
