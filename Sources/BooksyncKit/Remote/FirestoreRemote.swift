@@ -260,8 +260,9 @@ public struct FirestoreRemote: Sendable {
                 count += 1
             }
             if !orderFields.isEmpty {
-                // A server going round in circles lists nothing new, or ends where it did before.
-                if listed > 0, count == 0, !unpinned || last == nil {
+                // A server going round in circles lists nothing new, or ends
+                // where it did before; a page that is not full ends the listing anyway.
+                if listed >= batch, count == 0, !unpinned || last == nil {
                     throw .malformedResponse(during: during, detail: "an answer listed only documents listed before")
                 }
                 if let last { try order.accept(cursor: last.orderValues + [.string(last.name)], during: during) }
@@ -269,7 +270,11 @@ public struct FirestoreRemote: Sendable {
             first = false
             await each(found.listing, found.documents)
             progress(count)
-            guard limit == nil, listed >= batch, let last else { break }
+            guard limit == nil, listed >= batch else { break }
+            // A full page of documents the parser refused has no values to continue after.
+            guard let last else {
+                throw .malformedResponse(during: during, detail: "a full page of documents booksync cannot read, so the listing cannot go on past them")
+            }
             if changedSince != nil, last.changeTime == nil {
                 throw .malformedResponse(during: during, detail: "\(last.name) was returned without a timestamp in the change field")
             }

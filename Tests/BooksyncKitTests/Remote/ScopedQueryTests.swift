@@ -144,6 +144,36 @@ import BooksyncTestSupport
         #expect(sent[2].contains(#""values": [{"integerValue": "4"}, {"referenceValue": "\#(root)c"}]"#), "\(sent[2])")
     }
 
+    /// The refused document again, alone on the last page, ends the listing
+    /// (it is no server going round in circles); a full page of refused
+    /// documents, which no cursor can continue after, is an error rather than
+    /// the silent end of the listing.
+    @Test(arguments: [false, true])
+    func refusedDocumentsAtTheEndOfAListing(fullPageRefused: Bool) async throws {
+        let root = "projects/p/databases/(default)/documents/books/"
+        func entry(_ id: String, rating: Int, refused: Bool = false) -> String {
+            let extra = refused ? #", "n": {"doubleValue": 1e999}"# : ""
+            return #"{"document": {"name": "\#(root)\#(id)", "updateTime": "2026-01-01T00:00:00Z", "fields": {"rating": {"integerValue": "\#(rating)"}\#(extra)}}, "readTime": "2026-01-01T00:00:01Z"}"#
+        }
+        let answers = fullPageRefused
+            ? [[entry("a", rating: 2, refused: true), entry("b", rating: 3, refused: true)], [entry("c", rating: 4)]]
+            : [[entry("a", rating: 2), entry("b", rating: 3, refused: true)], [entry("b", rating: 3, refused: true)]]
+        let served = Mutex(0)
+        var remote = try Self.remote("rating > 1") { _ in
+            let index = served.withLock { value in defer { value += 1 }; return min(value, answers.count - 1) }
+            return HTTPResponse(status: 200, body: Array(("[" + answers[index].joined(separator: ", ") + "]").utf8))
+        }
+        remote.namesQueryBatch = 2
+        do {
+            let listing = try await remote.listRevisions { _ in }
+            #expect(!fullPageRefused)
+            #expect(listing.revisions.keys.map(\.rawValue).sorted() == ["a", "b"])
+        } catch {
+            #expect(fullPageRefused, "\(error)")
+            #expect(error.description.contains("a full page of documents booksync cannot read"), "\(error)")
+        }
+    }
+
     /// A scoped listing reads every page at its first answer's time, so a
     /// document edited between pages cannot move back past the cursor
     /// unseen; a listing in name order, where nothing moves, reads at the present.
