@@ -71,7 +71,9 @@ extension SavedPlan {
                 return Held(id: try Self.id(map, recordID: recordID), reason: try map.string("reason"))
             },
             scope: try reader.optionalString("scope"))
-        guard (plan.scope != nil) == (version == 2) else { throw .field("scope", "in a version 2 plan only, and always there") }
+        guard (plan.scope != nil) == (version >= 2) else {
+            throw .field("scope", "in a plan of version 2 only, and always there (make the plan again with booksync plan)")
+        }
         guard .map(plan.summaryFields()) == fields["summary"] else { throw .edited }
         // As booksync writes them: each record once, in id order (a record
         // written twice would be sent twice).

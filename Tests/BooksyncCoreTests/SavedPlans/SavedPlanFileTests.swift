@@ -47,6 +47,24 @@ import Testing
         #expect(throws: SavedPlanError.edited) { try Self.read(Array(text.replacingAll("rating >= 4", with: "rating >= 1").utf8)) }
     }
 
+    /// A scope only in version 2, and always there, even with a digest that
+    /// agrees (as a booksync between the two formats wrote, or a hand that
+    /// computed it): the version says which check apply can make.
+    @Test(arguments: [(1, true), (2, false)])
+    func aScopeAndTheVersionGoTogether(version: Int64, scoped: Bool) throws {
+        let scopedPlan = SavedPlan(remoteName: Self.plan.remoteName, target: Self.plan.target, pathspecs: [], writes: Self.plan.writes,
+                                   held: Self.plan.held, scope: "rating >= 4")
+        var fields = try JSONParser.parseObject(scopedPlan.fileBytes())
+        fields["digest"] = nil
+        fields["version"] = .integer(version)
+        if !scoped { fields["scope"] = nil }
+        let leading = ["format", "version", "digest"]
+        fields["digest"] = .string(SHA256.contentHash(CanonicalJSON.encode(fields, leadingKeys: leading)).text)
+        #expect(throws: SavedPlanError.field("scope", "in a plan of version 2 only, and always there (make the plan again with booksync plan)")) {
+            try Self.read(CanonicalJSON.encode(fields, leadingKeys: leading))
+        }
+    }
+
     @Test func whitespaceAloneIsNoEdit() throws {
         let reindented = Self.text.replacingAll("\n  ", with: "\n    ")
         #expect(try Self.read(Array(reindented.utf8)) == Self.plan)
