@@ -73,12 +73,16 @@ package enum BoundedTaskGroup {
 
     /// `work` over every item, at most `limit` at once, the outputs in input
     /// order. The first failure starts no more items; it is thrown once the
-    /// running ones have ended (their outputs are dropped).
+    /// running ones have ended (their outputs are dropped), or, with
+    /// `afterFailure: .cancelRest`, once they were cancelled and ended.
     ///
     /// - Parameters:
     ///   - items: what to work on, started in this order.
     ///   - limit: most items running at once (at least 1 is used).
     ///   - isolation: the caller's actor (the default).
+    ///   - afterFailure: `.drain` (wait for the running items) or
+    ///     `.cancelRest` (cancel them: work whose every step is a billed
+    ///     read, useless once one item failed).
     ///   - cancelled: the error thrown when the calling task was
     ///     cancelled before every item could start and nothing failed.
     ///   - work: one item's work, in a child task.
@@ -86,6 +90,7 @@ package enum BoundedTaskGroup {
     package static func map<Item: Sendable, Output: Sendable, Failure: Error>(
         _ items: [Item], limit: Int,
         isolation: isolated (any Actor)? = #isolation,
+        afterFailure: Next = .drain,
         cancelled: @autoclosure () -> Failure,
         _ work: @escaping @Sendable (Item) async throws(Failure) -> Output
     ) async throws(Failure) -> [Output] {
@@ -102,7 +107,7 @@ package enum BoundedTaskGroup {
             case .success(let output): outputs[index] = output
             case .failure(let error): if failure == nil { failure = error }
             }
-            return failure == nil ? .proceed : .drain
+            return failure == nil ? .proceed : afterFailure
         }
         if let failure { throw failure }
         guard started == items.count else { throw cancelled() }

@@ -121,24 +121,10 @@ extension FirestoreRemote {
     ///   - progress: Gets each page's count, from any of the listings.
     /// - Throws: The first `RemoteError` to arrive (see `discover(_:progress:)`).
     package func discover(_ collectionPaths: [String], progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws(RemoteError) -> [DiscoveredCollection] {
-        var found = [DiscoveredCollection?](repeating: nil, count: collectionPaths.count)
-        var failure: RemoteError?
-        let started = await BoundedTaskGroup.run(collectionPaths, limit: Self.parallelRequests) { (path) async -> Result<DiscoveredCollection, RemoteError> in
-            do throws(RemoteError) {
-                return .success(try await discover(path, progress: progress))
-            } catch {
-                return .failure(error)
-            }
-        } receive: { index, result in
-            switch result {
-            case .success(let tree): found[index] = tree
-            case .failure(let error): failure = failure ?? error
-            }
-            return failure == nil ? .proceed : .cancelRest
+        try await BoundedTaskGroup.map(collectionPaths, limit: Self.parallelRequests, afterFailure: .cancelRest, cancelled: client.cancelled()) {
+            (path) throws(RemoteError) -> DiscoveredCollection in
+            try await discover(path, progress: progress)
         }
-        if let failure { throw failure }
-        guard started == collectionPaths.count, !found.contains(where: { $0 == nil }) else { throw client.cancelled() }
-        return found.map { $0! }
     }
 
     /// Every document below the collection `collectionPath` (relative to the
