@@ -41,7 +41,7 @@ extension CollectionDirectory {
                 + (remote.identity?.description ?? "one without a fixed identity")
                 + "; apply it where it was made (booksync apply --remote NAME), or make a plan for this remote")
         }
-        if let problem = Self.scopeProblem(planned: plan.scope, now: rules.scope?.description) {
+        if let problem = plan.scopeProblem(now: rules.scope?.description) {
             throw .planRefused(plan: planName, problem: problem)
         }
         let lock = try await self.lock(onStaleLock: onStaleLock)
@@ -52,30 +52,6 @@ extension CollectionDirectory {
         scoped.scope = plan.writes.isEmpty ? .everything : RecordScope(plan.writes.map { .init(.record($0.id), text: $0.id.rawValue) })
         var engine = try SyncEngine(self, command: .push, remote: remote, options: scoped, progress: progress, keepHashes: false)
         return try await engine.apply(plan, planName: planName)
-    }
-}
-
-extension CollectionDirectory {
-    /// Why a plan made under the scope `planned` cannot be applied under
-    /// `now` (config.json's `"scope"` as booksync spells it), or nil when
-    /// they are the same: a write planned inside one scope may fall outside
-    /// the other (then push would hold it, and the next pull let it go).
-    /// The plan's scope is text from a file, so it is read as a scope
-    /// (compared, and shown, in booksync's own spelling) and shortened.
-    static func scopeProblem(planned: String?, now: String?) -> String? {
-        var plannedScope: String?
-        if let planned {
-            do {
-                plannedScope = try ScopeExpression.parse(planned).description
-            } catch {
-                return "holds a scope that is not one ('\(TerminalEscaping.abbreviate(planned))': \(error.description)); make the plan again (booksync plan)"
-            }
-        }
-        guard plannedScope != now else { return nil }
-        let made = plannedScope.map { "was made for the collection's scope '\(TerminalEscaping.abbreviate($0))'" }
-            ?? "records no scope (it was made for the whole collection, or by a booksync that did not record scopes)"
-        let current = now.map { "config.json now sets the scope '\(TerminalEscaping.abbreviate($0))'" } ?? "config.json sets no scope"
-        return "\(made), but \(current), which changes what push writes; make the plan again (booksync plan)"
     }
 }
 

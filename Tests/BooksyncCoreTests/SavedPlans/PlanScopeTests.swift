@@ -1,5 +1,5 @@
 import Testing
-@testable import BooksyncKit
+@testable import BooksyncCore
 
 /// When `apply` refuses a plan for its scope (config.json "scope"): the
 /// plan's scope is text from a file, read as a scope and compared in
@@ -31,7 +31,9 @@ import Testing
 
     @Test(arguments: cases)
     func aPlanIsAppliedOnlyUnderItsOwnScope(_ test: Case) throws {
-        let problem = CollectionDirectory.scopeProblem(planned: test.planned, now: test.now)
+        let plan = SavedPlan(remoteName: "origin", target: TargetIdentity(endpoint: "emulator@127.0.0.1:8080", collection: "projects/p/databases/(default)/documents/books"),
+                             pathspecs: [], writes: [], held: [], scope: test.planned)
+        let problem = plan.scopeProblem(now: test.now)
         guard let refusal = test.refusal else {
             #expect(problem == nil)
             return
