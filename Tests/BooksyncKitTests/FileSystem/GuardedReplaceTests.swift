@@ -82,13 +82,18 @@ import BooksyncTestSupport
         #expect(try Self.leftovers(scratch.path).isEmpty)
     }
 
-    /// The race from the issue, many rounds: a pull writes field-level merges
+    /// The race from the issue, a few rounds: a pull writes field-level merges
     /// into 600 records while an editor saves into 300 of them. Every save the
     /// editor made must be in its file at the end, whichever side won.
+    ///
+    /// Five rounds, not more: each round races a few hundred saves against the
+    /// pull's replacements (25 rounds counted 6,607), and the editor saves
+    /// without pause, so every round keeps a core and the file system busy
+    /// (25 rounds took 65 s, 85 s of it system time, in a full `swift test`).
     @Test func pullRacingAnEditorLosesNoSave() async throws {
         let records = 600
-        let rounds = 25
-        let deadline = ContinuousClock.now + .seconds(90)
+        let rounds = 5
+        let deadline = ContinuousClock.now + .seconds(30)
         var changedDuringSync = 0
         for round in 0..<rounds where ContinuousClock.now < deadline {
             let scratch = try ScratchDirectory()
@@ -136,13 +141,14 @@ import BooksyncTestSupport
     }
 
     /// `fmt` and `resolve` replace a file only if it still holds what they read:
-    /// an editor saving into the same files meanwhile loses nothing.
+    /// an editor saving into the same files meanwhile loses nothing. Eight
+    /// rounds each, for the reason the pull's race has five.
     @Test(arguments: ["fmt", "resolve"])
     func formatAndResolveRacingAnEditorLoseNoSave(command: String) async throws {
         let records = 300
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(15)
         var rounds = 0
-        while rounds < 40, ContinuousClock.now < deadline {
+        while rounds < 8, ContinuousClock.now < deadline {
             rounds += 1
             let scratch = try ScratchDirectory()
             let collection = try CollectionDirectory.initialize(
