@@ -106,7 +106,8 @@ import Testing
             #expect(!push.stdout.contains("pushed"))
         }
         #expect(try await ws.rest.all().isEmpty)
-        #expect(try ws.run("push").stdout.hasSuffix("pushed 12\n"))
+        let push = try ws.run("push")
+        #expect(push.stdout.hasSuffix("pushed 12\n"), "exit \(push.status): \(push.stdout.suffix(300)) \(push.stderr)")
     }
 
     @Test func secondCommandIsRefusedWhileTheLockIsHeld() throws {
