@@ -48,8 +48,12 @@ MAX_LOG = 200_000  # log entries kept (counts are always complete)
 
 
 def kind_of(method, path):
-    """A coarse request kind for the summary: list, get, batchGet, commit, batchWrite, other."""
+    """A coarse request kind for the summary: list, get, batchGet, commit, batchWrite, other.
+    A request outside Firestore's API (booksync's `GET /` that opens a
+    connection to a loopback emulator) is other."""
     base = path.split("?", 1)[0]
+    if not base.startswith("/v1/"):
+        return "other"
     for suffix in (":batchGet", ":commit", ":batchWrite", ":runQuery", ":runAggregationQuery", ":listDocuments", ":listCollectionIds"):
         if base.endswith(suffix):
             return suffix[1:]

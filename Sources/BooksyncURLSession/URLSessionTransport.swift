@@ -30,7 +30,9 @@ public enum URLSessionTransport {
     public static let maximumAnswerBytes = 1 << 30
 
     /// A transport with its own ephemeral session: no cache, no cookies, no
-    /// redirects. Safe to call from many tasks at once.
+    /// redirects. Safe to call from many tasks at once. On Linux, requests to
+    /// a Firestore on this machine (the emulator) first open a few
+    /// connections with a request it answers at once (`LoopbackWarmup` says why).
     /// - Parameters:
     ///   - maximumConnections: Connections per host at once.
     ///   - requestTimeout: The session's request timeout, and twice
@@ -48,7 +50,14 @@ public enum URLSessionTransport {
         configuration.timeoutIntervalForResource = requestTimeout.seconds * 2
         let delegate = SessionDelegate(maximumAnswerBytes: maximumAnswerBytes)
         let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        // Fewer than the session may open: requests still find a connection
+        // while warm-up requests wait on a server that does not answer them.
+        let warmup = maximumConnections > 2
+            ? LoopbackWarmup(connections: maximumConnections - 2, requestTimeout: min(requestTimeout.seconds, 10)) : nil
         return { (request: HTTPRequest) async throws(TransportError) -> HTTPResponse in
+            if let warmup, let origin = LoopbackWarmup.origin(of: reachableURL(request.url)) {
+                await warmup.ready(origin, session: session, delegate: delegate)
+            }
             // The deadline holds even if URLSession never returns (see `DeadlineRace`).
             let outcome = await DeadlineRace.run(
                 seconds: request.timeout.seconds + 0.5,
