@@ -21,17 +21,18 @@ import Synchronization
 /// millisecond, takes the spin instead; the Firestore requests then find
 /// warm connections.
 ///
-/// Bounded so it can never hold a command up for long: the first requests
-/// wait for the warm-up at most `waitLimit`, then go whatever it did. The
-/// warm-up requests are never cancelled (a cancelled URLSession task on
-/// Linux is not always released), each ends by its own timeout, and they
-/// take at most `connections` of the session's connections, fewer than it
-/// may open. A server that does not answer them (a test's silent server)
-/// costs the command `waitLimit` once.
+/// Bounded so it never holds a command up for long: requests wait for the
+/// warm-up only in the first `waitLimit` after it starts, then go whatever
+/// it did; a request cancelled meanwhile stops waiting. The warm-up requests
+/// are never cancelled (a cancelled URLSession task on Linux is not always
+/// released; only an answer past `answerLimit` is cut), each ends by its own
+/// timeout, and they take at most `connections` of the session's
+/// connections, fewer than it may open. A server that does not answer them
+/// (a test's silent server) costs the transport `waitLimit` once.
 ///
-/// Only loopback hosts and Firestore's API paths (`/v1/`) are warmed: a
-/// remote server does not share this machine's cores. Token and metadata
-/// requests never are.
+/// Only loopback hosts and Firestore's document paths
+/// (`/v1/projects/…/databases/…`) are warmed: a remote server does not
+/// share this machine's cores. Token, IAM and metadata requests never are.
 ///
 /// Measured (2026-12-06, this 2-core machine): the CLI's end-to-end suites
 /// (237 tests, each running the built binary against the emulator) took
@@ -39,12 +40,22 @@ import Synchronization
 final class LoopbackWarmup: Sendable {
     /// How many connections to open for each loopback origin.
     let connections: Int
-    /// The longest a request waits for the warm-up.
+    /// How long after the warm-up starts requests still wait for it.
     let waitLimit: Duration
     /// Each warm-up request's own timeout.
     let requestTimeout: Double
-    /// By origin (`http://127.0.0.1:8080`): the warm-up, done once.
-    private let warmups = Mutex<[String: Task<Void, Never>]>([:])
+    /// The most of a warm-up answer read: the emulator's is `Ok`.
+    static let answerLimit = 64 << 10
+    /// By origin (`http://127.0.0.1:8080`): the warm-up, started once.
+    private let warmups = Mutex<[String: Warmup]>([:])
+
+    /// One origin's warm-up: the requests under way, and until when
+    /// requests wait for them.
+    private struct Warmup {
+        let requests: Task<Void, Never>
+        let waitUntil: ContinuousClock.Instant
+        var finished = false
+    }
 
     init(connections: Int, waitLimit: Duration = .milliseconds(250), requestTimeout: Double) {
         self.connections = connections
@@ -60,7 +71,8 @@ final class LoopbackWarmup: Sendable {
         #else
         guard let schemeEnd = url.range(of: "://"), url.hasPrefix("http://") else { return nil }
         let rest = url[schemeEnd.upperBound...]
-        guard let slash = rest.firstIndex(of: "/"), rest[slash...].hasPrefix("/v1/") else { return nil }
+        guard let slash = rest.firstIndex(of: "/"), rest[slash...].hasPrefix("/v1/projects/"),
+              rest[slash...].contains("/databases/") else { return nil }
         let authority = rest[..<slash]
         guard !authority.contains("@") else { return nil }
         let host: Substring
@@ -75,20 +87,30 @@ final class LoopbackWarmup: Sendable {
         #endif
     }
 
-    /// Returns once `origin` has warm connections, or after `waitLimit`.
-    /// The first call starts the warm-up; calls meanwhile wait for the same one.
+    /// Returns once `origin` has warm connections, or once `waitLimit` has
+    /// passed since its warm-up started, or when this task is cancelled.
+    /// The first call starts the warm-up; later calls wait for the same one,
+    /// and return at once after it.
     func ready(_ origin: String, session: URLSession, delegate: SessionDelegate) async {
-        let warmup = warmups.withLock { warmups -> Task<Void, Never> in
-            if let warmup = warmups[origin] { return warmup }
-            let warmup = Task { await self.warm(origin, session: session, delegate: delegate) }
+        let now = ContinuousClock.now
+        let pending = warmups.withLock { warmups -> Warmup? in
+            if let warmup = warmups[origin] {
+                return warmup.finished || now >= warmup.waitUntil ? nil : warmup
+            }
+            let requests = Task {
+                await self.warm(origin, session: session, delegate: delegate)
+                self.warmups.withLock { $0[origin]?.finished = true }
+            }
+            let warmup = Warmup(requests: requests, waitUntil: now + waitLimit)
             warmups[origin] = warmup
             return warmup
         }
-        await Self.first(of: warmup, or: waitLimit)
+        guard let pending else { return }
+        await Self.first(of: pending.requests, orUntil: pending.waitUntil)
     }
 
     /// Sends `connections` requests for `origin`'s root at once: each opens a
-    /// connection of its own, since none is free while the others are under way.
+    /// connection of its own while the others are under way.
     private func warm(_ origin: String, session: URLSession, delegate: SessionDelegate) async {
         guard let url = URL(string: origin + "/") else { return }
         var get = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: requestTimeout)
@@ -96,31 +118,54 @@ final class LoopbackWarmup: Sendable {
         let request = get, timeout = requestTimeout
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<connections {
-                group.addTask { _ = await delegate.run(request, timeout: timeout, in: session) }
+                group.addTask { _ = await delegate.run(request, timeout: timeout, in: session, limit: Self.answerLimit) }
             }
         }
     }
 
-    /// Waits until `task` ends or `limit` passes, whichever is first, and
-    /// cancels neither.
-    private static func first(of task: Task<Void, Never>, or limit: Duration) async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let once = ResumeOnce(done)
-            Task {
-                await task.value
-                once.resume()
+    /// Waits until `task` ends, `deadline` passes or this task is cancelled,
+    /// whichever is first, and cancels none of them.
+    private static func first(of task: Task<Void, Never>, orUntil deadline: ContinuousClock.Instant) async {
+        let once = ResumeOnce()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                once.set(done)
+                Task {
+                    await task.value
+                    once.resume()
+                }
+                Task {
+                    try? await Task.sleep(until: deadline, clock: .continuous)
+                    once.resume()
+                }
             }
-            Task {
-                try? await Task.sleep(for: limit)
-                once.resume()
-            }
+        } onCancel: {
+            once.resume()
         }
     }
 
-    /// A continuation that the first of several callers resumes.
+    /// A continuation that the first of several callers resumes; one that
+    /// calls before it is set makes `set` resume it at once.
     private final class ResumeOnce: Sendable {
-        private let continuation: Mutex<CheckedContinuation<Void, Never>?>
-        init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = Mutex(continuation) }
-        func resume() { continuation.withLock { $0.take() }?.resume() }
+        private enum State { case waiting, set(CheckedContinuation<Void, Never>), resumed }
+        private let state = Mutex(State.waiting)
+
+        func set(_ continuation: CheckedContinuation<Void, Never>) {
+            let resumeNow = state.withLock { state -> Bool in
+                guard case .waiting = state else { return true }
+                state = .set(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+
+        func resume() {
+            let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                defer { state = .resumed }
+                if case .set(let continuation) = state { return continuation }
+                return nil
+            }
+            continuation?.resume()
+        }
     }
 }

@@ -153,6 +153,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     private struct Transfer {
         let timeout: Double
+        /// The most of the body read (`maximumAnswerBytes` unless the caller asked for less).
+        let limit: Int
         let finish: CheckedContinuation<Result<HTTPResponse, TransportError>, Never>
         var body: [UInt8] = []
         var tooLarge = false
@@ -162,12 +164,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         self.maximumAnswerBytes = maximumAnswerBytes
     }
 
-    /// Runs `request` as a data task of `session` (whose delegate this is).
-    func run(_ request: URLRequest, timeout: Double, in session: URLSession) async -> Result<HTTPResponse, TransportError> {
+    /// Runs `request` as a data task of `session` (whose delegate this is);
+    /// a body longer than `limit` (at most `maximumAnswerBytes`) fails it.
+    func run(_ request: URLRequest, timeout: Double, in session: URLSession, limit: Int? = nil) async -> Result<HTTPResponse, TransportError> {
         let task = session.dataTask(with: request)
+        let limit = min(limit ?? maximumAnswerBytes, maximumAnswerBytes)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { finish in
-                transfers.withLock { $0[task.taskIdentifier] = Transfer(timeout: timeout, finish: finish) }
+                transfers.withLock { $0[task.taskIdentifier] = Transfer(timeout: timeout, limit: limit, finish: finish) }
                 task.resume()
             }
         } onCancel: {
@@ -178,8 +182,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let id = dataTask.taskIdentifier
         let cut = transfers.withLock { transfers -> Bool in
-            guard let count = transfers[id]?.body.count, transfers[id]?.tooLarge == false else { return false }
-            guard count + data.count <= maximumAnswerBytes else {
+            // Scalars only: a copy of the transfer would share its body, and the
+            // append below would then copy the whole body.
+            guard let count = transfers[id]?.body.count, let limit = transfers[id]?.limit,
+                  transfers[id]?.tooLarge == false else { return false }
+            guard count + data.count <= limit else {
                 transfers[id]?.tooLarge = true
                 transfers[id]?.body = []
                 return true
@@ -193,7 +200,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         if transfer.tooLarge {
-            transfer.finish.resume(returning: .failure(URLSessionTransport.tooLarge(maximumAnswerBytes)))
+            transfer.finish.resume(returning: .failure(URLSessionTransport.tooLarge(transfer.limit)))
         } else {
             transfer.finish.resume(returning: URLSessionTransport.outcome(of: task, body: transfer.body, error: error, timeout: transfer.timeout))
         }
