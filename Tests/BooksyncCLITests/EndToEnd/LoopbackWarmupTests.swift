@@ -12,6 +12,9 @@ import BooksyncTestSupport
 /// Firestore requests never open one (on Linux, a new connection's first
 /// transfer spins a core until its answer comes).
 @Suite(.hangGuard) struct LoopbackWarmupTests {
+    /// Whether this platform warms (Linux) at all.
+    static let warms = LoopbackWarmup.origin(of: "http://127.0.0.1:1/v1/projects/p/databases/d/documents") != nil
+
     /// Which requests warm which origin, and which never do.
     @Test(arguments: [
         ("http://127.0.0.1:8080/v1/projects/p/databases/(default)/documents:commit", "http://127.0.0.1:8080"),
@@ -69,6 +72,15 @@ import BooksyncTestSupport
     sys.stdin.read()
     """#
 
+    /// The server of `script` in a scratch directory of its own, and its port.
+    static func start(silentRoot: Bool) throws -> (ScratchDirectory, LoopbackScript, Int) {
+        let scratch = try ScratchDirectory()
+        try scratch.write("server.py", Self.script)
+        let server = try LoopbackScript(python: [scratch.path + "/server.py", scratch.path + "/requests.jsonl"]
+                                        + (silentRoot ? ["--silent-root"] : []))
+        return (scratch, server, try #require(server.ports["port"]))
+    }
+
     /// The requests the server logged, in order.
     static func requests(_ scratch: ScratchDirectory) throws -> [(method: String, path: String, connection: String)] {
         try scratch.read("requests.jsonl").split(separator: "\n").map {
@@ -87,12 +99,9 @@ import BooksyncTestSupport
 
     /// Four requests at once find warm connections: each came on a
     /// connection a `GET /` opened first, and no Firestore request opened one.
-    @Test(.enabled(if: LoopbackWarmup.origin(of: "http://127.0.0.1:1/v1/projects/p/databases/d/documents") != nil, "only Linux warms"))
+    @Test(.enabled(if: warms, "only Linux warms"))
     func firestoreRequestsComeOnWarmConnections() async throws {
-        let scratch = try ScratchDirectory()
-        try scratch.write("server.py", Self.script)
-        let server = try LoopbackScript(python: [scratch.path + "/server.py", scratch.path + "/requests.jsonl"])
-        let port = try #require(server.ports["port"])
+        let (scratch, server, port) = try Self.start(silentRoot: false)
         let transport = URLSessionTransport.make(maximumConnections: 8)
         try await withThrowingTaskGroup(of: Int.self) { group in
             for n in 0..<4 { group.addTask { try await Self.post(transport, port: port, n).status } }
@@ -117,12 +126,9 @@ import BooksyncTestSupport
     /// A server that never answers `GET /` does not stop the Firestore
     /// request: it goes while the warm-up requests still wait, and gets its
     /// answer. (How long it waited first, `waitLimit`, is not timed here.)
-    @Test(.enabled(if: LoopbackWarmup.origin(of: "http://127.0.0.1:1/v1/projects/p/databases/d/documents") != nil, "only Linux warms"))
+    @Test(.enabled(if: warms, "only Linux warms"))
     func aServerThatNeverAnswersTheWarmUpStillGetsTheRequest() async throws {
-        let scratch = try ScratchDirectory()
-        try scratch.write("server.py", Self.script)
-        let server = try LoopbackScript(python: [scratch.path + "/server.py", scratch.path + "/requests.jsonl", "--silent-root"])
-        let port = try #require(server.ports["port"])
+        let (scratch, server, port) = try Self.start(silentRoot: true)
         let transport = URLSessionTransport.make(maximumConnections: 4, requestTimeout: .seconds(60))
         let response = try await Self.post(transport, port: port, 0)
         #expect(response.status == 200)
@@ -135,12 +141,9 @@ import BooksyncTestSupport
     /// A request cancelled while it waits for the warm-up stops waiting. The
     /// wait limit here is an hour and the server never answers `GET /`: a
     /// wait that ignored the cancellation would hang until the time limit.
-    @Test(.enabled(if: LoopbackWarmup.origin(of: "http://127.0.0.1:1/v1/projects/p/databases/d/documents") != nil, "only Linux warms"))
+    @Test(.enabled(if: warms, "only Linux warms"))
     func aCancelledRequestStopsWaitingForTheWarmUp() async throws {
-        let scratch = try ScratchDirectory()
-        try scratch.write("server.py", Self.script)
-        let server = try LoopbackScript(python: [scratch.path + "/server.py", scratch.path + "/requests.jsonl", "--silent-root"])
-        let port = try #require(server.ports["port"])
+        let (scratch, server, port) = try Self.start(silentRoot: true)
         let delegate = SessionDelegate(maximumAnswerBytes: 1 << 20)
         let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
         let warmup = LoopbackWarmup(connections: 2, waitLimit: .seconds(3600), requestTimeout: 3600)
