@@ -106,8 +106,17 @@ import Testing
             #expect(!push.stdout.contains("pushed"))
         }
         #expect(try await ws.rest.all().isEmpty)
+        // Without --atomic the same files go in several requests. On a loaded
+        // machine an answer can come too late for its request: the retry then
+        // finds the document written with this content and records it
+        // ("the remote already had this content"), which is as good a push.
         let push = try ws.run("push")
-        #expect(push.stdout.hasSuffix("pushed 12\n"), "exit \(push.status): \(push.stdout.suffix(300)) \(push.stderr)")
+        #expect(push.status == 0 && (push.stdout.hasSuffix("pushed 12\n") || push.stdout.hasSuffix("recorded 12\n")
+                                     || push.stdout.contains("pushed ") && push.stdout.contains("recorded ")),
+                "exit \(push.status): \(push.stdout.suffix(300)) \(push.stderr)")
+        let remote = try await ws.rest.all()
+        #expect(remote.count == 12, "\(remote.keys.sorted())")
+        #expect(try ws.run("push").stdout.contains("pushed") == false, "a second push found nothing left to send")
     }
 
     @Test func secondCommandIsRefusedWhileTheLockIsHeld() throws {
