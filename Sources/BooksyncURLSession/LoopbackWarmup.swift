@@ -69,20 +69,10 @@ final class LoopbackWarmup: Sendable {
         #if canImport(Darwin)
         return nil
         #else
-        guard let schemeEnd = url.range(of: "://"), url.hasPrefix("http://") else { return nil }
-        let rest = url[schemeEnd.upperBound...]
-        guard let slash = rest.firstIndex(of: "/"), rest[slash...].hasPrefix("/v1/projects/"),
-              rest[slash...].contains("/databases/") else { return nil }
-        let authority = rest[..<slash]
-        guard !authority.contains("@") else { return nil }
-        let host: Substring
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-        } else {
-            host = authority.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        }
-        guard HostAddress.isLoopback(String(host)) else { return nil }
+        // The host as booksync checks every base URL (user info and odd bytes refused).
+        guard let (scheme, host) = FirestoreEndpoint.schemeAndHost(url), scheme == "http", HostAddress.isLoopback(host),
+              let schemeEnd = url.firstRange(of: "://"), let slash = url[schemeEnd.upperBound...].firstIndex(of: "/"),
+              url[slash...].hasPrefix("/v1/projects/"), url[slash...].contains("/databases/") else { return nil }
         return String(url[..<slash])
         #endif
     }

@@ -111,7 +111,7 @@ public struct FirestoreEndpoint: Sendable {
     /// Strict: an authority with user info (`http://127.0.0.1@evil.com/`),
     /// a backslash, or any character a URL parser might read differently from
     /// this one is not a URL here, so the host checked is the host connected to.
-    static func schemeAndHost(_ url: String) -> (scheme: String, host: String)? {
+    package static func schemeAndHost(_ url: String) -> (scheme: String, host: String)? {
         guard let separator = url.firstRange(of: "://") else { return nil }
         let scheme = url[..<separator.lowerBound].lowercased()
         let authority = url[separator.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
