@@ -113,8 +113,11 @@ package struct SHA256: Sendable {
         0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
     ]
 
+    /// Masking shifts (`&>>`, `&<<`): the smart shifts `>>` and `<<` are
+    /// generic over the shift's type, and unoptimized (debug) code calls them
+    /// unspecialized, which made a debug build hash several times slower.
     @inline(__always)
-    private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 &- n)) }
+    private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x &>> n) | (x &<< (32 &- n)) }
 
     /// One round. The caller passes the eight working variables rotated by one
     /// position each round, so only `d` and `h` change and nothing is moved.
@@ -135,14 +138,17 @@ package struct SHA256: Sendable {
                 let k = kBuffer.baseAddress!
                 var block = data
                 for _ in 0..<blocks {
-                    for i in 0..<16 {
-                        w[i] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))
+                    var t = 0
+                    while t < 16 {
+                        w[t] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: t &* 4, as: UInt32.self))
+                        t &+= 1
                     }
-                    for i in 16..<64 {
-                        let x = w[i - 15], y = w[i - 2]
-                        let s0 = rotr(x, 7) ^ rotr(x, 18) ^ (x >> 3)
-                        let s1 = rotr(y, 17) ^ rotr(y, 19) ^ (y >> 10)
-                        w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+                    while t < 64 {
+                        let x = w[t - 15], y = w[t - 2]
+                        let s0 = rotr(x, 7) ^ rotr(x, 18) ^ (x &>> 3)
+                        let s1 = rotr(y, 17) ^ rotr(y, 19) ^ (y &>> 10)
+                        w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
+                        t &+= 1
                     }
                     var a = h0, b = h1, c = h2, d = h3, e = h4, f = h5, g = h6, h = h7
                     var i = 0
