@@ -158,7 +158,7 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
         var order: [UInt32] = []
         if !slotsInOrder {
             order = liveSlots.map { UInt32($0) }
-            order.sort { a, b in idBytes.withUnsafeBufferPointer { Self.less(self.span($0, Int(a)), self.span($0, Int(b))) } }
+            order.sort { a, b in idBytes.withUnsafeBufferPointer { IDByteOrder.less(self.span($0, Int(a)), self.span($0, Int(b))) } }
         }
         let slots = slotsInOrder ? AnySequence(liveSlots) : AnySequence(order.lazy.map { Int($0) })
         let (overlay, removed) = (self.overlay, self.removed)
@@ -260,7 +260,7 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
         var raw = id.rawValue
         raw.withUTF8 { bytes in
             if slotsInOrder, slot > 0 {
-                slotsInOrder = idBytes.withUnsafeBufferPointer { Self.less(span($0, slot - 1), bytes) }
+                slotsInOrder = idBytes.withUnsafeBufferPointer { IDByteOrder.less(span($0, slot - 1), bytes) }
             }
             idBytes.append(contentsOf: bytes)
         }
@@ -334,11 +334,6 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
             k += 1
         }
         return true
-    }
-
-    /// Byte order of two ids: the order of `RecordID` and of the manifest file.
-    private static func less(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        a.lexicographicallyPrecedes(b)
     }
 }
 

@@ -125,7 +125,7 @@ package struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
                 ends.append(UInt32(flat.count))
                 if inOrder, index > 0 {
                     let previous = Int(index == 1 ? 0 : ends[index - 2])..<start
-                    inOrder = !flat.withUnsafeBufferPointer { Self.less($0[start...], $0[previous]) }
+                    inOrder = !flat.withUnsafeBufferPointer { IDByteOrder.less($0[start...], $0[previous]) }
                 }
             }
         }
@@ -135,7 +135,7 @@ package struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
         flat.withUnsafeBufferPointer { b in
             order.sort { i, j in
                 let x = b[span(Int(i))], y = b[span(Int(j))]
-                return Self.less(x, y) || (!Self.less(y, x) && i < j)
+                return IDByteOrder.less(x, y) || (!IDByteOrder.less(y, x) && i < j)
             }
         }
         var sorted = PackedRecordIDs()
@@ -155,16 +155,20 @@ package struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
             var low = 0, high = restarts.count
             while low < high {
                 let mid = (low + high) / 2
-                if Self.less(key[...], Cursor(restart: mid, in: self).key[...]) { high = mid } else { low = mid + 1 }
+                let before = Cursor(restart: mid, in: self).key.withUnsafeBufferPointer { IDByteOrder.less(key, $0) }
+                if before { high = mid } else { low = mid + 1 }
             }
             guard low > 0 else { return nil }
             let block = low - 1
             var cursor = Cursor(restart: block, in: self)
             var index = block * Self.restartInterval
             while true {
-                if !Self.less(cursor.key[...], key[...]) {
-                    return Self.less(key[...], cursor.key[...]) ? nil : index
+                let found: Int?? = cursor.key.withUnsafeBufferPointer { current in
+                    // The first id not before `key`: it is `key`, or `key` is absent.
+                    guard !IDByteOrder.less(current, key) else { return .none }
+                    return .some(IDByteOrder.less(key, current) ? nil : index)
                 }
+                if let found { return found }
                 index += 1
                 guard index < count, index % Self.restartInterval != 0 else { return nil }
                 cursor.advance(in: bytes)
@@ -215,15 +219,4 @@ package struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
         }
     }
 
-    /// Byte order: the order of `RecordID` (a plain loop, like `ManifestEntries`'s
-    /// comparisons: the generic algorithms are much slower on a sort's hot path).
-    private static func less(_ a: some RandomAccessCollection<UInt8>, _ b: some RandomAccessCollection<UInt8>) -> Bool {
-        var i = a.startIndex, j = b.startIndex
-        while i != a.endIndex, j != b.endIndex {
-            if a[i] != b[j] { return a[i] < b[j] }
-            i = a.index(after: i)
-            j = b.index(after: j)
-        }
-        return i == a.endIndex && j != b.endIndex
-    }
 }
