@@ -193,26 +193,6 @@ public struct CollectionDirectory: Sendable {
         try writer.commit()
     }
 
-    /// Scans the record files, reading only those the stat cache cannot vouch for.
-    /// With the base (and the stamp of its manifest, taken before it was read),
-    /// the index also remembers which records were clean. `keepHashes` false
-    /// keeps changed and added files without their hash (see `LocalFiles`).
-    package func scanLocal(base: Manifest? = nil, baseStamp: FileStamp = .unknown, keepHashes: Bool = true,
-                          scope: RecordScope = .everything) async throws(BooksyncError) -> LocalScan {
-        var scanner = makeScanner()
-        scanner.scope = scope
-        scanner.keepsHashes = keepHashes
-        scanner.base = base
-        scanner.baseStamp = baseStamp
-        return try scanner.scan()
-    }
-
-    /// A scanner of this collection's record files under its rules, its
-    /// stat cache keyed by config.json's hash; the caller sets what it keeps.
-    func makeScanner() -> LocalScanner {
-        LocalScanner(paths: paths, rules: rules, fingerprint: configFingerprint)
-    }
-
     /// The manifest's stamp as it is now, however recently it changed (nil:
     /// no manifest), to tell whether someone else wrote it meanwhile.
     func manifestWriteStamp() -> FileStamp? {

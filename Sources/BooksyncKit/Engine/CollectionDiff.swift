@@ -58,48 +58,7 @@ extension CollectionDirectory {
         let stamp = manifestStamp()
         let manifest = try loadManifest(for: remote)
         // With the base, as status scans: a synced record below a folder the scan cannot enter is invalid, not deleted.
-        let scan = try await scanLocal(base: manifest, baseStamp: stamp)
-        // The gather stage as status, pull and push run it; diff then reads the fields.
-        let gather = SyncGather(collection: self, manifest: manifest, scan: scan, scope: .everything)
-        var snapshot: RemoteSnapshot?
-        if let remote {
-            let named = Set(ids)
-            snapshot = try await gather.readRemote(remote, needing: { named.isEmpty || named.contains($0) }, progress: progress)
-        }
-        let listing = snapshot?.listing
-        // Only the records shown are classified and kept: a million clean
-        // records would otherwise be a million states held to print none.
-        for id in ids where scan.files[id] == nil && manifest.entries[id] == nil && listing?.revisions[id] == nil {
-            throw .invalidArgument("no record '\(TerminalEscaping.abbreviate(id.rawValue))' here, in the base or remotely")
-        }
-        let classified = ids.isEmpty
-            ? gather.classify(remote: snapshot, includeClean: false)
-            : gather.classify(remote: snapshot, only: ids)
-        let states = Dictionary(classified.records.map { ($0.id, $0.state) }, uniquingKeysWith: { first, _ in first })
-        let targets = ids.isEmpty ? classified.records.map(\.id) : ids
-        var diffs: [RecordDiff] = []
-        for id in targets {
-            guard let state = states[id] else { continue }
-            let base = baseCopies.fields(id, hash: manifest.entries[id]?.hash)
-            let local = scan.files[id] == nil ? nil : loadLocalFields(id)
-            let remoteFields: Fields?
-            if let listing, let revision = listing.revisions[id] {
-                remoteFields = revision == manifest.entries[id]?.revision ? base : snapshot?.bodies[id]?.record?.fields
-            } else if listing != nil {
-                remoteFields = nil
-            } else {
-                remoteFields = base
-            }
-            // A file there that cannot be read as a record (a syntax error, a
-            // duplicate key) has fields nobody knows, not none: compared as
-            // absent, every field would read as deleted locally.
-            let unreadable = local == nil && scan.files[id] != nil
-            diffs.append(RecordDiff(
-                id: id, state: state, fields: unreadable ? [] : FieldDiff.compare(base: base, local: local, remote: remoteFields),
-                inBase: base != nil, inLocal: local != nil, inRemote: remoteFields != nil))
-        }
-        return CollectionDiff(
-            records: diffs, unusableFiles: ids.isEmpty ? scan.unusableFiles : [],
-            unusableRemote: ids.isEmpty ? listing?.unusable ?? [] : [])
+        let gather = try SyncGather(self, manifest: manifest, scope: .everything, scanning: ScanChoices(baseStamp: stamp))
+        return try await gather.diff(ids, remote: remote, progress: progress)
     }
 }

@@ -52,21 +52,9 @@ extension CollectionDirectory {
         let manifest = try (remote == nil ? loadManifest(canonical: &canonical) : loadManifest(for: remote)).scoped(to: scope)
         // Offline, nothing but the base is compared with the files: the scan keeps
         // no hashes, and the records that differ are classified one at a time.
-        let scan = try await scanLocal(base: manifest, baseStamp: stamp, keepHashes: remote != nil, scope: scope)
-        // The gather stage as pull and push run it; status stops after it.
-        let gather = SyncGather(collection: self, manifest: manifest, scan: scan, scope: scope)
-        var snapshot: RemoteSnapshot?
-        if let remote {
-            snapshot = try await gather.readRemote(remote, needing: scan.needsRemoteBody, fullListing: fullListing, progress: progress)
-        }
-        try gather.requireMatches(snapshot)
-        let records = snapshot == nil ? gather.offlineStatuses() : gather.classify(remote: snapshot, includeClean: false).statuses
-        let listing = snapshot?.listing
-        let status = SyncStatus(
-            records: records,
-            unusableFiles: scan.unusableFiles, remoteRead: snapshot?.read, unusableRemote: listing?.unusable ?? [],
-            recordCount: scan.files.count, remoteCount: listing.map { $0.revisions.count + $0.unusable.count },
-            filesRead: scan.filesRead)
-        return (status, canonical, scan.linkedFiles)
+        let gather = try SyncGather(self, manifest: manifest, scope: scope,
+                                    scanning: ScanChoices(keepHashes: remote != nil, baseStamp: stamp))
+        let status = try await gather.status(remote: remote, fullListing: fullListing, progress: progress)
+        return (status, canonical, gather.scan.linkedFiles)
     }
 }

@@ -59,15 +59,10 @@ struct SyncEngine {
         manifestStampAtStart = collection.manifestWriteStamp()
         let whole = try collection.loadManifest(for: remote)
         let manifest = whole.scoped(to: options.scope)
-        var scanner = collection.makeScanner()
-        scanner.writeIndex = !options.dryRun
-        scanner.scope = options.scope
-        scanner.keepsHashes = keepHashes
-        // Clean files are then one bit per record in the scan (`LocalFiles`).
-        scanner.base = manifest
-        if keepChangedRecords { scanner.keepRecordsChangedFrom = manifest }
-        let scan = try scanner.scan()
-        gather = SyncGather(collection: collection, manifest: manifest, scan: scan, scope: options.scope)
+        // With the base, clean files are one bit per record in the scan (`LocalFiles`).
+        gather = try SyncGather(collection, manifest: manifest, scope: options.scope, scanning: ScanChoices(
+            writeIndex: !options.dryRun, keepHashes: keepHashes, keepChangedRecords: keepChangedRecords))
+        let scan = gather.scan
         // `lock` cleans the state directories and the collection's top; what a
         // killed command left in a subcollection folder the scan has just seen.
         if !options.dryRun {

@@ -31,10 +31,7 @@ extension CollectionDirectory {
     ///   cannot be scanned, or the remote fails.
     package func verify(remote: any RemoteCollection, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> ContentVerification {
         let manifest = try loadManifest(for: remote)
-        var scanner = makeScanner()
-        scanner.trustsIndex = false
-        scanner.writeIndex = false
-        let scan = try scanner.scan()
+        let scan = try scanFiles(base: nil, choices: ScanChoices(writeIndex: false), trustsIndex: false)
         let found = Mutex(ContentVerification())
         let counter = ProgressCounter(phase: "comparing", total: nil, report: progress)
         do {

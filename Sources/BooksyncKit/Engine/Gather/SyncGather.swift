@@ -22,14 +22,18 @@ struct LocalRead: Sendable {
 
 /// The gather stage every three-way command shares — status, diff, pull,
 /// push, and through push plan, apply and seed: the base narrowed to the
-/// pathspecs and the files scanned against it (made by the command, which
-/// knows how it scans), the remote read (`readRemote`, SyncGather+Remote.swift),
-/// the pathspecs matched (`requireMatches`, SyncScope.swift), and every record
-/// classified by the one rule table (`classify`).
+/// pathspecs (loaded by the command, which knows which base it needs) and
+/// the files scanned against it (`init(_:manifest:scope:scanning:)`, the one
+/// place a command's scan is set up), the remote read (`readRemote`,
+/// SyncGather+Remote.swift), the pathspecs matched (`requireMatches`,
+/// SyncScope.swift), and every record classified by the one rule table
+/// (`classify`).
 ///
-/// `SyncEngine` holds one for pull and push; status and diff, which stop
-/// after this stage, make their own. A `Sendable` value, so work that runs on
-/// several threads at once can classify through it.
+/// `SyncEngine` holds one for pull and push, which plan from it; `status`
+/// and `diff` (SyncGather+Status.swift, SyncGather+Diff.swift) are its
+/// read-only ends, which stop after it and record nothing. A `Sendable`
+/// value, so work that runs on several threads at once can classify
+/// through it.
 struct SyncGather: Sendable {
     /// The collection the files and the base are in.
     let collection: CollectionDirectory
