@@ -1,6 +1,7 @@
 /// The order of record ids as bytes (their UTF-8), which is `RecordID`'s
-/// order and the manifest file's: one plain loop that every sorted list of
-/// ids compares with.
+/// order and the manifest file's: the one plain loop the packed id lists
+/// (`PackedRecordIDs`) and the manifest's entries (`ManifestEntries`) sort
+/// and search with.
 ///
 /// Concrete on purpose: a generic comparison (`lexicographicallyPrecedes`,
 /// a function over `some Collection`) runs unspecialized in a debug build,
