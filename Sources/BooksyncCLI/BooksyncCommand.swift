@@ -1,14 +1,9 @@
 import BooksyncCore
 @_spi(Remote) import BooksyncKit
-import Dispatch
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
-/// The `booksync` command line: global options, dispatch, error reporting.
+/// The `booksync` command line: global options and dispatch (failures are
+/// reported by `BooksyncCommand+Failures.swift`; the process's entry point,
+/// with its signals, is `BooksyncCommand+Main.swift`).
 package enum BooksyncCommand {
     package static let version = "0.1.0"
 
@@ -102,23 +97,6 @@ package enum BooksyncCommand {
         }
     }
 
-    /// Prints why a command failed and gives its exit code, the same way
-    /// wherever it failed: a usage error with the pointer to `--help`, a
-    /// `BooksyncError` as its sentence (after `place`, a collection's path in
-    /// a workspace), anything else, a bug, without its raw text.
-    static func reportFailure(_ error: any Error, command: String, place: String? = nil, console: Console) -> ExitCode {
-        switch error {
-        case let error as UsageError:
-            return ExitCode(rawValue: report(error, console)) ?? .usage
-        case let error as BooksyncError:
-            console.err("booksync: error: \(place.map { "\($0): " } ?? "")\(error.description)")
-            return error.exitCode
-        default:
-            console.err("booksync: error: \(command) failed unexpectedly (\(String(describing: type(of: error)))); this is a bug in booksync")
-            return .failure
-        }
-    }
-
     /// The index of the subcommand name (the first argument that is neither an
     /// option nor an option's value) and the `--color` choice, which must be
     /// known before anything is printed: the last of `--color WHEN`,
@@ -147,16 +125,4 @@ package enum BooksyncCommand {
 
     /// Every name `booksync NAME` accepts, for suggestions.
     static var commandNames: [String] { subcommands.map { $0.name } + ["help"] }
-
-    /// `'stauts' is not a booksync command; did you mean 'status'?`
-    static func notACommand(_ name: String) -> UsageError {
-        UsageError(message: "'\(name)' is not a booksync command\(Suggestions.didYouMean(name, among: commandNames))", command: nil)
-    }
-
-    static func report(_ error: UsageError, _ console: Console) -> Int32 {
-        let prefix = error.command.map { "booksync \($0)" } ?? "booksync"
-        console.err("\(prefix): \(error.message)")
-        console.err("Run '\(prefix) --help' for usage.")
-        return ExitCode.usage.rawValue
-    }
 }
