@@ -76,18 +76,10 @@ extension CollectionDirectory {
         }
         var chunk = LoadedChunk()
         for (step, outcome) in zip(planned, loaded) {
-            let id = step.id
             switch outcome {
-            case .write(let write):
-                chunk.writes.append(write)
-                switch write {
-                case .create(let record), .update(let record, _), .overwrite(let record): chunk.records[id] = record
-                case .delete, .remove: break
-                }
-            case .nothing:
-                break
-            case .event(let kind):
-                chunk.events.append(SyncEvent(id: id, kind: kind))
+            case .write(let write): chunk.writes.append(write)
+            case .nothing: break
+            case .event(let kind): chunk.events.append(SyncEvent(id: step.id, kind: kind))
             }
         }
         return chunk
@@ -183,9 +175,8 @@ extension SyncEngine {
                 changeEvents(done.events)
                 for change in done.accepted { base.note(change) }
                 if !done.stale.isEmpty {
-                    let preconditions = Dictionary(uniqueKeysWithValues: done.chunk.map { ($0.id, $0) })
                     do throws(BooksyncError) {
-                        changeEvents(try await settleStaleWrites(done.stale, sent: done.sent, writes: preconditions))
+                        changeEvents(try await settleStaleWrites(done.stale))
                     } catch {
                         if outcome.failure == nil { outcome.failure = error }
                     }
@@ -211,25 +202,24 @@ extension SyncEngine {
     /// After a refused `--atomic` commit every write is reported stale, though
     /// only some conflicted: those whose precondition still holds were simply
     /// not applied, and are reported as such.
-    private mutating func settleStaleWrites(_ ids: [RecordID], sent: [RecordID: CanonicalRecord],
-                                            writes: [RecordID: RemoteWrite]) async throws(BooksyncError) -> [SyncEvent] {
-        let documents = try await RemoteReads.fetchBodies(remote, ids: ids, progress: progress)
+    private mutating func settleStaleWrites(_ stale: [RemoteWrite]) async throws(BooksyncError) -> [SyncEvent] {
+        let documents = try await RemoteReads.fetchBodies(remote, ids: stale.map(\.id), progress: progress)
         var events: [SyncEvent] = []
-        for id in ids {
-            let ours = sent[id]
-            switch (ours, documents[id]) {
+        for write in stale {
+            let id = write.id
+            switch (write.record, documents[id]) {
             case (let record?, let document?) where document.record?.hash == record.hash:
                 base.record(record, revision: document.revision)
                 events.append(SyncEvent(id: id, kind: .pushed(.adopt)))
             case (nil, nil):
                 base.forget(id)
                 events.append(SyncEvent(id: id, kind: .pushed(.forget)))
-            case (_?, let document?) where rules.scope != nil && writes[id].map(Self.isCreate) == true
+            case (_?, let document?) where rules.scope != nil && Self.isCreate(write)
                 && document.record.map(rules.isInScope) == false:
                 // A file of a document outside the scope (it left): not ours to create.
                 events.append(SyncEvent(id: id, kind: .outsideScope))
             default:
-                if options.atomic, let write = writes[id], Self.preconditionHolds(write, document: documents[id]) {
+                if options.atomic, Self.preconditionHolds(write, document: documents[id]) {
                     events.append(SyncEvent(id: id, kind: .rejected("not written: the --atomic commit was refused because another record in it changed remotely")))
                 } else {
                     events.append(SyncEvent(id: id, kind: .remoteChangedSincePull))
@@ -268,11 +258,10 @@ private enum PushLoad: Sendable {
     case event(SyncEventKind)
 }
 
-/// One chunk of planned push steps, loaded: its writes, the records they
-/// send, and the steps that could not be loaded.
+/// One chunk of planned push steps, loaded: its writes (each carries the
+/// record it sends), and the steps that could not be loaded.
 private struct LoadedChunk: Sendable {
     var writes: [RemoteWrite] = []
-    var records: [RecordID: CanonicalRecord] = [:]
     var events: [SyncEvent] = []
 }
 
@@ -284,31 +273,27 @@ struct FailedChunk: Error {
 /// One chunk of push writes after the server answered: the base changes for
 /// what it accepted, the stale writes to settle, and the refusals.
 private struct SentChunk: Sendable {
-    let chunk: [RemoteWrite]
-    /// The records the chunk sent, by id (to settle stale writes).
-    let sent: [RecordID: CanonicalRecord]
     var accepted: [BaseChange] = []
-    var stale: [RecordID] = []
+    /// The writes whose precondition failed, to settle by reading the documents.
+    var stale: [RemoteWrite] = []
     var events: [SyncEvent]
 
     /// Sorts the server's answers; base changes (with their pack lines) are
     /// prepared here, in the chunk's task, off the task that applies them.
     init(_ loaded: LoadedChunk, outcomes: [RecordID: WriteOutcome]) {
-        chunk = loaded.writes
-        sent = loaded.records
         events = loaded.events
-        for write in chunk {
+        for write in loaded.writes {
             switch outcomes[write.id] {
             case .written(let revision)?:
                 if write.isDelete {
                     accepted.append(.forgotten(write.id))
-                } else if let record = loaded.records[write.id], let revision {
+                } else if let record = write.record, let revision {
                     accepted.append(BaseState.copy(record, revision: revision))
                 } else {
                     events.append(SyncEvent(id: write.id, kind: .rejected("the server did not return the new revision")))
                 }
             case .preconditionFailed?:
-                stale.append(write.id)
+                stale.append(write)
             case .rejected(let message)?:
                 events.append(SyncEvent(id: write.id, kind: .rejected(message)))
             case nil:

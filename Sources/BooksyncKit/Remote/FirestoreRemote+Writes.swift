@@ -216,12 +216,3 @@ struct EncodedWrite: Sendable {
     /// Its share of a request body: the JSON and its separator (`, `).
     var bytes: Int { json.utf8.count + 2 }
 }
-
-extension RemoteWrite {
-    var isDelete: Bool {
-        switch self {
-        case .delete, .remove: true
-        default: false
-        }
-    }
-}

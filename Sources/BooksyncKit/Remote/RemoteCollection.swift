@@ -109,6 +109,17 @@ public struct UnusableRemoteDocument: Error, Sendable, Equatable {
         case .delete(let id, _), .remove(let id): id
         }
     }
+
+    /// The record the write sends; nil for a delete.
+    var record: CanonicalRecord? {
+        switch self {
+        case .create(let record), .update(let record, _), .overwrite(let record): record
+        case .delete, .remove: nil
+        }
+    }
+
+    /// True for a write that deletes the document.
+    var isDelete: Bool { record == nil }
 }
 
 /// What became of one write.
