@@ -1,13 +1,24 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A scratch directory removed when the last reference to it goes away.
 package final class ScratchDirectory {
     package let path: String
 
+    /// A new, empty folder in the temporary directory (`TMPDIR`), made by
+    /// `mkdtemp`: unique, and short, because a watcher's socket inside it
+    /// must stay under the 104 bytes a socket path may have (macOS's
+    /// `TMPDIR` alone is about 50).
     package init() throws {
-        let base = FileManager.default.temporaryDirectory.path + "/booksync-test-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
-        path = base
+        var template = Array((FileManager.default.temporaryDirectory.path + "/booksync-XXXXXX").utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) != nil }) else {
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+        path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
