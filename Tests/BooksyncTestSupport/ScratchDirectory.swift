@@ -11,8 +11,8 @@ package final class ScratchDirectory {
 
     /// A new, empty folder in the temporary directory (`TMPDIR`), made by
     /// `mkdtemp`: unique, and short, because a watcher's socket inside it
-    /// must stay under the 104 bytes a socket path may have (macOS's
-    /// `TMPDIR` alone is about 50).
+    /// must stay under the 104 bytes a socket path may have (under `/tmp`
+    /// with a UUID in the folder's name it took 102).
     package init() throws {
         var template = Array((FileManager.default.temporaryDirectory.path + "/booksync-XXXXXX").utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) != nil }) else {

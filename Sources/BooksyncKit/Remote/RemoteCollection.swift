@@ -110,7 +110,7 @@ public struct UnusableRemoteDocument: Error, Sendable, Equatable {
         }
     }
 
-    /// The record the write sends; nil for a delete.
+    /// The record the write sends; nil for a delete or a remove.
     var record: CanonicalRecord? {
         switch self {
         case .create(let record), .update(let record, _), .overwrite(let record): record
@@ -118,8 +118,13 @@ public struct UnusableRemoteDocument: Error, Sendable, Equatable {
         }
     }
 
-    /// True for a write that deletes the document.
-    var isDelete: Bool { record == nil }
+    /// True for a write that deletes the document (a delete or a remove).
+    var isDelete: Bool {
+        switch self {
+        case .delete, .remove: true
+        case .create, .update, .overwrite: false
+        }
+    }
 }
 
 /// What became of one write.
