@@ -53,6 +53,10 @@ def main():
     parser.add_argument("--host", required=True)
     parser.add_argument("--records", type=int, default=200)
     args = parser.parse_args()
+    # Run as a background command by a script without job control (`cmd &`),
+    # this process inherits SIGINT ignored, and so would the watch, which
+    # keeps an ignored SIGINT as nohup asks: Ctrl-C below would never stop it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     scratch_dir = scratch_directory("git-watch")
     scratch = scratch_dir.name
     env = environment(args.host, BOOKSYNC_WATCH_DIR=os.path.join(scratch, "watchers"), **git_watch_replay.GIT_IDENTITY)
@@ -102,8 +106,14 @@ def main():
         with open(os.path.join(directory, ".git", "info", "attributes"), "w") as attributes:
             attributes.write("*.json filter=slow\n")
         log = open(os.path.join(scratch, "watch.log"), "w")
-        watch = binary.start(directory, "watch", "--interval", "0.5", stdout=log, stderr=subprocess.STDOUT)
+        # -v: the watch says if status cannot ask it (its socket's path too long, say).
+        watch = binary.start(directory, "-v", "watch", "--interval", "0.5", stdout=log, stderr=subprocess.STDOUT)
         time.sleep(3)
+        log.flush()
+        watch_output = open(os.path.join(scratch, "watch.log")).read()
+        refused = [line for line in watch_output.splitlines() if "status cannot ask this watch" in line]
+        check("the watch runs and status can ask it", watch.poll() is None and not refused,
+              (refused[0] if refused else watch_output[-400:]))
 
         def settled_to_b():
             remote = remote_state(args.host, project)
@@ -157,9 +167,11 @@ def main():
         said = "waiting: a git merge is in progress" in open(os.path.join(scratch, "watch.log")).read()
         check("the watch says it waits for git", said, open(os.path.join(scratch, "watch.log")).read()[-400:])
         git("merge", "--abort")
-        if watch is not None:
-            process.stop(watch, 30, signal.SIGINT)
-            watch = None
+        stopping = time.time()
+        code = process.stop(watch, 30, signal.SIGINT)
+        watch = None
+        check("Ctrl-C stops the watch", code != -signal.SIGKILL and time.time() - stopping < 10,
+              "exit %d after %.1f s" % (code, time.time() - stopping))
         # git stash pop and git rebase under a watch, against sync after each step.
         git_watch_replay.check(args.bin, args.host, scratch, 40,
                                lambda d, n: make_collection(d, n, 9),
