@@ -218,7 +218,7 @@ extension SyncEngine {
         let colliding = Set(names.compactMap { $0.value > 1 ? $0.key : nil })
         names = [:]
         var log = ExecutionLog()
-        let (collection, files) = (self.collection, scan.files)
+        let (fileSteps, files) = (PullFileSteps(rules: rules, paths: collection.paths), scan.files)
         let keepsTimes = rules.changeField != nil
         // The next chunk's bodies are fetched while this one is applied: two
         // chunks of bodies are held at most, and the network is not waited
@@ -269,16 +269,16 @@ extension SyncEngine {
                     // What the files will hold is journaled before any is written (`PullJournal`).
                     let prepared = ParallelMap.map(batch, chunkSize: parallelChunk) { planned in
                         let document = bodies.document(planned.step.id, in: snapshot)
-                        return (planned: planned, entry: collection.journalEntry(planned.step, document: document,
-                                                                                 revision: document?.revision ?? snapshot.listing.revisions[planned.step.id]))
+                        return (planned: planned, entry: fileSteps.journalEntry(planned.step, document: document,
+                                                                              revision: document?.revision ?? snapshot.listing.revisions[planned.step.id]))
                     }
                     try base.journal(prepared.compactMap(\.entry))
                     let outcomes = ParallelMap.map(prepared, chunkSize: parallelChunk) { prepared in
                         let step = prepared.planned.step
                         let document = bodies.document(step.id, in: snapshot)
-                        return collection.applyPull(step, scanned: files[step.id], read: localReads[step.id], document: document,
-                                                    revision: document?.revision ?? snapshot.listing.revisions[step.id],
-                                                    baseRevision: manifest.entries[step.id]?.revision, prepared: prepared.entry?.change)
+                        return fileSteps.apply(step, scanned: files[step.id], read: localReads[step.id], document: document,
+                                               revision: document?.revision ?? snapshot.listing.revisions[step.id],
+                                               baseRevision: manifest.entries[step.id]?.revision, prepared: prepared.entry?.change)
                     }
                     var failure: BooksyncError?
                     for (planned, outcome) in zip(batch, outcomes) {
@@ -361,119 +361,6 @@ struct PullBodies: Sendable {
             }
         }
         return bodies
-    }
-}
-
-extension CollectionDirectory {
-    /// The journal entry of a step that writes or removes a record file
-    /// (`PullJournal`): what the file will hold and the base change it
-    /// brings; nil for steps that leave the files alone. Pure.
-    fileprivate func journalEntry(_ step: PullStep, document: RemoteDocument?, revision: String?) -> PullJournal.Entry? {
-        switch step.action {
-        case .write:
-            guard let record = document?.record, let revision else { return nil }
-            return PullJournal.Entry(fileHash: record.hash, change: BaseState.copy(record, revision: revision))
-        case .merge(let fields):
-            guard let record = document?.record, let revision else { return nil }
-            return PullJournal.Entry(fileHash: SHA256.contentHash(rules.canonicalBytes(fields, id: step.id)),
-                                     change: BaseState.copy(record, revision: revision))
-        case .delete:
-            return PullJournal.Entry(fileHash: nil, change: .forgotten(step.id))
-        case .adopt, .forget, .leaveScope, .keepLocal, .conflict:
-            return nil
-        }
-    }
-
-    /// Carries out one pull step on the files; returns what happened and what
-    /// the manifest must now say. Safe to run for different records at once.
-    /// `baseRevision`: the base's revision of the record, stored with a conflict;
-    /// `prepared`: the base change `journalEntry` made for it, not made twice.
-    fileprivate func applyPull(_ step: PullStep, scanned: LocalFileState?, read: LocalRead?, document: RemoteDocument?, revision: String?,
-                               baseRevision: String?, prepared: BaseChange?) -> Result<(SyncEventKind, BaseChange), BooksyncError> {
-        let id = step.id
-        // Folders on the way to a subcollection record are checked (never a
-        // link), and created for a write.
-        let file: String
-        do {
-            switch step.action {
-            case .write, .merge: file = try paths.recordFileCreatingFolders(id)
-            default: file = try paths.recordFile(id)
-            }
-        } catch {
-            // A link or a file where a subcollection folder belongs makes this
-            // record invalid here (named in the report), not the whole pull.
-            guard error.unsafeKind == nil else { return .success((.invalidLocal([RecordDiagnostic(message: error.description)]), .none)) }
-            return .failure(.io(error))
-        }
-        // The file must still be what the scan saw, or a concurrent edit would be
-        // lost: writes and removals check it at the moment of replacement (see
-        // `FileSystem.replace(_:with:ifCurrent:)`); the other steps only here.
-        let stillScanned: ([UInt8]?) -> Bool = { bytes in self.matchesScan(bytes, scanned, read: read, id: id) }
-        switch step.action {
-        case .write, .delete, .merge, .leaveScope: break  // the file is kept whatever it holds
-        default: guard stillScanned(try? FileSystem.readFile(file)) else { return .success((.changedDuringSync, .none)) }
-        }
-        let change: BaseChange
-        do {
-            switch step.action {
-            case .write:
-                guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
-                guard try rules.replaceFile(file, id: id, with: record.fields, canonical: record.canonicalBytes, ifCurrent: stillScanned) else {
-                    return .success((.changedDuringSync, .none))
-                }
-                change = prepared ?? BaseState.copy(record, revision: revision)
-            case .delete:
-                guard try FileSystem.remove(file, ifCurrent: stillScanned) else { return .success((.changedDuringSync, .none)) }
-                change = .forgotten(id)
-            case .adopt:
-                guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
-                change = BaseState.copy(record, revision: revision)
-            case .forget, .leaveScope:
-                change = .forgotten(id)
-            case .merge(let fields):
-                guard let record = document?.record, let revision else { return .success((.conflict(.remoteContentUnknown), .none)) }
-                guard try rules.replaceFile(file, id: id, with: fields, ifCurrent: stillScanned) else {
-                    return .success((.changedDuringSync, .none))
-                }
-                change = prepared ?? BaseState.copy(record, revision: revision)
-            case .keepLocal:
-                if let record = document?.record, let revision {
-                    change = BaseState.copy(record, revision: revision)
-                } else {
-                    change = .forgotten(id)
-                }
-            case .conflict(let kind):
-                guard kind != .remoteContentUnknown else { return .success((.conflict(kind), .none)) }
-                try ConflictStore(paths: paths).save(id, record: document?.record, revision: document == nil ? nil : revision,
-                                                    baseRevision: baseRevision)
-                return .success((.conflict(kind), .none))
-            }
-            // Any earlier conflict of this record is settled once the base records it (`BaseState`).
-        } catch {
-            return .failure(.io(error))
-        }
-        return .success((.pulled(step.action), change))
-    }
-
-    /// True if `bytes` (nil: no file) are the content (or absence) the scan
-    /// recorded. Bytes the classification already read and parsed (`read`)
-    /// are not parsed again.
-    private func matchesScan(_ bytes: [UInt8]?, _ scanned: LocalFileState?, read: LocalRead?, id: RecordID) -> Bool {
-        switch (scanned, bytes) {
-        case (nil, nil): return true
-        case (nil, _?), (_?, nil): return false
-        case (.invalid?, _?): return false
-        case (.valid(let hash)?, let bytes?):
-            if SHA256.contentHash(bytes) == hash { return true }  // canonical, as booksync wrote it
-            let fields: Fields
-            if let read, read.bytes == bytes {
-                fields = read.fields
-            } else {
-                guard case .success(let parsed) = rules.parse(bytes) else { return false }
-                fields = parsed
-            }
-            return SHA256.contentHash(rules.canonicalBytes(fields, id: id)) == hash
-        }
     }
 }
 

@@ -37,57 +37,12 @@ extension CollectionDirectory {
     /// Requests in flight: while the server applies one chunk, the next is
     /// encoded and sent.
     static let pushRequestsInFlight = 3
-
-    /// The writes for one chunk of planned push steps, loaded when the chunk
-    /// is about to be sent, so a push holds the records of the chunks in
-    /// flight, not of the whole collection. Records parsed by the scan are
-    /// sent as scanned; the others (the scan keeps only a few, and the stat
-    /// cache proves changes without parsing) are read now, on several threads.
-    fileprivate func loadChunk(_ planned: [PushStep], scanned: [RecordID: CanonicalRecord]) -> LoadedChunk {
-        let rules = self.rules
-        let paths = self.paths
-        let loaded = ParallelMap.map(planned, chunkSize: 64) { step -> PushLoad in
-            let id = step.id
-            let record: CanonicalRecord
-            switch step.action {
-            case .delete(let revision):
-                return .write(.delete(id, baseRevision: revision))
-            case .remove:
-                return .write(.remove(id))
-            case .adopt, .forget:
-                return .nothing
-            case .create, .update, .overwrite:
-                if let scannedRecord = scanned[id] {
-                    record = scannedRecord
-                } else {
-                    guard let bytes = try? FileSystem.readFile(paths.recordFile(id)) else { return .event(.changedDuringSync) }
-                    switch rules.load(bytes, id: id) {
-                    case .failure(let problems): return .event(.invalidLocal(problems.diagnostics))
-                    case .success(let loaded): record = loaded
-                    }
-                }
-            }
-            switch step.action {
-            case .update(let revision): return .write(.update(record, baseRevision: revision))
-            // A scoped collection publishes only what its scope covers.
-            case .overwrite: return rules.isInScope(record) ? .write(.overwrite(record)) : .event(.outsideScope)
-            default: return .write(.create(record))
-            }
-        }
-        var chunk = LoadedChunk()
-        for (step, outcome) in zip(planned, loaded) {
-            switch outcome {
-            case .write(let write): chunk.writes.append(write)
-            case .nothing: break
-            case .event(let kind): chunk.events.append(SyncEvent(id: step.id, kind: kind))
-            }
-        }
-        return chunk
-    }
-
 }
 
 extension SyncEngine {
+    /// Loads the writes of a chunk of the plan.
+    var chunkLoader: PushChunkLoader { PushChunkLoader(rules: rules, paths: collection.paths) }
+
     /// Runs the push; see `CollectionDirectory.push`.
     mutating func push() async throws(BooksyncError) -> SyncReport {
         try gather.requireMatches(nil, fromWatcher: options.round.scopeFromWatcher)
@@ -133,7 +88,7 @@ extension SyncEngine {
             throw .atomicTooLarge(writes: plan.steps, limit: FirestoreLimits.maximumWritesPerRequest)
         }
         guard let chunk = plan.chunks.first else { return }
-        let writes = collection.loadChunk(plan.steps(in: chunk), scanned: records).writes
+        let writes = chunkLoader.load(plan.steps(in: chunk), scanned: records).writes
         if let size = remote.atomicRequestSize(writes), size.bytes > size.limit {
             throw .atomicTooManyBytes(bytes: size.bytes, limit: size.limit)
         }
@@ -145,10 +100,10 @@ extension SyncEngine {
     /// flight are still recorded, and the first failure is returned.
     private mutating func sendPipelined(_ plan: PushPlan, records scanned: [RecordID: CanonicalRecord]) async -> PushOutcome {
         let counter = ProgressCounter(phase: "uploading", total: plan.steps, report: progress)
-        let (atomic, collection, remote) = (options.atomic, self.collection, self.remote)
+        let (atomic, loader, remote) = (options.atomic, chunkLoader, self.remote)
         var outcome = PushOutcome()
         let started = await BoundedTaskGroup.run(plan.chunks, limit: CollectionDirectory.pushRequestsInFlight) { range -> Result<SentChunk, FailedChunk> in
-            let loaded = collection.loadChunk(plan.steps(in: range), scanned: scanned)
+            let loaded = loader.load(plan.steps(in: range), scanned: scanned)
             guard !loaded.writes.isEmpty else { return .success(SentChunk(loaded, outcomes: [:])) }
             do throws(RemoteError) {
                 let outcomes = try await remote.write(loaded.writes, atomic: atomic) { counter.add($0) }
@@ -248,21 +203,6 @@ extension SyncEngine {
 private struct PushOutcome {
     var failure: BooksyncError?
     var log = ExecutionLog()
-}
-
-/// What loading one planned push step gave.
-private enum PushLoad: Sendable {
-    case write(RemoteWrite)
-    case nothing
-    /// The record cannot be sent (changed away, invalid).
-    case event(SyncEventKind)
-}
-
-/// One chunk of planned push steps, loaded: its writes (each carries the
-/// record it sends), and the steps that could not be loaded.
-private struct LoadedChunk: Sendable {
-    var writes: [RemoteWrite] = []
-    var events: [SyncEvent] = []
 }
 
 /// A chunk the server did not answer, and why.
