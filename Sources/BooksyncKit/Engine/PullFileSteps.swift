@@ -2,8 +2,9 @@ import BooksyncCore
 
 /// Pull's steps on the record files, one record at a time: the journal entry
 /// of what a step will write, then the write, removal, base change or stored
-/// conflict itself, each checked against what the scan saw. It holds only the
-/// collection's rules and paths, so the steps of different records run at once.
+/// conflict itself; a step that replaces, removes or keeps a file checks it
+/// against what the scan saw first. It holds only the collection's rules and
+/// paths, so the steps of different records run at once.
 struct PullFileSteps: Sendable {
     let rules: RecordRules
     let paths: CollectionPaths

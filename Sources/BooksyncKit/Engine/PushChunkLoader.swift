@@ -12,7 +12,6 @@ struct PushChunkLoader: Sendable {
     /// sent as scanned; the others (the scan keeps only a few, and the stat
     /// cache proves changes without parsing) are read now, on several threads.
     func load(_ planned: [PushStep], scanned: [RecordID: CanonicalRecord]) -> LoadedChunk {
-        let (rules, paths) = (self.rules, self.paths)
         let loaded = ParallelMap.map(planned, chunkSize: 64) { step -> PushLoad in
             let id = step.id
             let record: CanonicalRecord
@@ -54,7 +53,7 @@ struct PushChunkLoader: Sendable {
 }
 
 /// What loading one planned push step gave.
-enum PushLoad: Sendable {
+fileprivate enum PushLoad: Sendable {
     case write(RemoteWrite)
     case nothing
     /// The record cannot be sent (changed away, invalid).

@@ -8,8 +8,9 @@ import BooksyncCore
 /// The stages — gather, plan, guard, execute and record (the Architecture article)
 /// — are its methods in `SyncEngine+Pull.swift` and `SyncEngine+Push.swift`;
 /// per-record work that runs on several threads at once (applying a pull
-/// step, loading a push chunk) stays on `CollectionDirectory`, which is
-/// `Sendable` and holds no command state.
+/// step, loading a push chunk) is done by small `Sendable` values that hold
+/// only the collection's rules and paths (`PullFileSteps`,
+/// `PushChunkLoader`), which the engine makes.
 struct SyncEngine {
     /// The collection directory the command runs in.
     let collection: CollectionDirectory
