@@ -1,7 +1,7 @@
 /// The order of record ids as bytes (their UTF-8), which is `RecordID`'s
-/// order and the manifest file's: the one plain loop the packed id lists
-/// (`PackedRecordIDs`) and the manifest's entries (`ManifestEntries`) sort
-/// and search with.
+/// order and the manifest file's: the plain loops the packed id lists
+/// (`PackedRecordIDs`) and the manifest's entries (`ManifestEntries`) sort,
+/// search and compare with.
 ///
 /// Concrete on purpose: a generic comparison (`lexicographicallyPrecedes`,
 /// a function over `some Collection`) runs unspecialized in a debug build,
@@ -20,7 +20,19 @@ enum IDByteOrder {
         return a.count < b.count
     }
 
-    /// The same for slices of a buffer.
+    /// Whether `a` and `b` hold the same bytes (the generic `elementsEqual`
+    /// took a tenth of a scan's time).
+    static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        var k = 0
+        while k < a.count {
+            if a[k] != b[k] { return false }
+            k &+= 1
+        }
+        return true
+    }
+
+    /// `less` for slices of a buffer.
     static func less(_ a: Slice<UnsafeBufferPointer<UInt8>>, _ b: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
         less(UnsafeBufferPointer(rebasing: a), UnsafeBufferPointer(rebasing: b))
     }

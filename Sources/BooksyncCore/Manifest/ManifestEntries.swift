@@ -297,7 +297,7 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
                     let stored = table[bucket]
                     if stored == 0 { return nil }
                     let slot = Int(stored) - 1
-                    if Self.same(span(b, slot), key) { return live[slot] ? slot : nil }
+                    if IDByteOrder.equal(span(b, slot), key) { return live[slot] ? slot : nil }
                     bucket = (bucket + 1) & mask
                 }
             }
@@ -312,7 +312,7 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
             let key = span(b, slot)
             var bucket = bucketHash(key) & mask
             while table[bucket] != 0 {
-                if Self.same(span(b, Int(table[bucket]) - 1), key) { break }
+                if IDByteOrder.equal(span(b, Int(table[bucket]) - 1), key) { break }
                 bucket = (bucket + 1) & mask
             }
             return bucket
@@ -323,17 +323,6 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
     private mutating func rehash(size: Int) {
         table = [UInt32](repeating: 0, count: size)
         for slot in 0..<idEnds.count where live[slot] { insertIntoTable(slot) }
-    }
-
-    /// Equal bytes (a plain loop: the generic `elementsEqual` was a tenth of a scan's time).
-    private static func same(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard a.count == b.count else { return false }
-        var k = 0
-        while k < a.count {
-            if a[k] != b[k] { return false }
-            k += 1
-        }
-        return true
     }
 }
 
