@@ -146,6 +146,8 @@ import BooksyncTestSupport
         let (scratch, server, port) = try Self.start(silentRoot: true)
         let delegate = SessionDelegate(maximumAnswerBytes: 1 << 20)
         let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
+        // Its warm-up requests wait an hour for the silent server: cancel them with the session.
+        defer { session.invalidateAndCancel() }
         let warmup = LoopbackWarmup(connections: 2, waitLimit: .seconds(3600), requestTimeout: 3600)
         let waiting = Task { await warmup.ready("http://127.0.0.1:\(port)", session: session, delegate: delegate) }
         // Once both warm-up requests are on the server (at most 20 s).
