@@ -2,9 +2,11 @@ import BooksyncCore
 
 /// Pull's steps on the record files, one record at a time: the journal entry
 /// of what a step will write, then the write, removal, base change or stored
-/// conflict itself; a step that replaces, removes or keeps a file checks it
-/// against what the scan saw first. It holds only the collection's rules and
-/// paths, so the steps of different records run at once.
+/// conflict itself. A write or removal checks the file against what the scan
+/// saw at the moment it replaces it, the steps that only record (adopt,
+/// forget, keep the local side, store a conflict) check it first, and a record
+/// that left the scope keeps its file whatever it holds. It holds only the
+/// collection's rules and paths, so the steps of different records run at once.
 struct PullFileSteps: Sendable {
     let rules: RecordRules
     let paths: CollectionPaths
