@@ -49,14 +49,7 @@ enum GitDriverCheck {
         if shown == "." || shown.split(separator: "/").allSatisfy({ $0 == ".." }) {
             return "booksync init --git"
         }
-        return "booksync -C \(shellWord(shown)) init --git"
-    }
-
-    /// `text` as one shell word: as it is when every byte is plain
-    /// (`[A-Za-z0-9_./-]`), else in single quotes (a `'` in it as `'\''`).
-    static func shellWord(_ text: String) -> String {
-        let plain = !text.isEmpty && text.utf8.allSatisfy { RecordID.isPlainByte($0) || $0 == UInt8(ascii: "/") }
-        return plain ? text : "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+        return "booksync -C \(ShellWord.quote(shown)) init --git"
     }
 
     /// Whether `command` runs booksync's `merge-file` or `merge-manifest` with

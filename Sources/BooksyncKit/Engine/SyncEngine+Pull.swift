@@ -94,7 +94,7 @@ extension SyncEngine {
         classified.records = []
         try checkNotEmptied(snapshot, deletes: plan.deletes)
         try options.checkDeletes(plan, command: .pull, baseCount: guardedBaseCount,
-                                 rerun: collection.forcedCommandLine("pull", scope: options.scope, fromWatcher: options.round.scopeFromWatcher))
+                                 rerun: ForcedCommandLine.advice("pull", remote: collection.remote, scope: options.scope, fromWatcher: options.round.scopeFromWatcher))
         var fetchedLater: [RecordID: String] = [:]
         if options.dryRun {
             // The bodies planned writes still need are read all the same, a

@@ -51,7 +51,7 @@ extension SyncEngine {
         // again only to count the records left below a deleted document.
         if rules.subcollections.isEmpty || plan.deletes == 0 { scan.files.forgetAdded() }
         try options.checkDeletes(plan, command: .push, baseCount: guardedBaseCount,
-                                     rerun: collection.forcedCommandLine("push", scope: options.scope, fromWatcher: options.round.scopeFromWatcher))
+                                     rerun: ForcedCommandLine.advice("push", remote: collection.remote, scope: options.scope, fromWatcher: options.round.scopeFromWatcher))
         // Refused before anything is sent, and by a dry run as by the real one.
         if options.atomic { try checkAtomicSize(plan, records: scan.changedRecords) }
         if options.dryRun {

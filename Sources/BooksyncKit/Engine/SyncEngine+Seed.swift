@@ -62,7 +62,7 @@ extension SyncEngine {
         }
         var plan = seedPlan(deleting: deletes)
         try options.checkDeletes(plan, command: .seed, baseCount: remoteCount,
-                                 rerun: collection.forcedCommandLine("seed", options: ["--delete"]) ?? "booksync seed --delete --force")
+                                 rerun: ForcedCommandLine.advice("seed", remote: collection.remote, options: ["--delete"]) ?? "booksync seed --delete --force")
         if options.dryRun {
             report.events = plan.takeReport()
             return report

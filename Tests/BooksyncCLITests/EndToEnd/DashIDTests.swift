@@ -211,12 +211,6 @@ import BooksyncTestSupport
         ])
     }
 
-    /// A path in a suggested command is one shell word.
-    @Test(arguments: [("books", "books"), ("-books", "-books"), ("../my books", "'../my books'"), ("it's", "'it'\\''s'")])
-    func shellWords(text: String, word: String) {
-        #expect(GitDriverCheck.shellWord(text) == word)
-    }
-
     // MARK: advice
 
     /// Push's advice for a conflicting record names it so that the commands
