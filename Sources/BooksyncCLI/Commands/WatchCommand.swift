@@ -64,7 +64,7 @@ enum WatchCommand: Subcommand {
         settings.countEvery = seconds > 0 ? max(1, Int((countInterval / seconds).rounded(.up))) : 1
         let printer = WatchPrinter(context: context, collection: collection, json: arguments.has(.json))
         printer.started(remote: remote, settings: settings, seconds: seconds,
-                        baseCount: (try? collection.loadManifest().entries.count) ?? 0)
+                        baseCount: (try? collection.manifestFile.load().entries.count) ?? 0)
         #if os(Linux)
         let watch = FolderWatch(root: collection.paths.root, subcollections: collection.rules.subcollections)
         let server = serve(watch, context: context, printer: printer)

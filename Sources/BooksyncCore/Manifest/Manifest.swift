@@ -206,7 +206,7 @@ public struct StateFileError: Error, Sendable, Equatable {
 package enum OtherPathIDs: Sendable {
     /// An error: the strict reading (tests, and anything that must not lose an entry).
     case refused
-    /// Left out of the base (a command's reading, `CollectionDirectory.loadManifest`).
+    /// Left out of the base (a command's reading, `ManifestFile.load`).
     /// A collection that stops syncing `reviews` (config.json edited) forgets
     /// their base instead of refusing every command: their files and documents
     /// are no longer compared at all, so nothing is sent or deleted for them.

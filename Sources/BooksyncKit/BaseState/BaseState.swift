@@ -107,7 +107,7 @@ struct BaseState {
         let started = ContinuousClock.now
         try writePendingCopies()
         try BooksyncError.io { () throws(FileSystemError) in
-            try CollectionDirectory.writeManifest(manifest, to: copies.paths.manifest)
+            try ManifestFile.write(manifest, to: copies.paths.manifest)
         }
         dirty = false
         targetUnsaved = false

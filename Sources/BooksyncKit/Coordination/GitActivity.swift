@@ -66,20 +66,20 @@ package enum GitActivity {
     }
 }
 
-extension CollectionDirectory {
+extension GitActivity {
     /// How long a sync waits for git's index lock to go before it refuses:
     /// a checkout of many files, or an editor's background `git status`.
-    static let gitWaitLimit = Duration.seconds(10)
+    static let waitLimit = Duration.seconds(10)
 
-    /// Returns once git is not changing the tree; waits out git's index lock
-    /// (up to `gitWaitLimit`) and refuses at once a merge, rebase,
+    /// Returns once git is not changing the tree at `root`; waits out git's
+    /// index lock (up to `waitLimit`) and refuses at once a merge, rebase,
     /// cherry-pick, revert or bisect left in progress (the manual's Safety article).
     /// - Throws: `.gitBusy` naming what git is doing.
-    func waitForQuietGit() async throws(BooksyncError) {
+    static func waitUntilQuiet(at root: String) async throws(BooksyncError) {
         let clock = ContinuousClock()
-        let deadline = clock.now + Self.gitWaitLimit
-        while let activity = GitActivity.inProgress(at: paths.root) {
-            guard GitActivity.isShortLived(activity), clock.now < deadline else { throw .gitBusy(activity: activity) }
+        let deadline = clock.now + waitLimit
+        while let activity = inProgress(at: root) {
+            guard isShortLived(activity), clock.now < deadline else { throw .gitBusy(activity: activity) }
             do {
                 try await Task.sleep(for: .milliseconds(50))
             } catch {
@@ -87,13 +87,15 @@ extension CollectionDirectory {
             }
         }
     }
+}
 
+extension CollectionDirectory {
     /// What a sync does once it holds the lock: waits for git, then records
     /// what a killed pull wrote (`replayPullJournal`), now that git no longer
     /// rewrites the files. A dry run holds no lock and replays nothing (its
     /// reads apply the journal in memory).
     func prepareForSync(holdingLock: Bool) async throws(BooksyncError) {
-        try await waitForQuietGit()
+        try await GitActivity.waitUntilQuiet(at: paths.root)
         if holdingLock { try replayPullJournal() }
     }
 }

@@ -19,6 +19,8 @@ public struct CollectionDirectory: Sendable {
     let configFingerprint: String
     /// The base copies, for three-way merges.
     package let baseCopies: BaseCopyStore
+    /// The manifest: the base state the last sync recorded.
+    package let manifestFile: ManifestFile
     /// The remote whose target `config.remote` is and whose sync state
     /// `paths` point at: origin unless `selectingRemote` chose another.
     package let remote: SelectedRemote
@@ -32,6 +34,7 @@ public struct CollectionDirectory: Sendable {
         self.configFingerprint = configFingerprint
         self.baseCopies = BaseCopyStore(paths: paths, rules: config.rules)
         self.remote = remote ?? SelectedRemote(name: RemoteList.origin, target: config.remote, endpoint: nil, sharesState: true, reason: nil)
+        self.manifestFile = ManifestFile(paths: paths, rules: config.rules, remoteName: self.remote.name)
     }
 
     /// Opens the collection at `start` or its nearest parent with `.booksync/`.
@@ -106,105 +109,6 @@ public struct CollectionDirectory: Sendable {
         return directory
     }
 
-    /// The base state recorded by the last sync.
-    ///
-    /// A manifest as booksync writes it is read block by block into the
-    /// compact entries, never held whole (the text is many times larger than
-    /// the entries, <doc:Benchmarks>); anything else is read whole and fully parsed, which explains errors.
-    package func loadManifest() throws(BooksyncError) -> Manifest {
-        var canonical = false
-        return try loadManifest(canonical: &canonical)
-    }
-
-    /// The base, and in `canonical` whether the file was exactly as
-    /// booksync writes it (so `ManifestLookup` can search it later).
-    func loadManifest(canonical isCanonical: inout Bool) throws(BooksyncError) -> Manifest {
-        try loadManifest(canonical: &isCanonical, replayingJournal: true)
-    }
-
-    /// The same; with `replayingJournal`, a pull journal left beside the
-    /// manifest (a pull runs, or was killed and no command has taken the lock
-    /// since) is applied to the returned base in memory, so that a reader
-    /// without the lock sees the files that pull wrote as the remote's, not as
-    /// edits. Such a base is not what the file says, so it is not canonical.
-    private func loadManifest(canonical isCanonical: inout Bool, replayingJournal: Bool) throws(BooksyncError) -> Manifest {
-        var manifest = try loadManifestFile(canonical: &isCanonical)
-        let journal = PullJournal(paths: paths)
-        guard replayingJournal, journal.exists, GitActivity.inProgress(at: paths.root) == nil else { return manifest }
-        let changes = journal.confirmedChanges(paths: paths, rules: rules)
-        guard !changes.isEmpty else { return manifest }
-        isCanonical = false
-        for change in changes { change.apply(to: &manifest) }
-        return manifest
-    }
-
-    /// The manifest file as it is.
-    private func loadManifestFile(canonical isCanonical: inout Bool) throws(BooksyncError) -> Manifest {
-        isCanonical = false
-        if let reader = LineBlockReader(path: paths.manifest) {
-            var decoder = CanonicalManifestDecoder(expectedBytes: reader.fileSize, subcollections: rules.subcollections, otherPathIDs: .forgotten)
-            var canonical = true
-            while canonical, let fed = reader.next({ decoder.feed($0) }) { canonical = fed }
-            if canonical, !reader.failed, let manifest = decoder.finish() {
-                // The fast reader takes records in any order; a binary search needs them sorted.
-                isCanonical = manifest.entries.isInIDOrder
-                return manifest
-            }
-        }
-        let bytes: [UInt8]
-        do {
-            bytes = try FileSystem.readFile(paths.manifest)
-        } catch {
-            if error.isNotFound { return Manifest() }
-            throw .io(error)
-        }
-        do {
-            return try Manifest.decode(bytes, subcollections: rules.subcollections, otherPathIDs: .forgotten)
-        } catch {
-            if GitConflictMarkers.found(in: bytes) { throw .unfinishedGitMerge(path: paths.manifest) }
-            throw .damagedStateFile(path: paths.manifest, error)
-        }
-    }
-
-    /// The base, when it was recorded against `remote`'s target (or against
-    /// none yet): the base of one target is never applied to another.
-    /// - Throws: `.targetMismatch` naming both targets.
-    func loadManifest(for remote: (any RemoteCollection)?) throws(BooksyncError) -> Manifest {
-        var canonical = false
-        return try loadManifest(for: remote, canonical: &canonical)
-    }
-
-    /// The same, and in `canonical` whether the file is as booksync writes it.
-    func loadManifest(for remote: (any RemoteCollection)?, canonical: inout Bool) throws(BooksyncError) -> Manifest {
-        let manifest = try loadManifest(canonical: &canonical)
-        guard let using = remote?.identity else { return manifest }
-        // A base without a target was written by an older booksync, almost
-        // always against production: it is taken as this target's unless that is an emulator.
-        if manifest.target.map({ $0 != using }) ?? (using.isEmulator && !manifest.entries.isEmpty) {
-            throw .targetMismatch(remote: self.remote.name, manifest: paths.manifest, recorded: manifest.target, using: using)
-        }
-        return manifest
-    }
-
-    /// Writes a manifest atomically and durably, in pieces: never all its bytes at once.
-    static func writeManifest(_ manifest: Manifest, to path: String) throws(FileSystemError) {
-        let writer = try AtomicFileWriter(replacing: path, durable: true)
-        manifest.encode { writer.append($0) }
-        try writer.commit()
-    }
-
-    /// The manifest's stamp as it is now, however recently it changed (nil:
-    /// no manifest), to tell whether someone else wrote it meanwhile.
-    func manifestWriteStamp() -> FileStamp? {
-        (try? FileSystem.stat(paths.manifest)).map(FileStamp.init)
-    }
-
-    /// The manifest's stamp for the stat cache (see `StatCache`).
-    func manifestStamp() -> FileStamp {
-        guard let stat = try? FileSystem.stat(paths.manifest) else { return .unknown }
-        return StatCache.stamp(of: stat, scanStartedAt: WallClock.nowNanoseconds())
-    }
-
     /// Takes the collection lock for a writing command, removes temporary files
     /// left by a booksync that was killed mid-write, and makes sure `base/` exists.
     /// For synchronous callers: it may sleep (see `CollectionLock.acquire`).
@@ -266,7 +170,7 @@ public struct CollectionDirectory: Sendable {
         let changes = journal.confirmedChanges(paths: paths, rules: rules)
         if !changes.isEmpty {
             var canonical = false
-            let manifest = try loadManifest(canonical: &canonical, replayingJournal: false)
+            let manifest = try manifestFile.load(canonical: &canonical, replayingJournal: false)
             // The fingerprint the killed pull would have written is the one it ran under: keep the manifest's.
             var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: manifest.configFingerprint ?? configFingerprint)
             for change in changes { base.note(change) }

@@ -98,7 +98,7 @@ extension CollectionDirectory {
             let other = selecting(candidate)
             guard (try? other.paths.verifyStateKinds()) != nil else { return false }
             // Against that state's own base: a conflict it has moved past is no hint.
-            return other.unresolvedConflict(id, base: try? other.loadManifest()) != nil
+            return other.unresolvedConflict(id, base: try? other.manifestFile.load()) != nil
         }.map(\.name)
     }
 
@@ -235,7 +235,7 @@ extension CollectionDirectory {
                 break
             }
         }
-        let manifest = try selecting(origin).loadManifest()
+        let manifest = try selecting(origin).manifestFile.load()
         return (manifest.target, !manifest.entries.isEmpty)
     }
 }
@@ -248,7 +248,7 @@ extension CollectionDirectory {
     package func forgetWholeBase(onStaleLock: (Int32) -> Void = { _ in }) throws(BooksyncError) -> Int {
         let lock = try self.lock(onStaleLock: onStaleLock)
         defer { lock.release() }
-        var manifest = try loadManifest()
+        var manifest = try manifestFile.load()
         let count = manifest.entries.count
         manifest.target = nil
         var base = BaseState(copies: baseCopies, manifest: manifest, configFingerprint: configFingerprint)

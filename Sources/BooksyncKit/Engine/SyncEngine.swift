@@ -43,7 +43,7 @@ struct SyncEngine {
     let manifestStampAtStart: FileStamp?
 
     /// Loads the base and scans the files, as pull and push start (once git
-    /// is quiet: `CollectionDirectory.waitForQuietGit`). A dry run does not
+    /// is quiet: `GitActivity.waitUntilQuiet`). A dry run does not
     /// even update the stat cache.
     /// - Parameters:
     ///   - keepChangedRecords: Keep the records that differ from the base,
@@ -57,8 +57,8 @@ struct SyncEngine {
         self.remote = remote
         self.options = options
         self.progress = progress
-        manifestStampAtStart = collection.manifestWriteStamp()
-        let whole = try collection.loadManifest(for: remote)
+        manifestStampAtStart = collection.manifestFile.writeStamp()
+        let whole = try collection.manifestFile.load(for: remote)
         let manifest = whole.scoped(to: options.scope)
         // With the base, clean files are one bit per record in the scan (`LocalFiles`).
         gather = try SyncGather(collection, manifest: manifest, scope: options.scope, scanning: ScanChoices(
@@ -93,9 +93,9 @@ struct SyncEngine {
     func requireGitQuiet() async throws(BooksyncError) {
         if let activity = GitActivity.inProgress(at: collection.paths.root) {
             guard GitActivity.isShortLived(activity) else { throw .gitBusy(activity: activity) }
-            try await collection.waitForQuietGit()
+            try await GitActivity.waitUntilQuiet(at: collection.paths.root)
         }
-        guard collection.manifestWriteStamp() == manifestStampAtStart else {
+        guard collection.manifestFile.writeStamp() == manifestStampAtStart else {
             throw .gitBusy(activity: "the base (\(collection.paths.manifest)) changed while booksync read the files, as a git checkout does")
         }
     }

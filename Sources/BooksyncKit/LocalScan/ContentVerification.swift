@@ -30,8 +30,8 @@ extension CollectionDirectory {
     /// - Throws: `BooksyncError` when the base cannot be read, the files
     ///   cannot be scanned, or the remote fails.
     package func verify(remote: any RemoteCollection, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> ContentVerification {
-        let manifest = try loadManifest(for: remote)
-        let scan = try scanFiles(base: nil, choices: ScanChoices(writeIndex: false), trustsIndex: false)
+        let manifest = try manifestFile.load(for: remote)
+        let scan = try LocalScanner(for: self, choices: ScanChoices(writeIndex: false), trustsIndex: false).scan()
         let found = Mutex(ContentVerification())
         let counter = ProgressCounter(phase: "comparing", total: nil, report: progress)
         do {
@@ -66,7 +66,7 @@ extension CollectionDirectory {
         guard !ids.isEmpty else { return }
         let lock = try self.lock(onStaleLock: onStaleLock)
         defer { lock.release() }
-        var base = BaseState(copies: baseCopies, manifest: try loadManifest(), configFingerprint: configFingerprint)
+        var base = BaseState(copies: baseCopies, manifest: try manifestFile.load(), configFingerprint: configFingerprint)
         for id in ids { base.forget(id) }
         try base.finish()
     }

@@ -95,7 +95,7 @@ private final class LazyBase {
 
     var manifest: Manifest? {
         if let loaded { return loaded }
-        let manifest = try? collection.loadManifest()
+        let manifest = try? collection.manifestFile.load()
         loaded = .some(manifest)
         return manifest
     }

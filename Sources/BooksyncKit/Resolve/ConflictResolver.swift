@@ -22,7 +22,7 @@ struct ConflictResolver {
         self.choice = choice
         self.dryRun = dryRun
         store = ConflictStore(paths: collection.paths)
-        base = BaseState(copies: collection.baseCopies, manifest: try collection.loadManifest(), configFingerprint: collection.configFingerprint)
+        base = BaseState(copies: collection.baseCopies, manifest: try collection.manifestFile.load(), configFingerprint: collection.configFingerprint)
     }
 
     /// Settles each record of `ids` once and saves the base.

@@ -243,7 +243,7 @@ extension CollectionDirectory {
         // resolved through folders unchecked. With subcollections the full
         // scan decides (still from the stat cache, file by file).
         guard rules.subcollections.isEmpty else { return nil }
-        let stamp = manifestStamp()
+        let stamp = manifestFile.stamp()
         guard stamp.isKnown, let header = StatCache.header(ofIndexAt: paths.index),
               let directory = try? FileSystem.openDirectory(paths.root)
         else { return nil }

@@ -94,7 +94,7 @@ package struct LiveSync: Sendable {
         schedule.noteLocalChanges([], everything: true, at: timing.now())
         var lastFullLook = timing.now()
         var base = BaseSummary()
-        var git = GitWatch(ownStamp: collection.manifestWriteStamp(), resync: GitActivity.inProgress(at: collection.paths.root) != nil)
+        var git = GitWatch(ownStamp: collection.manifestFile.writeStamp(), resync: GitActivity.inProgress(at: collection.paths.root) != nil)
         while !Task.isCancelled {
             // No round starts while git changes the tree; once it is done, a base
             // git (not this watch) wrote means a pull and every file looked at,
@@ -113,7 +113,7 @@ package struct LiveSync: Sendable {
             }
             git.waitingSince = nil
             git.said = nil
-            if git.resync || collection.manifestWriteStamp() != git.ownStamp {
+            if git.resync || collection.manifestFile.writeStamp() != git.ownStamp {
                 report(.lookingAtEverything("the base changed outside the watch (git, or another booksync command): pulling, then looking at every file"))
                 do {
                     succeeded(try await pull(counting: true, prefetched: nil, rounds: rounds, onStaleLock: onStaleLock))
@@ -124,7 +124,7 @@ package struct LiveSync: Sendable {
                     git.resync = Self.isGitBusy(error)
                     if !git.resync { try failed(.pull, error, retrying: Self.worthRetrying(error)) }
                 }
-                git.ownStamp = collection.manifestWriteStamp()
+                git.ownStamp = collection.manifestFile.writeStamp()
                 schedule.noteLocalChanges([], everything: true, at: timing.now())
                 lastFullLook = timing.now()
                 continue
@@ -156,7 +156,7 @@ package struct LiveSync: Sendable {
                     schedule.pushFailed(ids, retrying: retrying, at: timing.now())
                     if Self.isGitBusy(error) { git.resync = true } else { try failed(.push, error, retrying: retrying) }
                 }
-                git.ownStamp = collection.manifestWriteStamp()
+                git.ownStamp = collection.manifestFile.writeStamp()
             case .pull(let counting)?:
                 do {
                     let outcome = try await poll(counting: counting, base: &base, rounds: rounds, onStaleLock: onStaleLock)
@@ -169,7 +169,7 @@ package struct LiveSync: Sendable {
                     schedule.polled(counting: counting, retrying ? .failedRetrying : .failed, at: timing.now())
                     if Self.isGitBusy(error) { git.resync = true } else { try failed(.pull, error, retrying: retrying) }
                 }
-                git.ownStamp = collection.manifestWriteStamp()
+                git.ownStamp = collection.manifestFile.writeStamp()
             case nil:
                 let wake = schedule.nextWake(after: now).map { $0 - now } ?? tick
                 do {

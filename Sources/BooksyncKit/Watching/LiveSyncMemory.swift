@@ -102,7 +102,7 @@ struct BaseSummary {
         if current != stamp {
             stamp = current
             var canonical = false
-            head = (try? collection.loadManifest(for: remote, canonical: &canonical)).flatMap { manifest in
+            head = (try? collection.manifestFile.load(for: remote, canonical: &canonical)).flatMap { manifest in
                 manifest.changesSince.map { Head(changesSince: $0, count: manifest.entries.count, canonical: canonical) }
             }
         }

@@ -108,7 +108,7 @@ import BooksyncTestSupport
         #expect(store.load(id, rules: collection.rules) != nil, "not cleared before the manifest is saved")
         try base.save()
         #expect(store.load(id, rules: collection.rules) == nil, "cleared once the manifest records it")
-        #expect(try collection.loadManifest().entries[id]?.revision == "2026-01-02T00:00:00Z")
+        #expect(try collection.manifestFile.load().entries[id]?.revision == "2026-01-02T00:00:00Z")
     }
 
     /// Pull stores the base it found a conflict against; a later save that
@@ -126,17 +126,17 @@ import BooksyncTestSupport
         let store = ConflictStore(paths: collection.paths)
         let stored = try FileSystem.readFile(collection.paths.conflicts + "/revisions/" + collection.paths.stateFileName(id))
         #expect(ConflictStore.decode(stored) == ConflictStore.Revisions(remote: "r2", base: .revision("r1")))
-        #expect(store.load(id, rules: collection.rules, base: try collection.loadManifest())?.revision == "r2", "live while the base is r1")
+        #expect(store.load(id, rules: collection.rules, base: try collection.manifestFile.load())?.revision == "r2", "live while the base is r1")
 
-        var moved = try collection.loadManifest()
+        var moved = try collection.manifestFile.load()
         moved.entries[id] = BaseEntry(hash: try #require(moved.entries[id]).hash, revision: "r3")
-        try CollectionDirectory.writeManifest(moved, to: collection.paths.manifest)
+        try ManifestFile.write(moved, to: collection.paths.manifest)
         // The advice after a push asks against the base: a conflict it moved past is none.
         #expect(collection.unresolvedConflict(id) != nil, "without the base, the stored side looks live")
         #expect(collection.unresolvedConflicts()(id) == nil, "against the base it is stale")
         #expect(try collection.resolve([id], choice: .theirs).map(\.1) == [.noConflict])
         #expect(store.load(id, rules: collection.rules) == nil, "the stale conflict is cleared")
-        #expect(try collection.loadManifest().entries[id]?.revision == "r3", "the base is not moved back")
+        #expect(try collection.manifestFile.load().entries[id]?.revision == "r3", "the base is not moved back")
         #expect(try scratch.read("b0000.json").contains("Ours"))
     }
 

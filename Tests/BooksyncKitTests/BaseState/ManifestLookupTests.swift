@@ -47,14 +47,14 @@ import BooksyncTestSupport
         let scratch = try ScratchDirectory()
         let collection = try CollectionDirectory.open(searchingFrom: try scratch.copyFixture("sample"))
         var canonical = false
-        let manifest = try collection.loadManifest(canonical: &canonical)
+        let manifest = try collection.manifestFile.load(canonical: &canonical)
         #expect(canonical)
         var lines = String(decoding: manifest.encoded(), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let records = lines.indices.filter { lines[$0].hasPrefix("    \"") }
         let reordered = records.reversed().map { lines[$0].hasSuffix(",") ? String(lines[$0].dropLast()) : lines[$0] }
         for (k, index) in records.enumerated() { lines[index] = reordered[k] + (k < records.count - 1 ? "," : "") }
         try FileSystem.writeAtomically(Array(lines.joined(separator: "\n").utf8), to: collection.paths.manifest)
-        let reread = try collection.loadManifest(canonical: &canonical)
+        let reread = try collection.manifestFile.load(canonical: &canonical)
         #expect(reread.entries == manifest.entries)
         #expect(!canonical)
     }

@@ -65,7 +65,7 @@ import BooksyncTestSupport
         let pushed = try await collection.push(remote: remote)
         #expect(remote.chunks.withLock { $0 }.isEmpty, "pushed \(pushed.events)")
         #expect(!FileSystem.exists(collection.paths.pullJournal))
-        let manifest = try collection.loadManifest()
+        let manifest = try collection.manifestFile.load()
         #expect(manifest.entries[b0000]?.revision == "r2")
         #expect(manifest.entries[b0001] == nil)
         // Journaled but never written: the old base stays.

@@ -93,11 +93,11 @@ import BooksyncTestSupport
         _ = FileManager.default.createFile(atPath: lock, contents: Data())
         try await collection.lock().release()
         #expect(FileSystem.exists(collection.paths.pullJournal))
-        #expect(try collection.loadManifest().entries[try RecordID("b1")]?.revision == "r1")
+        #expect(try collection.manifestFile.load().entries[try RecordID("b1")]?.revision == "r1")
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { try? FileManager.default.removeItem(atPath: lock) }
         _ = try await collection.push(remote: ScriptedRemote())
         #expect(!FileSystem.exists(collection.paths.pullJournal))
-        #expect(try collection.loadManifest().entries[try RecordID("b1")]?.revision == "r9")
+        #expect(try collection.manifestFile.load().entries[try RecordID("b1")]?.revision == "r9")
     }
 
     /// An older booksync's `.gitignore` learns the journal before one is written.

@@ -109,7 +109,7 @@ import BooksyncTestSupport
         let outcome = try await collection.apply(plan, planName: "plan.json", remote: remote)
         #expect(outcome.report.events.map(\.kind) == [.remoteChangedSincePull, .pushed(.update(baseRevision: plan.writes[1].remoteRevision!))])
         #expect(Self.title(remote, "b1") == .string("Theirs") && Self.title(remote, "b2") == .string("New"))
-        let base = try collection.loadManifest()
+        let base = try collection.manifestFile.load()
         #expect(base.entries[try RecordID("b2")]?.revision == remote.documents.withLock { $0[try! RecordID("b2")]?.revision })
     }
 
@@ -117,7 +117,7 @@ import BooksyncTestSupport
         let scratch = try ScratchDirectory()
         let remote = PreconditionRemote()
         let (collection, plan) = try await Self.planned(remote, in: scratch)
-        let baseBefore = try collection.loadManifest()
+        let baseBefore = try collection.manifestFile.load()
         remote.beforeFirstWrite.withLock { $0 = Self.race }
         var options = SyncOptions()
         options.atomic = true
@@ -127,6 +127,6 @@ import BooksyncTestSupport
             .rejected("not written: the --atomic commit was refused because another record in it changed remotely"),
         ])
         #expect(Self.title(remote, "b1") == .string("Theirs") && Self.title(remote, "b2") == .string("Old"))
-        #expect(try collection.loadManifest().entries == baseBefore.entries)
+        #expect(try collection.manifestFile.load().entries == baseBefore.entries)
     }
 }

@@ -106,14 +106,14 @@ import BooksyncTestSupport
         }
         let report = try await collection.pull(remote: StreamingRemote(Array(documents.values), answerSize: 300))
         #expect(report.events.isEmpty)
-        #expect(try collection.loadManifest().changesSince != nil, "the listing recorded a change mark")
+        #expect(try collection.manifestFile.load().changesSince != nil, "the listing recorded a change mark")
         return (collection, documents)
     }
 
     @Test func eachAnswerIsAppliedAsItArrivesAndNoBodyIsReadAgain() async throws {
         let scratch = try ScratchDirectory()
         var (collection, documents) = try await Self.synced(records: 1_300, in: scratch)
-        let mark = try #require(try collection.loadManifest().changesSince)
+        let mark = try #require(try collection.manifestFile.load().changesSince)
         for i in 0..<1_200 {
             let document = try Self.document(collection, i, title: "New\(i)", revision: "r2", changed: "2030-01-01T00:20:00.000000Z")
             documents[document.id] = document
@@ -127,7 +127,7 @@ import BooksyncTestSupport
         #expect(remote.fetches.withLock { $0 }.isEmpty, "the bodies came with the query")
         #expect(remote.listings.withLock { $0 } == 0)
         #expect(try PullPipelineTests.localFields(collection, "b1199")?["title"] == .string("New1199"))
-        let manifest = try collection.loadManifest()
+        let manifest = try collection.manifestFile.load()
         #expect(manifest.entries.values.filter { $0.revision == "r2" }.count == 1_200)
         #expect(manifest.changesSince != nil, "a mark is recorded again")
     }
@@ -187,7 +187,7 @@ import BooksyncTestSupport
         #expect(report.remoteRead == .everyName(because: .countDiffers(field: "updatedAt", accounted: 1_300, counted: 1_298)))
         #expect(remote.listings.withLock { $0 } == 1)
         #expect(remote.fetches.withLock { $0 }.isEmpty, "no body is read twice, and a deletion needs none")
-        let manifest = try collection.loadManifest()
+        let manifest = try collection.manifestFile.load()
         if dryRun {
             #expect(manifest.entries.count == 1_300)
             #expect(try PullPipelineTests.localFields(collection, "b0000")?["title"] == .string("T0"))

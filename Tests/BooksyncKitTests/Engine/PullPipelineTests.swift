@@ -62,7 +62,7 @@ import BooksyncTestSupport
         // The one changed on both sides is read to plan (to merge it); those
         // changed remotely only with the chunk that writes them.
         #expect(remote.fetches.withLock { $0 } == [[try RecordID("b0002")], [try RecordID("b0000"), try RecordID("b0009")]])
-        let manifest = try collection.loadManifest()
+        let manifest = try collection.manifestFile.load()
         #expect(manifest.entries.count == 6)
         #expect(manifest.entries[try RecordID("b0002")]?.revision == "r2")
         #expect(manifest.entries[try RecordID("b0003")]?.revision == "r1")
@@ -94,7 +94,7 @@ import BooksyncTestSupport
         let report = try await collection.pull(remote: remote())
         #expect(report.events == [SyncEvent(id: gone, kind: .changedDuringSync)])
         #expect(try Self.localFields(collection, "b0001")?["title"] == .string("T1"))
-        #expect(try collection.loadManifest().entries[gone]?.revision == "r1")
+        #expect(try collection.manifestFile.load().entries[gone]?.revision == "r1")
         documents[gone] = nil
         let again = try await collection.pull(remote: ScriptedRemote(documents: Array(documents.values)))
         #expect(again.events == [SyncEvent(id: gone, kind: .pulled(.delete))])
@@ -118,7 +118,7 @@ import BooksyncTestSupport
         #expect(fetches.map(\.count) == [500, 500, 200])
         #expect(Set(fetches.joined()).count == 1_200, "no body is read twice")
         #expect(try Self.localFields(collection, "b1199")?["title"] == .string("New1199"))
-        #expect(try collection.loadManifest().entries.values.allSatisfy { $0.revision == "r2" })
+        #expect(try collection.manifestFile.load().entries.values.allSatisfy { $0.revision == "r2" })
     }
 
     /// A body fetched with its chunk that cannot be a record is reported as
@@ -136,7 +136,7 @@ import BooksyncTestSupport
         let report = try await collection.pull(remote: ScriptedRemote(documents: Array(documents.values)), options: options)
         #expect(report.events == [SyncEvent(id: id, kind: .invalidRemote([problem]))])
         #expect(try Self.localFields(collection, "b0001")?["title"] == .string("T1"))
-        #expect(try collection.loadManifest().entries[id]?.revision == "r1")
+        #expect(try collection.manifestFile.load().entries[id]?.revision == "r1")
     }
 
     /// --ours / --theirs take their side for the conflicting field only; the
@@ -154,7 +154,7 @@ import BooksyncTestSupport
         #expect(report.events == [SyncEvent(id: try RecordID("b0000"), kind: .pulled(.merge(fields)))])
         #expect(fields["title"] == .string(choice == .ours ? "Ours" : "Theirs"))
         #expect(fields["author"] == .string("local") && fields["genre"] == .string("remote"))
-        #expect(try collection.loadManifest().entries[try RecordID("b0000")]?.revision == "r2")
+        #expect(try collection.manifestFile.load().entries[try RecordID("b0000")]?.revision == "r2")
     }
 
     /// A file saved while pull works (here: while it fetches the bodies, after
@@ -174,7 +174,7 @@ import BooksyncTestSupport
         let report = try await collection.pull(remote: remote)
         #expect(report.events == [SyncEvent(id: try RecordID("b0000"), kind: .changedDuringSync)])
         #expect(try scratch.read("b0000.json") == edit)
-        #expect(try collection.loadManifest().entries[try RecordID("b0000")]?.revision == "r1")
+        #expect(try collection.manifestFile.load().entries[try RecordID("b0000")]?.revision == "r1")
     }
 
     @Test func aMassDeleteIsRefusedBeforeAnythingIsWritten() async throws {
@@ -188,13 +188,13 @@ import BooksyncTestSupport
         }
         #expect(try Self.localFields(collection, "b0000") != nil)
         #expect(try Self.localFields(collection, "b0009")?["title"] == .string("T9"), "nothing is written before the guard")
-        #expect(try collection.loadManifest().entries.count == 10)
+        #expect(try collection.manifestFile.load().entries.count == 10)
 
         var forced = SyncOptions()
         forced.force = true
         let report = try await collection.pull(remote: remote, options: forced)
         #expect(report.events.filter { $0.kind == .pulled(.delete) }.count == 6)
-        #expect(try collection.loadManifest().entries.count == 4)
+        #expect(try collection.manifestFile.load().entries.count == 4)
     }
 
     @Test func aDryRunPlansButWritesNothing() async throws {
@@ -221,13 +221,13 @@ import BooksyncTestSupport
         await #expect(throws: BooksyncError.remote(ScriptedRemote.listingFailure)) {
             try await collection.pull(remote: failing)
         }
-        #expect(try collection.loadManifest().entries.count == 200)
+        #expect(try collection.manifestFile.load().entries.count == 200)
         #expect(try Self.localFields(collection, "b0199") != nil)
         #expect(try Self.localFields(collection, "b0200") == nil)
 
         let report = try await collection.pull(remote: ScriptedRemote(documents: Array(source.values)))
         #expect(report.events.count == 50)
         #expect(report.events.allSatisfy { $0.kind == .pulled(.write) })
-        #expect(try collection.loadManifest().entries.count == 250)
+        #expect(try collection.manifestFile.load().entries.count == 250)
     }
 }

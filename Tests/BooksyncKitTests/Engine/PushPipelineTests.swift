@@ -28,7 +28,7 @@ import BooksyncTestSupport
         #expect(Set(sent.joined()).count == 1_234)
         #expect(report.events.count == 1_234)
         #expect(report.events.allSatisfy { $0.kind == .pushed(.create) })
-        let manifest = try collection.loadManifest()
+        let manifest = try collection.manifestFile.load()
         #expect(manifest.entries.count == 1_234)
         #expect(manifest.entries.values.allSatisfy { $0.revision == "r1" })
         // Base copies hold exactly what was sent, and nothing is left to push.
@@ -50,7 +50,7 @@ import BooksyncTestSupport
         }
         let sent = remote.chunks.withLock { $0 }.map { $0.first ?? "" }.sorted()
         #expect(sent == ["b0000", "b0500", "b1000"], "no chunk may start after the refusal")
-        let manifest = try collection.loadManifest()
+        let manifest = try collection.manifestFile.load()
         #expect(manifest.entries.count == 1_000)
         #expect(manifest.entries[try RecordID("b0000")] != nil)
         #expect(manifest.entries[try RecordID("b1499")] != nil)
@@ -62,7 +62,7 @@ import BooksyncTestSupport
         let report = try await collection.push(remote: retry)
         #expect(report.events.count == 1_000)
         #expect(retry.chunks.withLock { $0 }.joined().sorted() == (500..<1000).map { String(format: "b%04d", $0) } + (1500..<2000).map { String(format: "b%04d", $0) })
-        #expect(try collection.loadManifest().entries.count == 2_000)
+        #expect(try collection.manifestFile.load().entries.count == 2_000)
     }
 
     @Test func cancellingStopsNewChunksAndRecordsThoseInFlight() async throws {
@@ -76,6 +76,6 @@ import BooksyncTestSupport
         await #expect(throws: BooksyncError.interrupted) { try await push.value }
         #expect(remote.chunks.withLock { $0.count } == 3, "no chunk may start after the cancellation")
         // The answers of the chunks in flight were recorded (the fake remote applied them).
-        #expect(try collection.loadManifest().entries.count == 1_500)
+        #expect(try collection.manifestFile.load().entries.count == 1_500)
     }
 }

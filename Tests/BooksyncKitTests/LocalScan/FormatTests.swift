@@ -22,7 +22,7 @@ import BooksyncTestSupport
         #expect(try Data(contentsOf: URL(fileURLWithPath: root + "/broken.json")) == broken)
         // Canonical bytes hash to the manifest's base hash: sha256sum of the file is the content hash.
         let neuromancer = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/neuromancer.json")))
-        #expect(try collection.loadManifest().entries[try RecordID("neuromancer")]?.hash == SHA256.contentHash(neuromancer))
+        #expect(try collection.manifestFile.load().entries[try RecordID("neuromancer")]?.hash == SHA256.contentHash(neuromancer))
         #expect(try FileManager.default.contentsOfDirectory(atPath: root).filter { $0.contains("booksync-tmp") }.isEmpty)
     }
 

@@ -23,9 +23,9 @@ import BooksyncTestSupport
     @Test func aScanWithoutHashesClassifiesAsTheFullScan() async throws {
         let (scratch, collection) = try Self.collection()
         defer { withExtendedLifetime(scratch) {} }
-        let manifest = try collection.loadManifest()
-        let full = try await collection.scanLocal(base: manifest)
-        let lean = try await collection.scanLocal(base: manifest, keepHashes: false)
+        let manifest = try collection.manifestFile.load()
+        let full = try LocalScanner(for: collection, base: manifest).scan()
+        let lean = try LocalScanner(for: collection, base: manifest, choices: ScanChoices(keepHashes: false)).scan()
         #expect(Set(lean.files.keys) == Set(full.files.keys))
         #expect(lean.files.count == full.files.count && Array(lean.files.keys).count == full.files.count)
         #expect(lean.files[Self.id("hyperion")] == .valid(hash: LocalFiles.hashNotKept))
@@ -44,8 +44,8 @@ import BooksyncTestSupport
     func pushWalksAndChunksTheDifferingRecordsInIDOrder(chunkSize: Int) async throws {
         let (scratch, collection) = try Self.collection()
         defer { withExtendedLifetime(scratch) {} }
-        let manifest = try collection.loadManifest()
-        let scan = try await collection.scanLocal(base: manifest, keepHashes: false)
+        let manifest = try collection.manifestFile.load()
+        let scan = try LocalScanner(for: collection, base: manifest, choices: ScanChoices(keepHashes: false)).scan()
         let candidates = DifferingRecords(scan: scan, manifest: manifest)
         var walked: [String] = []
         candidates.walk { id in

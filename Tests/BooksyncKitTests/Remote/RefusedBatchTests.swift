@@ -142,7 +142,7 @@ final class RefusingServer: Sendable {
                 #expect(event.kind == .pushed(.create), "\(event.id)")
             }
         }
-        let manifest = try collection.loadManifest()
+        let manifest = try collection.manifestFile.load()
         #expect(manifest.entries.count == 39)
         #expect(manifest.entries[try RecordID("b0017")] == nil)
         let before = server.requests.withLock { $0.count }
@@ -161,7 +161,7 @@ final class RefusingServer: Sendable {
         options.atomic = true
         let report = try await collection.push(remote: server.remote(), options: options)
         #expect(report.events.map(\.kind) == Array(repeating: .rejected(Self.notWritten), count: 5))
-        #expect(try collection.loadManifest().entries.isEmpty)
+        #expect(try collection.manifestFile.load().entries.isEmpty)
         #expect(server.requests.withLock { $0.count } == 2)
     }
 

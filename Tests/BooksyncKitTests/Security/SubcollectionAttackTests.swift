@@ -168,7 +168,7 @@ import BooksyncTestSupport
         let remote = ScriptedRemote(documents: [try clone.review("dune/reviews/r1")])
         _ = try await clone.collection.pull(remote: remote)
         let id = try clone.collection.rules.recordID("dune/reviews/r1")
-        #expect(try clone.collection.loadManifest().entries[id] != nil)
+        #expect(try clone.collection.manifestFile.load().entries[id] != nil)
         #expect(try await clone.collection.status(remote: nil).records.first { $0.id == id } == nil)  // clean: not listed
         let before = try clone.snapshot()
         try FileManager.default.removeItem(atPath: clone.root + "/" + folder)

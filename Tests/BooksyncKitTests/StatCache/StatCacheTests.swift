@@ -73,7 +73,7 @@ import Glibc
             let indexPath = root + "/.booksync/index"
             let index = try FileSystem.readFile(indexPath)
             let verify = { (stamp: FileStamp?) in
-                StatCache.verifiesClean(indexAt: indexPath, fingerprint: collection.configFingerprint, baseStamp: collection.manifestStamp(),
+                StatCache.verifiesClean(indexAt: indexPath, fingerprint: collection.configFingerprint, baseStamp: collection.manifestFile.stamp(),
                                         directoryStamp: stamp, directory: directory, scanStartedAt: now)
             }
             #expect(verify(directoryStamp)?.count == 2)
@@ -139,7 +139,7 @@ import Glibc
         case "modify": try Data(#"{"id": "dune", "title": "t", "author": "a", "genre": "g"}"#.utf8).write(to: URL(fileURLWithPath: root + "/dune.json"))
         case "invalid": try Data("{".utf8).write(to: URL(fileURLWithPath: root + "/dune.json"))
         default:
-            var manifest = try collection.loadManifest()
+            var manifest = try collection.manifestFile.load()
             manifest.entries[try RecordID("dune")] = BaseEntry(hash: "sha256:00", revision: "r")
             try FileSystem.writeAtomically(manifest.encoded(), to: root + "/.booksync/manifest.json")
         }

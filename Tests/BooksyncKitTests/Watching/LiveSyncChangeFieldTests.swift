@@ -81,7 +81,7 @@ import BooksyncTestSupport
         let collection = try CollectionDirectory.open(searchingFrom: root)
         let clock = VirtualClock()
         var documents: [RemoteDocument] = []
-        for (id, entry) in try collection.loadManifest().entries {
+        for (id, entry) in try collection.manifestFile.load().entries {
             guard case .success(let record) = collection.rules.load(try FileSystem.readFile(root + "/" + id.fileName), id: id) else {
                 throw CocoaError(.fileReadCorruptFile)
             }

@@ -129,7 +129,7 @@ import BooksyncTestSupport
         let scratch = try ScratchDirectory()
         let collection = try CollectionDirectory.open(searchingFrom: try scratch.copyFixture("clean"))
         let clock = VirtualClock()
-        let manifest = try collection.loadManifest()
+        let manifest = try collection.manifestFile.load()
         var documents: [RemoteDocument] = []
         for (id, entry) in manifest.entries {
             let bytes = try FileSystem.readFile(collection.paths.root + "/" + id.fileName)

@@ -64,7 +64,7 @@ struct RoundMemoryTests {
         let collection = try CollectionDirectory.open(searchingFrom: root)
         let remote = ScriptedRemote()
         let mark = ChangeMark(field: "updatedAt", time: try Timestamp(rfc3339: "2024-05-01T10:00:00Z"))
-        var manifest = try collection.loadManifest()
+        var manifest = try collection.manifestFile.load()
         manifest.changesSince = mark
         let ids = Array(manifest.entries.keys)
         try FileSystem.writeAtomically(manifest.encoded(), to: collection.paths.manifest)

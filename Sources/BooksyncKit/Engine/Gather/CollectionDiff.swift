@@ -55,8 +55,8 @@ extension CollectionDirectory {
     ///   knows; otherwise as `status`.
     @_spi(Remote)
     public func diff(_ ids: [RecordID], remote: (any RemoteCollection)?, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> CollectionDiff {
-        let stamp = manifestStamp()
-        let manifest = try loadManifest(for: remote)
+        let stamp = manifestFile.stamp()
+        let manifest = try manifestFile.load(for: remote)
         // With the base, as status scans: a synced record below a folder the scan cannot enter is invalid, not deleted.
         let gather = try SyncGather(self, manifest: manifest, scope: .everything, scanning: ScanChoices(baseStamp: stamp))
         return try await gather.diff(ids, remote: remote, progress: progress)

@@ -31,7 +31,7 @@ extension CollectionDirectory {
         }
         // The stamp before anything is read: a manifest written meanwhile
         // has another, and the record is not believed.
-        let stamp = manifestStamp()
+        let stamp = manifestFile.stamp()
         var (status, canonical, linked) = try await scannedStatus(remote: nil, fullListing: false, scope: scope, progress: progress)
         if let token {
             recordWatchedScan(status, linkedFiles: linked, token: token, socket: watcher, manifestStamp: stamp, canonicalManifest: canonical)
@@ -47,9 +47,9 @@ extension CollectionDirectory {
                                progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError)
         -> (status: SyncStatus, canonical: Bool, linkedFiles: [String]) {
         if remote == nil, scope.isEverything, let clean = quickCleanStatus() { return (clean, false, []) }
-        let stamp = manifestStamp()
+        let stamp = manifestFile.stamp()
         var canonical = false
-        let manifest = try (remote == nil ? loadManifest(canonical: &canonical) : loadManifest(for: remote)).scoped(to: scope)
+        let manifest = try (remote == nil ? manifestFile.load(canonical: &canonical) : manifestFile.load(for: remote)).scoped(to: scope)
         // Offline, nothing but the base is compared with the files: the scan keeps
         // no hashes, and the records that differ are classified one at a time.
         let gather = try SyncGather(self, manifest: manifest, scope: scope,

@@ -41,7 +41,7 @@ extension CollectionDirectory {
             if case .cannotVouch(let why)? = reply.answer { return .scan(token: token, reason: "the watcher cannot vouch: \(why)") }
             return .scan(token: token, reason: "the watcher gave no answer")
         }
-        let stamp = manifestStamp()
+        let stamp = manifestFile.stamp()
         guard record.manifest == paths.manifest, stamp.isKnown, stamp == record.manifestStamp else {
             return .scan(token: token, reason: "the base changed since the last scan")
         }
@@ -151,8 +151,8 @@ extension CollectionDirectory {
             // The scan that made the record proved the tree clean without reading
             // the manifest: read it once now (far less than a scan), and remember.
             var canonical = false
-            _ = try? loadManifest(canonical: &canonical)
-            guard canonical, manifestStamp() == record.manifestStamp else {
+            _ = try? manifestFile.load(canonical: &canonical)
+            guard canonical, manifestFile.stamp() == record.manifestStamp else {
                 return .failure(WatchedStatusProblem(reason: "the manifest is not as booksync writes it, so it is read whole"))
             }
             record.canonicalManifest = true

@@ -36,7 +36,7 @@ extension SyncGather {
     /// is the base copy, read from disk rather than fetched.
     private func recordDiff(_ id: RecordID, state: SyncState, snapshot: RemoteSnapshot?) -> RecordDiff {
         let base = collection.baseCopies.fields(id, hash: manifest.entries[id]?.hash)
-        let local = scan.files[id] == nil ? nil : collection.loadLocalFields(id)
+        let local = scan.files[id] == nil ? nil : LocalRead(id, in: collection)?.fields
         let remoteFields: Fields?
         if let listing = snapshot?.listing {
             if let revision = listing.revisions[id] {

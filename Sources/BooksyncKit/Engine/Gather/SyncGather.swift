@@ -18,6 +18,14 @@ struct Classification: Sendable {
 struct LocalRead: Sendable {
     let bytes: [UInt8]
     let fields: Fields
+
+    /// The file of `id` in `collection`, parsed; nil when it cannot be read or parsed.
+    init?(_ id: RecordID, in collection: CollectionDirectory) {
+        guard let bytes = try? FileSystem.readFile(collection.paths.recordFile(id)),
+              case .success(let fields) = collection.rules.parse(bytes) else { return nil }
+        self.bytes = bytes
+        self.fields = fields
+    }
 }
 
 /// The gather stage every three-way command shares — status, diff, pull,
@@ -96,8 +104,8 @@ struct SyncGather: Sendable {
         }
         var merge: RecordMerge?
         let state = SyncRules.classify(base: base, local: local, remote: snapshot?.version(id) ?? .notChecked,
-                                       localInScope: { rules.scope == nil || collection.readLocal(id).map { rules.isInScope(fields: $0.fields, id: id) } ?? true }) {
-            guard let remoteFields = snapshot?.bodies[id]?.record?.fields, let read = collection.readLocal(id) else { return nil }
+                                       localInScope: { rules.scope == nil || LocalRead(id, in: collection).map { rules.isInScope(fields: $0.fields, id: id) } ?? true }) {
+            guard let remoteFields = snapshot?.bodies[id]?.record?.fields, let read = LocalRead(id, in: collection) else { return nil }
             localReads[id] = read
             merge = RecordMerge(base: collection.baseCopies.fields(id, hash: base?.hash), local: read.fields, remote: remoteFields)
             return merge?.outcome
@@ -135,18 +143,5 @@ extension SyncGather {
             return true
         }
         return statuses
-    }
-}
-
-extension CollectionDirectory {
-    /// The local file of `id`, parsed; nil when it cannot be read or parsed.
-    func readLocal(_ id: RecordID) -> LocalRead? {
-        guard let bytes = try? FileSystem.readFile(paths.recordFile(id)), case .success(let fields) = rules.parse(bytes) else { return nil }
-        return LocalRead(bytes: bytes, fields: fields)
-    }
-
-    /// The fields of the local file of `id`; nil when it cannot be read or parsed.
-    func loadLocalFields(_ id: RecordID) -> Fields? {
-        readLocal(id)?.fields
     }
 }
