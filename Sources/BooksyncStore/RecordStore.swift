@@ -157,7 +157,7 @@ public actor RecordStore<DTO: Codable & Sendable> {
         let collection = try open()
         let paths: [String]
         do {
-            paths = try collection.recordFilePaths([])
+            paths = try collection.recordFiles.filePaths([])
         } catch {
             throw .collection(error)
         }

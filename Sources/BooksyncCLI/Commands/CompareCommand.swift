@@ -44,7 +44,7 @@ enum CompareCommand: Subcommand {
         let opened = try context.openCollection()
         let a = try opened.selectingRemote(names.0, environment: context.environment)
         let b = try opened.selectingRemote(names.1, environment: context.environment)
-        let scope = try opened.scope(Array(arguments.positionals.dropFirst(2)), fromRoot: context.operandsFromCollection)
+        let scope = try opened.recordFiles.scope(Array(arguments.positionals.dropFirst(2)), fromRoot: context.operandsFromCollection)
         let remoteA = try context.makeRemote(a, announce: false)
         let remoteB = try context.makeRemote(b, announce: false)
         if let identity = remoteA.identity, identity == remoteB.identity {

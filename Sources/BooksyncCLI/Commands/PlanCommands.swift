@@ -31,7 +31,7 @@ enum PlanCommand: Subcommand {
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         var options = try SyncCommandSupport.options(arguments)
         let collection = try context.openCollection(arguments)
-        options.scope = try collection.scope(arguments.positionals, fromRoot: context.operandsFromCollection)
+        options.scope = try collection.recordFiles.scope(arguments.positionals, fromRoot: context.operandsFromCollection)
         let output = try arguments.value(out).map { path throws -> String in
             let absolute = PathDisplay.resolve(path, against: context.directory)
             if isInside(absolute, folder: collection.paths.root) {

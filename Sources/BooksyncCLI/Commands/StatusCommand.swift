@@ -40,7 +40,7 @@ enum StatusCommand: Subcommand {
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let collection = try context.openCollection(arguments)
-        let scope = try collection.scope(arguments.positionals, fromRoot: context.operandsFromCollection)
+        let scope = try collection.recordFiles.scope(arguments.positionals, fromRoot: context.operandsFromCollection)
         GitDriverCheck.warnIfOutdated(collectionRoot: collection.paths.root, context: context)
         let remote = arguments.has(.offline) ? nil : try context.makeRemote(collection)
         let progress = context.progressDisplay()

@@ -98,7 +98,7 @@ enum SyncCommandSupport {
     static func run(_ arguments: ParsedArguments, command: String, context: CommandContext, pull: Bool, push: Bool) async throws -> ExitCode {
         var options = try options(arguments)
         let collection = try context.openCollection(arguments)
-        options.scope = try collection.scope(arguments.positionals, fromRoot: context.operandsFromCollection)
+        options.scope = try collection.recordFiles.scope(arguments.positionals, fromRoot: context.operandsFromCollection)
         // Before the remote is reached: the warning matters most around merges, and a failing remote must not hide it.
         GitDriverCheck.warnIfOutdated(collectionRoot: collection.paths.root, context: context)
         let remote = try context.makeRemote(collection)

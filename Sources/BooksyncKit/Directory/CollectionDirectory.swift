@@ -28,6 +28,9 @@ public struct CollectionDirectory: Sendable {
     /// How records look in this collection (id field, schema), from config.json.
     package var rules: RecordRules { config.rules }
 
+    /// The record files, and the file arguments and pathspecs that name them.
+    package var recordFiles: RecordFiles { RecordFiles(paths: paths, rules: rules) }
+
     init(paths: CollectionPaths, config: CollectionConfig, configFingerprint: String, remote: SelectedRemote? = nil) {
         self.paths = paths
         self.config = config

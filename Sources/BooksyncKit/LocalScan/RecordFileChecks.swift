@@ -35,6 +35,65 @@ package struct FormatReport: Sendable, Equatable {
 }
 
 extension CollectionDirectory {
+    /// Checks files against the schema and Firestore's limits (`booksync validate`).
+    /// Reads files on several threads; writes nothing and takes no lock.
+    /// - Parameter arguments: As for `RecordFiles.filePaths(_:rootOnly:)`.
+    /// - Returns: One report per file, in the order of `RecordFiles.filePaths(_:rootOnly:)`;
+    ///   an unreadable file is a report with its error, not a thrown one.
+    /// - Throws: `BooksyncError` from `RecordFiles.filePaths(_:rootOnly:)` only.
+    package func validate(_ arguments: [String]) async throws(BooksyncError) -> [ValidationReport] {
+        var reports: [ValidationReport] = []
+        _ = try await validate(arguments) { reports.append($0) }
+        return reports
+    }
+
+    /// `validate(_:)` handing each report to `each` as soon as its batch is
+    /// checked, in the same order, so a million files never have a million
+    /// reports (or paths) in memory: only their sorted names.
+    /// - Parameters:
+    ///   - arguments: As for `RecordFiles.filePaths(_:rootOnly:)`.
+    ///   - operandsFromRoot: Relative paths are from the collection only, not
+    ///     also from the current directory (a workspace hands each collection its operands).
+    ///   - willCheck: Called once with the number of files, before the first report.
+    ///   - each: Gets each report, in order.
+    /// - Returns: How many files were checked.
+    /// - Throws: `BooksyncError` from `RecordFiles.filePaths(_:rootOnly:)` only.
+    package func validate(_ arguments: [String], operandsFromRoot: Bool = false, willCheck: (Int) -> Void = { _ in },
+                         each: (ValidationReport) -> Void) async throws(BooksyncError) -> Int {
+        let files = recordFiles
+        return try files.forEach(arguments, operandsFromRoot: operandsFromRoot, willCheck: willCheck, check: { path in
+            let (diagnostics, warnings) = files.diagnose(path: path)
+            return ValidationReport(path: path, diagnostics: diagnostics, warnings: warnings)
+        }, refused: { path, diagnostic in ValidationReport(path: path, diagnostics: [diagnostic]) }, each: each)
+    }
+
+    /// Rewrites files in canonical form, or with `checkOnly` reports which are not
+    /// (`booksync fmt [--check]`). Files that do not parse are never touched.
+    /// Only syntax matters here; schema problems are `validate`'s business.
+    /// - Parameters:
+    ///   - arguments: As for `RecordFiles.filePaths(_:rootOnly:)`.
+    ///   - checkOnly: Report `.needsFormatting` instead of rewriting.
+    /// - Returns: One report per file, in the order of `RecordFiles.filePaths(_:rootOnly:)`.
+    /// - Throws: `BooksyncError` from `RecordFiles.filePaths(_:rootOnly:)` only.
+    package func format(_ arguments: [String], checkOnly: Bool) async throws(BooksyncError) -> [FormatReport] {
+        var reports: [FormatReport] = []
+        _ = try await format(arguments, checkOnly: checkOnly) { reports.append($0) }
+        return reports
+    }
+
+    /// `format(_:checkOnly:)` handing each report to `each` as soon as its
+    /// batch is done, in the same order (as `validate(_:willCheck:each:)`).
+    /// - Returns: How many files were checked.
+    package func format(_ arguments: [String], checkOnly: Bool, operandsFromRoot: Bool = false,
+                       each: (FormatReport) -> Void) async throws(BooksyncError) -> Int {
+        let files = recordFiles
+        return try files.forEach(arguments, operandsFromRoot: operandsFromRoot, willCheck: { _ in }, check: { path in
+            FormatReport(path: path, outcome: files.format(path: path, checkOnly: checkOnly))
+        }, refused: { path, diagnostic in FormatReport(path: path, outcome: .failed(diagnostic)) }, each: each)
+    }
+}
+
+extension RecordFiles {
     /// Absolute paths of the files named, or of every record-like file in the
     /// collection directory when none are named.
     /// Files named on the command line must be record files of this collection:
@@ -45,7 +104,7 @@ extension CollectionDirectory {
     ///   file directly in the collection, `.io` if the directory cannot be listed.
     /// - Parameter rootOnly: Relative paths are from the collection only, not
     ///   the current directory (a workspace hands each collection its operands).
-    package func recordFilePaths(_ arguments: [String], rootOnly: Bool = false) throws(BooksyncError) -> [String] {
+    package func filePaths(_ arguments: [String], rootOnly: Bool = false) throws(BooksyncError) -> [String] {
         if !arguments.isEmpty {
             return try arguments.map { (argument: String) throws(BooksyncError) -> String in
                 let relative = try relativePath(ofFileArgument: argument, rootOnly: rootOnly)
@@ -60,41 +119,9 @@ extension CollectionDirectory {
                 return paths.root + "/" + (try recordID(atRelativePath: relative, argument: argument)).fileName
             }
         }
-        return try recordFileNames().map(paths.recordFile)
+        return try names().map(paths.recordFile)
     }
 
-    /// Checks files against the schema and Firestore's limits (`booksync validate`).
-    /// Reads files on several threads; writes nothing and takes no lock.
-    /// - Parameter arguments: As for `recordFilePaths(_:)`.
-    /// - Returns: One report per file, in the order of `recordFilePaths(_:)`;
-    ///   an unreadable file is a report with its error, not a thrown one.
-    /// - Throws: `BooksyncError` from `recordFilePaths(_:)` only.
-    package func validate(_ arguments: [String]) async throws(BooksyncError) -> [ValidationReport] {
-        var reports: [ValidationReport] = []
-        _ = try await validate(arguments) { reports.append($0) }
-        return reports
-    }
-
-    /// `validate(_:)` handing each report to `each` as soon as its batch is
-    /// checked, in the same order, so a million files never have a million
-    /// reports (or paths) in memory: only their sorted names.
-    /// - Parameters:
-    ///   - arguments: As for `recordFilePaths(_:)`.
-    ///   - operandsFromRoot: Relative paths are from the collection only, not
-    ///     also from the current directory (a workspace hands each collection its operands).
-    ///   - willCheck: Called once with the number of files, before the first report.
-    ///   - each: Gets each report, in order.
-    /// - Returns: How many files were checked.
-    /// - Throws: `BooksyncError` from `recordFilePaths(_:)` only.
-    package func validate(_ arguments: [String], operandsFromRoot: Bool = false, willCheck: (Int) -> Void = { _ in },
-                         each: (ValidationReport) -> Void) async throws(BooksyncError) -> Int {
-        let rules = self.rules
-        let paths = self.paths
-        return try forEachRecordFile(arguments, operandsFromRoot: operandsFromRoot, willCheck: willCheck, check: { path in
-            let (diagnostics, warnings) = Self.diagnose(path: path, paths: paths, rules: rules)
-            return ValidationReport(path: path, diagnostics: diagnostics, warnings: warnings)
-        }, refused: { path, diagnostic in ValidationReport(path: path, diagnostics: [diagnostic]) }, each: each)
-    }
 
     /// The files named, or every record file of the collection, checked by
     /// `check` on several threads a batch at a time, each report handed to
@@ -102,19 +129,19 @@ extension CollectionDirectory {
     /// A batch's paths are made when it is checked, so a million files cost
     /// their sorted names, never a million paths or reports.
     /// - Returns: How many reports were handed on.
-    private func forEachRecordFile<Report: Sendable>(_ arguments: [String], operandsFromRoot: Bool, willCheck: (Int) -> Void,
+    func forEach<Report: Sendable>(_ arguments: [String], operandsFromRoot: Bool, willCheck: (Int) -> Void,
                                                      check: @escaping @Sendable (String) -> Report,
                                                      refused: (String, RecordDiagnostic) -> Report,
                                                      each: (Report) -> Void) throws(BooksyncError) -> Int {
         let names: [String]
         var refusedFolders: [UnusableFile] = []
         if arguments.isEmpty {
-            (names, refusedFolders) = try recordFilesAndRefusedFolders()
+            (names, refusedFolders) = try namesAndRefusedFolders()
         } else {
             let (files, pathspecs) = Self.filesAndPathspecs(arguments)
-            // Not `recordFilePaths([])`, which is every file.
-            names = try (files.isEmpty ? [] : recordFilePaths(files, rootOnly: operandsFromRoot))
-                + recordFilePaths(selectedBy: pathspecs, fromRoot: operandsFromRoot)
+            // Not `filePaths([])`, which is every file.
+            names = try (files.isEmpty ? [] : filePaths(files, rootOnly: operandsFromRoot))
+                + filePaths(selectedBy: pathspecs, fromRoot: operandsFromRoot)
         }
         willCheck(names.count + refusedFolders.count)
         let paths = self.paths
@@ -128,10 +155,10 @@ extension CollectionDirectory {
     }
 
     /// The problems of one file, or the warnings of a valid one.
-    static func diagnose(path: String, paths: CollectionPaths, rules: RecordRules) -> (problems: [RecordDiagnostic], warnings: [String]) {
+    func diagnose(path: String) -> (problems: [RecordDiagnostic], warnings: [String]) {
         let id: RecordID
         do {
-            guard let decoded = try recordID(ofFile: path, paths: paths, rules: rules) else {
+            guard let decoded = try Self.recordID(ofFile: path, paths: paths, rules: rules) else {
                 return ([RecordDiagnostic(message: "not a record file name (records are <id>.json and not hidden)")], [])
             }
             id = decoded
@@ -150,36 +177,11 @@ extension CollectionDirectory {
         }
     }
 
-    /// Rewrites files in canonical form, or with `checkOnly` reports which are not
-    /// (`booksync fmt [--check]`). Files that do not parse are never touched.
-    /// Only syntax matters here; schema problems are `validate`'s business.
-    /// - Parameters:
-    ///   - arguments: As for `recordFilePaths(_:)`.
-    ///   - checkOnly: Report `.needsFormatting` instead of rewriting.
-    /// - Returns: One report per file, in the order of `recordFilePaths(_:)`.
-    /// - Throws: `BooksyncError` from `recordFilePaths(_:)` only.
-    package func format(_ arguments: [String], checkOnly: Bool) async throws(BooksyncError) -> [FormatReport] {
-        var reports: [FormatReport] = []
-        _ = try await format(arguments, checkOnly: checkOnly) { reports.append($0) }
-        return reports
-    }
-
-    /// `format(_:checkOnly:)` handing each report to `each` as soon as its
-    /// batch is done, in the same order (as `validate(_:willCheck:each:)`).
-    /// - Returns: How many files were checked.
-    package func format(_ arguments: [String], checkOnly: Bool, operandsFromRoot: Bool = false,
-                       each: (FormatReport) -> Void) async throws(BooksyncError) -> Int {
-        let rules = self.rules
-        let paths = self.paths
-        return try forEachRecordFile(arguments, operandsFromRoot: operandsFromRoot, willCheck: { _ in }, check: { path in
-            FormatReport(path: path, outcome: Self.format(path: path, paths: paths, rules: rules, checkOnly: checkOnly))
-        }, refused: { path, diagnostic in FormatReport(path: path, outcome: .failed(diagnostic)) }, each: each)
-    }
-
-    static func format(path: String, paths: CollectionPaths, rules: RecordRules, checkOnly: Bool) -> FormatReport.Outcome {
+    /// What `fmt` does, or with `checkOnly` would do, to the file at `path`.
+    func format(path: String, checkOnly: Bool) -> FormatReport.Outcome {
         let bytes: [UInt8]
         // A subcollection record's folders are checked (never a link) before it is read.
-        let id = try? recordID(ofFile: path, paths: paths, rules: rules)
+        let id = try? Self.recordID(ofFile: path, paths: paths, rules: rules)
         do {
             if let id, !id.isTopLevel { _ = try paths.recordFile(id) }
             bytes = try FileSystem.readFile(path)

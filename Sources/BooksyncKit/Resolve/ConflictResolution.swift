@@ -36,7 +36,7 @@ extension CollectionDirectory {
         var ids: [RecordID] = []
         for argument in arguments {
             if argument.hasSuffix(".json") {
-                ids.append(try recordID(ofFileArgument: argument))
+                ids.append(try recordFiles.recordID(ofFileArgument: argument))
                 continue
             }
             do {

@@ -1,19 +1,27 @@
 import BooksyncCore
 
-/// `validate` and `fmt` over subcollection records too (`dune/reviews/r1.json`).
-extension CollectionDirectory {
+/// A collection's record files: listed (top-level and in configured
+/// subcollection folders, `dune/reviews/r1.json`) and named by the file
+/// arguments of `validate`, `fmt`, `resolve` and pathspecs, never through a
+/// link and never outside the collection.
+package struct RecordFiles: Sendable {
+    /// Where the collection is.
+    let paths: CollectionPaths
+    /// How records look (their subcollections, which say where files may be).
+    let rules: RecordRules
+
     /// The record files of the collection relative to its directory, sorted:
     /// `*.json` directly in it, then those of the configured subcollection
     /// folders (found as a scan finds them: never through a link).
     /// - Throws: `.io` if the collection directory cannot be listed.
-    func recordFileNames() throws(BooksyncError) -> [String] {
-        try recordFilesAndRefusedFolders().names
+    func names() throws(BooksyncError) -> [String] {
+        try namesAndRefusedFolders().names
     }
 
-    /// `recordFileNames()`, and the configured subcollection folders that
+    /// `names()`, and the configured subcollection folders that
     /// could not be entered (a link, a file or a FIFO where `dune/reviews/`
     /// belongs), which `validate` and `fmt` report like a bad record file.
-    func recordFilesAndRefusedFolders() throws(BooksyncError) -> (names: [String], refusedFolders: [UnusableFile]) {
+    func namesAndRefusedFolders() throws(BooksyncError) -> (names: [String], refusedFolders: [UnusableFile]) {
         let names = try BooksyncError.io { () throws(FileSystemError) in try FileSystem.listDirectory(paths.root) }
         var files = names.filter(RecordID.isRecordFileName)
         var refused: [UnusableFile] = []

@@ -1,6 +1,6 @@
 import BooksyncCore
 
-extension CollectionDirectory {
+extension RecordFiles {
     /// The scope of command-line pathspecs (the manual's Scopes article): an id
     /// (`dune`, `dune/reviews/r1`), a file (`dune.json`, `./-Nq1.json`), a
     /// folder (`dune/reviews/`, `dune/`, `.`), or a glob (`'sci-*'`, `'**/r1.json'`). Paths
@@ -84,10 +84,10 @@ extension CollectionDirectory {
     /// or glob also selects a file whose name is no record's (so `validate
     /// 'sci-*'` reports `sci-Bad Name.json`); a pathspec that selects no file
     /// is an error, as for status.
-    func recordFilePaths(selectedBy pathspecs: [String], fromRoot: Bool) throws(BooksyncError) -> [String] {
+    func filePaths(selectedBy pathspecs: [String], fromRoot: Bool) throws(BooksyncError) -> [String] {
         guard !pathspecs.isEmpty else { return [] }
         let scope = try scope(pathspecs, fromRoot: fromRoot)
-        let names = try recordFileNames()
+        let names = try self.names()
         guard !scope.isEverything else { return names.map(paths.recordFile) }
         var selected: [String] = []
         var ids: [RecordID] = []
