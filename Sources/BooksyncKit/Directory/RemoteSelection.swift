@@ -45,6 +45,9 @@ package struct SelectedRemote: Sendable, Equatable {
 }
 
 extension CollectionDirectory {
+    /// Where each remote's sync state lives, and which remote the environment implies.
+    var remoteStates: RemoteStates { RemoteStates(paths: paths, config: config) }
+
     /// The remotes of `.booksync/remotes.json` (none when it is absent).
     package func loadRemotes() throws(BooksyncError) -> RemoteList {
         guard let bytes = try StateFileCaps.read(paths.remotes, limit: RemoteList.maximumFileBytes,
@@ -66,24 +69,12 @@ extension CollectionDirectory {
         }
     }
 
-    /// Origin as config.json names it.
-    var origin: SelectedRemote {
-        SelectedRemote(name: RemoteList.origin, target: config.remote, endpoint: nil, sharesState: true, reason: nil)
-    }
-
-    /// The folder of a remote's sync state: `.booksync` for origin,
-    /// `.booksync/remotes/NAME` when shared, `.booksync/local/NAME` when not.
-    func syncStateDirectory(_ remote: SelectedRemote) -> String {
-        if remote.isOrigin { return paths.state }
-        return (remote.sharesState ? paths.sharedRemoteStates : paths.localRemoteStates) + "/" + remote.name
-    }
-
     /// The stored conflicts' folder relative to the collection, as messages name it (`.booksync/conflicts`).
     package var relativeConflictsFolder: String { String(paths.conflicts.dropFirst(paths.root.count + 1)) }
 
     /// Where `definition`'s sync state lives, for `booksync remote`.
     package func syncStateDirectory(of definition: RemoteDefinition) -> String {
-        syncStateDirectory(SelectedRemote(definition, reason: nil))
+        remoteStates.directory(of: SelectedRemote(definition, reason: nil))
     }
 
     /// The other remotes (origin, each defined one, the emulator's own state)
@@ -91,8 +82,8 @@ extension CollectionDirectory {
     /// points when this remote has none. A state folder that is a link is skipped.
     package func otherRemotesWithConflict(_ id: RecordID) -> [String] {
         let defined = (try? loadRemotes())?.remotes ?? []
-        var candidates = [origin] + defined.map { SelectedRemote($0, reason: nil) }
-        if !defined.contains(where: { $0.name == Self.implicitEmulator }) { candidates.append(implicitEmulatorRemote(reason: nil)) }
+        var candidates = [remoteStates.origin] + defined.map { SelectedRemote($0, reason: nil) }
+        if !defined.contains(where: { $0.name == RemoteStates.implicitEmulator }) { candidates.append(remoteStates.implicitEmulator(reason: nil)) }
         return candidates.filter { candidate in
             guard candidate.name != remote.name else { return false }
             let other = selecting(candidate)
@@ -102,15 +93,13 @@ extension CollectionDirectory {
         }.map(\.name)
     }
 
-    /// The name of the emulator's own state when no remote names the emulator.
-    static let implicitEmulator = RemoteList.emulator
 
     /// The folder of the emulator's own state (`--remote emulator` when no
     /// remote of `remotes` has that name), once a command has used it:
     /// `booksync remote` lists it with the remotes, since it is a base too.
     package func implicitEmulatorState(_ remotes: RemoteList) -> String? {
-        guard remotes[Self.implicitEmulator] == nil else { return nil }
-        let state = syncStateDirectory(implicitEmulatorRemote(reason: nil))
+        guard remotes[RemoteStates.implicitEmulator] == nil else { return nil }
+        let state = remoteStates.directory(of: remoteStates.implicitEmulator(reason: nil))
         return FileSystem.isDirectory(state) ? state : nil
     }
 
@@ -130,8 +119,8 @@ extension CollectionDirectory {
     package func selectingRemote(_ name: String?, environment: [String: String]) throws(BooksyncError) -> CollectionDirectory {
         let remotes = try loadRemotes()
         let selected: SelectedRemote
-        if name == Self.implicitEmulator, remotes[Self.implicitEmulator] == nil {
-            selected = implicitEmulatorRemote(reason: nil)
+        if name == RemoteStates.implicitEmulator, remotes[RemoteStates.implicitEmulator] == nil {
+            selected = remoteStates.implicitEmulator(reason: nil)
         } else if let name, name != RemoteList.origin {
             guard let definition = remotes[name] else {
                 let known = ([RemoteList.origin] + remotes.remotes.map(\.name)).joined(separator: ", ")
@@ -139,9 +128,9 @@ extension CollectionDirectory {
             }
             selected = SelectedRemote(definition, reason: nil)
         } else if name == nil, let host = environment[EnvironmentVariable.emulatorHost], !host.isEmpty {
-            selected = try emulatorRemote(remotes, host: host)
+            selected = try remoteStates.emulatorRemote(remotes, host: host)
         } else {
-            selected = origin
+            selected = remoteStates.origin
         }
         let chosen = selecting(selected)
         try BooksyncError.io { () throws(FileSystemError) in
@@ -152,91 +141,38 @@ extension CollectionDirectory {
         return chosen
     }
 
-    private func emulatorRemote(_ remotes: RemoteList, host: String) throws(BooksyncError) -> SelectedRemote {
-        let recorded = try originHeader()
-        // Never synced, or synced with this very emulator. A base with records
-        // but no target (an older booksync) may be production's: not origin's then.
-        if recorded.target == nil && !recorded.hasRecords || recorded.target?.emulatorHost == host { return origin }
-        // A committed host is used only when it is the one the user set.
-        let emulators = remotes.remotes.filter { remote in
-            if case .emulator(let named) = remote.endpoint { named == nil || named == host } else { false }
-        }
-        if emulators.count == 1 {
-            return SelectedRemote(emulators[0], reason: "FIRESTORE_EMULATOR_HOST is set and '\(emulators[0].name)' is this collection's emulator remote")
-        }
-        return implicitEmulatorRemote(reason: "FIRESTORE_EMULATOR_HOST is set, so this uses the emulator's own sync state "
-            + "(.booksync/local/\(Self.implicitEmulator)), not origin's base")
-    }
-
-    /// Origin's target on the emulator of `FIRESTORE_EMULATOR_HOST`, with a
-    /// local state of its own: `--remote emulator` when no remote has that name.
-    private func implicitEmulatorRemote(reason: String?) -> SelectedRemote {
-        SelectedRemote(name: Self.implicitEmulator, target: config.remote, endpoint: .emulator(host: nil), sharesState: false, reason: reason)
-    }
-
     /// This collection with `remote`'s target and sync state.
     func selecting(_ remote: SelectedRemote) -> CollectionDirectory {
         var config = config
         config.remote = remote.target
-        return CollectionDirectory(paths: paths.withSyncState(syncStateDirectory(remote)), config: config,
+        return CollectionDirectory(paths: paths.withSyncState(remoteStates.directory(of: remote)), config: config,
                                    configFingerprint: configFingerprint, remote: remote)
     }
 
-    /// Makes the selected remote's state folder on its first save, with a
+}
+
+extension SelectedRemote {
+    /// Makes this remote's state folder (`paths.syncState`) on its first save, with a
     /// `.gitignore` that keeps what must not be committed out of git even in
     /// a collection whose `.booksync/.gitignore` predates remotes.
-    func createSyncStateDirectory() throws(FileSystemError) {
-        guard !remote.isOrigin else { return }
-        let parent = remote.sharesState ? paths.sharedRemoteStates : paths.localRemoteStates
+    func createStateDirectory(_ paths: CollectionPaths) throws(FileSystemError) {
+        guard !isOrigin else { return }
+        let parent = sharesState ? paths.sharedRemoteStates : paths.localRemoteStates
         // Never through a link, whatever was checked when the command started.
         try FileSystem.requireDirectoryOrAbsent(parent)
         try FileSystem.requireDirectoryOrAbsent(paths.syncState)
         if FileSystem.isDirectory(paths.syncState) { return }
         if !FileSystem.isDirectory(parent) {
             try FileSystem.createDirectory(parent)
-            if !remote.sharesState { try FileSystem.writeAtomically(Array("*\n".utf8), to: parent + "/.gitignore") }
+            if !sharesState { try FileSystem.writeAtomically(Array("*\n".utf8), to: parent + "/.gitignore") }
         }
         try FileSystem.createDirectory(paths.syncState)
-        if remote.sharesState { try FileSystem.writeAtomically(Array("/conflicts/\n".utf8), to: paths.syncState + "/.gitignore") }
+        if sharesState { try FileSystem.writeAtomically(Array("/conflicts/\n".utf8), to: paths.syncState + "/.gitignore") }
     }
-}
 
-extension SelectedRemote {
     init(_ definition: RemoteDefinition, reason: String?) {
         self.init(name: definition.name, target: definition.target, endpoint: definition.endpoint, sharesState: definition.sharesState,
                   reason: reason)
-    }
-}
-
-extension CollectionDirectory {
-    /// Origin's recorded target and whether its base has records, from the
-    /// manifest's first lines when it is canonical: choosing a remote must not
-    /// cost a read of a million-record manifest. Any other manifest is read whole.
-    func originHeader() throws(BooksyncError) -> (target: TargetIdentity?, hasRecords: Bool) {
-        let path = CollectionPaths(root: paths.root).manifest
-        let prefix: [UInt8]
-        do {
-            prefix = try FileSystem.readFilePrefix(path, count: 4096)
-        } catch {
-            if error.isNotFound { return (nil, false) }
-            throw .io(error)
-        }
-        var target: TargetIdentity?
-        for line in prefix.split(separator: 0x0A, omittingEmptySubsequences: false).dropFirst() {
-            let text = String(decoding: line, as: UTF8.self)
-            if text == "  \"records\": {}" { return (target, false) }
-            if text == "  \"records\": {" { return (target, true) }
-            if text.hasPrefix("  \"target\": \""), text.hasSuffix("\","),
-               let identity = TargetIdentity(rawValue: String(text.dropFirst(13).dropLast(2))) {
-                target = identity
-            } else if !text.hasPrefix("  \"") || target != nil && text.hasPrefix("  \"target\"") {
-                // Not the canonical header (git's conflict markers, a hand
-                // edit, two targets): the full reading decides, and explains.
-                break
-            }
-        }
-        let manifest = try selecting(origin).manifestFile.load()
-        return (manifest.target, !manifest.entries.isEmpty)
     }
 }
 
