@@ -28,7 +28,7 @@ enum DiffCommand: Subcommand {
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let collection = try context.openCollection(arguments)
         GitDriverCheck.warnIfOutdated(collectionRoot: collection.paths.root, context: context)
-        let ids = try collection.recordIDs(arguments.positionals)
+        let ids = try collection.recordFiles.recordIDs(arguments.positionals)
         let remote = arguments.has(.offline) ? nil : try context.makeRemote(collection)
         let progress = context.progressDisplay()
         let result = try await collection.diff(ids, remote: remote, progress: progress.update)
@@ -186,7 +186,7 @@ enum ResolveCommand: Subcommand {
         }
         let choice: ResolveChoice = arguments.has(.ours) ? .ours : (arguments.has(.theirs) ? .theirs : .edited)
         let collection = try context.openCollection(arguments)
-        let ids = try collection.recordIDs(arguments.positionals)
+        let ids = try collection.recordFiles.recordIDs(arguments.positionals)
         let dryRun = arguments.has(.dryRun)
         let outcomes = try collection.resolve(ids, choice: choice, dryRun: dryRun, onStaleLock: SyncCommandSupport.staleLockNotice(context, collection))
         let resolved: TerminalText = dryRun ? "would resolve" : "resolved"

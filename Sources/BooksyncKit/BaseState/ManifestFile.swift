@@ -1,8 +1,9 @@
 import BooksyncCore
 
 /// A collection's manifest file: the base state the last sync recorded
-/// against one remote's target, read (`load`), written (`write`) and
-/// stamped (`stamp`, `writeStamp`) to tell whether it changed meanwhile.
+/// against one remote's target, read (`load`) and stamped (`stamp`,
+/// `writeStamp`) to tell whether it changed meanwhile. `BaseState` writes it
+/// (through `ManifestFile.write`, which writes any manifest to a path).
 package struct ManifestFile: Sendable {
     /// Where the manifest and the pull journal beside it are.
     let paths: CollectionPaths
@@ -32,6 +33,8 @@ package struct ManifestFile: Sendable {
     /// since) is applied to the returned base in memory, so that a reader
     /// without the lock sees the files that pull wrote as the remote's, not as
     /// edits. Such a base is not what the file says, so it is not canonical.
+    /// Without it, the file as it is: only for `CollectionDirectory.replayPullJournal`,
+    /// which holds the lock and records the journal itself.
     func load(canonical isCanonical: inout Bool, replayingJournal: Bool) throws(BooksyncError) -> Manifest {
         var manifest = try loadFile(canonical: &isCanonical)
         let journal = PullJournal(paths: paths)

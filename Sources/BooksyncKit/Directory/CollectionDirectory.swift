@@ -146,7 +146,7 @@ public struct CollectionDirectory: Sendable {
         // After the clean-up, so that the notice can tell about recovered files.
         if let stalePID { onStaleLock(stalePID) }
         do {
-            try remote.createStateDirectory(paths)
+            try remoteStates.createDirectory(of: remote)
             // base/ may be missing: git keeps no empty directories.
             try FileSystem.createDirectory(paths.base)
         } catch {

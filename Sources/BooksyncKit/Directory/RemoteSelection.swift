@@ -83,7 +83,7 @@ extension CollectionDirectory {
     package func otherRemotesWithConflict(_ id: RecordID) -> [String] {
         let defined = (try? loadRemotes())?.remotes ?? []
         var candidates = [remoteStates.origin] + defined.map { SelectedRemote($0, reason: nil) }
-        if !defined.contains(where: { $0.name == RemoteStates.implicitEmulator }) { candidates.append(remoteStates.implicitEmulator(reason: nil)) }
+        if !defined.contains(where: { $0.name == RemoteStates.implicitEmulator }) { candidates.append(remoteStates.implicitEmulatorRemote(reason: nil)) }
         return candidates.filter { candidate in
             guard candidate.name != remote.name else { return false }
             let other = selecting(candidate)
@@ -93,13 +93,12 @@ extension CollectionDirectory {
         }.map(\.name)
     }
 
-
     /// The folder of the emulator's own state (`--remote emulator` when no
     /// remote of `remotes` has that name), once a command has used it:
     /// `booksync remote` lists it with the remotes, since it is a base too.
     package func implicitEmulatorState(_ remotes: RemoteList) -> String? {
         guard remotes[RemoteStates.implicitEmulator] == nil else { return nil }
-        let state = remoteStates.directory(of: remoteStates.implicitEmulator(reason: nil))
+        let state = remoteStates.directory(of: remoteStates.implicitEmulatorRemote(reason: nil))
         return FileSystem.isDirectory(state) ? state : nil
     }
 
@@ -120,7 +119,7 @@ extension CollectionDirectory {
         let remotes = try loadRemotes()
         let selected: SelectedRemote
         if name == RemoteStates.implicitEmulator, remotes[RemoteStates.implicitEmulator] == nil {
-            selected = remoteStates.implicitEmulator(reason: nil)
+            selected = remoteStates.implicitEmulatorRemote(reason: nil)
         } else if let name, name != RemoteList.origin {
             guard let definition = remotes[name] else {
                 let known = ([RemoteList.origin] + remotes.remotes.map(\.name)).joined(separator: ", ")
@@ -152,24 +151,6 @@ extension CollectionDirectory {
 }
 
 extension SelectedRemote {
-    /// Makes this remote's state folder (`paths.syncState`) on its first save, with a
-    /// `.gitignore` that keeps what must not be committed out of git even in
-    /// a collection whose `.booksync/.gitignore` predates remotes.
-    func createStateDirectory(_ paths: CollectionPaths) throws(FileSystemError) {
-        guard !isOrigin else { return }
-        let parent = sharesState ? paths.sharedRemoteStates : paths.localRemoteStates
-        // Never through a link, whatever was checked when the command started.
-        try FileSystem.requireDirectoryOrAbsent(parent)
-        try FileSystem.requireDirectoryOrAbsent(paths.syncState)
-        if FileSystem.isDirectory(paths.syncState) { return }
-        if !FileSystem.isDirectory(parent) {
-            try FileSystem.createDirectory(parent)
-            if !sharesState { try FileSystem.writeAtomically(Array("*\n".utf8), to: parent + "/.gitignore") }
-        }
-        try FileSystem.createDirectory(paths.syncState)
-        if sharesState { try FileSystem.writeAtomically(Array("/conflicts/\n".utf8), to: paths.syncState + "/.gitignore") }
-    }
-
     init(_ definition: RemoteDefinition, reason: String?) {
         self.init(name: definition.name, target: definition.target, endpoint: definition.endpoint, sharesState: definition.sharesState,
                   reason: reason)

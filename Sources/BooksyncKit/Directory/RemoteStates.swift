@@ -6,7 +6,10 @@ import BooksyncCore
 struct RemoteStates {
     /// The collection's paths (only those of `.booksync` itself are used).
     let paths: CollectionPaths
-    /// config.json, whose remote is origin's target.
+    /// The collection's config: its remote is origin's target when the
+    /// collection was opened for origin, and the selected remote's once
+    /// `CollectionDirectory.selecting` chose another (only names and state
+    /// folders are taken from `origin` then, never its target).
     let config: CollectionConfig
 
     /// The name of the emulator's own state when no remote names the emulator.
@@ -20,8 +23,32 @@ struct RemoteStates {
     /// The folder of a remote's sync state: `.booksync` for origin,
     /// `.booksync/remotes/NAME` when shared, `.booksync/local/NAME` when not.
     func directory(of remote: SelectedRemote) -> String {
-        if remote.isOrigin { return paths.state }
-        return (remote.sharesState ? paths.sharedRemoteStates : paths.localRemoteStates) + "/" + remote.name
+        remote.isOrigin ? paths.state : parent(of: remote) + "/" + remote.name
+    }
+
+    /// The folder that holds the states of remotes like `remote` (not origin):
+    /// `.booksync/remotes` for committed ones, `.booksync/local` for the rest.
+    private func parent(of remote: SelectedRemote) -> String {
+        remote.sharesState ? paths.sharedRemoteStates : paths.localRemoteStates
+    }
+
+    /// Makes `remote`'s state folder on its first save, with a `.gitignore`
+    /// that keeps what must not be committed out of git even in a collection
+    /// whose `.booksync/.gitignore` predates remotes.
+    func createDirectory(of remote: SelectedRemote) throws(FileSystemError) {
+        guard !remote.isOrigin else { return }
+        let parent = parent(of: remote)
+        let state = directory(of: remote)
+        // Never through a link, whatever was checked when the command started.
+        try FileSystem.requireDirectoryOrAbsent(parent)
+        try FileSystem.requireDirectoryOrAbsent(state)
+        if FileSystem.isDirectory(state) { return }
+        if !FileSystem.isDirectory(parent) {
+            try FileSystem.createDirectory(parent)
+            if !remote.sharesState { try FileSystem.writeAtomically(Array("*\n".utf8), to: parent + "/.gitignore") }
+        }
+        try FileSystem.createDirectory(state)
+        if remote.sharesState { try FileSystem.writeAtomically(Array("/conflicts/\n".utf8), to: state + "/.gitignore") }
     }
 
     /// The remote `FIRESTORE_EMULATOR_HOST` (`host`) implies when no remote is named (see
@@ -38,13 +65,13 @@ struct RemoteStates {
         if emulators.count == 1 {
             return SelectedRemote(emulators[0], reason: "FIRESTORE_EMULATOR_HOST is set and '\(emulators[0].name)' is this collection's emulator remote")
         }
-        return implicitEmulator(reason: "FIRESTORE_EMULATOR_HOST is set, so this uses the emulator's own sync state "
+        return implicitEmulatorRemote(reason: "FIRESTORE_EMULATOR_HOST is set, so this uses the emulator's own sync state "
             + "(.booksync/local/\(Self.implicitEmulator)), not origin's base")
     }
 
     /// Origin's target on the emulator of `FIRESTORE_EMULATOR_HOST`, with a
     /// local state of its own: `--remote emulator` when no remote has that name.
-    func implicitEmulator(reason: String?) -> SelectedRemote {
+    func implicitEmulatorRemote(reason: String?) -> SelectedRemote {
         SelectedRemote(name: Self.implicitEmulator, target: config.remote, endpoint: .emulator(host: nil), sharesState: false, reason: reason)
     }
 

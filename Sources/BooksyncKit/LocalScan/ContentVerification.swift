@@ -31,7 +31,7 @@ extension CollectionDirectory {
     ///   cannot be scanned, or the remote fails.
     package func verify(remote: any RemoteCollection, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> ContentVerification {
         let manifest = try manifestFile.load(for: remote)
-        let scan = try LocalScanner(for: self, choices: ScanChoices(writeIndex: false), trustsIndex: false).scan()
+        let scan = try LocalScanner(for: self, base: nil, choices: ScanChoices(writeIndex: false), trustsIndex: false).scan()
         let found = Mutex(ContentVerification())
         let counter = ProgressCounter(phase: "comparing", total: nil, report: progress)
         do {

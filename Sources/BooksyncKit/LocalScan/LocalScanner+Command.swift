@@ -24,7 +24,7 @@ extension LocalScanner {
     ///   - base: What the files are compared with (nil: nothing, every file counts as new).
     ///   - scope: Only the records in scope are examined (pathspecs).
     ///   - trustsIndex: False when every file must be read and hashed (`verify`).
-    init(for collection: CollectionDirectory, base: Manifest? = nil, scope: RecordScope = .everything,
+    init(for collection: CollectionDirectory, base: Manifest?, scope: RecordScope = .everything,
          choices: ScanChoices = ScanChoices(), trustsIndex: Bool = true) {
         self.init(paths: collection.paths, rules: collection.rules, fingerprint: collection.configFingerprint)
         self.trustsIndex = trustsIndex

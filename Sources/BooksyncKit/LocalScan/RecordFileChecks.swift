@@ -61,7 +61,7 @@ extension CollectionDirectory {
     package func validate(_ arguments: [String], operandsFromRoot: Bool = false, willCheck: (Int) -> Void = { _ in },
                          each: (ValidationReport) -> Void) async throws(BooksyncError) -> Int {
         let files = recordFiles
-        return try files.forEach(arguments, operandsFromRoot: operandsFromRoot, willCheck: willCheck, check: { path in
+        return try files.checkEach(arguments, operandsFromRoot: operandsFromRoot, willCheck: willCheck, check: { path in
             let (diagnostics, warnings) = files.diagnose(path: path)
             return ValidationReport(path: path, diagnostics: diagnostics, warnings: warnings)
         }, refused: { path, diagnostic in ValidationReport(path: path, diagnostics: [diagnostic]) }, each: each)
@@ -87,7 +87,7 @@ extension CollectionDirectory {
     package func format(_ arguments: [String], checkOnly: Bool, operandsFromRoot: Bool = false,
                        each: (FormatReport) -> Void) async throws(BooksyncError) -> Int {
         let files = recordFiles
-        return try files.forEach(arguments, operandsFromRoot: operandsFromRoot, willCheck: { _ in }, check: { path in
+        return try files.checkEach(arguments, operandsFromRoot: operandsFromRoot, willCheck: { _ in }, check: { path in
             FormatReport(path: path, outcome: files.format(path: path, checkOnly: checkOnly))
         }, refused: { path, diagnostic in FormatReport(path: path, outcome: .failed(diagnostic)) }, each: each)
     }
@@ -122,17 +122,16 @@ extension RecordFiles {
         return try names().map(paths.recordFile)
     }
 
-
     /// The files named, or every record file of the collection, checked by
     /// `check` on several threads a batch at a time, each report handed to
     /// `each` in order, then one per refused subcollection folder (`refused`).
     /// A batch's paths are made when it is checked, so a million files cost
     /// their sorted names, never a million paths or reports.
     /// - Returns: How many reports were handed on.
-    func forEach<Report: Sendable>(_ arguments: [String], operandsFromRoot: Bool, willCheck: (Int) -> Void,
-                                                     check: @escaping @Sendable (String) -> Report,
-                                                     refused: (String, RecordDiagnostic) -> Report,
-                                                     each: (Report) -> Void) throws(BooksyncError) -> Int {
+    func checkEach<Report: Sendable>(_ arguments: [String], operandsFromRoot: Bool, willCheck: (Int) -> Void,
+                                     check: @escaping @Sendable (String) -> Report,
+                                     refused: (String, RecordDiagnostic) -> Report,
+                                     each: (Report) -> Void) throws(BooksyncError) -> Int {
         let names: [String]
         var refusedFolders: [UnusableFile] = []
         if arguments.isEmpty {

@@ -117,4 +117,24 @@ package struct RecordFiles: Sendable {
         }
         return try RecordID.fromFileName(FileSystem.split(path).name)
     }
+
+    /// Parses command-line record names: an id (`dune`, or `dune/reviews/r1`
+    /// with subcollections), or a file name (`dune.json`,
+    /// `books/%C3%BCber.json`, `books/dune/reviews/r1.json`) whose encoded
+    /// name decodes to one.
+    package func recordIDs(_ arguments: [String]) throws(BooksyncError) -> [RecordID] {
+        var ids: [RecordID] = []
+        for argument in arguments {
+            if argument.hasSuffix(".json") {
+                ids.append(try recordID(ofFileArgument: argument))
+                continue
+            }
+            do {
+                ids.append(try rules.recordID(argument))
+            } catch {
+                throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': \(error.message)")
+            }
+        }
+        return ids
+    }
 }

@@ -28,28 +28,6 @@ public enum ResolveOutcome: Sendable, Equatable {
 }
 
 extension CollectionDirectory {
-    /// Parses command-line record names: an id (`dune`, or `dune/reviews/r1`
-    /// with subcollections), or a file name (`dune.json`,
-    /// `books/%C3%BCber.json`, `books/dune/reviews/r1.json`) whose encoded
-    /// name decodes to one.
-    package func recordIDs(_ arguments: [String]) throws(BooksyncError) -> [RecordID] {
-        var ids: [RecordID] = []
-        for argument in arguments {
-            if argument.hasSuffix(".json") {
-                ids.append(try recordFiles.recordID(ofFileArgument: argument))
-                continue
-            }
-            do {
-                ids.append(try rules.recordID(argument))
-            } catch {
-                throw .invalidArgument("'\(TerminalEscaping.abbreviate(argument))': \(error.message)")
-            }
-        }
-        return ids
-    }
-
-    // MARK: resolve
-
     /// The conflict that pull stored for `id` and resolve has not settled yet,
     /// nil when there is none. Push names `resolve` for such a record: sending
     /// the user back to pull would only report the same conflict again. The

@@ -62,22 +62,22 @@ import BooksyncTestSupport
         let file = scratch.path + "/r.json"
         try scratch.write("r.json", #"{"id": "r", "title": "1", "author": "A", "genre": "g"}"#)
         // Scanned in the same moment it was written: its entry is racy.
-        let first = try LocalScanner(for: collection).scan()
+        let first = try LocalScanner(for: collection, base: nil).scan()
         #expect(first.filesRead == 1)
         // Same size, and the old mtime restored: the ctime or the racy rule must notice it
         // (which one depends on the clock tick; the rule alone is tested in racyRuleComparesAgainstScanStart).
         let mtime = try FileManager.default.attributesOfItem(atPath: file)[.modificationDate] as! Date
         try scratch.write("r.json", #"{"id": "r", "title": "2", "author": "A", "genre": "g"}"#)
         try FileManager.default.setAttributes([.modificationDate: mtime], ofItemAtPath: file)
-        let second = try LocalScanner(for: collection).scan()
+        let second = try LocalScanner(for: collection, base: nil).scan()
         #expect(second.filesRead == 1)
         let expected = RecordRules().load(Array(#"{"id": "r", "title": "2", "author": "A", "genre": "g"}"#.utf8), id: try RecordID("r"))
         guard case .success(let record) = expected else { Issue.record("fixture record invalid"); return }
         #expect(second.files[try RecordID("r")] == .valid(hash: record.hash))
         // Once the file is older than the window, the rewritten index vouches for it.
         try await Task.sleep(for: .milliseconds(250))
-        _ = try LocalScanner(for: collection).scan()
-        let settled = try LocalScanner(for: collection).scan()
+        _ = try LocalScanner(for: collection, base: nil).scan()
+        let settled = try LocalScanner(for: collection, base: nil).scan()
         #expect(settled.filesRead == 0)
     }
 

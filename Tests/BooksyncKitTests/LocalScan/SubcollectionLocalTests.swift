@@ -48,7 +48,7 @@ import BooksyncTestSupport
         let status = try await collection.status(remote: nil)
         #expect(status.records.map(\.id.rawValue) == ["dune"])
         #expect(status.unusableFiles.isEmpty)
-        #expect(throws: BooksyncError.self) { try collection.recordIDs(["dune/reviews/r1"]) }
+        #expect(throws: BooksyncError.self) { try collection.recordFiles.recordIDs(["dune/reviews/r1"]) }
     }
 
     @Test func eachSubcollectionHasItsOwnSchemaAndIDRule() async throws {
@@ -104,10 +104,10 @@ import BooksyncTestSupport
     @Test func commandLineNamesTakePathIDsAndFiles() throws {
         let scratch = try ScratchDirectory()
         let collection = try Self.collection(scratch)
-        let ids = try collection.recordIDs(["dune/reviews/r1", scratch.path + "/books/dune/reviews/r1/likes/l1.json", "dune"])
+        let ids = try collection.recordFiles.recordIDs(["dune/reviews/r1", scratch.path + "/books/dune/reviews/r1/likes/l1.json", "dune"])
         #expect(ids.map(\.rawValue) == ["dune/reviews/r1", "dune/reviews/r1/likes/l1", "dune"])
-        #expect(throws: BooksyncError.self) { try collection.recordIDs(["dune/ratings/x"]) }
-        #expect(throws: BooksyncError.self) { try collection.recordIDs(["../reviews/x"]) }
+        #expect(throws: BooksyncError.self) { try collection.recordFiles.recordIDs(["dune/ratings/x"]) }
+        #expect(throws: BooksyncError.self) { try collection.recordFiles.recordIDs(["../reviews/x"]) }
     }
 
     /// A collection that stops syncing a subcollection (config.json edited)

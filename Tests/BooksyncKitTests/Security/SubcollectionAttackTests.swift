@@ -203,11 +203,11 @@ import BooksyncTestSupport
         try SubcollectionLocalTests.write(clone.scratch, "books/ghost/reviews/r1.json", #"{"id": "r1", "rating": 2}"#)
         try clone.plantLink("dune/reviews", to: clone.root + "/ghost/reviews")
         let argument = clone.root + "/dune/reviews/r1.json"
-        #expect(throws: BooksyncError.self) { try clone.collection.recordIDs([argument]) }
+        #expect(throws: BooksyncError.self) { try clone.collection.recordFiles.recordIDs([argument]) }
         await #expect(throws: BooksyncError.self) { _ = try await clone.collection.validate([argument]) }
         await #expect(throws: BooksyncError.self) { _ = try await clone.collection.format([argument], checkOnly: false) }
         // Named by its own folder, ghost's review is fine.
-        #expect(try clone.collection.recordIDs([clone.root + "/ghost/reviews/r1.json"]).map(\.rawValue) == ["ghost/reviews/r1"])
+        #expect(try clone.collection.recordFiles.recordIDs([clone.root + "/ghost/reviews/r1.json"]).map(\.rawValue) == ["ghost/reviews/r1"])
     }
 
     @Test(arguments: links)

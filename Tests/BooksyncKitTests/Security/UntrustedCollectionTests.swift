@@ -135,7 +135,7 @@ import BooksyncTestSupport
         let before = try clone.outsideSnapshot()
         let sentence = FileSystemError.refusal(planted.kind)
 
-        let scan = try LocalScanner(for: clone.collection).scan()
+        let scan = try LocalScanner(for: clone.collection, base: nil).scan()
         #expect(scan.files[try RecordID("x")] == .invalid([RecordDiagnostic(message: sentence)]))
 
         let validation = try await clone.collection.validate([])

@@ -18,14 +18,15 @@ extension CollectionDirectory {
     }
 
     /// The status, asking `watcher` (when one runs) what changed instead of
-    /// looking at every file, offline (see `watchedStatus`).
+    /// looking at every file, offline (see `WatchedStatus`).
     package func status(remote: (any RemoteCollection)?, fullListing: Bool = false, scope: RecordScope = .everything, watcher: WatcherSocket?,
                         progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws(BooksyncError) -> SyncStatus {
         guard remote == nil, scope.isEverything, let watcher else {
             return try await scannedStatus(remote: remote, fullListing: fullListing, scope: scope, progress: progress).status
         }
+        let watched = WatchedStatus(collection: self, socket: watcher)
         let (token, reason): (ChangeJournal.Token?, String)
-        switch watchedStatus(watcher) {
+        switch watched.outcome() {
         case .answered(let status): return status
         case .scan(let fresh, let why): (token, reason) = (fresh, why)
         }
@@ -34,7 +35,7 @@ extension CollectionDirectory {
         let stamp = manifestFile.stamp()
         var (status, canonical, linked) = try await scannedStatus(remote: nil, fullListing: false, scope: scope, progress: progress)
         if let token {
-            recordWatchedScan(status, linkedFiles: linked, token: token, socket: watcher, manifestStamp: stamp, canonicalManifest: canonical)
+            watched.record(status, linkedFiles: linked, token: token, manifestStamp: stamp, canonicalManifest: canonical)
         }
         status.watcherNote = reason
         return status

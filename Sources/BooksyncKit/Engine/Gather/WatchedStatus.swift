@@ -15,9 +15,18 @@ import Darwin
 /// changed, or a changed path is one this path does not handle (a folder, a
 /// nested name that is not a record's), the full scan decides, and its
 /// findings are kept under a fresh token for the next status.
-extension CollectionDirectory {
+struct WatchedStatus {
+    /// The collection whose status is asked for.
+    let collection: CollectionDirectory
+    /// The socket of the watcher watching it.
+    let socket: WatcherSocket
+
+    private var paths: CollectionPaths { collection.paths }
+    private var rules: RecordRules { collection.rules }
+    private var manifestFile: ManifestFile { collection.manifestFile }
+
     /// What asking the watcher gave.
-    enum WatchedOutcome {
+    enum Outcome {
         /// The status, from the changed files alone.
         case answered(SyncStatus)
         /// Look at everything, then keep what was found under `token` (nil:
@@ -30,7 +39,7 @@ extension CollectionDirectory {
     static let maximumWatchedFiles = 10_000
 
     /// The status from the watcher's answer, or why a full scan is needed.
-    func watchedStatus(_ socket: WatcherSocket) -> WatchedOutcome {
+    func outcome() -> Outcome {
         let record = (try? FileSystem.readFile(socket.scanRecordPath)).flatMap(WatchedScan.decode)
         guard let reply = socket.ask(since: record?.token, layout: WatcherMessages.layout(rules.subcollections)) else {
             return .scan(token: nil, reason: "no watcher answers for this collection")
@@ -45,10 +54,10 @@ extension CollectionDirectory {
         guard record.manifest == paths.manifest, stamp.isKnown, stamp == record.manifestStamp else {
             return .scan(token: token, reason: "the base changed since the last scan")
         }
-        guard record.fingerprint == configFingerprint else { return .scan(token: token, reason: "config.json changed since the last scan") }
+        guard record.fingerprint == collection.configFingerprint else { return .scan(token: token, reason: "config.json changed since the last scan") }
         // A pull runs, or one was killed: the base is the manifest plus its journal (`PullJournal`).
         guard !PullJournal(paths: paths).exists else { return .scan(token: token, reason: "a pull is running or was stopped before it saved") }
-        switch statusFromChanges(&record, changed: changed, socket: socket) {
+        switch statusFromChanges(&record, changed: changed) {
         case .success(var status):
             status.watcherNote = "the watcher vouched for all but \(status.filesRead) file\(status.filesRead == 1 ? "" : "s")"
             return .answered(status)
@@ -59,8 +68,8 @@ extension CollectionDirectory {
 
     /// Keeps what a full scan found (`status`, under `token`) for the next status.
     /// Best effort: without it, the next status scans again.
-    func recordWatchedScan(_ status: SyncStatus, linkedFiles: [String], token: ChangeJournal.Token, socket: WatcherSocket,
-                           manifestStamp: FileStamp, canonicalManifest: Bool) {
+    func record(_ status: SyncStatus, linkedFiles: [String], token: ChangeJournal.Token, manifestStamp: FileStamp,
+                canonicalManifest: Bool) {
         // Without a record the next status scans too; an old one must not outlive the scan that replaced it.
         try? FileSystem.remove(socket.scanRecordPath)
         var differing: [WatchedScan.Differing] = []
@@ -84,20 +93,19 @@ extension CollectionDirectory {
         }
         guard differing.count <= WatchedScan.maximumDiffering, manifestStamp.isKnown else { return }
         let record = WatchedScan(token: token, manifest: paths.manifest, manifestStamp: manifestStamp, canonicalManifest: canonicalManifest,
-                                 fingerprint: configFingerprint, recordCount: status.recordCount, differing: differing)
+                                 fingerprint: collection.configFingerprint, recordCount: status.recordCount, differing: differing)
         try? FileSystem.writeAtomically(record.encoded(), to: socket.scanRecordPath)
     }
 
     /// Why the changed files alone cannot give the status.
-    struct WatchedStatusProblem: Error {
+    struct Problem: Error {
         let reason: String
     }
 
     /// The status from `record` and the `changed` paths: every file the
     /// record lists and every changed one is looked at; the rest are as the
     /// record's scan found them (clean, or not a record).
-    private func statusFromChanges(_ record: inout WatchedScan, changed: Set<String>,
-                                   socket: WatcherSocket) -> Result<SyncStatus, WatchedStatusProblem> {
+    private func statusFromChanges(_ record: inout WatchedScan, changed: Set<String>) -> Result<SyncStatus, Problem> {
         var records: [String: RecordID] = [:]
         /// Unusable names, with the scan's reason when the record has it.
         var unusable: [String: String] = [:]
@@ -113,14 +121,14 @@ extension CollectionDirectory {
                 presentBefore[file.fileName] = file.present
                 if file.linked { knownLinked.insert(file.fileName) }
             } else {
-                return .failure(WatchedStatusProblem(reason: "the last scan's record names a file that is not a record's"))
+                return .failure(Problem(reason: "the last scan's record names a file that is not a record's"))
             }
         }
         for path in changed {
             if path.hasSuffix("/") {
                 let folder = String(path.dropLast())
                 guard !WatchedFolders.folderMatters(folder, subcollections: rules.subcollections) else {
-                    return .failure(WatchedStatusProblem(reason: "the folder '\(folder)' was added, moved or removed"))
+                    return .failure(Problem(reason: "the folder '\(folder)' was added, moved or removed"))
                 }
                 continue
             }
@@ -128,24 +136,24 @@ extension CollectionDirectory {
                 guard let id = try RecordID.fromRelativePath(path, subcollections: rules.subcollections) else {
                     // A file, link or FIFO where a subcollection folder belongs is the scan's to report.
                     if collectionFolders.contains(FileSystem.split(path).name) {
-                        return .failure(WatchedStatusProblem(reason: "'\(path)' is where a subcollection folder belongs"))
+                        return .failure(Problem(reason: "'\(path)' is where a subcollection folder belongs"))
                     }
                     // Another name for a record file's bytes (ln dune.json x): its writes raise events under this name only.
                     if let stat = try? FileSystem.stat(paths.root + "/" + path), stat.isRegularFile, stat.linkCount > 1 {
-                        return .failure(WatchedStatusProblem(reason: "'\(path)' has other hard links"))
+                        return .failure(Problem(reason: "'\(path)' has other hard links"))
                     }
                     continue
                 }
                 records[path] = id
             } catch {
                 guard !path.contains("/") else {
-                    return .failure(WatchedStatusProblem(reason: "'\(path)' changed, and only a full scan can say what it is"))
+                    return .failure(Problem(reason: "'\(path)' changed, and only a full scan can say what it is"))
                 }
                 if unusable[path] == nil { unusable[path] = "" }
             }
         }
         guard records.count + unusable.count <= Self.maximumWatchedFiles else {
-            return .failure(WatchedStatusProblem(reason: "more than \(Self.maximumWatchedFiles) files changed"))
+            return .failure(Problem(reason: "more than \(Self.maximumWatchedFiles) files changed"))
         }
         if !records.isEmpty, !record.canonicalManifest {
             // The scan that made the record proved the tree clean without reading
@@ -153,14 +161,14 @@ extension CollectionDirectory {
             var canonical = false
             _ = try? manifestFile.load(canonical: &canonical)
             guard canonical, manifestFile.stamp() == record.manifestStamp else {
-                return .failure(WatchedStatusProblem(reason: "the manifest is not as booksync writes it, so it is read whole"))
+                return .failure(Problem(reason: "the manifest is not as booksync writes it, so it is read whole"))
             }
             record.canonicalManifest = true
             try? FileSystem.writeAtomically(record.encoded(), to: socket.scanRecordPath)
         }
         let lookup = records.isEmpty ? nil : ManifestLookup(path: paths.manifest)
         guard records.isEmpty || lookup != nil else {
-            return .failure(WatchedStatusProblem(reason: "the manifest is not as booksync writes it, so it is read whole"))
+            return .failure(Problem(reason: "the manifest is not as booksync writes it, so it is read whole"))
         }
         var statuses: [RecordStatus] = []
         var recordCount = record.recordCount
@@ -170,14 +178,14 @@ extension CollectionDirectory {
             switch lookup!.find(id) {
             case .entry(let entry): base = entry
             case .absent: base = nil
-            case .unknown: return .failure(WatchedStatusProblem(reason: "the manifest is not as booksync writes it, so it is read whole"))
+            case .unknown: return .failure(Problem(reason: "the manifest is not as booksync writes it, so it is read whole"))
             }
             guard let (local, linked) = lookAgain(fileName, id: id) else {
-                return .failure(WatchedStatusProblem(reason: "'\(fileName)' could not be looked at alone"))
+                return .failure(Problem(reason: "'\(fileName)' could not be looked at alone"))
             }
             // A new hard link: the scan finds which other record files share its bytes.
             if linked, !knownLinked.contains(fileName) {
-                return .failure(WatchedStatusProblem(reason: "'\(fileName)' has other hard links"))
+                return .failure(Problem(reason: "'\(fileName)' has other hard links"))
             }
             if local != .absent { filesRead += 1 }
             recordCount += (local == .absent ? 0 : 1) - ((presentBefore[fileName] ?? (base != nil)) ? 1 : 0)
