@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Warms freshly started Firestore emulators with the requests booksync makes,
+so that the tests which follow do not meet a cold JVM.
+
+    scripts/warm-emulator.py --host 127.0.0.1:PORT [--host ...] [--seconds 20] [--rounds 6]
+
+A fresh emulator answers its first thousands of requests slowly while its JVM
+compiles them, and a client waiting for an answer spins on Linux (the
+Benchmarks article, "Waiting costs a core"): on two cores the first minute of
+`swift test` then fights the emulator for the CPU. scripts/test runs this
+during its build, against a project of its own (reset at the end), with every
+kind of request the suites send: commits, :batchWrite with preconditions,
+listings with and without masks, :runQuery with filters, order, cursors and
+collection groups, :runAggregationQuery, :batchGet and :listCollectionIds.
+Bounded: at most --rounds rounds per emulator and --seconds in all; it stops
+early when an emulator errs, and says so (exit 1)."""
+import argparse
+import sys
+import threading
+import time
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from harness.emulator import Client, Error  # noqa: E402
+
+DOCUMENTS = 1000
+
+
+def book(i):
+    return {"title": {"stringValue": "Book %d" % i}, "year": {"integerValue": str(1900 + i % 120)},
+            "rating": {"doubleValue": (i % 50) / 10}, "tags": {"arrayValue": {"values": [{"stringValue": "t%d" % (i % 7)}]}},
+            "published": {"timestampValue": "2001-02-03T04:05:06.%06dZ" % i}}
+
+
+def one_round(client, round_number):
+    ids = ["b%04d" % i for i in range(DOCUMENTS)]
+    client.write([{"update": {"name": client.name("books/%s" % doc_id), "fields": book(i)}} for i, doc_id in enumerate(ids)])
+    client.write([{"update": {"name": client.name("books/b0001/reviews/r%d" % i), "fields": {"stars": {"integerValue": str(i)}}}}
+                  for i in range(20)])
+    listed = list(client.list("books"))
+    names = list(client.list("books", mask=["__name__"]))
+    assert len(listed) == len(names) == DOCUMENTS, (len(listed), len(names))
+    # The change query's shape: a filter, an order, a cursor, a limit.
+    query = {"from": [{"collectionId": "books"}],
+             "where": {"fieldFilter": {"field": {"fieldPath": "year"}, "op": "GREATER_THAN_OR_EQUAL", "value": {"integerValue": "1950"}}},
+             "orderBy": [{"field": {"fieldPath": "year"}}, {"field": {"fieldPath": "__name__"}}], "limit": 300}
+    page = client.query(query)
+    if page:
+        last = page[-1]
+        query["startAt"] = {"values": [last["fields"]["year"], {"referenceValue": last["name"]}], "before": False}
+        client.query(query)
+    client.query({"from": [{"collectionId": "reviews", "allDescendants": True}], "select": {"fields": [{"fieldPath": "__name__"}]}})
+    client.request("POST", client.root + ":runAggregationQuery",
+                   {"structuredAggregationQuery": {"structuredQuery": {"from": [{"collectionId": "books"}]},
+                                                   "aggregations": [{"alias": "n", "count": {}}]}})
+    client.request("POST", client.database + "/documents:batchGet", {"documents": [client.name("books/%s" % i) for i in ids[:200]]})
+    client.request("POST", client.root + "/books/b0001:listCollectionIds", {"pageSize": 100})
+    updated = [{"update": {"name": doc["name"], "fields": dict(doc["fields"], rating={"doubleValue": round_number})},
+                "currentDocument": {"updateTime": doc["updateTime"]}} for doc in listed[:500]]
+    client.request("POST", client.root + ":batchWrite", {"writes": updated})
+    deletes = [{"delete": client.name("books/%s" % i), "currentDocument": {"exists": True}} for i in ids[:500]]
+    client.request("POST", client.root + ":batchWrite", {"writes": deletes})
+    client.reset()
+
+
+def warm(host, deadline, rounds, problems):
+    try:
+        with Client(host, "warm-emulator") as client:
+            for number in range(rounds):
+                if time.monotonic() > deadline:
+                    return
+                one_round(client, number)
+    except (Error, OSError, AssertionError, KeyError) as error:
+        problems.append("%s: %s" % (host, error))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", action="append", required=True, help="an emulator's host:port (loopback); repeatable")
+    parser.add_argument("--seconds", type=float, default=20, help="stop starting rounds after this long (default 20)")
+    parser.add_argument("--rounds", type=int, default=6, help="rounds per emulator at most (default 6)")
+    args = parser.parse_args()
+    started = time.monotonic()
+    problems = []
+    threads = [threading.Thread(target=warm, args=(host, started + args.seconds, args.rounds, problems)) for host in args.host]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if problems:
+        print("warm-emulator: " + "; ".join(problems), file=sys.stderr)
+        return 1
+    print("warmed %d emulator%s in %.1f s" % (len(args.host), "" if len(args.host) == 1 else "s", time.monotonic() - started))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
