@@ -33,7 +33,9 @@ package func runProgram(_ program: String, _ arguments: [String], in directory: 
     let out = Pipe()
     process.standardOutput = out
     process.standardError = err
+    let started = ContinuousClock.now
     try process.run()
+    defer { SlowRunLog.note(program, arguments, in: directory, took: ContinuousClock.now - started) }
     let stdout = out.fileHandleForReading.readDataToEndOfFile()
     // Closed here, not left to the handle's deinit: left to it, some 1,300
     // read ends were still open late in one run of the suites.
@@ -42,6 +44,27 @@ package func runProgram(_ program: String, _ arguments: [String], in directory: 
     let stderr = try Data(contentsOf: errorFile)
     return ProgramOutput(status: status, stdout: String(decoding: stdout, as: UTF8.self),
                          stderr: String(decoding: stderr, as: UTF8.self))
+}
+
+/// With `BOOKSYNC_TEST_SLOW_LOG=FILE`, every program run by `runProgram` that
+/// takes over 5 s (`BOOKSYNC_TEST_SLOW_SECONDS`) is appended to FILE (its
+/// time, name, arguments and folder; lines of parallel tests may interleave).
+/// For finding what makes a whole `swift test` slow now and then (the
+/// Testing article): nothing else reads the file, and without the variable
+/// nothing is written.
+enum SlowRunLog {
+    static let path = ProcessInfo.processInfo.environment["BOOKSYNC_TEST_SLOW_LOG"].flatMap { $0.isEmpty ? nil : $0 }
+    static let threshold = Duration.seconds(ProcessInfo.processInfo.environment["BOOKSYNC_TEST_SLOW_SECONDS"].flatMap(Double.init) ?? 5)
+
+    static func note(_ program: String, _ arguments: [String], in directory: String, took: Duration) {
+        guard let path, took > threshold else { return }
+        let line = "\(took) \((program as NSString).lastPathComponent) \(arguments) in \(directory)\n"
+        guard let file = FileHandle(forWritingAtPath: path) ?? (FileManager.default.createFile(atPath: path, contents: nil)
+            ? FileHandle(forWritingAtPath: path) : nil) else { return }
+        defer { try? file.close() }
+        _ = try? file.seekToEnd()
+        try? file.write(contentsOf: Data(line.utf8))
+    }
 }
 
 /// Waits until `process` has ended and returns its exit status (128 + the
