@@ -70,7 +70,7 @@ def one_round(client, round_number):
     client.request("POST", client.root + ":runAggregationQuery",
                    {"structuredAggregationQuery": {"structuredQuery": {"from": [{"collectionId": "books"}]},
                                                    "aggregations": [{"alias": "n", "count": {}}]}})
-    client.request("POST", client.database + "/documents:batchGet", {"documents": [client.name("books/%s" % i) for i in ids[:200]]})
+    client.request("POST", client.root + ":batchGet", {"documents": [client.name("books/%s" % i) for i in ids[:200]]})
     client.request("POST", client.root + "/books/b0001:listCollectionIds", {"pageSize": 100})
     updated = [{"update": {"name": doc["name"], "fields": dict(doc["fields"], rating={"doubleValue": round_number})},
                 "currentDocument": {"updateTime": doc["updateTime"]}} for doc in listed[:500]]

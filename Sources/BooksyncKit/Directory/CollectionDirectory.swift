@@ -19,14 +19,15 @@ public struct CollectionDirectory: Sendable {
     let configFingerprint: String
     /// The base copies, for three-way merges.
     package let baseCopies: BaseCopyStore
-    /// The manifest: the base state the last sync recorded.
-    package let manifestFile: ManifestFile
     /// The remote whose target `config.remote` is and whose sync state
     /// `paths` point at: origin unless `selectingRemote` chose another.
     package let remote: SelectedRemote
 
     /// How records look in this collection (id field, schema), from config.json.
     package var rules: RecordRules { config.rules }
+
+    /// The manifest: the base state the last sync recorded against the selected remote.
+    package var manifestFile: ManifestFile { ManifestFile(paths: paths, rules: rules, remoteName: remote.name) }
 
     /// The record files, and the file arguments and pathspecs that name them.
     package var recordFiles: RecordFiles { RecordFiles(paths: paths, rules: rules) }
@@ -37,7 +38,6 @@ public struct CollectionDirectory: Sendable {
         self.configFingerprint = configFingerprint
         self.baseCopies = BaseCopyStore(paths: paths, rules: config.rules)
         self.remote = remote ?? SelectedRemote(name: RemoteList.origin, target: config.remote, endpoint: nil, sharesState: true, reason: nil)
-        self.manifestFile = ManifestFile(paths: paths, rules: config.rules, remoteName: self.remote.name)
     }
 
     /// Opens the collection at `start` or its nearest parent with `.booksync/`.

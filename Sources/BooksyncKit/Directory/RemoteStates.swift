@@ -79,7 +79,8 @@ struct RemoteStates {
     /// manifest's first lines when it is canonical: choosing a remote must not
     /// cost a read of a million-record manifest. Any other manifest is read whole.
     func originHeader() throws(BooksyncError) -> (target: TargetIdentity?, hasRecords: Bool) {
-        let path = CollectionPaths(root: paths.root).manifest
+        let originPaths = CollectionPaths(root: paths.root)
+        let path = originPaths.manifest
         let prefix: [UInt8]
         do {
             prefix = try FileSystem.readFilePrefix(path, count: 4096)
@@ -101,7 +102,7 @@ struct RemoteStates {
                 break
             }
         }
-        let manifest = try ManifestFile(paths: CollectionPaths(root: paths.root), rules: config.rules, remoteName: RemoteList.origin).load()
+        let manifest = try ManifestFile(paths: originPaths, rules: config.rules, remoteName: RemoteList.origin).load()
         return (manifest.target, !manifest.entries.isEmpty)
     }
 }
