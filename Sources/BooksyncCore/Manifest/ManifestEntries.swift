@@ -137,8 +137,26 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
         }
     }
 
-    /// The ids, in no particular order.
-    package var keys: some Sequence<RecordID> { pairs.lazy.map(\.key) }
+    /// The ids, in no particular order (without building their entries).
+    package var keys: some Sequence<RecordID> {
+        let shadowed = overlay.isEmpty && removed.isEmpty ? nil : (overlay, removed)
+        let fromSlots = liveSlots.lazy.map { self.id(at: $0) }
+            .filter { id in shadowed.map { $0.0[id] == nil && !$0.1.contains(id) } ?? true }
+        return [AnySequence(fromSlots), AnySequence(overlay.keys)].joined()
+    }
+
+    /// Whether the entry of `id` has exactly `revision`: what a listing of a
+    /// million names asks of each, answered without building the entry.
+    package func holds(revision: String, for id: RecordID) -> Bool {
+        if !overlay.isEmpty || !removed.isEmpty {
+            if removed.contains(id) { return false }
+            if let entry = overlay[id] { return entry.revision == revision }
+        }
+        guard let slot = find(id) else { return false }
+        if let kept = verbatim[Int32(slot)] { return kept.revision == revision }
+        // Packing is exact: equal packs are equal texts, and a text without a pack is not this slot's.
+        return PackedRevision(revision) == revisions[slot]
+    }
 
     /// The entries, in no particular order.
     package var values: some Sequence<BaseEntry> { pairs.lazy.map(\.value) }

@@ -84,8 +84,16 @@ package enum SyncPlanner {
     /// The pull plan of `records` (classified, in id order), planned record by
     /// record into a packed plan whose steps are applied `chunkSize` at a time.
     package static func pull(_ records: [ClassifiedRecord], choice: ConflictChoice, chunkSize: Int) -> PullPlan {
+        pull(choice: choice, chunkSize: chunkSize) { add in records.forEach(add) }
+    }
+
+    /// The pull plan of the records `records` hands to its argument one at a
+    /// time (classified, in id order): each is planned as it comes, so the
+    /// caller need not hold them all.
+    package static func pull(choice: ConflictChoice, chunkSize: Int,
+                             records: ((ClassifiedRecord) -> Void) -> Void) -> PullPlan {
         var plan = PullPlan(chunkSize: chunkSize)
-        for record in records { plan.add(pull(record, choice: choice)) }
+        records { plan.add(pull($0, choice: choice)) }
         plan.finish()
         return plan
     }

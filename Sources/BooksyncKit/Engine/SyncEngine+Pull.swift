@@ -77,21 +77,12 @@ extension SyncEngine {
     /// records it applied (`skipping`) are left out.
     private mutating func pullListed(because: FullListingReason?, skipping handled: PackedRecordIDs,
                                      applied: ProgressCounter) async throws(BooksyncError) {
-        // Bodies of records changed remotely only come later, chunk by chunk (`applyPullPlan`).
-        let (scan, manifest) = (self.scan, self.manifest)
         let skipped: ((RecordID) -> Bool)? = handled.isEmpty ? nil : { handled.sortedIndex(of: $0) != nil }
-        let snapshot = try await gather.readRemote(remote,
-                                                   needing: { skipped?($0) != true && scan.pullNeedsRemoteBody($0, base: manifest) },
-                                                   fullListing: options.fullListing, listingBecause: because,
-                                                   counting: !options.round.changesWithoutCount, prefetched: options.round.prefetchedChanges,
-                                                   progress: progress)
-        try gather.requireMatches(snapshot)
+        let snapshot: RemoteSnapshot, localReads: [RecordID: LocalRead]
+        var plan: PullPlan
+        (snapshot, plan, localReads) = try await planListed(because: because, skipping: skipped)
         report.unusableRemote = snapshot.listing.unusable
         report.remoteRead = snapshot.read
-        // Clean records plan nothing: leaving them out spares building and sorting the whole collection.
-        var classified = gather.classify(remote: snapshot, includeClean: false, skipping: skipped)
-        var plan = SyncPlanner.pull(classified.records, choice: options.conflictChoice, chunkSize: Self.pullChunk)
-        classified.records = []
         try checkNotEmptied(snapshot, deletes: plan.deletes)
         try options.checkDeletes(plan, command: .pull, baseCount: guardedBaseCount,
                                  rerun: ForcedCommandLine.advice("pull", remote: collection.remote, scope: options.scope, fromWatcher: options.round.scopeFromWatcher))
@@ -99,14 +90,14 @@ extension SyncEngine {
         if options.dryRun {
             // The bodies planned writes still need are read all the same, a
             // chunk at a time: an invalid document is reported as it will be.
-            report.events += try await applyPullPlan(&plan, snapshot: snapshot, localReads: classified.localReads, applied: applied,
+            report.events += try await applyPullPlan(&plan, snapshot: snapshot, localReads: localReads, applied: applied,
                                                      fetchedLater: &fetchedLater)
             if skipped != nil { report.events.sortByID() }
             return
         }
         if skipped == nil { try await requireGitQuiet() }  // else checked before the change query's first write
         releasePlanningBase()
-        report.events += try await applyPullPlan(&plan, snapshot: snapshot, localReads: classified.localReads, applied: applied,
+        report.events += try await applyPullPlan(&plan, snapshot: snapshot, localReads: localReads, applied: applied,
                                                  fetchedLater: &fetchedLater)
         if skipped != nil { report.events.sortByID() }
         // A change query that found nothing leaves the mark where it is: the
@@ -115,6 +106,29 @@ extension SyncEngine {
         if case .changes(_, 0, _) = snapshot.read {} else if options.scope.isEverything {
             base.setChangeMark(rules.changeField.flatMap { snapshot.nextChangeMark(field: $0, scope: rules.scope, base: base.manifest, fetchedLater: fetchedLater) })
         }
+    }
+
+    /// The gather and plan of `pullListed`: the remote read (bodies of
+    /// records changed remotely only come later, chunk by chunk, in
+    /// `applyPullPlan`), the pathspecs matched, and each record that is not
+    /// clean planned as it is classified, so a pull of a million changes
+    /// holds its packed plan and not a million classified records as well.
+    /// A function of its own, so that what planning holds (copies of the
+    /// base among them) is let go before the plan is applied.
+    private func planListed(because: FullListingReason?, skipping skipped: ((RecordID) -> Bool)?)
+        async throws(BooksyncError) -> (RemoteSnapshot, PullPlan, [RecordID: LocalRead]) {
+        let (scan, manifest) = (self.scan, self.manifest)
+        let snapshot = try await gather.readRemote(remote,
+                                                   needing: { skipped?($0) != true && scan.pullNeedsRemoteBody($0, base: manifest) },
+                                                   fullListing: options.fullListing, listingBecause: because,
+                                                   counting: !options.round.changesWithoutCount, prefetched: options.round.prefetchedChanges,
+                                                   progress: progress)
+        try gather.requireMatches(snapshot)
+        var localReads: [RecordID: LocalRead] = [:]
+        let plan = SyncPlanner.pull(choice: options.conflictChoice, chunkSize: Self.pullChunk) { add in
+            gather.eachDiffering(remote: snapshot, skipping: skipped, localReads: &localReads, add)
+        }
+        return (snapshot, plan, localReads)
     }
 
     /// Refuses a pull that would delete files because the whole target is

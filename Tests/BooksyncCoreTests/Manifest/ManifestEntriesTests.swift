@@ -33,6 +33,10 @@ import BooksyncTestSupport
                     store[id] = value
                 }
                 #expect(store[id] == model[id])
+                // `holds(revision:for:)` answers as the entry would, packed, verbatim, overlaid or removed.
+                for revision in values.map(\.revision) + ["2024-01-01T00:00:00.00000Z", "other"] {
+                    #expect(store.holds(revision: revision, for: id) == (model[id]?.revision == revision), "\(id) \(revision)")
+                }
                 check(id)
             }
         }

@@ -18,7 +18,7 @@ extension SyncGather {
         for id in ids where scan.files[id] == nil && manifest.entries[id] == nil && listing?.revisions[id] == nil {
             throw .invalidArgument("no record '\(TerminalEscaping.abbreviate(id.rawValue))' here, in the base or remotely")
         }
-        let classified = ids.isEmpty ? classify(remote: snapshot, includeClean: false) : classify(remote: snapshot, only: ids)
+        let classified = ids.isEmpty ? classifyDiffering(remote: snapshot) : classify(remote: snapshot, only: ids)
         let states = Dictionary(classified.records.map { ($0.id, $0.state) }, uniquingKeysWith: { first, _ in first })
         let targets = ids.isEmpty ? classified.records.map(\.id) : ids
         var diffs: [RecordDiff] = []

@@ -3,7 +3,8 @@ import BooksyncCore
 extension SyncGather {
     /// The three-way status: the gather stage as pull and push run it,
     /// stopping before a plan. Offline (`remote` nil) the remote side counts
-    /// as unchanged and the records that differ are classified one at a time.
+    /// as unchanged. The records that differ are classified one at a time,
+    /// and only their states are kept.
     func status(remote: (any RemoteCollection)?, fullListing: Bool,
                 progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> SyncStatus {
         var snapshot: RemoteSnapshot?
@@ -11,7 +12,9 @@ extension SyncGather {
             snapshot = try await readRemote(remote, needing: scan.needsRemoteBody, fullListing: fullListing, progress: progress)
         }
         try requireMatches(snapshot)
-        let records = snapshot == nil ? offlineStatuses() : classify(remote: snapshot, includeClean: false).statuses
+        var records: [RecordStatus] = []
+        var reads: [RecordID: LocalRead] = [:]
+        eachDiffering(remote: snapshot, localReads: &reads) { records.append(RecordStatus(id: $0.id, state: $0.state)) }
         let listing = snapshot?.listing
         return SyncStatus(
             records: records,

@@ -9,9 +9,6 @@ struct Classification: Sendable {
     /// check at replace time compares the file with these bytes, so it need
     /// not parse the file again.
     var localReads: [RecordID: LocalRead]
-
-    /// The records as `status` and `diff` show them.
-    var statuses: [RecordStatus] { records.map { RecordStatus(id: $0.id, state: $0.state) } }
 }
 
 /// A local record file as read for a merge: its bytes and their fields.
@@ -55,39 +52,42 @@ struct SyncGather: Sendable {
     /// How records look in this collection (id field, schema, scope).
     var rules: RecordRules { collection.rules }
 
-    /// Classifies every record known to any side (or just `ids`), sorted by id.
-    /// Without a snapshot (`--offline`, push) the remote side counts as
-    /// unchanged. A record both sides modified is read and merged here, once:
-    /// the merge goes into the class and into the `ClassifiedRecord`, where
-    /// the planner finds it. With `includeClean` false only the records that
-    /// differ are returned (what status lists), which spares sorting the whole
-    /// collection. The records `skipping` names are left out (a pull's
-    /// change query settled them).
-    func classify(remote snapshot: RemoteSnapshot?, includeClean: Bool = true,
-                  only ids: [RecordID]? = nil, skipping: ((RecordID) -> Bool)? = nil) -> Classification {
+    /// Classifies the records `ids` (clean ones too), sorted by id. Without a
+    /// snapshot (`--offline`, push) the remote side counts as unchanged. A
+    /// record both sides modified is read and merged here, once: the merge
+    /// goes into the class and into the `ClassifiedRecord`, where the planner
+    /// finds it.
+    func classify(remote snapshot: RemoteSnapshot?, only ids: [RecordID]) -> Classification {
         var result = Classification(records: [], localReads: [:])
-        // Room for the records known to differ, so a million new records never
-        // make the array double past a million (a doubling briefly holds one and
-        // a half copies). Each file that is not clean differs, and so does each
-        // base record without a clean file; the two overlap, so the larger of
-        // them, never more than will be kept.
-        result.records.reserveCapacity(ids?.count ?? max(scan.files.notCleanCount, manifest.entries.count - scan.files.knownCleanCount))
-        func visit(_ id: RecordID) {
-            if let skipping, skipping(id) { return }
-            let record = classifiedRecord(id, remote: snapshot, localReads: &result.localReads)
-            if includeClean || record.state != .clean { result.records.append(record) }
-        }
-        if let ids {
-            for id in ids { visit(id) }
-        } else {
-            for id in scan.files.keys { visit(id) }
-            for id in manifest.entries.keys where scan.files[id] == nil { visit(id) }
-            if let listing = snapshot?.listing {
-                for id in listing.revisions.keys where scan.files[id] == nil && manifest.entries[id] == nil { visit(id) }
-            }
-        }
+        result.records.reserveCapacity(ids.count)
+        for id in ids { result.records.append(classifiedRecord(id, remote: snapshot, localReads: &result.localReads)) }
         result.records.sort { $0.id < $1.id }
         return result
+    }
+
+    /// The records that are not clean, classified, in id order: what `status`
+    /// and `diff` list (see `eachDiffering`).
+    func classifyDiffering(remote snapshot: RemoteSnapshot?) -> Classification {
+        var result = Classification(records: [], localReads: [:])
+        eachDiffering(remote: snapshot, localReads: &result.localReads) { result.records.append($0) }
+        return result
+    }
+
+    /// Calls `body` with each record that is not clean, classified, in id
+    /// order, one at a time: only the records that can differ from the base
+    /// are classified (`DifferingRecords`), and none is kept here, so a pull
+    /// of a million changes plans each as it comes instead of holding a
+    /// million classified records beside its plan. The records `skipping`
+    /// names are left out (a pull's change query settled them); what was
+    /// read for a merge goes into `localReads`.
+    func eachDiffering(remote snapshot: RemoteSnapshot?, skipping: ((RecordID) -> Bool)? = nil,
+                       localReads: inout [RecordID: LocalRead], _ body: (ClassifiedRecord) -> Void) {
+        DifferingRecords(scan: scan, manifest: manifest, listing: snapshot?.listing).walk { id in
+            if let skipping, skipping(id) { return true }
+            let record = classifiedRecord(id, remote: snapshot, localReads: &localReads)
+            if record.state != .clean { body(record) }
+            return true
+        }
     }
 
     /// The class of the record `id` (see `classify`). A record both sides
@@ -128,20 +128,5 @@ struct SyncGather: Sendable {
             guard manifest.entries[id] == nil, case .valid? = scan.files[id] else { return false }
             return true
         }
-    }
-}
-
-extension SyncGather {
-    /// The records that differ from the base, classified one at a time against
-    /// an unchanged remote (`--offline`), in id order.
-    func offlineStatuses() -> [RecordStatus] {
-        var statuses: [RecordStatus] = []
-        statuses.reserveCapacity(max(scan.files.notCleanCount, manifest.entries.count - scan.files.knownCleanCount))
-        DifferingRecords(scan: scan, manifest: manifest).walk { id in
-            let state = classifiedRecord(id).state
-            if state != .clean { statuses.append(RecordStatus(id: id, state: state)) }
-            return true
-        }
-        return statuses
     }
 }
