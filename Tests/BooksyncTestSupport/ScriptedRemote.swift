@@ -55,7 +55,7 @@ package final class ScriptedRemote: RemoteCollection {
     package func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
         let revisions = documents.withLock { $0.mapValues(\.revision) }
         progress(revisions.count)
-        return RemoteListing(revisions: revisions)
+        return RemoteListing(revisions: RemoteRevisions(revisions))
     }
 
     package func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
@@ -66,7 +66,7 @@ package final class ScriptedRemote: RemoteCollection {
         for (answer, start) in stride(from: 0, to: all.count, by: listingBatch).enumerated() {
             if let failListingAfter, answer >= failListingAfter { throw Self.listingFailure }
             let page = all[start..<min(start + listingBatch, all.count)]
-            batch(RemoteListing(revisions: Dictionary(uniqueKeysWithValues: page.map { ($0.id, $0.revision) })),
+            batch(RemoteListing(revisions: RemoteRevisions(page.map { (key: $0.id, value: $0.revision) })),
                   Dictionary(uniqueKeysWithValues: page.map { ($0.id, $0) }))
             progress(page.count)
             if let clock {

@@ -6,13 +6,10 @@
 /// 71-character hash and the revision) plus a dictionary bucket; here each
 /// entry is one slot in a few flat arrays:
 ///
-/// - the id's UTF-8 bytes, back to back in one buffer, and where they end (4 bytes);
+/// - the id, in `PackedIDSlots` (its bytes in one buffer, found by a table);
 /// - the content hash as its 32 raw bytes;
 /// - the revision packed four bits a character (16 bytes): Firestore's
-///   `2024-01-01T00:00:00.123456Z` uses only digits and `-:T.Z`;
-/// - a 4-byte slot number in an open-addressing table, hashed with `Hasher`
-///   (randomly seeded, so ids chosen by whoever wrote a cloned manifest
-///   cannot make every lookup collide).
+///   `2024-01-01T00:00:00.123456Z` uses only digits and `-:T.Z`.
 ///
 /// A hash or revision without that form (a hand-edited manifest) is kept as
 /// written in a side table: the compact form is an encoding, never a
@@ -23,26 +20,16 @@
 /// copying every array: a push of ten records into a million keeps one copy.
 /// Past `overlayLimit` changes the copy takes arrays of its own.
 package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
-    private var idBytes: [UInt8] = []
-    /// Where each slot's id ends in `idBytes`; it starts where the previous one ends.
-    private var idEnds: [UInt32] = []
+    private var ids = PackedIDSlots()
     private var digests: [ContentDigest] = []
     private var revisions: [PackedRevision] = []
     /// Entries whose hash or revision has no compact form, by slot.
     private var verbatim: [Int32: BaseEntry] = [:]
-    /// False for the slot of a removed entry (its id stays in `idBytes`).
-    private var live: [Bool] = []
-    /// Open addressing: slot number + 1, 0 for an empty bucket; a removed
-    /// entry keeps its bucket (its slot is dead), so probe chains stay intact.
-    private var table: [UInt32] = []
     /// How many slots are live.
     package private(set) var count = 0
     /// Whether the entries were added in strictly increasing id order, as a
     /// manifest booksync wrote decodes (a hand-edited one may not be sorted).
-    package var isInIDOrder: Bool { slotsInOrder && overlay.isEmpty && removed.isEmpty }
-    /// True while slots were added in increasing id order (a canonical
-    /// manifest decodes that way): encoding then needs no sort.
-    private var slotsInOrder = true
+    package var isInIDOrder: Bool { ids.inIDOrder && overlay.isEmpty && removed.isEmpty }
     /// Shared by copies: while it is, the arrays are shared too, and changes
     /// go to `overlay` and `removed`, which take precedence over the slots.
     private var owner = Owner()
@@ -69,12 +56,9 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
 
     /// Makes room for `n` entries without regrowing the table.
     package mutating func reserveCapacity(_ n: Int) {
-        idBytes.reserveCapacity(n * 12)
-        idEnds.reserveCapacity(n)
+        ids.reserveCapacity(n)
         digests.reserveCapacity(n)
         revisions.reserveCapacity(n)
-        live.reserveCapacity(n)
-        if Self.tableSize(for: n) > table.count { rehash(size: Self.tableSize(for: n)) }
     }
 
     /// The entry of `id`; setting nil removes it.
@@ -84,7 +68,7 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
                 if removed.contains(id) { return nil }
                 if let entry = overlay[id] { return entry }
             }
-            return find(id).map(entry(at:))
+            return ids.find(id).map(entry(at:))
         }
         set {
             let old = self[id]
@@ -92,16 +76,16 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
             guard isKnownUniquelyReferenced(&owner) else {
                 overlay[id] = newValue
                 if newValue == nil { removed.insert(id) } else { removed.remove(id) }
-                if overlay.count + removed.count > Self.overlayLimit(slots: idEnds.count) { foldOverlay() }
+                if overlay.count + removed.count > Self.overlayLimit(slots: ids.count) { foldOverlay() }
                 return
             }
             overlay[id] = nil
             removed.remove(id)
-            if let slot = find(id) {
+            if let slot = ids.find(id) {
                 if let newValue {
                     store(newValue, at: slot)
                 } else {
-                    live[slot] = false
+                    ids.kill(slot)
                     verbatim[Int32(slot)] = nil
                 }
             } else if let newValue {
@@ -124,12 +108,12 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
         overlay = [:]
         removed = []
         for id in gone {
-            guard let slot = find(id) else { continue }
-            live[slot] = false
+            guard let slot = ids.find(id) else { continue }
+            ids.kill(slot)
             verbatim[Int32(slot)] = nil
         }
         for (id, entry) in changed {
-            if let slot = find(id) {  // live slots only; a removed id gets a new one
+            if let slot = ids.find(id) {  // live slots only; a removed id gets a new one
                 store(entry, at: slot)
             } else {
                 add(id, entry)
@@ -140,7 +124,7 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
     /// The ids, in no particular order (without building their entries).
     package var keys: some Sequence<RecordID> {
         let shadowed = overlay.isEmpty && removed.isEmpty ? nil : (overlay, removed)
-        let fromSlots = liveSlots.lazy.map { self.id(at: $0) }
+        let fromSlots = ids.liveSlots.lazy.map { self.ids.id(at: $0) }
             .filter { id in shadowed.map { $0.0[id] == nil && !$0.1.contains(id) } ?? true }
         return [AnySequence(fromSlots), AnySequence(overlay.keys)].joined()
     }
@@ -152,7 +136,7 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
             if removed.contains(id) { return false }
             if let entry = overlay[id] { return entry.revision == revision }
         }
-        guard let slot = find(id) else { return false }
+        guard let slot = ids.find(id) else { return false }
         if let kept = verbatim[Int32(slot)] { return kept.revision == revision }
         // Packing is exact: equal packs are equal texts, and a text without a pack is not this slot's.
         return PackedRevision(revision) == revisions[slot]
@@ -164,7 +148,7 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
     /// Every id and entry: the slots not overridden, then the overlay.
     private var pairs: some Sequence<(key: RecordID, value: BaseEntry)> {
         let shadowed = overlay.isEmpty && removed.isEmpty ? nil : (overlay, removed)
-        let fromSlots = liveSlots.lazy.map { (key: self.id(at: $0), value: self.entry(at: $0)) }
+        let fromSlots = ids.liveSlots.lazy.map { (key: self.ids.id(at: $0), value: self.entry(at: $0)) }
             .filter { pair in shadowed.map { $0.0[pair.key] == nil && !$0.1.contains(pair.key) } ?? true }
         return [AnySequence(fromSlots), AnySequence(overlay.lazy.map { (key: $0.key, value: $0.value) })].joined()
     }
@@ -174,13 +158,13 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
         // Slots added in id order are walked as they are; otherwise in an order
         // of 4-byte slot numbers (4 MB for a million, sorted in place).
         var order: [UInt32] = []
-        if !slotsInOrder {
-            order = liveSlots.map { UInt32($0) }
-            order.sort { a, b in idBytes.withUnsafeBufferPointer { IDByteOrder.less(self.span($0, Int(a)), self.span($0, Int(b))) } }
+        if !ids.inIDOrder {
+            order = ids.liveSlots.map { UInt32($0) }
+            order.sort { a, b in ids.idLess(Int(a), Int(b)) }
         }
-        let slots = slotsInOrder ? AnySequence(liveSlots) : AnySequence(order.lazy.map { Int($0) })
+        let slots = ids.inIDOrder ? AnySequence(ids.liveSlots) : AnySequence(order.lazy.map { Int($0) })
         let (overlay, removed) = (self.overlay, self.removed)
-        let fromSlots = slots.lazy.map { (key: self.id(at: $0), value: self.entry(at: $0)) }
+        let fromSlots = slots.lazy.map { (key: self.ids.id(at: $0), value: self.entry(at: $0)) }
             .filter { overlay[$0.key] == nil && !removed.contains($0.key) }
         let changed = overlay.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }
         return MergedByID(AnyIterator(fromSlots.makeIterator()), AnyIterator(changed.makeIterator()))
@@ -208,16 +192,16 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
     /// live, and an id changed in a shared copy has no slot (`slot(of:)` is
     /// nil; the slot still shows the old entry). Callers that keep one bit per record (the local scan's clean set)
     /// index it by slot instead of holding ids.
-    package var slotCount: Int { idEnds.count }
+    package var slotCount: Int { ids.count }
 
     /// The slot of `id`'s entry, if it has one.
     package func slot(of id: RecordID) -> Int? {
         if !overlay.isEmpty || !removed.isEmpty, overlay[id] != nil || removed.contains(id) { return nil }
-        return find(id)
+        return ids.find(id)
     }
 
     /// The id in a live slot.
-    package func id(atSlot slot: Int) -> RecordID { id(at: slot) }
+    package func id(atSlot slot: Int) -> RecordID { ids.id(at: slot) }
 
     /// The entry in a live slot.
     package func entry(atSlot slot: Int) -> BaseEntry { entry(at: slot) }
@@ -227,22 +211,6 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
 
     /// The content hash in a live slot as a digest; nil when it has no compact form.
     package func digest(atSlot slot: Int) -> ContentDigest? { verbatim[Int32(slot)] == nil ? digests[slot] : nil }
-
-    private var liveSlots: some Sequence<Int> & Sendable {
-        let live = self.live
-        return (0..<live.count).lazy.filter { live[$0] }
-    }
-
-    private func span(_ b: UnsafeBufferPointer<UInt8>, _ slot: Int) -> UnsafeBufferPointer<UInt8> {
-        let start = slot == 0 ? 0 : Int(idEnds[slot - 1])
-        return UnsafeBufferPointer(rebasing: b[start..<Int(idEnds[slot])])
-    }
-
-    private func id(at slot: Int) -> RecordID {
-        let text = idBytes.withUnsafeBufferPointer { String(decoding: span($0, slot), as: UTF8.self) }
-        // Stored only from valid ids, so the bytes are a valid id.
-        return RecordID(validated: text)
-    }
 
     private func entry(at slot: Int) -> BaseEntry {
         if let kept = verbatim[Int32(slot)] { return kept }
@@ -271,76 +239,12 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
         store(entry, at: appendSlot(id))
     }
 
-    /// A new live slot for an id that has none, in the table; its values still to store.
+    /// A new live slot for an id that has none; its values still to store.
     private mutating func appendSlot(_ id: RecordID) -> Int {
-        if Self.tableSize(for: idEnds.count + 1) > table.count { rehash(size: Self.tableSize(for: idEnds.count + 1)) }
-        let slot = idEnds.count
-        var raw = id.rawValue
-        raw.withUTF8 { bytes in
-            if slotsInOrder, slot > 0 {
-                slotsInOrder = idBytes.withUnsafeBufferPointer { IDByteOrder.less(span($0, slot - 1), bytes) }
-            }
-            idBytes.append(contentsOf: bytes)
-        }
-        idEnds.append(UInt32(idBytes.count))
+        let slot = ids.append(id)
         digests.append(ContentDigest())
         revisions.append(PackedRevision())
-        live.append(true)
-        insertIntoTable(slot)
         return slot
-    }
-
-    // MARK: Table
-
-    private static func tableSize(for slots: Int) -> Int {
-        var size = 8
-        while size * 3 < slots * 4 + 4 { size <<= 1 }  // load at most 3/4
-        return size
-    }
-
-    private func bucketHash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
-        var hasher = Hasher()
-        hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
-        return hasher.finalize()
-    }
-
-    private func find(_ id: RecordID) -> Int? {
-        guard !table.isEmpty else { return nil }
-        var raw = id.rawValue
-        return raw.withUTF8 { key in
-            idBytes.withUnsafeBufferPointer { b -> Int? in
-                let mask = table.count - 1
-                var bucket = bucketHash(key) & mask
-                while true {
-                    let stored = table[bucket]
-                    if stored == 0 { return nil }
-                    let slot = Int(stored) - 1
-                    if IDByteOrder.equal(span(b, slot), key) { return live[slot] ? slot : nil }
-                    bucket = (bucket + 1) & mask
-                }
-            }
-        }
-    }
-
-    /// Puts a slot in the table. A re-added id (removed, then set again) gets a
-    /// new slot, which takes over the bucket of its dead one.
-    private mutating func insertIntoTable(_ slot: Int) {
-        let mask = table.count - 1
-        let bucket = idBytes.withUnsafeBufferPointer { b -> Int in
-            let key = span(b, slot)
-            var bucket = bucketHash(key) & mask
-            while table[bucket] != 0 {
-                if IDByteOrder.equal(span(b, Int(table[bucket]) - 1), key) { break }
-                bucket = (bucket + 1) & mask
-            }
-            return bucket
-        }
-        table[bucket] = UInt32(slot + 1)
-    }
-
-    private mutating func rehash(size: Int) {
-        table = [UInt32](repeating: 0, count: size)
-        for slot in 0..<idEnds.count where live[slot] { insertIntoTable(slot) }
     }
 }
 

@@ -31,7 +31,7 @@ extension SyncEngine {
         let reader = Task { () async -> Result<RemoteChanges?, RemoteError> in
             let result: Result<RemoteChanges?, RemoteError>
             if var prefetched {
-                await handoff.put(RemoteSnapshot(listing: RemoteListing(revisions: prefetched.documents.mapValues(\.revision),
+                await handoff.put(RemoteSnapshot(listing: RemoteListing(revisions: RemoteRevisions(prefetched.documents.mapValues(\.revision)),
                                                                         unusable: prefetched.unusable, readTime: prefetched.readTime),
                                                  bodies: prefetched.documents))
                 prefetched.documents = [:]

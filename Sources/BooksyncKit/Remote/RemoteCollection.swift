@@ -51,7 +51,8 @@ public struct UnusableRemoteDocument: Error, Sendable, Equatable {
     /// Each document's revision (Firestore `updateTime`). The engine only
     /// compares it for equality with the base's and sends it back as a write
     /// precondition, so any opaque string that changes with every write works.
-    public var revisions: [RecordID: String]
+    /// Held compactly (`RemoteRevisions`): a pull holds every listed name.
+    public var revisions: RemoteRevisions
     /// Documents whose names cannot be record ids; not in `revisions`.
     public var unusable: [UnusableRemoteDocument]
     /// The server's read time of the listing's first answer, when it said
@@ -59,7 +60,7 @@ public struct UnusableRemoteDocument: Error, Sendable, Equatable {
     public var readTime: String?
 
     /// A listing (empty by default, for building one page by page).
-    public init(revisions: [RecordID: String] = [:], unusable: [UnusableRemoteDocument] = [], readTime: String? = nil) {
+    public init(revisions: RemoteRevisions = [:], unusable: [UnusableRemoteDocument] = [], readTime: String? = nil) {
         self.revisions = revisions
         self.unusable = unusable
         self.readTime = readTime
@@ -251,7 +252,7 @@ public struct UnusableRemoteDocument: Error, Sendable, Equatable {
     public func changes(since mark: ChangeMark, counting: Bool, batch: (RemoteListing, [RecordID: RemoteDocument]) async -> Void,
                         progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteChanges? {
         guard var found = try await changes(since: mark, counting: counting, progress: progress) else { return nil }
-        await batch(RemoteListing(revisions: found.documents.mapValues(\.revision), unusable: found.unusable, readTime: found.readTime), found.documents)
+        await batch(RemoteListing(revisions: RemoteRevisions(found.documents.mapValues(\.revision)), unusable: found.unusable, readTime: found.readTime), found.documents)
         found.documents = [:]
         return found
     }

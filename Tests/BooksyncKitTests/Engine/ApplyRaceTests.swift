@@ -30,7 +30,7 @@ import BooksyncTestSupport
         }
 
         func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
-            RemoteListing(revisions: documents.withLock { $0.mapValues(\.revision) })
+            RemoteListing(revisions: RemoteRevisions(documents.withLock { $0.mapValues(\.revision) }))
         }
 
         func documentCount() async throws(RemoteError) -> Int? { documents.withLock { $0.count } }
@@ -38,7 +38,7 @@ import BooksyncTestSupport
         func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
                            progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
             let all = documents.withLock { $0 }
-            batch(RemoteListing(revisions: all.mapValues(\.revision)), all)
+            batch(RemoteListing(revisions: RemoteRevisions(all.mapValues(\.revision))), all)
         }
 
         func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument] {

@@ -33,14 +33,14 @@ import BooksyncTestSupport
 
         func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
             listings.withLock { $0 += 1 }
-            return RemoteListing(revisions: documents.withLock { $0.mapValues(\.revision) }, readTime: Self.readTime)
+            return RemoteListing(revisions: RemoteRevisions(documents.withLock { $0.mapValues(\.revision) }), readTime: Self.readTime)
         }
 
         func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
                            progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
             listings.withLock { $0 += 1 }
             let all = documents.withLock { $0 }
-            batch(RemoteListing(revisions: all.mapValues(\.revision), readTime: Self.readTime), all)
+            batch(RemoteListing(revisions: RemoteRevisions(all.mapValues(\.revision)), readTime: Self.readTime), all)
         }
 
         func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument] {
@@ -66,7 +66,7 @@ import BooksyncTestSupport
                     defer { count += 1 }
                     return count
                 }
-                await batch(RemoteListing(revisions: Dictionary(uniqueKeysWithValues: answer.map { ($0.id, $0.revision) }),
+                await batch(RemoteListing(revisions: RemoteRevisions(answer.map { (key: $0.id, value: $0.revision) }),
                                           readTime: start == 0 ? Self.readTime : nil),
                             Dictionary(uniqueKeysWithValues: answer.map { ($0.id, $0) }))
                 afterHandingOn.withLock { $0 }?(number)

@@ -242,13 +242,13 @@ import BooksyncTestSupport
         }
 
         func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
-            RemoteListing(revisions: Dictionary(uniqueKeysWithValues: (0..<records).map { (try! RecordID(Self.name($0)), document($0).revision) }))
+            RemoteListing(revisions: RemoteRevisions((0..<records).map { (key: try! RecordID(Self.name($0)), value: document($0).revision) }))
         }
 
         func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
                            progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
             let documents = (0..<records).map(document)
-            batch(RemoteListing(revisions: Dictionary(uniqueKeysWithValues: documents.map { ($0.id, $0.revision) })),
+            batch(RemoteListing(revisions: RemoteRevisions(documents.map { (key: $0.id, value: $0.revision) })),
                   Dictionary(uniqueKeysWithValues: documents.map { ($0.id, $0) }))
         }
 

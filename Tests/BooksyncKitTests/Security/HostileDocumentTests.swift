@@ -129,7 +129,7 @@ import BooksyncTestSupport
             let revisions = Mutex<[RecordID: String]>([:])
             try await FirestoreRemoteTests().remote(script, attempts: 1).listDocuments(batch: { listing, found in
                 documents.withLock { $0.merge(found) { a, _ in a } }
-                revisions.withLock { $0.merge(listing.revisions) { a, _ in a } }
+                revisions.withLock { $0.merge(listing.revisions.map { ($0.key, $0.value) }) { a, _ in a } }
             }, progress: { _ in })
             expectOneInvalid(documents.withLock { $0 }, answer)
             #expect(Set(revisions.withLock { $0 }.keys) == Set(ids), "\(answer): bad is listed")
@@ -190,7 +190,7 @@ import BooksyncTestSupport
             self.documents = Dictionary(uniqueKeysWithValues: documents.map { ($0.id, $0) })
         }
 
-        var listing: RemoteListing { RemoteListing(revisions: documents.mapValues(\.revision)) }
+        var listing: RemoteListing { RemoteListing(revisions: RemoteRevisions(documents.mapValues(\.revision))) }
 
         func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing { listing }
         func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,

@@ -39,14 +39,14 @@ import BooksyncTestSupport
 
         func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
             listings.withLock { $0 += 1 }
-            return RemoteListing(revisions: documents.withLock { $0.mapValues(\.revision) }, readTime: serverTime())
+            return RemoteListing(revisions: RemoteRevisions(documents.withLock { $0.mapValues(\.revision) }), readTime: serverTime())
         }
 
         func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
                            progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
             listings.withLock { $0 += 1 }
             let all = documents.withLock { $0 }
-            batch(RemoteListing(revisions: all.mapValues(\.revision), readTime: serverTime()), all)
+            batch(RemoteListing(revisions: RemoteRevisions(all.mapValues(\.revision)), readTime: serverTime()), all)
         }
 
         func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument] {

@@ -39,13 +39,13 @@ import BooksyncTestSupport
 
         func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
             listings.withLock { $0 += 1 }
-            return RemoteListing(revisions: documents.withLock { $0.mapValues(\.revision) })
+            return RemoteListing(revisions: RemoteRevisions(documents.withLock { $0.mapValues(\.revision) }))
         }
 
         func listDocuments(batch: @escaping @Sendable (RemoteListing, [RecordID: RemoteDocument]) -> Void,
                            progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) {
             let all = documents.withLock { $0 }
-            batch(RemoteListing(revisions: all.mapValues(\.revision)), all)
+            batch(RemoteListing(revisions: RemoteRevisions(all.mapValues(\.revision))), all)
         }
 
         func fetch(_ ids: [RecordID], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> [RecordID: RemoteDocument] {
