@@ -279,7 +279,6 @@ extension SyncEngine {
                 let alone = pending.filter { colliding.contains($0.step.id.fileName.lowercased()) }
                 for (batch, parallelChunk) in [(together, 32)] + alone.map({ ([$0], 1) }) where !batch.isEmpty {
                     if Task.isCancelled { try base.saveAndThrow(.interrupted) }
-                    let manifest = base.manifest
                     // What the files will hold is journaled before any is written (`PullJournal`).
                     let prepared = ParallelMap.map(batch, chunkSize: parallelChunk) { planned in
                         let document = bodies.document(planned.step.id, in: snapshot)
@@ -287,13 +286,18 @@ extension SyncEngine {
                                                                               revision: document?.revision ?? snapshot.listing.revisions[planned.step.id]))
                     }
                     try base.journal(prepared.compactMap(\.entry))
-                    let outcomes = ParallelMap.map(prepared, chunkSize: parallelChunk) { prepared in
-                        let step = prepared.planned.step
-                        let document = bodies.document(step.id, in: snapshot)
-                        return fileSteps.apply(step, scanned: files[step.id], read: localReads[step.id], document: document,
-                                               revision: document?.revision ?? snapshot.listing.revisions[step.id],
-                                               baseRevision: manifest.entries[step.id]?.revision, prepared: prepared.entry?.change)
-                    }
+                    // The base as this batch found it, let go before its changes are
+                    // noted: still held then, it would make the manifest shared, and
+                    // every change would go to its overlay and then to a copy of it.
+                    let outcomes = { [manifest = base.manifest] in
+                        ParallelMap.map(prepared, chunkSize: parallelChunk) { prepared in
+                            let step = prepared.planned.step
+                            let document = bodies.document(step.id, in: snapshot)
+                            return fileSteps.apply(step, scanned: files[step.id], read: localReads[step.id], document: document,
+                                                   revision: document?.revision ?? snapshot.listing.revisions[step.id],
+                                                   baseRevision: manifest.entries[step.id]?.revision, prepared: prepared.entry?.change)
+                        }
+                    }()
                     var failure: BooksyncError?
                     for (planned, outcome) in zip(batch, outcomes) {
                         switch outcome {

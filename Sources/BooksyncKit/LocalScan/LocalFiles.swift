@@ -15,8 +15,10 @@ import BooksyncCore
 /// (`PackedRecordIDs`, sorted when the scan ends): a few bytes where a hashed
 /// entry takes more than a hundred (<doc:Benchmarks>). Their state reads `.valid(hash: hashNotKept)`.
 package struct LocalFiles: Sendable {
-    /// The base the clean bits refer to (shared storage, not a copy).
-    private let base: ManifestEntries
+    /// The base the clean bits refer to: its slots as the scan saw them
+    /// (shared storage, not a copy, and not the entries themselves, so a
+    /// sync records into the manifest in place).
+    private let base: ManifestSlots
     private var clean: [UInt64]
     private var cleanCount = 0
     private var others: [RecordID: LocalFileState] = [:]
@@ -40,7 +42,7 @@ package struct LocalFiles: Sendable {
     package static let hashNotKept = ContentHash(text: "")
 
     /// No files; `base` is the manifest the scan compares with.
-    init(base: ManifestEntries, keepsHashes: Bool = true) {
+    init(base: ManifestSlots, keepsHashes: Bool = true) {
         self.base = base
         self.keepsHashes = keepsHashes
         clean = [UInt64](repeating: 0, count: (base.slotCount + 63) / 64)

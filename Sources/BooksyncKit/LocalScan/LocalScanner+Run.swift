@@ -61,7 +61,7 @@ struct ScanRun {
         baseCount = scanner.base?.entries.count ?? 0
         baseHashesValid = scanner.base?.configFingerprint == scanner.fingerprint
         keepFrom = scanner.keepRecordsChangedFrom?.entries
-        files = LocalFiles(base: baseEntries, keepsHashes: scanner.keepsHashes)
+        files = LocalFiles(base: baseEntries.slots, keepsHashes: scanner.keepsHashes)
         writer = scanner.writeIndex ? try? AtomicFileWriter(replacing: scanner.paths.index) : nil
         StatCache.appendHeader(scanStartedAt: scanStartedAt, fingerprint: fingerprint, baseStamp: baseStamp, baseCount: baseCount,
                                directoryStamp: directoryStamp, to: &header)

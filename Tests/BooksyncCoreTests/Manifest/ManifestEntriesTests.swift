@@ -178,4 +178,32 @@ import BooksyncTestSupport
         #expect(damaged != text)
         #expect(Manifest.decodeCanonical(Array(damaged.utf8)) == nil)
     }
+
+    /// The scan's view of the slots keeps what it was taken with, and holding
+    /// it leaves the entries unshared: changes go to the slots in place, not
+    /// to an overlay (which a pull of a million changes would then copy whole).
+    @Test func theSlotsViewKeepsItsValuesAndLeavesTheEntriesUnshared() {
+        let (a, b, c) = (Self.id("a"), Self.id("b"), Self.id("c"))
+        let old = BaseEntry(hash: Self.hashA, revision: "2024-01-01T00:00:00Z")
+        let new = BaseEntry(hash: Self.hashB, revision: "2024-01-02T00:00:00Z")
+        var entries: ManifestEntries = [a: old, b: old]
+        let view = entries.slots
+        entries[a] = new
+        entries[b] = nil
+        entries[c] = new
+        #expect(entries.isInIDOrder, "changed in place: no overlay")
+        #expect(entries[a] == new && entries[b] == nil && entries[c] == new)
+        #expect(view.slot(of: a).map(view.hash(atSlot:)) == Self.hashA)
+        #expect(view.slot(of: b).map(view.hash(atSlot:)) == Self.hashA && view.slot(of: c) == nil)
+        #expect(view.slotCount == 2 && !view.isEmpty && ManifestEntries().slots.isEmpty)
+
+        // Taken from a shared copy, ids its overlay changed or removed have no slot.
+        let shared = entries
+        var copy = shared
+        copy[a] = old
+        copy[c] = nil
+        let shadowed = copy.slots
+        #expect(shadowed.slot(of: a) == nil && shadowed.slot(of: c) == nil)
+        #expect(shared.slots.slot(of: a) != nil)
+    }
 }

@@ -71,7 +71,7 @@ import BooksyncTestSupport
     @Test func lookupsBeforeAndAfterTheScanEnds() {
         let hash = ContentHash(text: "sha256:" + String(repeating: "ab", count: 32))
         let base = ManifestEntries(Dictionary(uniqueKeysWithValues: (0..<300).map { (Self.id("b\($0)"), BaseEntry(hash: hash, revision: "r")) }))
-        var files = LocalFiles(base: base, keepsHashes: false)
+        var files = LocalFiles(base: base.slots, keepsHashes: false)
         for i in (0..<500).reversed() { files.set(Self.id("n\(i)"), .valid(hash: hash), baseSlot: nil, clean: false) }
         files.set(Self.id("b1"), .valid(hash: hash), baseSlot: base.slot(of: Self.id("b1")), clean: true)
         files.set(Self.id("b2"), .valid(hash: "sha256:other"), baseSlot: base.slot(of: Self.id("b2")), clean: false)

@@ -1,0 +1,56 @@
+/// The ids and content hashes of a manifest's slots as they were when taken
+/// (`ManifestEntries.slots`): what the local scan needs to keep one bit per
+/// clean record, without the revisions.
+///
+/// Holding it does not make the entries count as shared, so a sync that
+/// records into the manifest its scan was made against changes the manifest
+/// in place: only the arrays it changes are copied (the hashes, 32 bytes a
+/// record; the ids when records are added), where holding the entries
+/// themselves sent every change to the overlay and then copied the whole
+/// (the Benchmarks article, the pull of a million changes). This view keeps
+/// the values it was taken with, whatever the manifest becomes.
+package struct ManifestSlots: Sendable {
+    private let ids: PackedIDSlots
+    private let digests: [ContentDigest]
+    /// Hashes without a compact form, by slot.
+    private let verbatimHashes: [Int32: ContentHash]
+    /// Ids whose slot does not hold their entry (changed in a shared copy, or removed).
+    private let shadowed: Set<RecordID>
+    /// How many entries the manifest held.
+    private let count: Int
+
+    init(ids: PackedIDSlots, digests: [ContentDigest], verbatimHashes: [Int32: ContentHash], shadowed: Set<RecordID>, count: Int) {
+        (self.ids, self.digests, self.verbatimHashes, self.shadowed, self.count) = (ids, digests, verbatimHashes, shadowed, count)
+    }
+
+    /// No slots.
+    package init() {
+        self.init(ids: PackedIDSlots(), digests: [], verbatimHashes: [:], shadowed: [], count: 0)
+    }
+
+    /// True when the manifest held no entries.
+    package var isEmpty: Bool { count == 0 }
+
+    /// As `ManifestEntries.slotCount`.
+    package var slotCount: Int { ids.count }
+
+    /// As `ManifestEntries.slot(of:)`.
+    package func slot(of id: RecordID) -> Int? {
+        if !shadowed.isEmpty, shadowed.contains(id) { return nil }
+        return ids.find(id)
+    }
+
+    /// As `ManifestEntries.id(atSlot:)`.
+    package func id(atSlot slot: Int) -> RecordID { ids.id(at: slot) }
+
+    /// As `ManifestEntries.hash(atSlot:)`.
+    package func hash(atSlot slot: Int) -> ContentHash { verbatimHashes[Int32(slot)] ?? digests[slot].contentHash }
+}
+
+extension ManifestEntries {
+    /// The slots' ids and hashes as they are now (see `ManifestSlots`).
+    package var slots: ManifestSlots {
+        ManifestSlots(ids: slotIDs, digests: slotDigests, verbatimHashes: verbatimSlots.mapValues(\.hash),
+                      shadowed: Set(overlaidIDs).union(removedIDs), count: count)
+    }
+}
