@@ -79,6 +79,7 @@ import BooksyncCore
         for (id, revision) in other { self[id] = try self[id].map { try combine($0, revision) } ?? revision }
     }
 
+    /// Equal when both list the same ids at the same revisions.
     public static func == (lhs: RemoteRevisions, rhs: RemoteRevisions) -> Bool {
         lhs.count == rhs.count && lhs.allSatisfy { rhs[$0.key] == $0.value }
     }
