@@ -16,7 +16,7 @@
 /// normalisation, so every value reads back exactly as it was stored.
 ///
 /// Changes to a copy whose arrays are shared (a sync records a few entries
-/// in the manifest it also scanned against) go to a small overlay instead of
+/// in the manifest it also planned against) go to a small overlay instead of
 /// copying every array: a push of ten records into a million keeps one copy.
 /// Past `overlayLimit` changes the copy takes arrays of its own.
 package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
@@ -81,15 +81,16 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
             }
             overlay[id] = nil
             removed.remove(id)
-            if let slot = ids.find(id) {
-                if let newValue {
-                    store(newValue, at: slot)
-                } else {
-                    ids.kill(slot)
-                    verbatim[Int32(slot)] = nil
-                }
-            } else if let newValue {
-                add(id, newValue)
+            switch ids.place(id, present: newValue != nil) {
+            case .existing(let slot):
+                if let newValue { store(newValue, at: slot) }
+            case .appended(let slot):
+                appendValues()
+                if let newValue { store(newValue, at: slot) }
+            case .removed(let slot):
+                verbatim[Int32(slot)] = nil
+            case .absent:
+                break
             }
         }
     }
@@ -249,9 +250,14 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
     /// A new live slot for an id that has none; its values still to store.
     private mutating func appendSlot(_ id: RecordID) -> Int {
         let slot = ids.append(id)
+        appendValues()
+        return slot
+    }
+
+    /// Room for the values of the slot just appended.
+    private mutating func appendValues() {
         digests.append(ContentDigest())
         revisions.append(PackedRevision())
-        return slot
     }
 }
 

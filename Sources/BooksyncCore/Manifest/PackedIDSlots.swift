@@ -98,6 +98,32 @@ package struct PackedIDSlots: Sendable {
         live[slot] = false
     }
 
+    /// Where setting or removing an id lands (`place(_:present:)`).
+    package enum Placement {
+        /// Its live slot: the owner stores the new value there.
+        case existing(Int)
+        /// A new live slot: the owner appends room for its values, then stores.
+        case appended(Int)
+        /// Its slot, now dead: the owner forgets what it kept beside it.
+        case removed(Int)
+        /// A removal of an id without a slot: nothing to do.
+        case absent
+    }
+
+    /// The slot a set (`present`) or a removal of `id` lands in, the way
+    /// a dictionary's subscript setter would: the one map logic the owners
+    /// share, each storing its own values.
+    package mutating func place(_ id: RecordID, present: Bool) -> Placement {
+        if let slot = find(id) {
+            guard present else {
+                kill(slot)
+                return .removed(slot)
+            }
+            return .existing(slot)
+        }
+        return present ? .appended(append(id)) : .absent
+    }
+
     private func span(_ b: UnsafeBufferPointer<UInt8>, _ slot: Int) -> UnsafeBufferPointer<UInt8> {
         let start = slot == 0 ? 0 : Int(idEnds[slot - 1])
         return UnsafeBufferPointer(rebasing: b[start..<Int(idEnds[slot])])

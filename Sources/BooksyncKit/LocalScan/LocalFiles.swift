@@ -5,7 +5,8 @@ import BooksyncCore
 ///
 /// Nearly every file of a large collection is a valid record whose content
 /// hash is its base entry's. Those are kept as one bit per manifest slot
-/// (`ManifestEntries.slot(of:)`), their hash read back from the manifest; only
+/// (`ManifestSlots.slot(of:)`), their hash read back from the manifest's slots as
+/// the scan saw them; only
 /// the others (changed, added, invalid, or scanned without a base) are kept
 /// by id: a bit per clean record instead of an entry (<doc:Benchmarks>).
 ///

@@ -4,7 +4,8 @@ import BooksyncCore
 /// behaviour, about 40 bytes a document in memory instead of about 200.
 ///
 /// A listing of a million names is held while a pull plans and applies
-/// them. A `[RecordID: String]` keeps each 27-character revision on the heap
+/// them. A key set twice keeps the second revision, as a dictionary's
+/// subscript does (there is no `uniqueKeysWithValues` trap). A `[RecordID: String]` keeps each 27-character revision on the heap
 /// beside a dictionary bucket; here each id is a slot of `PackedIDSlots`
 /// and its revision 16 bytes (`PackedRevision`, exact). A revision without
 /// that form (a test's `r1`, `FirestoreRemote.missingRevision`) is kept as
@@ -26,11 +27,15 @@ import BooksyncCore
     }
 
     /// The revisions of a dictionary, or of any id and revision pairs.
-    public init(_ pairs: some Sequence<(key: RecordID, value: String)>) {
-        ids.reserveCapacity(pairs.underestimatedCount)
-        packed.reserveCapacity(pairs.underestimatedCount)
+    public init(_ pairs: some Sequence<(key: RecordID, value: String)>, reservingCapacity capacity: Int = 0) {
+        let capacity = Swift.max(capacity, pairs.underestimatedCount)
+        ids.reserveCapacity(capacity)
+        packed.reserveCapacity(capacity)
         for (id, revision) in pairs { self[id] = revision }
     }
+
+    /// Whether `id` is listed (without building its revision).
+    public func contains(_ id: RecordID) -> Bool { ids.find(id) != nil }
 
     /// True when no document is listed.
     public var isEmpty: Bool { count == 0 }
@@ -39,19 +44,18 @@ import BooksyncCore
     public subscript(id: RecordID) -> String? {
         get { ids.find(id).map(revision(at:)) }
         set {
-            if let slot = ids.find(id) {
-                if let newValue {
-                    store(newValue, at: slot)
-                } else {
-                    ids.kill(slot)
-                    verbatim[Int32(slot)] = nil
-                    count -= 1
-                }
-            } else if let newValue {
-                let slot = ids.append(id)
+            switch ids.place(id, present: newValue != nil) {
+            case .existing(let slot):
+                if let newValue { store(newValue, at: slot) }
+            case .appended(let slot):
                 packed.append(PackedRevision())
-                store(newValue, at: slot)
+                if let newValue { store(newValue, at: slot) }
                 count += 1
+            case .removed(let slot):
+                verbatim[Int32(slot)] = nil
+                count -= 1
+            case .absent:
+                break
             }
         }
     }

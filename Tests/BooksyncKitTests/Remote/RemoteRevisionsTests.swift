@@ -25,7 +25,7 @@ import BooksyncCore
                 model[id] = revision
                 table[id] = revision
             }
-            #expect(table[id] == model[id])
+            #expect(table[id] == model[id] && table.contains(id) == (model[id] != nil))
         }
         #expect(table.count == model.count && table.isEmpty == model.isEmpty)
         #expect(Set(table.keys) == Set(model.keys))

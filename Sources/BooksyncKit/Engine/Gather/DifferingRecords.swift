@@ -26,7 +26,7 @@ struct DifferingRecords: Sendable {
         for id in manifest.entries.keys where scan.files[id] == nil { rest.append(id) }
         if let listing {
             for (id, revision) in listing.revisions where !manifest.entries.holds(revision: revision, for: id) { rest.append(id) }
-            for id in manifest.entries.keys where listing.revisions[id] == nil { rest.append(id) }
+            for id in manifest.entries.keys where !listing.revisions.contains(id) { rest.append(id) }
         }
         rest.sort()
         self.rest = rest

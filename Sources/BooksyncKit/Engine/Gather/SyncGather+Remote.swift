@@ -158,7 +158,8 @@ extension SyncGather {
         if let readTime = found.readTime.flatMap(Timestamp.init(serverTime:)), mark.time > readTime {
             return .listEveryName(.markAfterReadTime(mark.time.rfc3339))
         }
-        var listing = RemoteListing(revisions: RemoteRevisions(manifest.entries.lazy.map { (key: $0.key, value: $0.value.revision) }), unusable: found.unusable, readTime: found.readTime)
+        var listing = RemoteListing(revisions: RemoteRevisions(manifest.entries.lazy.map { (key: $0.key, value: $0.value.revision) },
+                                                                 reservingCapacity: manifest.entries.count), unusable: found.unusable, readTime: found.readTime)
         for (id, document) in found.documents { listing.revisions[id] = document.revision }
         let accounted = listing.revisions.count + listing.unusable.count
         if let counted = found.count, accounted != counted {

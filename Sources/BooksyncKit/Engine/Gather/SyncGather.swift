@@ -1,7 +1,7 @@
 import BooksyncCore
 
-/// The gather step's result: every record classified, with the local files
-/// it had to read to merge.
+/// The gather step's result for `diff` and the change query's answers: the
+/// records classified, with the local files it had to read to merge.
 struct Classification: Sendable {
     /// Sorted by id.
     var records: [ClassifiedRecord]
@@ -31,8 +31,8 @@ struct LocalRead: Sendable {
 /// the files scanned against it (`init(_:manifest:scope:scanning:)`, the one
 /// place a command's scan is set up), the remote read (`readRemote`,
 /// SyncGather+Remote.swift), the pathspecs matched (`requireMatches`,
-/// SyncScope.swift), and every record classified by the one rule table
-/// (`classify`).
+/// SyncScope.swift), and the records that can differ classified by the one
+/// rule table, one at a time (`eachDiffering`; `classify` for named ones).
 ///
 /// `SyncEngine` holds one for pull and push, which plan from it; `status`
 /// and `diff` (SyncGather+Status.swift, SyncGather+Diff.swift) are its
