@@ -195,12 +195,11 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
     /// index it by slot instead of holding ids.
     package var slotCount: Int { ids.count }
 
-    /// The parts of the slots `slots` (ManifestSlots.swift) shares.
-    var slotIDs: PackedIDSlots { ids }
-    var slotDigests: [ContentDigest] { digests }
-    var verbatimSlots: [Int32: BaseEntry] { verbatim }
-    var overlaidIDs: Dictionary<RecordID, BaseEntry>.Keys { overlay.keys }
-    var removedIDs: Set<RecordID> { removed }
+    /// The slots' ids and hashes as they are now (see `ManifestSlots`).
+    package var slots: ManifestSlots {
+        ManifestSlots(ids: ids, digests: digests, verbatimHashes: verbatim.mapValues(\.hash),
+                      shadowed: Set(overlay.keys).union(removed), count: count)
+    }
 
     /// The slot of `id`'s entry, if it has one.
     package func slot(of id: RecordID) -> Int? {

@@ -46,11 +46,3 @@ package struct ManifestSlots: Sendable {
     /// As `ManifestEntries.hash(atSlot:)`.
     package func hash(atSlot slot: Int) -> ContentHash { verbatimHashes[Int32(slot)] ?? digests[slot].contentHash }
 }
-
-extension ManifestEntries {
-    /// The slots' ids and hashes as they are now (see `ManifestSlots`).
-    package var slots: ManifestSlots {
-        ManifestSlots(ids: slotIDs, digests: slotDigests, verbatimHashes: verbatimSlots.mapValues(\.hash),
-                      shadowed: Set(overlaidIDs).union(removedIDs), count: count)
-    }
-}

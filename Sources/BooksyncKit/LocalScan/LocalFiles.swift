@@ -5,10 +5,9 @@ import BooksyncCore
 ///
 /// Nearly every file of a large collection is a valid record whose content
 /// hash is its base entry's. Those are kept as one bit per manifest slot
-/// (`ManifestSlots.slot(of:)`), their hash read back from the manifest's slots as
-/// the scan saw them; only
-/// the others (changed, added, invalid, or scanned without a base) are kept
-/// by id: a bit per clean record instead of an entry (<doc:Benchmarks>).
+/// (`ManifestSlots.slot(of:)`), their hash read back from the manifest's
+/// slots as the scan saw them; only the others (changed, added, invalid, or
+/// scanned without a base) are kept by id: a bit per clean record instead of an entry (<doc:Benchmarks>).
 ///
 /// A scan that keeps no hashes (`keepsHashes` false: push, which compares a
 /// file only with its base entry, and the scan already did) keeps a changed

@@ -23,10 +23,12 @@ struct DifferingRecords: Sendable {
     init(scan: LocalScan, manifest: Manifest, listing: RemoteListing? = nil) {
         added = scan.files.added
         var rest = Array(scan.files.notCleanKeptByID)
-        for id in manifest.entries.keys where scan.files[id] == nil { rest.append(id) }
+        // Base records without a file, or (against a listing) not listed.
+        for id in manifest.entries.keys where scan.files[id] == nil || listing.map({ !$0.revisions.contains(id) }) == true {
+            rest.append(id)
+        }
         if let listing {
             for (id, revision) in listing.revisions where !manifest.entries.holds(revision: revision, for: id) { rest.append(id) }
-            for id in manifest.entries.keys where !listing.revisions.contains(id) { rest.append(id) }
         }
         rest.sort()
         self.rest = rest

@@ -38,10 +38,9 @@ struct RemoteSnapshot: Sendable {
     func unrecordedChangeTimes(base: Manifest, fetchedLater: [RecordID: String] = [:]) -> (times: [String?], notInBase: Int) {
         var times: [String?] = []
         var notInBase = 0
-        for (id, revision) in listing.revisions {
-            let entry = base.entries[id]
-            if entry == nil { notInBase += 1 }
-            if entry?.revision != revision { times.append(bodies[id]?.changeTime ?? fetchedLater[id]) }
+        for (id, revision) in listing.revisions where !base.entries.holds(revision: revision, for: id) {
+            if base.entries[id] == nil { notInBase += 1 }
+            times.append(bodies[id]?.changeTime ?? fetchedLater[id])
         }
         return (times, notInBase)
     }

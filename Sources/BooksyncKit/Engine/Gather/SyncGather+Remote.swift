@@ -129,8 +129,8 @@ extension SyncGather {
     /// of `listing` (deleted meanwhile).
     private func fetchChangedBodies(_ remote: any RemoteCollection, listing: inout RemoteListing, needing: (RecordID) -> Bool,
                                     progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> [RecordID: RemoteDocument] {
-        let needed = listing.revisions.filter { id, revision in manifest.entries[id]?.revision != revision && needing(id) }.keys
-        let bodies = try await RemoteReads.fetchBodies(remote, ids: Array(needed), progress: progress)
+        let needed = listing.revisions.compactMap { id, revision in !manifest.entries.holds(revision: revision, for: id) && needing(id) ? id : nil }
+        let bodies = try await RemoteReads.fetchBodies(remote, ids: needed, progress: progress)
         for id in needed where bodies[id] == nil { listing.revisions[id] = nil }
         return bodies
     }
