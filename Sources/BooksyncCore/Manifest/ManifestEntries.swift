@@ -195,6 +195,10 @@ package struct ManifestEntries: Sendable, Equatable, Sequence, ExpressibleByDict
     /// index it by slot instead of holding ids.
     package var slotCount: Int { ids.count }
 
+    /// The id table, shared (copy on write): a listing keyed by it stores a
+    /// name the base holds by its slot (`RemoteRevisions(keyedLike:)`).
+    package var idSlots: PackedIDSlots { ids }
+
     /// The slots' ids and hashes as they are now (see `ManifestSlots`).
     package var slots: ManifestSlots {
         ManifestSlots(ids: ids, digests: digests, verbatimHashes: verbatim.mapValues(\.hash),

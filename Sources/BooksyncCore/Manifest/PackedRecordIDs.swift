@@ -20,6 +20,9 @@ package struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
     private var last: [UInt8] = []
     /// How many ids there are.
     package private(set) var count = 0
+    /// Whether every id was appended after one that does not sort after it:
+    /// then `sort()` has nothing to do and does not decode the list.
+    private var inOrder = true
 
     /// Ids stored between two stored whole.
     static let restartInterval = 16
@@ -83,12 +86,17 @@ package struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
     }
 
     private mutating func append(bytes key: UnsafeBufferPointer<UInt8>) {
-        var shared = 0
+        var common = 0
+        let limit = Swift.min(last.count, key.count)
+        while common < limit, last[common] == key[common] { common += 1 }
+        if inOrder, count > 0 {
+            // Not before the last id: the first differing byte is larger, or the last is a prefix.
+            inOrder = common < limit ? key[common] > last[common] : key.count >= last.count
+        }
+        var shared = common
         if count % Self.restartInterval == 0 {
             restarts.append(UInt32(bytes.count))
-        } else {
-            let limit = Swift.min(last.count, key.count)
-            while shared < limit, last[shared] == key[shared] { shared += 1 }
+            shared = 0
         }
         Self.appendLEB128(shared, to: &bytes)
         Self.appendLEB128(key.count - shared, to: &bytes)
@@ -111,25 +119,17 @@ package struct PackedRecordIDs: RandomAccessCollection, Sendable, Equatable {
     ///   was at `result[i]`, so lists kept alongside can follow.
     @discardableResult
     package mutating func sort() -> [UInt32]? {
+        if inOrder { return nil }
         // The ids whole, back to back, for the comparisons (freed when sorted).
         var flat: [UInt8] = []
         var ends: [UInt32] = []
         ends.reserveCapacity(count)
-        var inOrder = true
-        if count > 0 {
-            var cursor = Cursor(restart: 0, in: self)
-            for index in 0..<count {
-                if index > 0 { cursor.advance(in: bytes) }
-                let start = flat.count
-                flat.append(contentsOf: cursor.key)
-                ends.append(UInt32(flat.count))
-                if inOrder, index > 0 {
-                    let previous = Int(index == 1 ? 0 : ends[index - 2])..<start
-                    inOrder = !flat.withUnsafeBufferPointer { IDByteOrder.less($0[start...], $0[previous]) }
-                }
-            }
+        var cursor = Cursor(restart: 0, in: self)  // count > 1: not in order
+        for index in 0..<count {
+            if index > 0 { cursor.advance(in: bytes) }
+            flat.append(contentsOf: cursor.key)
+            ends.append(UInt32(flat.count))
         }
-        if inOrder { return nil }
         func span(_ i: Int) -> Range<Int> { (i == 0 ? 0 : Int(ends[i - 1]))..<Int(ends[i]) }
         var order = (0..<UInt32(count)).map { $0 }
         flat.withUnsafeBufferPointer { b in

@@ -159,9 +159,11 @@ package final class BaseCopyStore: Sendable {
         return nil
     }
 
-    /// Appends lines to the pack in one write and syncs them to disk, so the
-    /// manifest saved next never names a copy that is not there. A pack that
-    /// ends in a line cut short (a killed append) gets a line break first.
+    /// Appends lines to the pack and syncs them to disk, so the manifest
+    /// saved next never names a copy that is not there. A pack that ends in a
+    /// line cut short (a killed append) gets a line break first. The lines
+    /// (up to `BaseState.pendingCopiesLimit`) are written as they are, not
+    /// copied behind a header.
     func append(_ lines: [UInt8]) throws(FileSystemError) {
         guard !lines.isEmpty else { return }
         let path = packPath
@@ -169,19 +171,20 @@ package final class BaseCopyStore: Sendable {
         let fd = try FileSystem.openForAppending(path)
         defer { close(fd) }
         let size = try FileSystem.stat(descriptor: fd).size
-        var bytes: [UInt8] = []
+        var lead: [UInt8] = []
         if size == 0 {
             // Two branches that both synced both appended: git's union merge keeps
             // both sides' lines, which is exactly right for this file.
             try? FileSystem.writeAtomically(Array(Self.gitAttributes.utf8), to: paths.base + "/.gitattributes")
-            bytes = Self.header(compactedSize: Self.headerLength + lines.count)
+            lead = Self.header(compactedSize: Self.headerLength + lines.count)
         } else {
             var last: UInt8 = 0
-            if pread(fd, &last, 1, off_t(size - 1)) == 1, last != BasePack.newline { bytes.append(BasePack.newline) }
+            if pread(fd, &last, 1, off_t(size - 1)) == 1, last != BasePack.newline { lead.append(BasePack.newline) }
         }
-        bytes += lines
-        let failure = FileSystem.writeAll(bytes, to: fd)
-        if failure != 0 { throw FileSystemError(path: path, operation: "append to", code: failure) }
+        for bytes in [lead, lines] where !bytes.isEmpty {
+            let failure = FileSystem.writeAll(bytes, to: fd)
+            if failure != 0 { throw FileSystemError(path: path, operation: "append to", code: failure) }
+        }
         if fsync(fd) != 0 { throw FileSystemError(path: path, operation: "sync", code: errno) }
     }
 

@@ -101,8 +101,13 @@ public struct FirestoreRemote: Sendable {
     /// `RemoteCollection.listRevisions`. `progress` gets each batch's count.
     /// - Throws: `RemoteError` after retries, scrubbed of tokens.
     @_spi(Remote) public func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
+        try await listRevisions(into: RemoteRevisions(), progress: progress)
+    }
+
+    /// `listRevisions(progress:)`, each answer set into `revisions` as it arrives.
+    @_spi(Remote) public func listRevisions(into revisions: RemoteRevisions, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
         let redact = await redaction()
-        var all = RemoteListing()
+        var all = RemoteListing(revisions: revisions)
         do {
             try await list(withBodies: false, progress: progress) { listing, _ in all.add(listing, redact: redact) }
         } catch {

@@ -160,6 +160,10 @@ public struct UnusableRemoteDocument: Error, Sendable, Equatable {
     /// Revisions of every document, following pages to the end; no bodies.
     /// Names that cannot be record ids go to `unusable`, never silently dropped.
     func listRevisions(progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing
+    /// The same, set into `revisions` (empty, and keyed like the base: see
+    /// `RemoteRevisions`) as each answer arrives, so that a listing of a
+    /// million names the base holds does not store each name again.
+    func listRevisions(into revisions: RemoteRevisions, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing
     /// Revisions of at least the documents whose raw ids start with one of
     /// `prefixes` (`dune`, `dune/reviews/`): a folder or glob pathspec's
     /// listing. It may list more (the engine narrows), never fewer.
@@ -222,6 +226,15 @@ public struct UnusableRemoteDocument: Error, Sendable, Equatable {
 }
 
 @_spi(Remote) extension RemoteCollection {
+    /// The listing of every name, then set into `revisions`.
+    public func listRevisions(into revisions: RemoteRevisions, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
+        var listing = try await listRevisions(progress: progress)
+        var keyed = revisions
+        keyed.merge(listing.revisions) { _, listed in listed }
+        listing.revisions = keyed
+        return listing
+    }
+
     /// Every name: a superset of any prefix's.
     public func listRevisions(prefixes: [String], progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
         try await listRevisions(progress: progress)

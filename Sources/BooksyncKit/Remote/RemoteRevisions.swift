@@ -1,7 +1,8 @@
 import BooksyncCore
 
 /// The revision of every listed document by record id: a dictionary in
-/// behaviour, about 40 bytes a document in memory instead of about 200.
+/// behaviour, about 40 bytes a document in memory instead of about 200, and
+/// 17 for a name the base holds when keyed like it.
 ///
 /// A listing of a million names is held while a pull plans and applies
 /// them. A key set twice keeps the second revision, as a dictionary's
@@ -10,16 +11,45 @@ import BooksyncCore
 /// and its revision 16 bytes (`PackedRevision`, exact). A revision without
 /// that form (a test's `r1`, `FirestoreRemote.missingRevision`) is kept as
 /// written in a side table.
+///
+/// Keyed like a base (`init(keyedLike:)`), an id the base holds is not
+/// stored again: its revision goes in an array by the base's slot, and the
+/// base's id table is shared, never changed here. Nearly every listed name
+/// is one the base holds.
 @_spi(Remote) public struct RemoteRevisions: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+    /// The base's ids, when keyed like a base.
+    private var knownIDs: PackedIDSlots?
+    /// By the slot in `knownIDs`; empty until one of its ids is set.
+    private var known: [PackedRevision] = []
+    private var knownListed: [Bool] = []
+    /// The other ids.
     private var ids = PackedIDSlots()
     private var packed: [PackedRevision] = []
-    /// Revisions without a packed form, by slot.
+    /// Revisions without a packed form, by `Slot.key`.
     private var verbatim: [Int32: String] = [:]
     /// How many documents are listed.
     public private(set) var count = 0
 
+    /// Where one id's revision is kept.
+    private enum Slot {
+        case known(Int), own(Int)
+
+        var key: Int32 {
+            switch self {
+            case .known(let slot): Int32(-1 - slot)
+            case .own(let slot): Int32(slot)
+            }
+        }
+    }
+
     /// No documents.
     public init() {}
+
+    /// No documents yet, keyed like `entries`: an id they hold costs 17
+    /// bytes here instead of about 40.
+    package init(keyedLike entries: ManifestEntries) {
+        if entries.slotCount > 0 { knownIDs = entries.idSlots }
+    }
 
     /// The revisions of a dictionary literal.
     public init(dictionaryLiteral elements: (RecordID, String)...) {
@@ -35,24 +65,28 @@ import BooksyncCore
     }
 
     /// Whether `id` is listed (without building its revision).
-    public func contains(_ id: RecordID) -> Bool { ids.find(id) != nil }
+    public func contains(_ id: RecordID) -> Bool { slot(of: id) != nil }
 
     /// True when no document is listed.
     public var isEmpty: Bool { count == 0 }
 
     /// The revision of `id`; setting nil removes it.
     public subscript(id: RecordID) -> String? {
-        get { ids.find(id).map(revision(at:)) }
+        get { slot(of: id).map(revision(at:)) }
         set {
+            if let knownIDs, let slot = knownIDs.find(id) {
+                setKnown(newValue, at: slot, slots: knownIDs.count)
+                return
+            }
             switch ids.place(id, present: newValue != nil) {
             case .existing(let slot):
-                if let newValue { store(newValue, at: slot) }
+                if let newValue { store(newValue, at: .own(slot)) }
             case .appended(let slot):
                 packed.append(PackedRevision())
-                if let newValue { store(newValue, at: slot) }
+                if let newValue { store(newValue, at: .own(slot)) }
                 count += 1
             case .removed(let slot):
-                verbatim[Int32(slot)] = nil
+                verbatim[Slot.own(slot).key] = nil
                 count -= 1
             case .absent:
                 break
@@ -60,20 +94,37 @@ import BooksyncCore
         }
     }
 
+    private mutating func setKnown(_ revision: String?, at slot: Int, slots: Int) {
+        if known.isEmpty {
+            guard revision != nil else { return }
+            known = [PackedRevision](repeating: PackedRevision(), count: slots)
+            knownListed = [Bool](repeating: false, count: slots)
+        }
+        let wasListed = knownListed[slot]
+        if let revision {
+            store(revision, at: .known(slot))
+            if !wasListed { count += 1 }
+        } else if wasListed {
+            verbatim[Slot.known(slot).key] = nil
+            count -= 1
+        }
+        knownListed[slot] = revision != nil
+    }
+
     /// The ids, in no particular order.
     public var keys: some Sequence<RecordID> {
-        let ids = self.ids
-        return ids.liveSlots.lazy.map { ids.id(at: $0) }
+        slots.lazy.map { self.id(at: $0) }
     }
 
     /// Every id and revision, in no particular order.
     public func makeIterator() -> some IteratorProtocol<(key: RecordID, value: String)> {
-        ids.liveSlots.lazy.map { (key: self.ids.id(at: $0), value: self.revision(at: $0)) }.makeIterator()
+        slots.lazy.map { (key: self.id(at: $0), value: self.revision(at: $0)) }.makeIterator()
     }
 
-    /// The documents `isIncluded` keeps.
+    /// The documents `isIncluded` keeps (keyed as this is).
     public func filter(_ isIncluded: ((key: RecordID, value: String)) throws -> Bool) rethrows -> RemoteRevisions {
         var kept = RemoteRevisions()
+        kept.knownIDs = knownIDs
         for element in self where try isIncluded(element) { kept[element.key] = element.value }
         return kept
     }
@@ -88,16 +139,58 @@ import BooksyncCore
         lhs.count == rhs.count && lhs.allSatisfy { rhs[$0.key] == $0.value }
     }
 
-    private func revision(at slot: Int) -> String {
-        verbatim[Int32(slot)] ?? packed[slot].text
+    private func slot(of id: RecordID) -> Slot? {
+        if let knownIDs, let slot = knownIDs.find(id) {
+            return knownListed.isEmpty || !knownListed[slot] ? nil : .known(slot)
+        }
+        return ids.find(id).map(Slot.own)
     }
 
-    private mutating func store(_ revision: String, at slot: Int) {
-        if let compact = PackedRevision(revision) {
-            packed[slot] = compact
-            verbatim[Int32(slot)] = nil
-        } else {
-            verbatim[Int32(slot)] = revision
+    /// The listed slots: the base's in slot order, then the others.
+    private var slots: Slots { Slots(knownListed: knownListed, ids: ids) }
+
+    private struct Slots: Sequence, IteratorProtocol {
+        let knownListed: [Bool]
+        let ids: PackedIDSlots
+        var position = (known: 0, own: 0)
+
+        mutating func next() -> Slot? {
+            while position.known < knownListed.count {
+                position.known += 1
+                if knownListed[position.known - 1] { return .known(position.known - 1) }
+            }
+            while position.own < ids.count {
+                position.own += 1
+                if ids.isLive(position.own - 1) { return .own(position.own - 1) }
+            }
+            return nil
         }
+    }
+
+    private func id(at slot: Slot) -> RecordID {
+        switch slot {
+        case .known(let slot): knownIDs!.id(at: slot)  // known slots exist only with knownIDs
+        case .own(let slot): ids.id(at: slot)
+        }
+    }
+
+    private func revision(at slot: Slot) -> String {
+        if let kept = verbatim[slot.key] { return kept }
+        switch slot {
+        case .known(let slot): return known[slot].text
+        case .own(let slot): return packed[slot].text
+        }
+    }
+
+    private mutating func store(_ revision: String, at slot: Slot) {
+        guard let compact = PackedRevision(revision) else {
+            verbatim[slot.key] = revision
+            return
+        }
+        switch slot {
+        case .known(let slot): known[slot] = compact
+        case .own(let slot): packed[slot] = compact
+        }
+        verbatim[slot.key] = nil
     }
 }

@@ -38,6 +38,23 @@ import BooksyncTestSupport
         #expect(packed.sortedIndex(of: try! RecordID("not-there")) == nil)
     }
 
+    /// The order noted while appending is exact: ids in order (repeats
+    /// included) are left as they are, and one swap anywhere (across a
+    /// restart, or an id after one it is a prefix of) is sorted.
+    @Test func oneSwapAnywhereIsFound() {
+        let inOrder = (["a", "a", "ab", "abc", "abd", "b", "b0", "c"] + (0..<30).map { "d-" + String($0 + 10) }).map { try! RecordID($0) }
+        var packed = PackedRecordIDs()
+        for id in inOrder { packed.append(id) }
+        #expect(packed.sort() == nil && Array(packed) == inOrder)
+        for i in 0..<(inOrder.count - 1) where inOrder[i] != inOrder[i + 1] {
+            var ids = inOrder
+            ids.swapAt(i, i + 1)
+            var swapped = PackedRecordIDs()
+            for id in ids { swapped.append(id) }
+            #expect(swapped.sort() != nil && Array(swapped) == inOrder, "swap at \(i)")
+        }
+    }
+
     @Test func sortedIndexOfAnEmptyListIsNil() {
         var empty = PackedRecordIDs()
         empty.sort()

@@ -9,12 +9,17 @@ import BooksyncCore
     static let revisions = ["2024-01-01T00:00:00.123456Z", "2024-01-01T00:00:00Z", "", "(no updateTime)", "r1",
                             "2024-01-01T00:00:00.1234567890123456789012Z"]
 
-    /// Random sets, removals and re-additions against a `Dictionary` model.
-    @Test(arguments: [1, 2, 3])
-    func behavesAsADictionary(seed: UInt64) throws {
+    /// Random sets, removals and re-additions against a `Dictionary` model;
+    /// keyed like a base that holds half the ids (one of them removed, its
+    /// slot dead), the others kept apart.
+    @Test(arguments: [1, 2, 3], [false, true])
+    func behavesAsADictionary(seed: UInt64, keyed: Bool) throws {
         var random = SplitMix64(seed: seed)
         var model: [RecordID: String] = [:]
-        var table = RemoteRevisions()
+        var base = ManifestEntries()
+        for n in 0..<150 { base[try RecordID("d\(n * 2)")] = BaseEntry(hash: "sha256:00", revision: "r") }
+        base[try RecordID("d4")] = nil
+        var table = keyed ? RemoteRevisions(keyedLike: base) : RemoteRevisions()
         for _ in 0..<3000 {
             let id = try RecordID("d\(random.next() % 300)")
             if random.next() % 4 == 0 {

@@ -18,11 +18,13 @@ import BooksyncCore
 /// of a million changes three times what the plan holds (the Benchmarks article).
 struct DifferingRecords: Sendable {
     private let added: PackedRecordIDs
-    private let rest: [RecordID]
+    /// Packed: in a pull of a million changes every listed id is here.
+    private let rest: PackedRecordIDs
 
     init(scan: LocalScan, manifest: Manifest, listing: RemoteListing? = nil) {
         added = scan.files.added
-        var rest = Array(scan.files.notCleanKeptByID)
+        var rest = PackedRecordIDs()
+        for id in scan.files.notCleanKeptByID { rest.append(id) }
         // Base records without a file, or (against a listing) not listed.
         for id in manifest.entries.keys where scan.files[id] == nil || listing.map({ !$0.revisions.contains(id) }) == true {
             rest.append(id)

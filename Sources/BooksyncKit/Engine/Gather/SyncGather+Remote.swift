@@ -62,7 +62,7 @@ extension SyncGather {
                 reason = .noMark(field: field)
             }
         }
-        var listing = try await RemoteReads.listRevisions(remote, progress: progress)
+        var listing = try await RemoteReads.listRevisions(remote, keyedLike: manifest.entries, progress: progress)
         let bodies = try await fetchChangedBodies(remote, listing: &listing, needing: needing, progress: progress)
         var snapshot = RemoteSnapshot(listing: listing, bodies: bodies, read: .everyName(because: reason))
         try await findLeftScope(remote, snapshot: &snapshot, progress: progress)
@@ -158,8 +158,8 @@ extension SyncGather {
         if let readTime = found.readTime.flatMap(Timestamp.init(serverTime:)), mark.time > readTime {
             return .listEveryName(.markAfterReadTime(mark.time.rfc3339))
         }
-        var listing = RemoteListing(revisions: RemoteRevisions(manifest.entries.lazy.map { (key: $0.key, value: $0.value.revision) },
-                                                                 reservingCapacity: manifest.entries.count), unusable: found.unusable, readTime: found.readTime)
+        var listing = RemoteListing(revisions: RemoteRevisions(keyedLike: manifest.entries), unusable: found.unusable, readTime: found.readTime)
+        for (id, entry) in manifest.entries { listing.revisions[id] = entry.revision }
         for (id, document) in found.documents { listing.revisions[id] = document.revision }
         let accounted = listing.revisions.count + listing.unusable.count
         if let counted = found.count, accounted != counted {
@@ -175,12 +175,14 @@ extension SyncGather {
 enum RemoteReads {
     /// The revision of every document (and the unusable ones), with progress.
     /// With `prefixes`, at least the documents whose ids start with one of them.
-    static func listRevisions(_ remote: any RemoteCollection, prefixes: [String]? = nil,
+    /// Keyed like `entries` (see `RemoteRevisions`), the names they hold are not stored twice.
+    static func listRevisions(_ remote: any RemoteCollection, prefixes: [String]? = nil, keyedLike entries: ManifestEntries? = nil,
                               progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteListing {
         let counter = ProgressCounter(phase: "listing", total: nil, report: progress)
         do {
             if let prefixes { return try await remote.listRevisions(prefixes: prefixes) { counter.add($0) } }
-            return try await remote.listRevisions { counter.add($0) }
+            let revisions = entries.map(RemoteRevisions.init(keyedLike:)) ?? RemoteRevisions()
+            return try await remote.listRevisions(into: revisions) { counter.add($0) }
         } catch {
             throw .remoteFailure(error)
         }
