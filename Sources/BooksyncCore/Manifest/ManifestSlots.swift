@@ -11,9 +11,11 @@
 /// the values it was taken with, whatever the manifest becomes.
 package struct ManifestSlots: Sendable {
     private let ids: PackedIDSlots
-    private let digests: [ContentDigest]
+    private var digests: [ContentDigest]
     /// Hashes without a compact form, by slot.
-    private let verbatimHashes: [Int32: ContentHash]
+    private var verbatimHashes: [Int32: ContentHash]
+    /// Whether `dropHashes()` let go of them.
+    private var hashesDropped = false
     /// Ids whose slot does not hold their entry (changed in a shared copy, or removed).
     private let shadowed: Set<RecordID>
     /// How many entries the manifest held.
@@ -43,6 +45,16 @@ package struct ManifestSlots: Sendable {
     /// As `ManifestEntries.id(atSlot:)`.
     package func id(atSlot slot: Int) -> RecordID { ids.id(at: slot) }
 
-    /// As `ManifestEntries.hash(atSlot:)`.
-    package func hash(atSlot slot: Int) -> ContentHash { verbatimHashes[Int32(slot)] ?? digests[slot].contentHash }
+    /// As `ManifestEntries.hash(atSlot:)`; nil once the hashes are dropped.
+    package func hash(atSlot slot: Int) -> ContentHash? {
+        hashesDropped ? nil : verbatimHashes[Int32(slot)] ?? digests[slot].contentHash
+    }
+
+    /// Lets go of the hashes, keeping the ids: a sync about to record new
+    /// hashes into the manifest would otherwise copy its hashes array.
+    package mutating func dropHashes() {
+        digests = []
+        verbatimHashes = [:]
+        hashesDropped = true
+    }
 }

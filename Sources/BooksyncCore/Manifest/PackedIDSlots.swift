@@ -39,10 +39,25 @@ package struct PackedIDSlots: Sendable {
     /// Whether `slot` holds a live id.
     package func isLive(_ slot: Int) -> Bool { live[slot] }
 
-    /// The live slots, in slot order.
-    package var liveSlots: some Sequence<Int> & Sendable {
-        let live = self.live
-        return (0..<live.count).lazy.filter { live[$0] }
+    /// The live slots, in slot order, found as they are walked.
+    package var liveSlots: LiveSlots { LiveSlots(live: live) }
+
+    /// The live slots as a sequence of their own: a `lazy.filter` is not
+    /// `Sendable`, and asked to be, the type checker picked the eager
+    /// `filter`, an array of every slot built at each manifest save.
+    package struct LiveSlots: Sequence, IteratorProtocol, Sendable {
+        fileprivate let live: [Bool]
+        private var position = 0
+
+        fileprivate init(live: [Bool]) { self.live = live }
+
+        package mutating func next() -> Int? {
+            while position < live.count {
+                position += 1
+                if live[position - 1] { return position - 1 }
+            }
+            return nil
+        }
     }
 
     /// The id in `slot`.

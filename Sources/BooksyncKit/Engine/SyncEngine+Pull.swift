@@ -97,6 +97,7 @@ extension SyncEngine {
         }
         if skipped == nil { try await requireGitQuiet() }  // else checked before the change query's first write
         releasePlanningBase()
+        scan.files.dropCleanHashes()
         report.events += try await applyPullPlan(&plan, snapshot: snapshot, localReads: localReads, applied: applied,
                                                  fetchedLater: &fetchedLater)
         if skipped != nil { report.events.sortByID() }
@@ -293,9 +294,10 @@ extension SyncEngine {
                         ParallelMap.map(prepared, chunkSize: parallelChunk) { prepared in
                             let step = prepared.planned.step
                             let document = bodies.document(step.id, in: snapshot)
-                            return fileSteps.apply(step, scanned: files[step.id], read: localReads[step.id], document: document,
-                                                   revision: document?.revision ?? snapshot.listing.revisions[step.id],
-                                                   baseRevision: manifest.entries[step.id]?.revision, prepared: prepared.entry?.change)
+                            let entry = manifest.entries[step.id]
+                            return fileSteps.apply(step, scanned: files.state(of: step.id, cleanHash: entry?.hash), read: localReads[step.id],
+                                                   document: document, revision: document?.revision ?? snapshot.listing.revisions[step.id],
+                                                   baseRevision: entry?.revision, prepared: prepared.entry?.change)
                         }
                     }()
                     var failure: BooksyncError?

@@ -18,7 +18,7 @@ package struct LocalFiles: Sendable {
     /// The base the clean bits refer to: its slots as the scan saw them
     /// (shared storage, not a copy, and not the entries themselves, so a
     /// sync records into the manifest in place).
-    private let base: ManifestSlots
+    private var base: ManifestSlots
     private var clean: [UInt64]
     private var cleanCount = 0
     private var others: [RecordID: LocalFileState] = [:]
@@ -59,12 +59,20 @@ package struct LocalFiles: Sendable {
 
     /// The state of the file of `id`; nil when there is none.
     package subscript(id: RecordID) -> LocalFileState? {
+        state(of: id, cleanHash: nil)
+    }
+
+    /// The state of the file of `id`, a clean file's hash being `cleanHash`
+    /// once `dropCleanHashes()` let go of the scan's (before that, or without
+    /// one, as the subscript: a dropped hash reads `hashNotKept`, which
+    /// matches no file, so a file is never taken for its base by mistake).
+    func state(of id: RecordID, cleanHash: ContentHash?) -> LocalFileState? {
         if let digest = digests[id] { return .valid(hash: digest.contentHash) }
         if let state = others[id] { return state }
         // An id with a base slot is never among the added ones: settled here,
         // without searching them (which before `finish()` is a linear walk).
         if !base.isEmpty, let slot = base.slot(of: id) {
-            if isClean(slot) { return .valid(hash: base.hash(atSlot: slot)) }
+            if isClean(slot) { return .valid(hash: base.hash(atSlot: slot) ?? cleanHash ?? Self.hashNotKept) }
             return Self.isSet(slot, in: changed) ? .valid(hash: Self.hashNotKept) : nil
         }
         guard !added.isEmpty else { return nil }
@@ -128,6 +136,16 @@ package struct LocalFiles: Sendable {
             others[id] = state
             digests[id] = nil
         }
+    }
+
+    /// Lets go of the clean files' hashes, which are their base entries':
+    /// a pull about to record new hashes into the base would otherwise copy
+    /// every hash (32 bytes a record) while it applies. The caller then gives
+    /// a clean file's hash (`state(of:cleanHash:)`) from the base as it is:
+    /// a record's entry changes only when its own step is applied, after its
+    /// state was read, so it is still the one the scan compared with.
+    mutating func dropCleanHashes() {
+        base.dropHashes()
     }
 
     /// Forgets the added files (a scan without hashes): push, once it has
