@@ -228,10 +228,7 @@ extension SyncEngine {
         // normalizing file system (macOS) are applied one by one after the
         // rest of their chunk: the second then finds the file "changed" and is
         // left alone.
-        var names: [String: Int] = [:]
-        for chunk in plan.chunks { for step in plan.steps(in: chunk) { names[step.id.fileName.lowercased(), default: 0] += 1 } }
-        let colliding = Set(names.compactMap { $0.value > 1 ? $0.key : nil })
-        names = [:]
+        let colliding = PullFileSteps.collidingNames(in: plan)
         var log = ExecutionLog()
         let (fileSteps, files) = (PullFileSteps(rules: rules, paths: collection.paths), scan.files)
         let keepsTimes = rules.changeField != nil

@@ -230,4 +230,19 @@ import BooksyncTestSupport
         #expect(report.events.allSatisfy { $0.kind == .pulled(.write) })
         #expect(try collection.manifestFile.load().entries.count == 250)
     }
+
+    /// The names two steps could share as one file (case, not Unicode form),
+    /// among many that differ, across chunks, and none when all differ.
+    @Test(arguments: [1, 7, 500])
+    func collidingNamesAreTheRepeatedOnesOnly(chunkSize: Int) throws {
+        var plan = PullPlan(chunkSize: chunkSize)
+        let names = (0..<200).map { String(format: "b%04d", $0) } + ["Dune", "dune", "DUNE", "Emma", "emma", "x"]
+        for name in names { plan.add(.step(PullStep(id: try RecordID(name), action: .write))) }
+        plan.finish()
+        #expect(PullFileSteps.collidingNames(in: plan) == ["dune.json", "emma.json"])
+        var distinct = PullPlan(chunkSize: chunkSize)
+        for name in names.prefix(200) { distinct.add(.step(PullStep(id: try RecordID(name), action: .write))) }
+        distinct.finish()
+        #expect(PullFileSteps.collidingNames(in: distinct).isEmpty)
+    }
 }
