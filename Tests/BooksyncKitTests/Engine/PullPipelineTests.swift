@@ -236,12 +236,14 @@ import BooksyncTestSupport
     @Test(arguments: [1, 7, 500])
     func collidingNamesAreTheRepeatedOnesOnly(chunkSize: Int) throws {
         var plan = PullPlan(chunkSize: chunkSize)
-        let names = (0..<200).map { String(format: "b%04d", $0) } + ["Dune", "dune", "DUNE", "Emma", "emma", "x"]
+        let distinctNames = (0..<200).map { String(format: "b%04d", $0) }
+        // Apart from each other, so that only the sorted hashes bring them together.
+        let names = ["Dune"] + distinctNames[..<100] + ["emma"] + distinctNames[100...] + ["Emma", "x", "DUNE", "dune"]
         for name in names { plan.add(.step(PullStep(id: try RecordID(name), action: .write))) }
         plan.finish()
         #expect(PullFileSteps.collidingNames(in: plan) == ["dune.json", "emma.json"])
         var distinct = PullPlan(chunkSize: chunkSize)
-        for name in names.prefix(200) { distinct.add(.step(PullStep(id: try RecordID(name), action: .write))) }
+        for name in distinctNames { distinct.add(.step(PullStep(id: try RecordID(name), action: .write))) }
         distinct.finish()
         #expect(PullFileSteps.collidingNames(in: distinct).isEmpty)
     }
