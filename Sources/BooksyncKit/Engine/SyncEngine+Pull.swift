@@ -314,6 +314,7 @@ extension SyncEngine {
                     try base.saveIfDue()
                     applied.add(batch.count)
                 }
+                MallocArenas.returnFreePages()  // the chunk's bodies and records
             }
         } catch {
             next?.cancel()

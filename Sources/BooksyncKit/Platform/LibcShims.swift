@@ -32,6 +32,8 @@ enum LibcShims {
     typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
     /// `mallopt(option, value)` of `<malloc.h>`.
     typealias MallOpt = @convention(c) (Int32, Int32) -> Int32
+    /// `malloc_trim(pad)` of `<malloc.h>`.
+    typealias MallocTrim = @convention(c) (Int) -> Int32
     /// `statfs(path, buffer)` of `<sys/vfs.h>`.
     typealias StatFS = @convention(c) (UnsafePointer<CChar>, UnsafeMutableRawPointer) -> Int32
 
@@ -39,6 +41,8 @@ enum LibcShims {
     static let renameat2: RenameAt2? = function("renameat2", as: RenameAt2.self)
     /// glibc's `mallopt`; nil on other platforms.
     static let mallopt: MallOpt? = function("mallopt", as: MallOpt.self)
+    /// glibc's `malloc_trim`; nil on other platforms.
+    static let mallocTrim: MallocTrim? = function("malloc_trim", as: MallocTrim.self)
     /// glibc's `statfs`; nil on other platforms.
     static let statfs: StatFS? = function("statfs", as: StatFS.self)
 

@@ -109,7 +109,10 @@ public struct FirestoreRemote: Sendable {
         let redact = await redaction()
         var all = RemoteListing(revisions: revisions)
         do {
-            try await list(withBodies: false, progress: progress) { listing, _ in all.add(listing, redact: redact) }
+            try await list(withBodies: false, progress: progress) { listing, _ in
+                all.add(listing, redact: redact)
+                MallocArenas.returnFreePages()
+            }
         } catch {
             throw error.redacted(await redaction())
         }
