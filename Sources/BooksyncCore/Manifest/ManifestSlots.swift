@@ -8,7 +8,8 @@
 /// record; the ids when records are added), where holding the entries
 /// themselves sent every change to the overlay and then copied the whole
 /// (the Benchmarks article, the pull of a million changes). This view keeps
-/// the values it was taken with, whatever the manifest becomes.
+/// the values it was taken with, whatever the manifest becomes, until
+/// `dropHashes()` lets go of the hashes (a pull about to apply).
 package struct ManifestSlots: Sendable {
     private let ids: PackedIDSlots
     private var digests: [ContentDigest]

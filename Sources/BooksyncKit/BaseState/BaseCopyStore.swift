@@ -162,8 +162,9 @@ package final class BaseCopyStore: Sendable {
     /// Appends lines to the pack and syncs them to disk, so the manifest
     /// saved next never names a copy that is not there. A pack that ends in a
     /// line cut short (a killed append) gets a line break first. The lines
-    /// (up to `BaseState.pendingCopiesLimit`) are written as they are, not
-    /// copied behind a header.
+    /// (about `BaseState.pendingCopiesLimit`) are written as they are, not
+    /// copied behind a header; a kill between the two writes leaves a new
+    /// pack's header alone, which only makes its next compaction later.
     func append(_ lines: [UInt8]) throws(FileSystemError) {
         guard !lines.isEmpty else { return }
         let path = packPath

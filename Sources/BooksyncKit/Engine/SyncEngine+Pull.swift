@@ -250,6 +250,7 @@ extension SyncEngine {
         var next = chunks.first.map { fetching(plan.steps(in: $0)) }
         do throws(BooksyncError) {
             for (number, chunk) in chunks.enumerated() {
+                MallocArenas.returnFreePages()  // the previous chunk's bodies and records, freed by now
                 let indexed = plan.indexedSteps(in: chunk)
                 if Task.isCancelled {
                     if options.dryRun { throw .interrupted }
@@ -314,7 +315,6 @@ extension SyncEngine {
                     try base.saveIfDue()
                     applied.add(batch.count)
                 }
-                MallocArenas.returnFreePages()  // the chunk's bodies and records
             }
         } catch {
             next?.cancel()

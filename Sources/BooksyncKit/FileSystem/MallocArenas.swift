@@ -1,3 +1,5 @@
+import Synchronization
+
 /// How the network helper's malloc is set up: how many arenas its threads
 /// share, and from what size a block is mapped on its own (`mapBlocks`).
 ///
@@ -14,7 +16,9 @@ package enum MallocArenas {
     /// - Returns: Whether the allocator took the setting (false where there is none to take).
     @discardableResult
     package static func useOne() -> Bool {
-        setOption(-8, to: 1)  // M_ARENA_MAX in <malloc.h>
+        let taken = setOption(-8, to: 1)  // M_ARENA_MAX in <malloc.h>
+        helperSetUp.store(taken, ordering: .relaxed)
+        return taken
     }
 
     /// The size from which a block gets a mapping of its own (`mapBlocks`).
@@ -36,21 +40,24 @@ package enum MallocArenas {
     }
 
     /// Gives the pages of freed blocks back to the system, wherever they are
-    /// in the heap (glibc's `malloc_trim(0)`); nothing elsewhere.
+    /// in the heap (glibc's `malloc_trim(0)`), in the network helper (once
+    /// `useOne()` has set it up); nothing elsewhere.
     ///
     /// Each listing answer of 10,000 names is parsed into about 12 MB of
-    /// small values and freed; freed blocks below one still in use stay
-    /// resident, and the heap's top crept up by about 0.9 MB an answer: a pull
-    /// of a million changes grew by some 60 MB while its live heap did not
-    /// grow (<doc:Benchmarks>). Called once per answer or chunk, it costs a
-    /// walk of the free blocks, not of the heap.
-    /// - Returns: Whether there is an allocator to ask (false elsewhere).
+    /// small values and freed, and each chunk of a pull into its bodies;
+    /// freed pages below a block still in use stay resident. Called once per
+    /// answer or chunk, it walks the free blocks, not the heap (the
+    /// Benchmarks article's pull memory rounds measure what it saves).
+    /// - Returns: Whether it asked the allocator.
     @discardableResult
     package static func returnFreePages() -> Bool {
-        guard let trim = LibcShims.mallocTrim else { return false }
+        guard helperSetUp.load(ordering: .relaxed), let trim = LibcShims.mallocTrim else { return false }
         _ = trim(0)
         return true
     }
+
+    /// Whether `useOne()` set this process up as the network helper.
+    private static let helperSetUp = Atomic<Bool>(false)
 
     /// glibc's `mallopt(option, value)`; false where there is none, or it refused.
     private static func setOption(_ option: Int32, to value: Int32) -> Bool {

@@ -6,7 +6,8 @@ import BooksyncCore
 /// Nearly every file of a large collection is a valid record whose content
 /// hash is its base entry's. Those are kept as one bit per manifest slot
 /// (`ManifestSlots.slot(of:)`), their hash read back from the manifest's
-/// slots as the scan saw them; only the others (changed, added, invalid, or
+/// slots as the scan saw them (until a pull lets go of them,
+/// `dropCleanHashes()`); only the others (changed, added, invalid, or
 /// scanned without a base) are kept by id: a bit per clean record instead of an entry (<doc:Benchmarks>).
 ///
 /// A scan that keeps no hashes (`keepsHashes` false: push, which compares a
@@ -63,16 +64,22 @@ package struct LocalFiles: Sendable {
     }
 
     /// The state of the file of `id`, a clean file's hash being `cleanHash`
-    /// once `dropCleanHashes()` let go of the scan's (before that, or without
-    /// one, as the subscript: a dropped hash reads `hashNotKept`, which
-    /// matches no file, so a file is never taken for its base by mistake).
+    /// once `dropCleanHashes()` let go of the scan's (before that, as the
+    /// subscript). Only the apply step may ask after the drop: a dropped
+    /// hash read without one would be `hashNotKept`, which matches no file,
+    /// so the classification would take a clean file for a local change
+    /// (debug builds stop there).
     func state(of id: RecordID, cleanHash: ContentHash?) -> LocalFileState? {
         if let digest = digests[id] { return .valid(hash: digest.contentHash) }
         if let state = others[id] { return state }
         // An id with a base slot is never among the added ones: settled here,
         // without searching them (which before `finish()` is a linear walk).
         if !base.isEmpty, let slot = base.slot(of: id) {
-            if isClean(slot) { return .valid(hash: base.hash(atSlot: slot) ?? cleanHash ?? Self.hashNotKept) }
+            if isClean(slot) {
+                let hash = base.hash(atSlot: slot) ?? cleanHash
+                assert(hash != nil, "a clean file's hash asked for after dropCleanHashes()")
+                return .valid(hash: hash ?? Self.hashNotKept)
+            }
             return Self.isSet(slot, in: changed) ? .valid(hash: Self.hashNotKept) : nil
         }
         guard !added.isEmpty else { return nil }

@@ -110,8 +110,8 @@ public struct FirestoreRemote: Sendable {
         var all = RemoteListing(revisions: revisions)
         do {
             try await list(withBodies: false, progress: progress) { listing, _ in
+                MallocArenas.returnFreePages()  // the previous answer's values, freed by now
                 all.add(listing, redact: redact)
-                MallocArenas.returnFreePages()
             }
         } catch {
             throw error.redacted(await redaction())

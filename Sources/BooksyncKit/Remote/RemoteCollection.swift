@@ -226,7 +226,8 @@ public struct UnusableRemoteDocument: Error, Sendable, Equatable {
 }
 
 @_spi(Remote) extension RemoteCollection {
-    /// The listing of every name, then set into `revisions`.
+    /// The listing of every name, then set into `revisions`: both are held at
+    /// once, so a remote that lists many names implements this itself.
     public func listRevisions(into revisions: RemoteRevisions, progress: @escaping @Sendable (Int) -> Void) async throws(RemoteError) -> RemoteListing {
         var listing = try await listRevisions(progress: progress)
         var keyed = revisions

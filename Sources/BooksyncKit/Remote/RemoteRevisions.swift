@@ -1,30 +1,31 @@
 import BooksyncCore
 
 /// The revision of every listed document by record id: a dictionary in
-/// behaviour, about 40 bytes a document in memory instead of about 200, and
-/// 17 for a name the base holds when keyed like it.
+/// behaviour, about 40 bytes a document in memory instead of about 200.
 ///
 /// A listing of a million names is held while a pull plans and applies
 /// them. A key set twice keeps the second revision, as a dictionary's
-/// subscript does (there is no `uniqueKeysWithValues` trap). A `[RecordID: String]` keeps each 27-character revision on the heap
-/// beside a dictionary bucket; here each id is a slot of `PackedIDSlots`
-/// and its revision 16 bytes (`PackedRevision`, exact). A revision without
-/// that form (a test's `r1`, `FirestoreRemote.missingRevision`) is kept as
-/// written in a side table.
+/// subscript does (there is no `uniqueKeysWithValues` trap). A
+/// `[RecordID: String]` keeps each 27-character revision on the heap beside
+/// a dictionary bucket; here each id is a slot of `PackedIDSlots` and its
+/// revision 16 bytes (`PackedRevision`, exact). A revision without that form
+/// (a test's `r1`, `FirestoreRemote.missingRevision`) is kept as written in
+/// a side table.
 ///
 /// Keyed like a base (`init(keyedLike:)`), an id the base holds is not
-/// stored again: its revision goes in an array by the base's slot, and the
+/// stored again: its revision goes in an array by the base's slot (17 bytes
+/// a base slot, listed or not, allocated with the first such id), and the
 /// base's id table is shared, never changed here. Nearly every listed name
 /// is one the base holds.
 @_spi(Remote) public struct RemoteRevisions: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
     /// The base's ids, when keyed like a base.
-    private var knownIDs: PackedIDSlots?
-    /// By the slot in `knownIDs`; empty until one of its ids is set.
-    private var known: [PackedRevision] = []
-    private var knownListed: [Bool] = []
-    /// The other ids.
-    private var ids = PackedIDSlots()
-    private var packed: [PackedRevision] = []
+    private var baseIDs: PackedIDSlots?
+    /// By the slot in `baseIDs`; empty until one of its ids is set.
+    private var revisionsByBaseSlot: [PackedRevision] = []
+    private var listedBaseSlots: [Bool] = []
+    /// The ids the base does not hold (every id when not keyed).
+    private var ownIDs = PackedIDSlots()
+    private var ownRevisions: [PackedRevision] = []
     /// Revisions without a packed form, by `Slot.key`.
     private var verbatim: [Int32: String] = [:]
     /// How many documents are listed.
@@ -32,11 +33,11 @@ import BooksyncCore
 
     /// Where one id's revision is kept.
     private enum Slot {
-        case known(Int), own(Int)
+        case base(Int), own(Int)
 
         var key: Int32 {
             switch self {
-            case .known(let slot): Int32(-1 - slot)
+            case .base(let slot): Int32(-1 - slot)
             case .own(let slot): Int32(slot)
             }
         }
@@ -48,7 +49,7 @@ import BooksyncCore
     /// No documents yet, keyed like `entries`: an id they hold costs 17
     /// bytes here instead of about 40.
     package init(keyedLike entries: ManifestEntries) {
-        if entries.slotCount > 0 { knownIDs = entries.idSlots }
+        if entries.slotCount > 0 { baseIDs = entries.idSlots }
     }
 
     /// The revisions of a dictionary literal.
@@ -59,8 +60,8 @@ import BooksyncCore
     /// The revisions of a dictionary, or of any id and revision pairs.
     public init(_ pairs: some Sequence<(key: RecordID, value: String)>, reservingCapacity capacity: Int = 0) {
         let capacity = Swift.max(capacity, pairs.underestimatedCount)
-        ids.reserveCapacity(capacity)
-        packed.reserveCapacity(capacity)
+        ownIDs.reserveCapacity(capacity)
+        ownRevisions.reserveCapacity(capacity)
         for (id, revision) in pairs { self[id] = revision }
     }
 
@@ -74,15 +75,15 @@ import BooksyncCore
     public subscript(id: RecordID) -> String? {
         get { slot(of: id).map(revision(at:)) }
         set {
-            if let knownIDs, let slot = knownIDs.find(id) {
-                setKnown(newValue, at: slot, slots: knownIDs.count)
+            if let baseIDs, let slot = baseIDs.find(id) {
+                setForBaseSlot(newValue, at: slot, slots: baseIDs.count)
                 return
             }
-            switch ids.place(id, present: newValue != nil) {
+            switch ownIDs.place(id, present: newValue != nil) {
             case .existing(let slot):
                 if let newValue { store(newValue, at: .own(slot)) }
             case .appended(let slot):
-                packed.append(PackedRevision())
+                ownRevisions.append(PackedRevision())
                 if let newValue { store(newValue, at: .own(slot)) }
                 count += 1
             case .removed(let slot):
@@ -94,21 +95,22 @@ import BooksyncCore
         }
     }
 
-    private mutating func setKnown(_ revision: String?, at slot: Int, slots: Int) {
-        if known.isEmpty {
+    /// Sets or removes the revision of the base's id in `slot` (of `slots`).
+    private mutating func setForBaseSlot(_ revision: String?, at slot: Int, slots: Int) {
+        if revisionsByBaseSlot.isEmpty {
             guard revision != nil else { return }
-            known = [PackedRevision](repeating: PackedRevision(), count: slots)
-            knownListed = [Bool](repeating: false, count: slots)
+            revisionsByBaseSlot = [PackedRevision](repeating: PackedRevision(), count: slots)
+            listedBaseSlots = [Bool](repeating: false, count: slots)
         }
-        let wasListed = knownListed[slot]
+        let wasListed = listedBaseSlots[slot]
         if let revision {
-            store(revision, at: .known(slot))
+            store(revision, at: .base(slot))
             if !wasListed { count += 1 }
         } else if wasListed {
-            verbatim[Slot.known(slot).key] = nil
+            verbatim[Slot.base(slot).key] = nil
             count -= 1
         }
-        knownListed[slot] = revision != nil
+        listedBaseSlots[slot] = revision != nil
     }
 
     /// The ids, in no particular order.
@@ -124,7 +126,7 @@ import BooksyncCore
     /// The documents `isIncluded` keeps (keyed as this is).
     public func filter(_ isIncluded: ((key: RecordID, value: String)) throws -> Bool) rethrows -> RemoteRevisions {
         var kept = RemoteRevisions()
-        kept.knownIDs = knownIDs
+        kept.baseIDs = baseIDs
         for element in self where try isIncluded(element) { kept[element.key] = element.value }
         return kept
     }
@@ -140,28 +142,28 @@ import BooksyncCore
     }
 
     private func slot(of id: RecordID) -> Slot? {
-        if let knownIDs, let slot = knownIDs.find(id) {
-            return knownListed.isEmpty || !knownListed[slot] ? nil : .known(slot)
+        if let baseIDs, let slot = baseIDs.find(id) {
+            return listedBaseSlots.isEmpty || !listedBaseSlots[slot] ? nil : .base(slot)
         }
-        return ids.find(id).map(Slot.own)
+        return ownIDs.find(id).map(Slot.own)
     }
 
     /// The listed slots: the base's in slot order, then the others.
-    private var slots: Slots { Slots(knownListed: knownListed, ids: ids) }
+    private var slots: Slots { Slots(listedBaseSlots: listedBaseSlots, ownIDs: ownIDs) }
 
     private struct Slots: Sequence, IteratorProtocol {
-        let knownListed: [Bool]
-        let ids: PackedIDSlots
-        var position = (known: 0, own: 0)
+        let listedBaseSlots: [Bool]
+        let ownIDs: PackedIDSlots
+        var position = (base: 0, own: 0)
 
         mutating func next() -> Slot? {
-            while position.known < knownListed.count {
-                position.known += 1
-                if knownListed[position.known - 1] { return .known(position.known - 1) }
+            while position.base < listedBaseSlots.count {
+                position.base += 1
+                if listedBaseSlots[position.base - 1] { return .base(position.base - 1) }
             }
-            while position.own < ids.count {
+            while position.own < ownIDs.count {
                 position.own += 1
-                if ids.isLive(position.own - 1) { return .own(position.own - 1) }
+                if ownIDs.isLive(position.own - 1) { return .own(position.own - 1) }
             }
             return nil
         }
@@ -169,16 +171,16 @@ import BooksyncCore
 
     private func id(at slot: Slot) -> RecordID {
         switch slot {
-        case .known(let slot): knownIDs!.id(at: slot)  // known slots exist only with knownIDs
-        case .own(let slot): ids.id(at: slot)
+        case .base(let slot): baseIDs!.id(at: slot)  // base slots exist only with baseIDs
+        case .own(let slot): ownIDs.id(at: slot)
         }
     }
 
     private func revision(at slot: Slot) -> String {
         if let kept = verbatim[slot.key] { return kept }
         switch slot {
-        case .known(let slot): return known[slot].text
-        case .own(let slot): return packed[slot].text
+        case .base(let slot): return revisionsByBaseSlot[slot].text
+        case .own(let slot): return ownRevisions[slot].text
         }
     }
 
@@ -188,8 +190,8 @@ import BooksyncCore
             return
         }
         switch slot {
-        case .known(let slot): known[slot] = compact
-        case .own(let slot): packed[slot] = compact
+        case .base(let slot): revisionsByBaseSlot[slot] = compact
+        case .own(let slot): ownRevisions[slot] = compact
         }
         verbatim[slot.key] = nil
     }

@@ -91,6 +91,23 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
         #expect(requests.allSatisfy { $0.headers["Authorization"] == "Bearer secret-token-123" })
     }
 
+    /// Keyed like a base that holds one of the two names, the listing is the
+    /// same, each answer set into it as it arrives.
+    @Test func aListingKeyedLikeTheBaseListsTheSame() async throws {
+        let script = ScriptedTransport([
+            .response(200, try recorded("runquery-names-1.json")),
+            .response(200, try recorded("runquery-names-2.json")),
+            .response(200, try recorded("runquery-names-3.json")),
+        ])
+        var remote = self.remote(script)
+        remote.namesQueryBatch = 1
+        let base: ManifestEntries = [Self.id("dune"): BaseEntry(hash: "sha256:00", revision: "2026-01-01T00:00:00Z"),
+                                     Self.id("arrival"): BaseEntry(hash: "sha256:00", revision: "2026-01-01T00:00:00Z")]
+        let listing = try await remote.listRevisions(into: RemoteRevisions(keyedLike: base)) { _ in }
+        #expect(listing.revisions == [Self.id("dune"): "2026-11-29T14:38:54.974642Z", Self.id("solaris"): "2026-11-29T14:38:54.974642Z"])
+        #expect(listing.revisions.count == 2 && !listing.revisions.contains(Self.id("arrival")))
+    }
+
     @Test func listingWithBodiesSizesLaterQueriesByWhatTheFirstReturned() async throws {
         let script = ScriptedTransport([
             .response(200, try recorded("runquery-names-1.json")),

@@ -175,7 +175,8 @@ extension SyncGather {
 enum RemoteReads {
     /// The revision of every document (and the unusable ones), with progress.
     /// With `prefixes`, at least the documents whose ids start with one of them.
-    /// Keyed like `entries` (see `RemoteRevisions`), the names they hold are not stored twice.
+    /// Keyed like `entries` (see `RemoteRevisions`), the names they hold are
+    /// not stored twice; a pathspec's listing (`prefixes`) is not keyed.
     static func listRevisions(_ remote: any RemoteCollection, prefixes: [String]? = nil, keyedLike entries: ManifestEntries? = nil,
                               progress: @escaping @Sendable (SyncProgress) -> Void) async throws(BooksyncError) -> RemoteListing {
         let counter = ProgressCounter(phase: "listing", total: nil, report: progress)
