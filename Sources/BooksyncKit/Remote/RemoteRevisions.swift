@@ -46,8 +46,8 @@ import BooksyncCore
     /// No documents.
     public init() {}
 
-    /// No documents yet, keyed like `entries`: an id they hold costs 17
-    /// bytes here instead of about 40.
+    /// No documents yet, keyed like `entries`: 17 bytes for each of their
+    /// slots once one of their ids is set, instead of about 40 an id.
     package init(keyedLike entries: ManifestEntries) {
         if entries.slotCount > 0 { baseIDs = entries.idSlots }
     }
@@ -58,10 +58,9 @@ import BooksyncCore
     }
 
     /// The revisions of a dictionary, or of any id and revision pairs.
-    public init(_ pairs: some Sequence<(key: RecordID, value: String)>, reservingCapacity capacity: Int = 0) {
-        let capacity = Swift.max(capacity, pairs.underestimatedCount)
-        ownIDs.reserveCapacity(capacity)
-        ownRevisions.reserveCapacity(capacity)
+    public init(_ pairs: some Sequence<(key: RecordID, value: String)>) {
+        ownIDs.reserveCapacity(pairs.underestimatedCount)
+        ownRevisions.reserveCapacity(pairs.underestimatedCount)
         for (id, revision) in pairs { self[id] = revision }
     }
 

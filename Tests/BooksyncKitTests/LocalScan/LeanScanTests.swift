@@ -98,10 +98,13 @@ import BooksyncTestSupport
         var files = LocalFiles(base: base.slots)
         files.set(Self.id("b0"), .valid(hash: hash), baseSlot: base.slot(of: Self.id("b0")), clean: true)
         files.set(Self.id("b1"), .valid(hash: other), baseSlot: base.slot(of: Self.id("b1")), clean: false)
+        // Before the drop the scan's own hash answers, whatever the caller gives.
+        let third = ContentHash(text: "sha256:" + String(repeating: "ef", count: 32))
+        #expect(files.state(of: Self.id("b0"), cleanHash: third) == .valid(hash: hash))
         files.dropCleanHashes()
         base[Self.id("b0")] = BaseEntry(hash: other, revision: "r2")
-        #expect(files.state(of: Self.id("b0"), cleanHash: hash) == .valid(hash: hash))
-        #expect(files.state(of: Self.id("b1"), cleanHash: hash) == .valid(hash: other), "only clean files take the caller's hash")
-        #expect(files.state(of: Self.id("b2"), cleanHash: hash) == nil)
+        #expect(files.state(of: Self.id("b0"), cleanHash: third) == .valid(hash: third), "after it, the caller's")
+        #expect(files.state(of: Self.id("b1"), cleanHash: third) == .valid(hash: other), "only clean files take the caller's hash")
+        #expect(files.state(of: Self.id("b2"), cleanHash: third) == nil)
     }
 }

@@ -71,7 +71,8 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
         }
     }
 
-    @Test func listingContinuesAfterTheLastNameAndAsksOnlyForNames() async throws {
+    /// A remote listing one name an answer, scripted with the three recorded answers.
+    func namesListing() throws -> (ScriptedTransport, FirestoreRemote) {
         let script = ScriptedTransport([
             .response(200, try recorded("runquery-names-1.json")),
             .response(200, try recorded("runquery-names-2.json")),
@@ -79,6 +80,11 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
         ])
         var remote = self.remote(script)
         remote.namesQueryBatch = 1
+        return (script, remote)
+    }
+
+    @Test func listingContinuesAfterTheLastNameAndAsksOnlyForNames() async throws {
+        let (script, remote) = try namesListing()
         let listing = try await remote.listRevisions { _ in }
         #expect(listing.revisions == [Self.id("dune"): "2026-11-29T14:38:54.974642Z", Self.id("solaris"): "2026-11-29T14:38:54.974642Z"])
         let requests = script.requests.withLock { $0 }
@@ -94,13 +100,7 @@ func errorBody(_ code: Int, _ status: String, _ message: String = "") -> [UInt8]
     /// Keyed like a base that holds one of the two names, the listing is the
     /// same, each answer set into it as it arrives.
     @Test func aListingKeyedLikeTheBaseListsTheSame() async throws {
-        let script = ScriptedTransport([
-            .response(200, try recorded("runquery-names-1.json")),
-            .response(200, try recorded("runquery-names-2.json")),
-            .response(200, try recorded("runquery-names-3.json")),
-        ])
-        var remote = self.remote(script)
-        remote.namesQueryBatch = 1
+        let (_, remote) = try namesListing()
         let base: ManifestEntries = [Self.id("dune"): BaseEntry(hash: "sha256:00", revision: "2026-01-01T00:00:00Z"),
                                      Self.id("arrival"): BaseEntry(hash: "sha256:00", revision: "2026-01-01T00:00:00Z")]
         let listing = try await remote.listRevisions(into: RemoteRevisions(keyedLike: base)) { _ in }
